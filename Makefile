@@ -1,0 +1,56 @@
+# arklore: `make demo` runs the main job on the real data, `make test` runs the suite.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SHARED := $(abspath ../shared/arknights)
+
+# Default the data locations to the workplace copy when it exists.
+ifneq ($(wildcard $(SHARED)/gamedata),)
+export ARKLORE_GAMEDATA ?= $(SHARED)/gamedata
+endif
+ifneq ($(wildcard $(SHARED)/astr),)
+export ARKLORE_ASTR ?= $(SHARED)/astr
+endif
+export ARKLORE_HOME ?= $(abspath var)
+
+.PHONY: venv demo test test-fast lint bench data clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/arklore demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m 'not realdata'
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+# For users with network: shallow, sparse clones of the two data repositories.
+data:
+	mkdir -p data-src
+	test -d data-src/ArknightsGameData || git clone --depth 1 --filter=blob:none --sparse -b zh_CN \
+	  https://github.com/Kengxxiao/ArknightsGameData data-src/ArknightsGameData
+	cd data-src/ArknightsGameData && git sparse-checkout set zh_CN/gamedata/excel zh_CN/gamedata/story
+	test -d data-src/ArknightsStoryJson || git clone --depth 1 --filter=blob:none --sparse \
+	  https://github.com/050644zf/ArknightsStoryJson data-src/ArknightsStoryJson
+	cd data-src/ArknightsStoryJson && git sparse-checkout set zh_CN
+	@echo "export ARKLORE_GAMEDATA=$(abspath data-src/ArknightsGameData)"
+	@echo "export ARKLORE_ASTR=$(abspath data-src/ArknightsStoryJson)"
+
+clean:
+	rm -rf $(VENV) var .pytest_cache

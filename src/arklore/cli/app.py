@@ -1,0 +1,45 @@
+"""Root Typer app; turns ArkloreError into a one-line message and a non-zero exit."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from arklore.core.errors import ArkloreError
+
+app = typer.Typer(
+    name="arklore",
+    help="Arknights story knowledge for character role-play.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+err_console = Console(stderr=True)
+
+
+def _register() -> None:
+    # Each area registers its commands in its own module; imported here for the side effect.
+    from arklore.cli import corpus  # noqa: F401
+
+
+def main() -> None:
+    _register()
+    try:
+        app(standalone_mode=False)
+    except ArkloreError as exc:
+        err_console.print(f"[bold red]error:[/] {exc.one_line()}", highlight=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err_console.print("aborted")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # click usage errors come through here in standalone_mode=False
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

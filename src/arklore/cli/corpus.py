@@ -1,0 +1,3 @@
+"""Corpus commands: ingest, verify-anchors, crosscheck, operators, demo."""
+
+from __future__ import annotations
