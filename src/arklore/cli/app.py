@@ -19,6 +19,11 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 
+@app.callback()
+def _root() -> None:
+    """Arknights story knowledge for character role-play."""
+
+
 def _register() -> None:
     # Each area registers its commands in its own module; imported here for the side effect.
     from arklore.cli import corpus  # noqa: F401
@@ -27,19 +32,10 @@ def _register() -> None:
 def main() -> None:
     _register()
     try:
-        app(standalone_mode=False)
+        app()
     except ArkloreError as exc:
         err_console.print(f"[bold red]error:[/] {exc.one_line()}", highlight=False, soft_wrap=True)
         sys.exit(exc.exit_code)
-    except (typer.Abort, KeyboardInterrupt):
-        err_console.print("aborted")
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
         sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors come through here in standalone_mode=False
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
