@@ -1,0 +1,31 @@
+"""Operators as the registry knows them; plain data, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class Operator:
+    char_id: str  # "char_010_chen"
+    name: str  # Chinese code name: "陈"
+    appellation: str | None = None  # English name: "Ch'en"
+    name_source: str = ""  # which table gave the name: character_table | handbook_info | skin_table | ...
+    nation_id: str | None = None
+    group_id: str | None = None
+    team_id: str | None = None
+    base_id: str | None = None  # for an alternate form (异格): the base character's id
+    alternate_ids: list[str] = field(default_factory=list)  # for a base: its alternate forms
+    real_names: list[str] = field(default_factory=list)  # from archives, e.g. 陈晖洁
+    profession: str | None = None
+    rarity: int | None = None
+
+
+@dataclass(slots=True)
+class Alias:
+    """One surface form that names an operator, with where that knowledge came from."""
+
+    alias: str
+    char_id: str
+    source: str  # registry | appellation | alternate_form | handbook | portrait | user
+    evidence: dict = field(default_factory=dict)  # e.g. {"share": 0.93, "lines": 412}
