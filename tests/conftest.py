@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["llm_stub"]
+
 STORY = Path("zh_CN/gamedata/story")
 
 

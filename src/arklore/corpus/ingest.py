@@ -1,0 +1,299 @@
+"""`arklore ingest`: read both story sources into the store, idempotently.
+
+A stage whose file bytes did not change is skipped without parsing; a changed stage
+is replaced in one transaction; a file that cannot be parsed is recorded with its
+path and reason and skipped, and whatever was stored for it before stays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import orjson
+
+from arklore.config import Settings
+from arklore.core.errors import ArkloreError, MalformedSourceError
+from arklore.core.model import Source, Stage
+from arklore.corpus.store import Store
+
+Progress = Callable[[str, int, int], None]
+"""progress(description, done, total): called as files are processed."""
+
+COMMIT_EVERY_SECONDS = 1.0  # a crash loses at most this much parsing work, never stored data
+
+
+@dataclass
+class SourceReport:
+    files: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    lines_written: int = 0
+
+
+@dataclass
+class IngestReport:
+    sources: dict[str, SourceReport] = field(default_factory=dict)
+    errors: list[dict] = field(default_factory=list)
+    post_processed: bool = False
+    seconds: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return any(r.added or r.updated or r.removed for r in self.sources.values())
+
+    def to_dict(self) -> dict:
+        return {
+            "sources": {k: vars(v) for k, v in self.sources.items()},
+            "errors": self.errors,
+            "post_processed": self.post_processed,
+            "seconds": round(self.seconds, 3),
+            "counts": self.counts,
+        }
+
+
+@dataclass(frozen=True)
+class _SourceSpec:
+    source: Source
+    root: Path
+    list_files: Callable[[Path], Iterator[Path]]
+    stage_path_for: Callable[[Path, Path], str]
+    read: Callable[[Path, Path], Stage]
+
+
+def _specs(settings: Settings, sources: tuple[str, ...]) -> list[_SourceSpec]:
+    from arklore.sources import astr, avg
+
+    specs = []
+    if "avg" in sources:
+        specs.append(
+            _SourceSpec(Source.AVG, settings.avg_story_root(), avg.iter_avg_files,
+                        avg.stage_path_for, avg.read_avg_stage)
+        )
+    if "astr" in sources:
+        specs.append(
+            _SourceSpec(Source.ASTR, settings.astr_story_root(), astr.iter_astr_files,
+                        astr.stage_path_for, astr.read_astr_stage)
+        )
+    return specs
+
+
+def ingest(
+    settings: Settings,
+    store: Store,
+    *,
+    sources: tuple[str, ...] = ("avg", "astr"),
+    progress: Progress | None = None,
+    force: bool = False,
+) -> IngestReport:
+    """Bring the store in line with the sources; returns what changed."""
+    started = time.perf_counter()
+    report = IngestReport()
+    specs = _specs(settings, sources)
+    meta_loader = _StageMetaLoader(settings)
+    for spec in specs:
+        report.sources[str(spec.source)] = _ingest_source(spec, store, report, meta_loader, progress, force)
+    tables_hash = _tables_fingerprint(settings)
+    if report.changed or force or _meta(store, "tables_hash") != tables_hash or not _meta(store, "post_done"):
+        _post_process(settings, store, meta_loader)
+        _set_meta(store, "tables_hash", tables_hash)
+        _set_meta(store, "post_done", "1")
+        report.post_processed = True
+    report.counts = store.counts()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _ingest_source(
+    spec: _SourceSpec,
+    store: Store,
+    report: IngestReport,
+    meta_loader: _StageMetaLoader,
+    progress: Progress | None,
+    force: bool,
+) -> SourceReport:
+    src = str(spec.source)
+    out = SourceReport()
+    stored = store.stage_hashes(src)
+    files = list(spec.list_files(spec.root))
+    out.files = len(files)
+    seen: set[str] = set()
+    failures: list[tuple[str, str]] = []
+    ok_paths: list[str] = []
+    pending: list[Stage] = []
+    last_commit = time.monotonic()
+
+    def flush() -> None:
+        nonlocal last_commit
+        if pending:
+            with store.transaction():
+                for stage in pending:
+                    store.replace_stage(stage, _principal(stage))
+            pending.clear()
+        last_commit = time.monotonic()
+
+    for i, file in enumerate(files, 1):
+        rel = file.relative_to(spec.root).as_posix()
+        try:
+            stage_path = spec.stage_path_for(spec.root, file)
+            seen.add(stage_path)
+            digest = hashlib.sha1(file.read_bytes()).hexdigest()
+            if not force and stored.get(stage_path) == digest:
+                out.unchanged += 1
+                ok_paths.append(rel)
+            else:
+                stage = spec.read(spec.root, file)
+                if spec.source == Source.AVG:
+                    meta_loader.apply(stage)
+                pending.append(stage)
+                out.lines_written += len(stage.lines)
+                if stage_path in stored:
+                    out.updated += 1
+                else:
+                    out.added += 1
+                ok_paths.append(rel)
+        except MalformedSourceError as exc:
+            failures.append((rel, exc.reason))
+        except (OSError, UnicodeError, ValueError) as exc:
+            failures.append((rel, f"{type(exc).__name__}: {exc}"))
+        if time.monotonic() - last_commit >= COMMIT_EVERY_SECONDS:
+            flush()
+        if progress:
+            progress(f"ingest {src}", i, len(files))
+    flush()
+
+    gone = [p for p in stored if p not in seen]
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    with store.transaction() as c:
+        for stage_path in gone:
+            store.delete_stage(src, stage_path)
+        out.removed = len(gone)
+        c.executemany("DELETE FROM ingest_errors WHERE source = ? AND path = ?", [(src, p) for p in ok_paths])
+        c.executemany(
+            "INSERT OR REPLACE INTO ingest_errors (source, path, reason, at) VALUES (?,?,?,?)",
+            [(src, p, r, now) for p, r in failures],
+        )
+        c.execute(
+            "DELETE FROM ingest_errors WHERE source = ? AND path NOT IN (SELECT value FROM json_each(?))",
+            (src, orjson.dumps([f.relative_to(spec.root).as_posix() for f in files]).decode()),
+        )
+    out.failed = len(failures)
+    report.errors.extend({"source": src, "path": p, "reason": r} for p, r in failures)
+    return out
+
+
+def _principal(stage: Stage) -> list[str]:
+    from arklore.corpus.order import principal_speakers
+
+    return principal_speakers(stage.lines)
+
+
+class _StageMetaLoader:
+    """Loads the stage metadata tables once, only if a raw script actually needs them."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._meta: dict | None = None
+
+    @property
+    def meta(self) -> dict:
+        if self._meta is None:
+            from arklore.sources.gamedata import load_stage_meta
+
+            try:
+                self._meta = load_stage_meta(self.settings.excel_root(), self.settings.avg_story_root())
+            except ArkloreError:
+                self._meta = {}
+        return self._meta
+
+    def apply(self, stage: Stage) -> None:
+        m = self.meta.get(stage.stage_path)
+        if m is not None:
+            m.apply(stage)
+
+
+def _tables_fingerprint(settings: Settings) -> str:
+    """Size and mtime of every excel table: a changed table re-runs the post-processing."""
+    try:
+        root = settings.excel_root()
+    except ArkloreError:
+        return ""
+    h = hashlib.sha1()
+    for p in sorted(root.glob("*.json")):
+        st = p.stat()
+        h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _meta(store: Store, key: str) -> str | None:
+    row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def _set_meta(store: Store, key: str, value: str) -> None:
+    store.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+
+def _post_process(settings: Settings, store: Store, meta_loader: _StageMetaLoader) -> None:
+    """Recompute what depends on the whole corpus: operators, speakers, story order."""
+    operators = _load_operators(settings)
+    with store.transaction() as c:
+        if operators is not None:
+            c.execute("DELETE FROM operators")
+            c.executemany(
+                "INSERT INTO operators (char_id, name, appellation, data) VALUES (?,?,?,?)",
+                [(op.char_id, op.name, op.appellation, orjson.dumps(op, default=_plain).decode())
+                 for op in operators],
+            )
+        _rebuild_speakers(c)
+        _rebuild_order(c, meta_loader)
+
+
+def _plain(obj: object) -> object:
+    if hasattr(obj, "__slots__"):
+        return {k: getattr(obj, k) for k in obj.__slots__}
+    raise TypeError
+
+
+def _load_operators(settings: Settings) -> list | None:
+    from arklore.names.registry import build_registry
+
+    try:
+        return list(build_registry(settings.excel_root()))
+    except ArkloreError:
+        return None
+
+
+def _rebuild_speakers(c) -> None:
+    c.execute("DELETE FROM speakers")
+    c.execute(
+        """
+        INSERT INTO speakers (name, line_count, stage_count, avg_lines, astr_lines, char_id)
+        SELECT p.speaker, p.n, p.stages,
+               coalesce((SELECT count(*) FROM lines a WHERE a.source='avg' AND a.speaker=p.speaker), 0),
+               coalesce((SELECT count(*) FROM lines b WHERE b.source='astr' AND b.speaker=p.speaker), 0),
+               (SELECT o.char_id FROM operators o WHERE o.name = p.speaker
+                 AND (SELECT count(*) FROM operators o2 WHERE o2.name = p.speaker) = 1)
+        FROM (SELECT speaker, count(*) AS n, count(DISTINCT stage_path) AS stages
+              FROM primary_lines WHERE speaker != '' GROUP BY speaker) p
+        """
+    )
+
+
+def _rebuild_order(c, meta_loader: _StageMetaLoader) -> None:
+    from arklore.corpus.order import order_key
+
+    paths = [r[0] for r in c.execute("SELECT DISTINCT stage_path FROM stages")]
+    ranked = sorted(paths, key=lambda p: order_key(p, meta_loader.meta.get(p)))
+    c.executemany(
+        "UPDATE stages SET order_rank = ? WHERE stage_path = ?",
+        [(rank, p) for rank, p in enumerate(ranked, 1)],
+    )

@@ -1,0 +1,109 @@
+"""The small interface every LLM task codes against, so tasks and tests can swap models."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import orjson
+from pydantic import BaseModel
+
+Message = dict[str, str]
+Validator = type[BaseModel] | Callable[[Any], Any]
+"""A pydantic model (validated with ``model_validate``) or a callable that returns the
+parsed value and raises (``ValueError``, ``ValidationError``...) on bad output."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion. ``task`` picks the per-task config; ``key`` groups work (a stage).
+
+    ``model=None`` means the task's configured model. ``schema`` is not part of the cache
+    key: bump ``prompt_version`` when the prompt or the expected shape changes.
+    """
+
+    task: str
+    messages: list[Message]
+    key: str = ""
+    model: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    json_mode: bool = True
+    prompt_version: str = "1"
+    schema: Validator | None = field(default=None, compare=False, repr=False)
+
+    def fingerprint(self) -> str:
+        """Stable hash of everything that defines the request (for resume bookkeeping)."""
+        return sha256_json(
+            {
+                "task": self.task,
+                "key": self.key,
+                "model": self.model,
+                "temperature": self.temperature,
+                "max_tokens": self.max_tokens,
+                "json_mode": self.json_mode,
+                "prompt_version": self.prompt_version,
+                "messages": self.messages,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens as the endpoint reports them; input split into prompt-cache hit and miss."""
+
+    prompt_cache_hit_tokens: int = 0
+    prompt_cache_miss_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def input_tokens(self) -> int:
+        return self.prompt_cache_hit_tokens + self.prompt_cache_miss_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "prompt_cache_hit_tokens": self.prompt_cache_hit_tokens,
+            "prompt_cache_miss_tokens": self.prompt_cache_miss_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Usage:
+        data = data or {}
+        return cls(**{k: int(data.get(k) or 0) for k in cls().to_dict()})
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """A usable answer: raw ``content``, decoded JSON ``data`` (json mode) and the
+    validator's output ``parsed`` (``data`` itself when no schema was given).
+
+    ``usage`` is what this answer cost now: all zero when ``from_cache``.
+    """
+
+    content: str
+    data: Any = None
+    parsed: Any = None
+    usage: Usage = field(default_factory=Usage)
+    from_cache: bool = False
+    attempts: int = 1
+    model: str = ""
+    cache_key: str = ""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that answers a ChatRequest: the real ``LLM`` service or a test fake.
+
+    Raises ``TransientLLMError`` / ``PermanentLLMError`` (from ``arklore.core.errors``) when
+    no usable answer could be had; the error carries ``attempts`` when known.
+    """
+
+    def complete(self, request: ChatRequest) -> ChatResult: ...
+
+
+def sha256_json(obj: Any) -> str:
+    """sha256 of canonical JSON (sorted keys), the basis of every cache/resume key."""
+    return hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest()

@@ -1,0 +1,250 @@
+"""Operator-name mention detection in Chinese chat text.
+
+One Aho-Corasick automaton (pyahocorasick) holds every alias key *and* every blocking word of the
+stoplist (:mod:`arklore.names.rules`); one leftmost-longest pass over the folded text yields
+candidates, so 假日威龙陈 is one mention (not also 陈), 黑键 is not 黑, and 今年 is a word, not 年.
+Candidates for names that are also ordinary words then go through the rules in
+:mod:`arklore.names.rules`.
+
+Context (``find(text, context)``) is a :class:`MentionContext` or a plain dict with the same keys::
+
+    {"speaking_to": "char_010_chen",          # id or name, or a list of them
+     "history": ["earlier message", ...],     # earlier messages of the same conversation
+     "known_ids": ["char_2014_nian"]}         # ids the caller already knows were mentioned
+
+An operator being talked to, mentioned earlier, or known, makes its risky names count as names.
+
+Offsets are offsets into the original ``text`` (folding is length-preserving).  An ambiguous
+surface (several operators at the deciding source) yields a mention with ``char_id=None`` and the
+ids in ``candidates``: the matcher never picks silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ahocorasick
+
+from arklore.names import rules
+from arklore.names.aliases import AliasTable, fold
+from arklore.names.rules import RuleConfig
+
+PLAIN, RISKY, LATIN, STOP = 0, 1, 2, 3
+_KIND = {"plain": PLAIN, "risky": RISKY, "latin": LATIN}
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One operator mention: ``text[start:end] == surface``."""
+
+    char_id: str | None  # None when the surface is ambiguous (see ``candidates``)
+    surface: str
+    start: int
+    end: int
+    how: str  # exact | latin | honorific | context | vocative | coordination | subject | ...
+    candidates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MentionContext:
+    """Who is being talked to and what was said before, for disambiguation."""
+
+    speaking_to: tuple[str, ...] = ()
+    history: tuple[str, ...] = ()
+    known_ids: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def coerce(cls, ctx: MentionContext | Mapping[str, Any] | None) -> MentionContext | None:
+        if ctx is None or isinstance(ctx, MentionContext):
+            return ctx
+        if not isinstance(ctx, Mapping):
+            raise TypeError(f"context must be a MentionContext or a dict, not {type(ctx).__name__}")
+        return cls(
+            speaking_to=_as_tuple(ctx.get("speaking_to")),
+            history=_as_tuple(ctx.get("history")),
+            known_ids=frozenset(_as_tuple(ctx.get("known_ids"))),
+        )
+
+
+def _as_tuple(v: Any) -> tuple[str, ...]:
+    if v is None:
+        return ()
+    if isinstance(v, str):
+        return (v,)
+    return tuple(str(x) for x in v)
+
+
+def _is_word_char(c: str) -> bool:
+    return c.isascii() and c.isalnum()
+
+
+class MentionMatcher:
+    """Finds operator mentions; build once, call :meth:`find` many times (thread-safe reads)."""
+
+    def __init__(self, table: AliasTable, config: RuleConfig | None = None) -> None:
+        self.table = table
+        self.config = config or RuleConfig()
+        self._auto = ahocorasick.Automaton()
+        kinds: dict[str, int] = {}
+        for key in table.keys():
+            ids = table.decided_ids(key)
+            if not ids:
+                continue
+            kind = _KIND[rules.classify(key)]
+            kinds[key] = kind
+            self._auto.add_word(key, (len(key), kind, ids, key))
+        self.n_aliases = len(kinds)
+        self.n_stopwords = 0
+        if self.config.stoplist:
+            risky = frozenset(k for k, v in kinds.items() if v == RISKY)
+            plain = frozenset(k for k, v in kinds.items() if v == PLAIN)
+            for word in rules.build_stoplist(risky, plain):
+                w = fold(word)
+                if w not in kinds:
+                    self._auto.add_word(w, (len(w), STOP, (), w))
+                    self.n_stopwords += 1
+        self._empty = self.n_aliases == 0
+        if not self._empty:
+            self._auto.make_automaton()
+
+    # ----------------------------------------------------------------------------------------
+    def _candidates(self, t: str) -> list[tuple[int, int, int, tuple[str, ...], str]]:
+        out = []
+        n_t = len(t)
+        for end, (n, kind, ids, key) in self._auto.iter_long(t):
+            if kind == STOP:
+                continue
+            start = end - n + 1
+            if kind == LATIN and (
+                (start > 0 and _is_word_char(t[start - 1]))
+                or (end + 1 < n_t and _is_word_char(t[end + 1]))
+            ):
+                continue
+            out.append((start, end + 1, kind, ids, key))
+        return out
+
+    def _context_ids(self, ctx: MentionContext | None) -> frozenset[str]:
+        if ctx is None:
+            return frozenset()
+        ids: set[str] = set(ctx.known_ids)
+        for who in ctx.speaking_to:
+            if who.startswith("char_"):
+                ids.add(who)
+            else:
+                ids.update(self.table.resolve(who).ids)
+        if ctx.history:
+            inner = MentionContext(speaking_to=ctx.speaking_to, known_ids=ctx.known_ids)
+            for msg in ctx.history:
+                for m in self.find(msg, inner):
+                    ids.update(m.candidates)
+        ids |= {self.table.base_of(i) for i in ids}
+        return frozenset(ids)
+
+    def find(
+        self, text: str, context: MentionContext | Mapping[str, Any] | None = None
+    ) -> list[Mention]:
+        """Mentions in ``text``, left to right, non-overlapping."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        if not text or self._empty:
+            return []
+        t = fold(text)
+        cands = self._candidates(t)
+        if not cands:
+            return []
+        cfg = self.config
+        ctx_ids: frozenset[str] | None = None
+        out: list[Mention] = []
+        dropped: list[tuple[int, tuple[str, ...], int, int]] = []
+        last = len(cands) - 1
+        for i, (s, e, kind, ids, key) in enumerate(cands):
+            if kind == PLAIN:
+                how = "exact"
+            elif kind == LATIN:
+                how = "latin"
+            else:
+                if ctx_ids is None:
+                    ctx_ids = self._context_ids(MentionContext.coerce(context))
+                if ctx_ids:
+                    ids_for_ctx = frozenset(ids) | {self.table.base_of(x) for x in ids}
+                else:
+                    ids_for_ctx = frozenset(ids)
+                prev = (cands[i - 1][0], cands[i - 1][1]) if i > 0 else None
+                nxt = (cands[i + 1][0], cands[i + 1][1]) if i < last else None
+                how = rules.decide(
+                    t, s, e, key, tuple(ids_for_ctx), (prev, nxt), ctx_ids, cfg
+                )
+                if how is None:
+                    if cfg.repeat and not (
+                        cfg.title and key in rules.HONORIFIC_SUFFIXES and i and cands[i - 1][1] == s
+                    ):
+                        dropped.append((len(out), ids, s, e))
+                    continue
+            cid = ids[0] if len(ids) == 1 else None
+            out.append(Mention(cid, text[s:e], s, e, how, ids))
+        if dropped and out:
+            accepted = {m.candidates for m in out}
+            for pos, ids, s, e in reversed(dropped):
+                if ids in accepted:
+                    cid = ids[0] if len(ids) == 1 else None
+                    out.insert(pos, Mention(cid, text[s:e], s, e, "repeat", ids))
+        return out
+
+
+# --- module-level default ---------------------------------------------------------------------
+_DEFAULT: MentionMatcher | None = None
+
+
+def build_matcher(
+    aliases: Iterable[Any] | None = None,
+    *,
+    operators: Sequence[Any] | None = None,
+    user_aliases: bool = True,
+    config: RuleConfig | None = None,
+) -> MentionMatcher:
+    """A matcher from operators (registry) and/or alias lists, plus ``data/aliases.toml``."""
+    from arklore.names.aliases import aliases_from_operators, load_user_aliases
+
+    items = list(aliases or [])
+    if operators is not None:
+        items += aliases_from_operators(operators)
+    if user_aliases:
+        items += load_user_aliases()
+    return MentionMatcher(AliasTable(items), config)
+
+
+def default_matcher() -> MentionMatcher:
+    """The process-wide matcher used by :func:`find_mentions`, built on first use.
+
+    Until the store wires the real registry in (:func:`set_default_matcher`), it is built from
+    the registry tables when ``ARKLORE_GAMEDATA`` is set, else from ``data/aliases.toml`` only.
+    """
+    global _DEFAULT
+    if _DEFAULT is None:
+        ops = None
+        try:
+            from arklore.config import Settings
+            from arklore.names.registry import build_registry
+
+            settings = Settings.from_env()
+            if settings.gamedata is not None:
+                ops = list(build_registry(settings.excel_root()))
+        except Exception:  # noqa: BLE001 - a missing/broken registry must not break matching
+            ops = None
+        _DEFAULT = build_matcher(operators=ops)
+    return _DEFAULT
+
+
+def set_default_matcher(matcher: MentionMatcher | None) -> None:
+    """Replace (or with None, reset) the matcher :func:`find_mentions` uses."""
+    global _DEFAULT
+    _DEFAULT = matcher
+
+
+def find_mentions(
+    text: str, context: MentionContext | Mapping[str, Any] | None = None
+) -> list[Mention]:
+    """Operator mentions in ``text`` using :func:`default_matcher`."""
+    return default_matcher().find(text, context)

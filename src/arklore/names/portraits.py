@@ -1,0 +1,92 @@
+"""Speaker <-> portrait statistics: which operator a speaker name belongs to.
+
+The portrait on screen while a name speaks is not the speaker, but over many lines the
+dominant portrait of a name is strong evidence: 恩希欧迪斯's lines mostly show
+``avg_172_svrash_1#...``, the portrait of char_172_svrash. Portrait ids carry the
+operator's number and code between a prefix (``avg_``, ``avgnew_``, ``char_``) and a
+suffix (``_1#1$1``); the code may differ from the char id's (``char_194_rosali`` is
+char_194_leto), so the number decides. NPC portraits (``avg_npc_…``) name nobody.
+
+A name becomes an alias only when
+
+* it spoke at least ``MIN_LINES`` lines that showed an operator portrait, and
+* one operator's portraits make up at least ``MIN_SHARE`` of those lines,
+
+and the evidence (share, lines, runner-up) is stored with the alias.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from arklore.core.operators import Alias
+
+MIN_LINES = 30
+"""Lines with an operator portrait a speaker name needs before its portraits count."""
+
+MIN_SHARE = 0.6
+"""Share of those lines the dominant operator's portraits must reach."""
+
+_PORTRAIT = re.compile(r"^(?:avgnew_|avg_|char_)?(?:char_)?(\d+)_([a-z0-9]+)", re.IGNORECASE)
+
+
+def portrait_number(portrait: str | None) -> str | None:
+    """The operator number in a portrait id, or None for NPC/empty portraits."""
+    if not portrait:
+        return None
+    p = portrait.strip().lower()
+    if "npc" in p.split("_")[:2] or p.startswith("npc_"):
+        return None
+    m = _PORTRAIT.match(p)
+    return m.group(1).lstrip("0") or "0" if m else None
+
+
+def char_number(char_id: str) -> str | None:
+    m = re.match(r"^char_(\d+)_", char_id)
+    return (m.group(1).lstrip("0") or "0") if m else None
+
+
+def portrait_aliases(
+    pairs: Iterable[tuple[str, str | None]],
+    char_ids: Iterable[str],
+    *,
+    min_lines: int = MIN_LINES,
+    min_share: float = MIN_SHARE,
+) -> tuple[list[Alias], dict[str, dict]]:
+    """From (speaker, portrait) pairs, the aliases that pass the thresholds, and the
+    statistics of every speaker that had an operator portrait (for audits)."""
+    by_number: dict[str, str] = {}
+    for cid in sorted(char_ids):
+        n = char_number(cid)
+        if n is not None:
+            by_number.setdefault(n, cid)
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for speaker, portrait in pairs:
+        if not speaker:
+            continue
+        n = portrait_number(portrait)
+        cid = by_number.get(n) if n is not None else None
+        if cid is not None:
+            counts[speaker][cid] += 1
+    aliases: list[Alias] = []
+    stats: dict[str, dict] = {}
+    for speaker, c in counts.items():
+        total = sum(c.values())
+        (top, top_n), *rest = c.most_common(2)
+        share = top_n / total
+        entry = {
+            "char_id": top,
+            "share": round(share, 3),
+            "lines": total,
+            "runner_up": rest[0][0] if rest else None,
+            "accepted": total >= min_lines and share >= min_share,
+        }
+        stats[speaker] = entry
+        if entry["accepted"]:
+            aliases.append(
+                Alias(speaker, top, "portrait",
+                      {"share": entry["share"], "lines": total, "runner_up": entry["runner_up"]})
+            )
+    return aliases, stats

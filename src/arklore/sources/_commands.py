@@ -1,0 +1,263 @@
+"""What both story readers share: one element model and one way to turn elements into lines.
+
+Each reader turns its file into a list of :class:`Element` shaped like an ASTR element
+(``prop`` lower-cased, attribute keys lower-cased, dialogue/narration as prop ``name``
+with the text in ``content``). :func:`build_lines` then decides what is a line, numbers
+it, and tracks the choice branch and, for the raw scripts, the portrait on screen.
+Sharing this step is what makes both readers give the same lines for the same stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from arklore.core.model import (
+    DOCTOR,
+    NICKNAME_TOKEN,
+    Branch,
+    Line,
+    LineKind,
+    normalize_speaker,
+    normalize_text,
+)
+
+# Commands whose trailing text the raw scripts show in the story box although they are not
+# `[name=...]` lines. ASTR has none of these stages (chat/detective files); they become
+# speakerless narration so the text is not lost.
+TEXT_COMMANDS = frozenset({"narration", "title", "dialog", "voicewithin"})
+
+
+@dataclass(slots=True)
+class Element:
+    """One command or text element of a stage, in ASTR's shape."""
+
+    prop: str  # lower-cased command name; "name" for dialogue and narration
+    attrs: dict[str, Any] = field(default_factory=dict)  # keys lower-cased
+    figure_art: str | None = None  # ASTR only: the portrait ASTR recorded for the line
+
+
+def attr_str(attrs: dict[str, Any], key: str) -> str | None:
+    """An attribute as text (ASTR stores numbers as floats: 1.0 -> "1")."""
+    value = attrs.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def split_list(value: str | None) -> tuple[str, ...]:
+    """``"a; b;c"`` -> ``("a", "b", "c")``; empty items dropped."""
+    if not value:
+        return ()
+    return tuple(item.strip() for item in value.split(";") if item.strip())
+
+
+def _number(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class FigureTracker:
+    """The portrait in focus, from `Character(name, name2, focus)` and `charslot(slot, name,
+    focus)` commands; matches how ASTR fills ``figure_art`` (see avg.py's docstring)."""
+
+    def __init__(self) -> None:
+        self.current: str | None = None
+        self._slots: dict[str, str] = {}
+
+    def on_command(self, prop: str, attrs: dict[str, Any]) -> None:
+        if prop == "character":
+            self._on_character(attrs)
+        elif prop == "charslot":
+            self._on_charslot(attrs)
+        elif prop == "dialog":
+            self.current = None
+
+    def _on_character(self, attrs: dict[str, Any]) -> None:
+        name, name2 = attr_str(attrs, "name"), attr_str(attrs, "name2")
+        focus = _number(attrs.get("focus"))
+        if name2 and focus is None:
+            return  # two portraits, none in focus: ASTR keeps the previous one
+        self.current = name2 if focus == 2 and name2 else name
+
+    def _on_charslot(self, attrs: dict[str, Any]) -> None:
+        if not attrs:
+            self._slots.clear()
+            return
+        slot = (attr_str(attrs, "slot") or "m").lower()
+        name = attr_str(attrs, "name")
+        focus = attr_str(attrs, "focus")
+        if name:
+            self._slots[slot] = name
+            self.current = name
+        elif "name" in attrs or not ({"action", "posto", "posfrom"} & attrs.keys()):
+            self._slots.pop(slot, None)
+            self.current = None
+        if focus:  # "l"/"m"/"r"; "none" or "n" (no such slot): nobody in focus
+            self.current = self._slots.get(focus.lower())
+
+
+@dataclass(slots=True)
+class _Frame:
+    line_no: int
+    values: frozenset[str]
+    refs: tuple[str, ...] | None = None  # the Predicate block we are in, if any
+    closed: bool = False  # a Predicate named every value: back on the enclosing path
+    # values of decisions nested under this one -> the options of this one they sit under
+    nested: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def reached(self, refs: frozenset[str]) -> frozenset[str]:
+        """The options of this decision that a Predicate naming ``refs`` shows its block
+        to, directly or through the values of decisions nested under an option."""
+        out = set(refs & self.values)
+        for value in refs:
+            out |= self.nested.get(value, frozenset())
+        return frozenset(out)
+
+
+class BranchTracker:
+    """Which Predicate block the next line sits in.
+
+    The engine shows a Predicate block when the last choice made is in its references, so
+    a Predicate belongs to the innermost open Decision whose values it names (the values
+    of a nested decision count for the option they sit under). A Predicate reaching every
+    option of its decision closes it: the lines after it are on the enclosing path again
+    (a later Predicate naming its values reopens it, as the engine still remembers the
+    choice). A new Decision reusing the values of the innermost one ends that one first.
+    """
+
+    def __init__(self) -> None:
+        self._stack: list[_Frame] = []
+
+    @property
+    def current(self) -> Branch | None:
+        for frame in reversed(self._stack):
+            if frame.refs is not None and not frame.closed:
+                return Branch(frame.line_no, frame.refs)
+        return None
+
+    def on_decision(self, line_no: int, values: tuple[str, ...]) -> Branch | None:
+        """Open a decision; returns the branch the Decision line itself belongs to."""
+        value_set = frozenset(values)
+        while self._stack and (self._stack[-1].closed or self._stack[-1].values & value_set):
+            self._stack.pop()
+        branch = self.current
+        for frame in self._stack:
+            if frame.refs is not None and not frame.closed:
+                under = frozenset(frame.refs) & frame.values
+                for value in value_set:
+                    frame.nested[value] = under
+        self._stack.append(_Frame(line_no, value_set))
+        return branch
+
+    def on_predicate(self, references: tuple[str, ...]) -> None:
+        refs = frozenset(references)
+        depth = next(
+            (d for d in range(len(self._stack) - 1, -1, -1) if self._stack[d].reached(refs)),
+            None,
+        )
+        if depth is None:  # names no open decision: read it as about the innermost one
+            if self._stack:
+                self._stack[-1].refs, self._stack[-1].closed = references, False
+            return
+        del self._stack[depth + 1 :]
+        frame = self._stack[depth]
+        if frame.reached(refs) >= frame.values:
+            frame.closed, frame.refs = True, None
+            # the block may also be where the enclosing decisions meet again
+            for outer in reversed(self._stack[:depth]):
+                if outer.closed or outer.refs is None or not outer.reached(refs) >= outer.values:
+                    break
+                outer.closed, outer.refs = True, None
+        else:
+            frame.refs, frame.closed = references, False
+
+
+def build_lines(
+    elements: Iterable[Element], stage_path: str, *, track_figures: bool
+) -> list[Line]:
+    """Number the text elements of a stage and attach speaker, branch and portrait.
+
+    ``track_figures``: derive ``figure_art`` from the portrait commands (raw scripts)
+    instead of taking the element's own ``figure_art`` (ASTR).
+    """
+    lines: list[Line] = []
+    branches = BranchTracker()
+    figures = FigureTracker() if track_figures else None
+    for element in elements:
+        prop, attrs = element.prop, element.attrs
+        if prop == "predicate":
+            branches.on_predicate(split_list(attr_str(attrs, "references")))
+            continue
+        if prop == "decision":
+            line_no = len(lines) + 1
+            options = tuple(o.strip() for o in (attr_str(attrs, "options") or "").split(";"))
+            values = tuple(v.strip() for v in (attr_str(attrs, "values") or "").split(";"))
+            branch = branches.on_decision(line_no, tuple(v for v in values if v))
+            text = normalize_text(attr_str(attrs, "options") or "")
+            lines.append(
+                Line(
+                    stage_path,
+                    line_no,
+                    LineKind.CHOICE,
+                    text,
+                    speaker=DOCTOR,
+                    speaker_raw=None,
+                    branch=branch,
+                    addresses_doctor=NICKNAME_TOKEN in text,
+                    options=options,
+                    option_values=values,
+                )
+            )
+            continue
+        if figures is not None:
+            figures.on_command(prop, attrs)
+        made = text_of(prop, attrs)
+        if made is None:
+            continue
+        kind, text, speaker_raw = made
+        speaker, uncertain = normalize_speaker(speaker_raw)
+        figure = None  # ASTR gives a portrait to named lines only
+        if kind is LineKind.DIALOGUE:
+            figure = figures.current if figures is not None else element.figure_art
+        lines.append(
+            Line(
+                stage_path,
+                len(lines) + 1,
+                kind,
+                text,
+                speaker=speaker,
+                speaker_raw=speaker_raw,
+                uncertain=uncertain,
+                figure_art=figure,
+                branch=branches.current,
+                addresses_doctor=NICKNAME_TOKEN in text,
+            )
+        )
+    return lines
+
+
+def text_of(prop: str, attrs: dict[str, Any]) -> tuple[LineKind, str, str | None] | None:
+    """(kind, text, raw speaker) when the element shows text, None for a stage command."""
+    if prop == "name":
+        text = normalize_text(attr_str(attrs, "content") or "")
+        raw = attr_str(attrs, "name")
+        if raw is not None and not raw.strip(" \t\u3000"):
+            raw = None
+        kind = LineKind.DIALOGUE if raw is not None else LineKind.NARRATION
+        return (kind, text, raw) if text else None
+    if prop == "multiline":
+        text = normalize_text(attr_str(attrs, "content") or "")
+        return (LineKind.MULTILINE, text, attr_str(attrs, "name")) if text else None
+    if prop in ("subtitle", "sticker"):
+        text = normalize_text(attr_str(attrs, "text") or "")
+        kind = LineKind.SUBTITLE if prop == "subtitle" else LineKind.STICKER
+        return (kind, text, None) if text else None
+    return None

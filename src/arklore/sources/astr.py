@@ -1,0 +1,97 @@
+"""Reader for ArknightsStoryJson (ASTR): ``<astr>/zh_CN/gamedata/story/**.json``.
+
+Each file is a header (``eventid, eventName, entryType, storyCode, avgTag, storyName,
+storyInfo``) and ``storyList``, a list of ``{id, prop, attributes, figure_art?,
+targetLine?, endOfOpt?}``. ``prop`` case varies, so it is lower-cased; ``id`` is only the
+array index and never used. The elements go through the same line builder as the raw
+scripts (``_commands.build_lines``), so both readers agree on what a line is, its number,
+its speaker and its branch; ``figure_art`` is ASTR's own. ``targetLine``/``endOfOpt``
+are not needed: the Predicate references carry the same structure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from arklore.core.errors import MalformedSourceError
+from arklore.core.model import Line, Source, Stage
+from arklore.sources._commands import Element, build_lines
+
+_HEADER = {
+    "event_id": "eventid",
+    "event_name": "eventName",
+    "entry_type": "entryType",
+    "story_code": "storyCode",
+    "avg_tag": "avgTag",
+    "story_name": "storyName",
+    "story_info": "storyInfo",
+}
+
+
+def iter_astr_files(story_root: Path) -> Iterator[Path]:
+    """Every stage file under ``story_root``, sorted."""
+    yield from sorted(story_root.rglob("*.json"))
+
+
+def stage_path_for(story_root: Path, file: Path) -> str:
+    """Same key as the raw script's: no extension, lower-cased (``obt/Roguelike/RO1``)."""
+    return file.relative_to(story_root).with_suffix("").as_posix().lower()
+
+
+def read_astr_stage(story_root: Path, file: Path) -> Stage:
+    """Read and parse one stage with its header metadata."""
+    rel = file.relative_to(story_root).as_posix()
+    data = file.read_bytes()
+    try:
+        doc = json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise MalformedSourceError(rel, f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise MalformedSourceError(rel, f"bad JSON: {exc.msg} at line {exc.lineno}") from exc
+    stage_path = stage_path_for(story_root, file)
+    try:
+        lines = parse_astr(doc, stage_path)
+    except MalformedSourceError as exc:  # name the file, not just the stage
+        raise MalformedSourceError(rel, exc.reason) from None
+    meta = {field: _opt_str(doc.get(key)) for field, key in _HEADER.items()}
+    return Stage(
+        stage_path=stage_path,
+        source=Source.ASTR,
+        source_path=rel,
+        content_hash=hashlib.sha1(data).hexdigest(),
+        lines=lines,
+        **meta,
+    )
+
+
+def parse_astr(doc: dict, stage_path: str) -> list[Line]:
+    """The lines of one parsed ASTR document (pure); MalformedSourceError on a wrong shape."""
+    if not isinstance(doc, dict):
+        raise MalformedSourceError(stage_path, f"expected a JSON object, got {type(doc).__name__}")
+    story = doc.get("storyList")
+    if not isinstance(story, list):
+        raise MalformedSourceError(stage_path, "no storyList array")
+    return build_lines(_elements(story, stage_path), stage_path, track_figures=False)
+
+
+def _elements(story: list[Any], stage_path: str) -> Iterator[Element]:
+    for index, item in enumerate(story):
+        if not isinstance(item, dict) or not isinstance(item.get("prop"), str):
+            raise MalformedSourceError(stage_path, f"storyList[{index}] has no prop")
+        attrs = item.get("attributes") or {}
+        if not isinstance(attrs, dict):
+            raise MalformedSourceError(stage_path, f"storyList[{index}].attributes not an object")
+        figure = item.get("figure_art")
+        yield Element(
+            item["prop"].strip().lower(),
+            {str(k).lower(): v for k, v in attrs.items()},
+            figure if isinstance(figure, str) and figure else None,
+        )
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,206 @@
+"""Reader for the raw AVG story scripts (``<gamedata>/zh_CN/gamedata/story/**.txt``).
+
+What counts as a line was decided by matching ArknightsStoryJson (ASTR) on the stages
+both sources hold, since ASTR records what the game shows:
+
+- ``[name="X"]  text`` (also ``[name="X", avatarId=..., isAvatarRight=...]``) is dialogue;
+  a bare line is narration; an attribute-only tag without ``name``
+  (``[isAvatarRight="TRUE"]text``) is narration too. An empty or blank name is narration.
+- ``[Decision(options="a;b", values="1;2")]`` is one choice line spoken by the Doctor.
+- ``[multiline(name=...)]text`` is a multiline line; ``[Subtitle(text=...)]`` and
+  ``[Sticker(text=...)]`` are lines only when they carry text.
+- ``[Narration]``, ``[Title]``, ``[Dialog(...)]`` and ``[VoiceWithin(...)]`` followed by
+  text (detective/chat files that ASTR does not hold) are speakerless narration.
+- Every other tag is a stage command, and text after it on the same line is dropped, as
+  ASTR does: ``[HEADER(...)] title``, ``[Blocker(...)]d``, ``[charslot(...)]。``,
+  ``[Div] Part.02``, ``[Tutorial(...)]``/``[PopupDialog(...)]`` hints (gameplay help,
+  not story).
+- Command names and attribute keys are case-insensitive; attribute values may be quoted
+  (with ``\\"`` escapes and any of ``;,=]`` inside) or bare; spaces around ``=`` are allowed.
+- A line ending in ``\\`` continues on the next line (tutorial tags span lines). Lines
+  starting with ``//`` are comments. Empty lines are nothing. BOM and CRLF are accepted.
+- A tag whose quote never closes, or whose ``]`` is missing on a ``name``/text tag, makes
+  the file malformed. A missing ``]`` after a complete ``Command(...)`` is tolerated
+  (``[spellsticker(...)`` in main 17-17).
+- Portraits: ``figure_art`` of a dialogue/narration line is the portrait in focus from the
+  last ``Character``/``charslot`` command, ``[Dialog]`` clears it (ASTR's rule).
+- Paths: ``stage_path`` is lower-cased (the raw tree is all lower case; ASTR writes
+  ``obt/Roguelike/RO1``), ``[uc]info`` (stage summaries) and ``avg_segment_report.txt``
+  (a tooling report, not a script) are skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from arklore.core.errors import MalformedSourceError
+from arklore.core.model import Line, Source, Stage
+from arklore.sources._commands import Element, build_lines
+
+SKIP_DIRS = frozenset({"[uc]info"})
+SKIP_FILES = frozenset({"avg_segment_report.txt"})
+TEXT_COMMANDS = frozenset({"narration", "title", "dialog", "voicewithin"})
+
+_CALL = re.compile(r"\s*([A-Za-z_][\w.]*)\s*(?:\((.*)\))?\s*", re.S)
+_KEY = re.compile(r"\s*([A-Za-z_][\w.]*)\s*=\s*", re.S)
+
+
+def iter_avg_files(story_root: Path) -> Iterator[Path]:
+    """Every story script under ``story_root``, sorted, without the non-script files."""
+    for path in sorted(story_root.rglob("*.txt")):
+        rel = path.relative_to(story_root)
+        if rel.parts[0] in SKIP_DIRS or rel.name in SKIP_FILES:
+            continue
+        yield path
+
+
+def stage_path_for(story_root: Path, file: Path) -> str:
+    """``obt/main/level_main_01-01_beg``: the key both sources share."""
+    return file.relative_to(story_root).with_suffix("").as_posix().lower()
+
+
+def read_avg_stage(story_root: Path, file: Path) -> Stage:
+    """Read and parse one script; metadata is filled later from the excel tables."""
+    rel = file.relative_to(story_root).as_posix()
+    data = file.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MalformedSourceError(rel, f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    stage_path = stage_path_for(story_root, file)
+    try:
+        lines = parse_avg(text, stage_path)
+    except MalformedSourceError as exc:  # name the file, not just the stage
+        raise MalformedSourceError(rel, exc.reason) from None
+    return Stage(
+        stage_path=stage_path,
+        source=Source.AVG,
+        source_path=rel,
+        content_hash=hashlib.sha1(data).hexdigest(),
+        lines=lines,
+    )
+
+
+def parse_avg(text: str, stage_path: str) -> list[Line]:
+    """The lines of one script (pure); raises MalformedSourceError on a broken tag."""
+    return build_lines(_elements(text, stage_path), stage_path, track_figures=True)
+
+
+def _physical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based line number, stripped line), joining ``\\``-continued lines."""
+    pending, start = "", 0
+    for number, raw in enumerate(text.lstrip("\ufeff").splitlines(), 1):
+        line = raw.strip()
+        if line.endswith("\\") and (pending or line.startswith("[")):
+            pending, start = pending + line[:-1] + " ", start or number
+            continue
+        if pending:
+            line, number, pending, start = pending + line, start, "", 0
+        yield number, line.strip()
+    if pending:
+        yield start, pending.strip()
+
+
+def _elements(text: str, stage_path: str) -> Iterator[Element]:
+    for number, line in _physical_lines(text):
+        if not line or line.startswith("//"):
+            continue
+        if not line.startswith("["):
+            yield Element("name", {"content": line})
+            continue
+        try:
+            element = _tag_element(line)
+        except ValueError as exc:
+            raise MalformedSourceError(stage_path, f"line {number}: {exc}") from None
+        if element is not None:
+            yield element
+
+
+def _tag_element(line: str) -> Element | None:
+    """One ``[...]rest`` line as an element; ValueError when the tag is broken."""
+    end = _tag_end(line)
+    inner = line[1:end] if end is not None else line[1:]
+    rest = line[end + 1 :] if end is not None else ""
+    call = _CALL.fullmatch(inner)
+    if call and (call.group(2) is not None or "=" not in inner):
+        if end is None and call.group(2) is None:
+            raise ValueError(f"unterminated tag {line[:40]!r}")
+        prop = call.group(1).lower()
+        attrs = parse_attrs(call.group(2) or "")
+        if prop in TEXT_COMMANDS and rest.strip():
+            return Element("name", {"content": rest})
+        if prop == "multiline":
+            attrs["content"] = rest
+        return Element(prop, attrs)
+    if end is None:
+        raise ValueError(f"unterminated tag {line[:40]!r}")
+    attrs = parse_attrs(inner)  # [name="X", avatarId=...]: a dialogue line
+    if not attrs:
+        return None  # "[]", "[[character(...)]]": junk, not shown
+    attrs["content"] = rest
+    return Element("name", attrs)
+
+
+def _tag_end(line: str) -> int | None:
+    """Index of the ``]`` closing the tag at line[0]; quotes may hold ``]``."""
+    quoted = False
+    i = 1
+    while i < len(line):
+        ch = line[i]
+        if quoted:
+            if ch == "\\" and line[i + 1 : i + 2] == '"':
+                i += 1
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch == "]":
+            return i
+        i += 1
+    if quoted:
+        raise ValueError(f"unterminated quote in {line[:40]!r}")
+    return None
+
+
+def parse_attrs(src: str) -> dict[str, str]:
+    """``key="v", k2 = 3`` -> ``{"key": "v", "k2": "3"}`` (keys lower-cased)."""
+    attrs: dict[str, str] = {}
+    i, n = 0, len(src)
+    while i < n:
+        while i < n and src[i] in " \t,":
+            i += 1
+        if i >= n:
+            break
+        key = _KEY.match(src, i)
+        if key is None:  # a bare word such as "[character]]"'s leftovers: skip to ","
+            j = src.find(",", i)
+            i = n if j < 0 else j + 1
+            continue
+        i = key.end()
+        if i < n and src[i] == '"':
+            value, i = _quoted(src, i)
+        else:
+            j = src.find(",", i)
+            j = n if j < 0 else j
+            value, i = src[i:j].strip(), j
+        attrs[key.group(1).lower()] = value
+    return attrs
+
+
+def _quoted(src: str, i: int) -> tuple[str, int]:
+    out: list[str] = []
+    i += 1
+    while i < len(src):
+        ch = src[i]
+        if ch == "\\" and src[i + 1 : i + 2] == '"':  # only \" is an escape; "\n" stays
+            out.append('"')
+            i += 2
+            continue
+        if ch == '"':
+            return "".join(out), i + 1
+        out.append(ch)
+        i += 1
+    raise ValueError(f"unterminated quote in {src[:40]!r}")

@@ -1,0 +1,92 @@
+"""Builds a tiny pair of data checkouts (raw AVG + ASTR) written for the tests.
+
+The stories are invented for this project; they only share the file formats with the game.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+STORY = Path("zh_CN/gamedata/story")
+EXCEL = Path("zh_CN/gamedata/excel")
+
+AVG_STAGE_A = """\
+[HEADER(key="title_test", is_skippable=true, fit_mode="BLACK_MASK")] 测试关
+[Background(image="bg_test")]
+[Character(name="char_900_tester_1")]
+[name="测试员"]  今天的巡逻路线定好了吗？
+[Character(name="char_900_tester_1", name2="char_901_guide_1", focus=2)]
+[name="向导"]  定好了，Dr.{@nickname}，我们走北边。
+晨雾还没有散去。
+[Decision(options="走北边;走南边", values="1;2")]
+[Predicate(references="1")]
+[name="向导"]  北边的桥还算结实。
+[Predicate(references="2")]
+[name="向导"]  南边要绕很远。
+[Predicate(references="1;2")]
+[name="测试员"]  那就出发吧。
+"""
+
+AVG_STAGE_B = """\
+[name="“旅人”"]  有人在吗？
+[name="守卫？"]  站住。
+[name="旅人"]  我只是路过。
+"""
+
+
+def _astr_from_lines(header: dict, elements: list[dict]) -> dict:
+    return {**header, "storyList": [{"id": i, **e} for i, e in enumerate(elements)]}
+
+
+ASTR_STAGE_A = _astr_from_lines(
+    {
+        "lang": "zh_CN", "eventid": "test_1", "eventName": "测试篇", "entryType": "MAINLINE",
+        "storyCode": "T-1", "avgTag": "行动前", "storyName": "晨雾", "storyInfo": "一段测试用的简介。",
+    },
+    [
+        {"prop": "HEADER", "attributes": {"key": "title_test"}},
+        {"prop": "Background", "attributes": {"image": "bg_test"}},
+        {"prop": "Character", "attributes": {"name": "char_900_tester_1"}},
+        {"prop": "name", "attributes": {"name": "测试员", "content": "  今天的巡逻路线定好了吗？"},
+         "figure_art": "char_900_tester_1"},
+        {"prop": "Character", "attributes": {"name": "char_900_tester_1", "name2": "char_901_guide_1", "focus": 2.0}},
+        {"prop": "name", "attributes": {"name": "向导", "content": "  定好了，Dr.{@nickname}，我们走北边。"},
+         "figure_art": "char_901_guide_1"},
+        {"prop": "name", "attributes": {"content": "晨雾还没有散去。"}},
+        {"prop": "Decision", "attributes": {"options": "走北边;走南边", "values": "1;2"},
+         "targetLine": {"option1": "line8", "option2": "line10"}},
+        {"prop": "Predicate", "attributes": {"references": "1"}, "endOfOpt": False},
+        {"prop": "name", "attributes": {"name": "向导", "content": "  北边的桥还算结实。"}},
+        {"prop": "Predicate", "attributes": {"references": "2"}, "endOfOpt": False},
+        {"prop": "name", "attributes": {"name": "向导", "content": "  南边要绕很远。"}},
+        {"prop": "Predicate", "attributes": {"references": "1;2"}, "endOfOpt": True},
+        {"prop": "name", "attributes": {"name": "测试员", "content": "  那就出发吧。"}},
+    ],
+)
+
+
+def write_tree(root: Path) -> tuple[Path, Path]:
+    """Write the two checkouts under ``root``; returns (gamedata_root, astr_root)."""
+    gamedata, astr = root / "gamedata", root / "astr"
+    story = gamedata / STORY
+    (story / "obt/main").mkdir(parents=True)
+    (story / "obt/main/level_test_01_beg.txt").write_text(AVG_STAGE_A, encoding="utf-8")
+    (story / "obt/main/level_test_01_end.txt").write_text(AVG_STAGE_B, encoding="utf-8")
+    (story / "[uc]info/obt/main").mkdir(parents=True)
+    (story / "[uc]info/obt/main/level_test_01_beg.txt").write_text("一段测试用的简介。", encoding="utf-8")
+    (gamedata / EXCEL).mkdir(parents=True)
+    astr_story = astr / STORY
+    (astr_story / "obt/main").mkdir(parents=True)
+    (astr_story / "obt/main/level_test_01_beg.json").write_text(
+        json.dumps(ASTR_STAGE_A, ensure_ascii=False), encoding="utf-8"
+    )
+    return gamedata, astr
+
+
+def avg_file(gamedata: Path, name: str = "level_test_01_beg") -> Path:
+    return gamedata / STORY / "obt/main" / f"{name}.txt"
+
+
+def astr_file(astr: Path, name: str = "level_test_01_beg") -> Path:
+    return astr / STORY / "obt/main" / f"{name}.json"

@@ -1,0 +1,29 @@
+"""The gate tests must fail when a gate is broken on purpose (and pass when it is not):
+runs bench/check_gate_mutants.py, which re-runs tests/test_extract_gates.py under each
+mutant in a subprocess. Kept in its own file so the mutant runs do not recurse into it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_gate_mutant_is_caught_by_the_gate_tests() -> None:
+    proc = subprocess.run(
+        [sys.executable, "bench/check_gate_mutants.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for mutant in (
+        "basis_max_not_min",
+        "presence_disabled",
+        "presence_always_downgrades",
+        "gate1_accepts_bool_float",
+    ):
+        assert mutant in proc.stdout

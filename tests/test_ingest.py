@@ -1,0 +1,126 @@
+"""Ingest: both sources into one store, idempotent, atomic per stage, malformed files skipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arklore.config import Settings
+from arklore.corpus import ingest as ingest_mod
+from arklore.corpus.ingest import ingest
+from arklore.corpus.store import Store
+from corpus_tree import avg_file, astr_file, write_tree
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> tuple[Settings, Store]:
+    gamedata, astr = write_tree(tmp_path / "data")
+    settings = Settings(home=tmp_path / "home", gamedata=gamedata, astr=astr)
+    store = Store(settings.db_path)
+    yield settings, store
+    store.close()
+
+
+def _dump(store: Store) -> list[tuple]:
+    return store.conn.execute("SELECT * FROM lines ORDER BY source, stage_path, line_no").fetchall()
+
+
+def test_ingest_stores_both_sources_with_speakers(env):
+    settings, store = env
+    report = ingest(settings, store)
+    assert report.sources["avg"].added == 2
+    assert report.sources["astr"].added == 1
+    assert report.errors == []
+    counts = store.counts()
+    assert counts["avg_stages"] == 2 and counts["astr_stages"] == 1
+    assert counts["avg_lines"] == 10 and counts["astr_lines"] == 7
+    speakers = dict(store.conn.execute("SELECT name, line_count FROM speakers").fetchall())
+    # primary corpus = raw scripts here; quotes and the trailing ？ are normalized away
+    assert speakers == {"测试员": 2, "向导": 3, "博士": 1, "旅人": 2, "守卫": 1}
+
+
+def test_primary_corpus_prefers_raw_scripts(env):
+    settings, store = env
+    ingest(settings, store)
+    assert store.primary_source("obt/main/level_test_01_beg") == "avg"
+    assert [ln.line_id for ln in store.lines("obt/main/level_test_01_beg", "avg")] == [
+        ln.line_id for ln in store.lines("obt/main/level_test_01_beg", "astr")
+    ]
+
+
+def test_second_ingest_with_nothing_changed_writes_nothing(env):
+    settings, store = env
+    ingest(settings, store)
+    before = _dump(store)
+    again = ingest(settings, store)
+    assert again.sources["avg"].unchanged == 2 and again.sources["avg"].lines_written == 0
+    assert again.sources["astr"].unchanged == 1
+    assert not again.changed and not again.post_processed
+    assert _dump(store) == before
+
+
+def test_changed_stage_is_replaced(env):
+    settings, store = env
+    ingest(settings, store)
+    f = avg_file(settings.gamedata, "level_test_01_end")
+    f.write_text(f.read_text(encoding="utf-8").replace("我只是路过。", "我来送信。"), encoding="utf-8")
+    report = ingest(settings, store)
+    assert report.sources["avg"].updated == 1 and report.sources["avg"].unchanged == 1
+    texts = [ln.text for ln in store.lines("obt/main/level_test_01_end", "avg")]
+    assert texts == ["有人在吗？", "站住。", "我来送信。"]
+
+
+def test_malformed_file_is_reported_and_stored_version_kept(env):
+    settings, store = env
+    ingest(settings, store)
+    before = store.lines("obt/main/level_test_01_beg", "astr")
+    astr_file(settings.astr).write_text("{ not json", encoding="utf-8")
+    avg_file(settings.gamedata, "level_test_01_end").write_bytes(b"[name=\"\xff\xfe\"]  \xc3")
+    report = ingest(settings, store)
+    failed = {(e["source"], e["path"]) for e in report.errors}
+    assert failed == {("astr", "obt/main/level_test_01_beg.json"), ("avg", "obt/main/level_test_01_end.txt")}
+    assert all(e["reason"] for e in report.errors)
+    assert store.lines("obt/main/level_test_01_beg", "astr") == before
+    assert store.counts()["ingest_errors"] == 2
+    # fixing the file clears the error on the next run
+    astr_file(settings.astr).unlink()
+    report = ingest(settings, store)
+    assert report.sources["astr"].removed == 1
+    assert {e["path"] for e in report.errors} == {"obt/main/level_test_01_end.txt"}
+    assert store.counts()["ingest_errors"] == 1
+
+
+def test_removed_file_removes_its_stage(env):
+    settings, store = env
+    ingest(settings, store)
+    avg_file(settings.gamedata, "level_test_01_end").unlink()
+    report = ingest(settings, store)
+    assert report.sources["avg"].removed == 1
+    assert store.lines("obt/main/level_test_01_end") == []
+
+
+def test_crash_mid_ingest_loses_nothing_and_resume_matches(env, tmp_path, monkeypatch):
+    settings, store = env
+    clean = Store(tmp_path / "clean.sqlite3")
+    ingest(settings, clean)
+    expected = _dump(clean)
+
+    real_replace = Store.replace_stage
+    calls = {"n": 0}
+
+    def dying_replace(self, stage, principal=None):
+        calls["n"] += 1
+        real_replace(self, stage, principal)
+        if calls["n"] == 2:
+            raise KeyboardInterrupt  # killed after writing the second stage, inside the transaction
+
+    monkeypatch.setattr(Store, "replace_stage", dying_replace)
+    monkeypatch.setattr(ingest_mod, "COMMIT_EVERY_SECONDS", 3600.0)
+    with pytest.raises(KeyboardInterrupt):
+        ingest(settings, store)
+    # the batch was rolled back whole: no half-written stage
+    assert _dump(store) == []
+    monkeypatch.setattr(Store, "replace_stage", real_replace)
+    ingest(settings, store)
+    assert _dump(store) == expected
