@@ -70,7 +70,10 @@ def test_deleted_stage_and_unparseable_stage_are_reported(env):
     assert kinds == {DriftKind.STAGE_MISSING}
 
 
-def test_registered_evidence_anchors_are_checked(env):
+def test_registered_evidence_anchors_are_checked(env, monkeypatch):
+    from arklore.corpus import anchors
+
+    monkeypatch.setattr(anchors, "_anchor_queries", {})
     settings, store = env
     store.conn.execute("CREATE TABLE IF NOT EXISTS test_evidence (line_id TEXT)")
     line_id = store.lines(STAGE)[1].line_id

@@ -103,6 +103,8 @@ GAME_CUES: tuple[str, ...] = (
     "抽到", "抽了", "出了", "精一", "精二", "专一", "专二", "专三", "技能", "天赋", "模组", "潜能",
     "立绘", "皮肤", "语音", "干员", "练了", "升了", "复刻", "卡池", "六星", "五星", "满潜", "开技能",
 )  # fmt: skip
+#: how far the vocative rule looks for the start/end of the message (a line)
+_LINE_WINDOW = 64
 #: punctuation that can follow a name used to address someone
 VOCATIVE_PUNCT = frozenset("，,！!：:？?。~～ 　…")
 #: characters allowed around a vocative besides the name
@@ -265,9 +267,18 @@ def decide(
     if cfg.context and ctx_ids and not ctx_ids.isdisjoint(ids):
         return "context"
     if cfg.vocative:
-        before = t[:start].strip(_EDGE_PUNCT)
-        after = t[end:]
-        if not before and (not after or after[0] in VOCATIVE_PUNCT):
+        # the message is the current line; look at most _LINE_WINDOW characters either way
+        lo = max(0, start - _LINE_WINDOW)
+        before = t[lo:start]
+        nl = before.rfind("\n")
+        before = before[nl + 1 :] if nl >= 0 else (before if lo == 0 else "x")
+        after = t[end : end + _LINE_WINDOW]
+        nl = after.find("\n")
+        if nl >= 0:
+            after = after[:nl]
+        elif end + _LINE_WINDOW < len(t):
+            after += "x"
+        if not before.strip(_EDGE_PUNCT) and (not after or after[0] in VOCATIVE_PUNCT):
             return "vocative"
         if start > 0 and t[start - 1] in "，," and not after.strip(_EDGE_PUNCT):
             return "vocative"

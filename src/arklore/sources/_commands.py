@@ -66,10 +66,11 @@ def _number(value: Any) -> float | None:
 
 class FigureTracker:
     """The portrait in focus, from `Character(name, name2, focus)` and `charslot(slot, name,
-    focus)` commands; matches how ASTR fills ``figure_art`` (see avg.py's docstring)."""
+    focus)` commands; follows how ASTR fills ``figure_art`` (see avg.py's docstring)."""
 
     def __init__(self) -> None:
         self.current: str | None = None
+        self._slot: str | None = None  # the charslot slot ``current`` comes from
         self._slots: dict[str, str] = {}
 
     def on_command(self, prop: str, attrs: dict[str, Any]) -> None:
@@ -78,17 +79,20 @@ class FigureTracker:
         elif prop == "charslot":
             self._on_charslot(attrs)
         elif prop == "dialog":
-            self.current = None
+            self._set(None)
+
+    def _set(self, name: str | None, slot: str | None = None) -> None:
+        self.current, self._slot = name, slot
 
     def _on_character(self, attrs: dict[str, Any]) -> None:
         name, name2 = attr_str(attrs, "name"), attr_str(attrs, "name2")
         focus = _number(attrs.get("focus"))
         if name2 and focus is None:
             return  # two portraits, none in focus: ASTR keeps the previous one
-        self.current = name2 if focus == 2 and name2 else name
+        self._set(name2 if focus == 2 and name2 else name)
 
     def _on_charslot(self, attrs: dict[str, Any]) -> None:
-        if not attrs:
+        if not attrs:  # clears the stage; ASTR keeps the portrait in focus
             self._slots.clear()
             return
         slot = (attr_str(attrs, "slot") or "m").lower()
@@ -96,12 +100,13 @@ class FigureTracker:
         focus = attr_str(attrs, "focus")
         if name:
             self._slots[slot] = name
-            self.current = name
-        elif "name" in attrs or not ({"action", "posto", "posfrom"} & attrs.keys()):
+            if self.current is None or self._slot in (None, slot):
+                self._set(name, slot)
+        elif not focus and not ({"action", "posto", "posfrom"} & attrs.keys()):
             self._slots.pop(slot, None)
-            self.current = None
+            self._set(None)
         if focus:  # "l"/"m"/"r"; "none" or "n" (no such slot): nobody in focus
-            self.current = self._slots.get(focus.lower())
+            self._set(self._slots.get(focus.lower()), focus.lower())
 
 
 @dataclass(slots=True)

@@ -44,8 +44,14 @@ SKIP_DIRS = frozenset({"[uc]info"})
 SKIP_FILES = frozenset({"avg_segment_report.txt"})
 TEXT_COMMANDS = frozenset({"narration", "title", "dialog", "voicewithin"})
 
+_QUOTED = r'"(?:\\"|[^"])*"'
+_SIMPLE_NAME = re.compile(r'\[\s*name\s*=\s*"([^"\\]*)"\s*\](.*)', re.I | re.S)
+_TAG = re.compile(rf'\[((?:{_QUOTED}|[^"\]])*)\]', re.S)
+_UNCLOSED_QUOTE = re.compile(rf'\[(?:{_QUOTED}|[^"\]])*"(?:\\"|[^"])*$', re.S)
 _CALL = re.compile(r"\s*([A-Za-z_][\w.]*)\s*(?:\((.*)\))?\s*", re.S)
-_KEY = re.compile(r"\s*([A-Za-z_][\w.]*)\s*=\s*", re.S)
+_ATTR = re.compile(
+    rf'\s*(?:([A-Za-z_][\w.]*)\s*=\s*(?:"((?:\\"|[^"])*)"|([^,]*))|[^,]*)\s*(?:,|$)', re.S
+)
 
 
 def iter_avg_files(story_root: Path) -> Iterator[Path]:
@@ -121,12 +127,17 @@ def _elements(text: str, stage_path: str) -> Iterator[Element]:
 
 def _tag_element(line: str) -> Element | None:
     """One ``[...]rest`` line as an element; ValueError when the tag is broken."""
-    end = _tag_end(line)
-    inner = line[1:end] if end is not None else line[1:]
-    rest = line[end + 1 :] if end is not None else ""
+    simple = _SIMPLE_NAME.match(line)
+    if simple:  # the common case, [name="X"]  text
+        return Element("name", {"name": simple.group(1), "content": simple.group(2)})
+    tag = _TAG.match(line)
+    if tag is None and _UNCLOSED_QUOTE.match(line):
+        raise ValueError(f"unterminated quote in {line[:40]!r}")
+    inner = tag.group(1) if tag else line[1:]
+    rest = line[tag.end() :] if tag else ""
     call = _CALL.fullmatch(inner)
     if call and (call.group(2) is not None or "=" not in inner):
-        if end is None and call.group(2) is None:
+        if tag is None and call.group(2) is None:
             raise ValueError(f"unterminated tag {line[:40]!r}")
         prop = call.group(1).lower()
         attrs = parse_attrs(call.group(2) or "")
@@ -135,7 +146,7 @@ def _tag_element(line: str) -> Element | None:
         if prop == "multiline":
             attrs["content"] = rest
         return Element(prop, attrs)
-    if end is None:
+    if tag is None:
         raise ValueError(f"unterminated tag {line[:40]!r}")
     attrs = parse_attrs(inner)  # [name="X", avatarId=...]: a dialogue line
     if not attrs:
@@ -144,63 +155,17 @@ def _tag_element(line: str) -> Element | None:
     return Element("name", attrs)
 
 
-def _tag_end(line: str) -> int | None:
-    """Index of the ``]`` closing the tag at line[0]; quotes may hold ``]``."""
-    quoted = False
-    i = 1
-    while i < len(line):
-        ch = line[i]
-        if quoted:
-            if ch == "\\" and line[i + 1 : i + 2] == '"':
-                i += 1
-            elif ch == '"':
-                quoted = False
-        elif ch == '"':
-            quoted = True
-        elif ch == "]":
-            return i
-        i += 1
-    if quoted:
-        raise ValueError(f"unterminated quote in {line[:40]!r}")
-    return None
-
-
 def parse_attrs(src: str) -> dict[str, str]:
-    """``key="v", k2 = 3`` -> ``{"key": "v", "k2": "3"}`` (keys lower-cased)."""
+    """``key="v", k2 = 3`` -> ``{"key": "v", "k2": "3"}`` (keys lower-cased; inside quotes
+    only ``\\"`` is an escape, so ``\\n`` stays as written, as ASTR keeps it)."""
     attrs: dict[str, str] = {}
-    i, n = 0, len(src)
-    while i < n:
-        while i < n and src[i] in " \t,":
-            i += 1
-        if i >= n:
-            break
-        key = _KEY.match(src, i)
-        if key is None:  # a bare word such as "[character]]"'s leftovers: skip to ","
-            j = src.find(",", i)
-            i = n if j < 0 else j + 1
-            continue
-        i = key.end()
-        if i < n and src[i] == '"':
-            value, i = _quoted(src, i)
+    for match in _ATTR.finditer(src):
+        key, quoted, bare = match.groups()
+        if key is None:
+            continue  # a stray word, e.g. the leftovers of "[[character(...)]]"
+        if quoted is not None:
+            value = quoted.replace('\\"', '"')
         else:
-            j = src.find(",", i)
-            j = n if j < 0 else j
-            value, i = src[i:j].strip(), j
-        attrs[key.group(1).lower()] = value
+            value = (bare or "").strip()
+        attrs[key.lower()] = value
     return attrs
-
-
-def _quoted(src: str, i: int) -> tuple[str, int]:
-    out: list[str] = []
-    i += 1
-    while i < len(src):
-        ch = src[i]
-        if ch == "\\" and src[i + 1 : i + 2] == '"':  # only \" is an escape; "\n" stays
-            out.append('"')
-            i += 2
-            continue
-        if ch == '"':
-            return "".join(out), i + 1
-        out.append(ch)
-        i += 1
-    raise ValueError(f"unterminated quote in {src[:40]!r}")
