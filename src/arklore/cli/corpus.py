@@ -167,3 +167,79 @@ def speakers(
     for r in rows:
         t.add_row(*(str(v) if v is not None else "" for v in r))
     console.print(t)
+
+
+@app.command()
+def crosscheck(
+    json: JsonOpt = False,
+    from_files: Annotated[
+        bool, typer.Option("--from-files", help="Re-read both sources instead of using the store.")
+    ] = False,
+    limit: Annotated[int, typer.Option(help="Disagreeing stages to list in the text report.")] = 30,
+) -> None:
+    """Compare the stages present in both sources line by line, judged per field."""
+    from arklore.corpus import crosscheck as cc
+
+    s = settings()
+    with progress_bar(not json) as progress:
+        tick = lambda done, total: progress("crosscheck", done, total)  # noqa: E731
+        if from_files:
+            report = cc.crosscheck(s.avg_story_root(), s.astr_story_root(), tick)
+        else:
+            with open_store() as store:
+                report = cc.crosscheck_store(store, tick)
+    if json:
+        print_json(report.to_dict())
+        return
+    _print_crosscheck(report, limit)
+
+
+def _print_crosscheck(report, limit: int) -> None:
+    console.print(report.summary(), highlight=False)
+    if report.disagreeing:
+        t = Table("stage", "category", "first difference (raw | ASTR)")
+        for cmp in report.disagreeing[:limit]:
+            d = cmp.first_diff
+            diff = ""
+            if d is not None:
+                diff = (
+                    f"#{d.avg_line_no} {d.avg_speaker or ''}：{(d.avg_text or '')[:30]}\n"
+                    f"#{d.astr_line_no} {d.astr_speaker or ''}：{(d.astr_text or '')[:30]}"
+                )
+            t.add_row(cmp.stage_path, cmp.category, diff)
+        console.print(t)
+        if len(report.disagreeing) > limit:
+            console.print(f"... {len(report.disagreeing) - limit} more (use --json or --limit)")
+
+
+@app.command()
+def demo(
+    json: JsonOpt = False,
+) -> None:
+    """The main job on the real data: ingest both sources, then print counts and the cross-check."""
+    from arklore.corpus import crosscheck as cc
+    from arklore.corpus.ingest import ingest as run_ingest
+
+    s = settings()
+    s.require_gamedata()
+    s.require_astr()
+    with Store(s.db_path) as store:
+        with progress_bar(not json) as progress:
+            report = run_ingest(s, store, progress=progress)
+            check = cc.crosscheck_store(store, lambda d, t: progress("crosscheck", d, t))
+        top = store.conn.execute(
+            "SELECT name, line_count FROM speakers ORDER BY line_count DESC LIMIT 10"
+        ).fetchall()
+    if json:
+        print_json({"ingest": report.to_dict(), "crosscheck": check.to_dict(), "top_speakers": top})
+        return
+    console.rule("arklore demo")
+    _print_counts(report.counts)
+    console.print(
+        f"ingest took {report.seconds:.1f} s ({sum(r.added + r.updated for r in report.sources.values())} stages parsed, "
+        f"{sum(r.unchanged for r in report.sources.values())} unchanged, {len(report.errors)} skipped)",
+        highlight=False,
+    )
+    console.print("top speakers: " + ", ".join(f"{n} {c:,}" for n, c in top), highlight=False)
+    console.rule("cross-check of the two sources")
+    _print_crosscheck(check, 10)

@@ -130,10 +130,13 @@ def normalize_speaker(raw: str | None) -> tuple[str, bool]:
                 name = name[len(left) : -len(right)].strip(_SPACES)
                 changed = True
     uncertain = False
-    while name and name[-1] in "?？":
-        name = name[:-1].rstrip(_SPACES)
+    stripped = name
+    while stripped and stripped[-1] in "?？":
+        stripped = stripped[:-1].rstrip(_SPACES)
         uncertain = True
-    return name, uncertain
+    # A name made only of question marks ("？？？", a speaker not yet revealed) is still a
+    # speaker, not narration: keep it, flagged uncertain.
+    return (stripped or name), uncertain
 
 
 def normalize_text(text: str) -> str:

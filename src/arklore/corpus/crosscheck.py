@@ -7,7 +7,8 @@ into disagreement), then judged per field, never as one blended score:
 
 - text: compared = aligned pairs + lines only one side has; agreeing = aligned pairs
   whose whitespace-free text is equal.
-- speaker, kind, figure_art: compared over aligned pairs whose text agrees.
+- speaker, kind, branch, figure_art: compared over aligned pairs whose text agrees
+  (figure_art is secondary: it never makes a stage disagree).
 
 Each disagreeing stage gets its first differing line and a category meant to tell a
 game edit from a parser bug: ``edit`` (a few contiguous runs of changed, inserted or
@@ -19,16 +20,17 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arklore.core.errors import MalformedSourceError
 from arklore.core.model import Line
+from arklore.corpus.store import Store
 from arklore.sources import astr, avg
 
-FIELDS = ("text", "speaker", "kind", "figure_art")
+FIELDS = ("text", "speaker", "kind", "branch", "figure_art")
 _WS = re.compile(r"\s+")
 
 # classification thresholds: beyond these a diff looks like a parser problem, not an edit
@@ -155,7 +157,7 @@ def compare_stage(avg_lines: list[Line], astr_lines: list[Line]) -> StageCompari
     else:
         matcher = difflib.SequenceMatcher(None, a_keys, b_keys, autojunk=False)
         opcodes = matcher.get_opcodes()
-    field_mismatch = {"speaker": 0, "kind": 0}
+    field_mismatch = {"speaker": 0, "kind": 0, "branch": 0}
     for tag, i1, i2, j1, j2 in opcodes:
         if tag != "equal":
             cmp.runs += 1
@@ -170,6 +172,7 @@ def compare_stage(avg_lines: list[Line], astr_lines: list[Line]) -> StageCompari
             for name, left, right in (
                 ("speaker", a.speaker, b.speaker),
                 ("kind", a.kind, b.kind),
+                ("branch", a.branch, b.branch),
                 ("figure_art", a.figure_art, b.figure_art),
             ):
                 stats[name].compared += 1
@@ -228,7 +231,11 @@ def _classify(cmp: StageComparison, field_mismatch: dict[str, int]) -> None:
     cmp.reasons = reasons
 
 
-def _stage_files(root: Path, files, path_for) -> dict[str, Path]:  # noqa: ANN001
+def _stage_files(
+    root: Path,
+    files: Callable[[Path], Iterator[Path]],
+    path_for: Callable[[Path, Path], str],
+) -> dict[str, Path]:
     return {path_for(root, f): f for f in files(root)}
 
 
@@ -237,22 +244,47 @@ def crosscheck(
     astr_story_root: Path,
     progress: Callable[[int, int], None] | None = None,
 ) -> CrosscheckReport:
-    """Compare every stage present in both sources; ``progress(done, total)`` per stage."""
+    """Compare every stage present in both sources, re-reading the files;
+    ``progress(done, total)`` per stage."""
     raw = _stage_files(avg_story_root, avg.iter_avg_files, avg.stage_path_for)
     parsed = _stage_files(astr_story_root, astr.iter_astr_files, astr.stage_path_for)
-    report = CrosscheckReport(
-        only_in_avg=sorted(raw.keys() - parsed.keys()),
-        only_in_astr=sorted(parsed.keys() - raw.keys()),
+
+    def load(stage_path: str) -> tuple[list[Line], list[Line]]:
+        a = avg.read_avg_stage(avg_story_root, raw[stage_path])
+        b = astr.read_astr_stage(astr_story_root, parsed[stage_path])
+        return a.lines, b.lines
+
+    return _compare_all(set(raw), set(parsed), load, progress)
+
+
+def crosscheck_store(store: Store, progress: Callable[[int, int], None] | None = None) -> CrosscheckReport:
+    """The same comparison on what ``arklore ingest`` stored: no re-parsing, seconds not minutes."""
+    return _compare_all(
+        set(store.stage_paths("avg")),
+        set(store.stage_paths("astr")),
+        lambda p: (store.lines(p, "avg"), store.lines(p, "astr")),
+        progress,
     )
-    common = sorted(raw.keys() & parsed.keys())
+
+
+def _compare_all(
+    raw: set[str],
+    parsed: set[str],
+    load: Callable[[str], tuple[list[Line], list[Line]]],
+    progress: Callable[[int, int], None] | None,
+) -> CrosscheckReport:
+    report = CrosscheckReport(
+        only_in_avg=sorted(raw - parsed),
+        only_in_astr=sorted(parsed - raw),
+    )
+    common = sorted(raw & parsed)
     for done, stage_path in enumerate(common, 1):
         try:
-            a = avg.read_avg_stage(avg_story_root, raw[stage_path])
-            b = astr.read_astr_stage(astr_story_root, parsed[stage_path])
+            a_lines, b_lines = load(stage_path)
         except MalformedSourceError as exc:
             report.errors[exc.path] = exc.reason
             continue
-        cmp = compare_stage(a.lines, b.lines)
+        cmp = compare_stage(a_lines, b_lines)
         cmp.stage_path = stage_path
         report.stages_compared += 1
         for name, stats in cmp.fields.items():

@@ -21,6 +21,7 @@ ids in ``candidates``: the matcher never picks silently.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,11 +32,14 @@ from arklore.names import rules
 from arklore.names.aliases import AliasTable, fold
 from arklore.names.rules import RuleConfig
 
-PLAIN, RISKY, LATIN, STOP = 0, 1, 2, 3
+PLAIN, RISKY, LATIN, STOP, BARE = 0, 1, 2, 3, 4
 _KIND = {"plain": PLAIN, "risky": RISKY, "latin": LATIN}
+_HOW = {PLAIN: "exact", LATIN: "latin", BARE: "bare_rare"}
+#: UTF-8 continuation bytes: deleting them from a byte slice leaves one byte per character
+_CONT = bytes(range(0x80, 0xC0))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Mention:
     """One operator mention: ``text[start:end] == surface``."""
 
@@ -43,7 +47,7 @@ class Mention:
     surface: str
     start: int
     end: int
-    how: str  # exact | latin | honorific | context | vocative | coordination | subject | ...
+    how: str  # exact | latin | bare_rare | honorific | context | vocative | coordination | ...
     candidates: tuple[str, ...] = ()
 
 
@@ -80,12 +84,25 @@ def _is_word_char(c: str) -> bool:
     return c.isascii() and c.isalnum()
 
 
+def _latin1(s: str) -> str:
+    """UTF-8 bytes of ``s`` as a str of code points 0-255 (see :class:`MentionMatcher`)."""
+    return s.encode("utf-8").decode("latin-1")
+
+
 class MentionMatcher:
-    """Finds operator mentions; build once, call :meth:`find` many times (thread-safe reads)."""
+    """Finds operator mentions; build once, call :meth:`find` many times.
+
+    Speed: pyahocorasick looks a character up among a node's children linearly, and the root has
+    one child per distinct first character of ~12k keys (aliases + blocking words), which made
+    the search ~0.5 s/MB.  The automaton is therefore built over UTF-8 *bytes* (each key and the
+    text re-read as latin-1), where every node has at most a few dozen children; UTF-8 is
+    self-synchronising, so byte matches are always whole-character matches.  Byte offsets are
+    turned back into character offsets incrementally.
+    """
 
     def __init__(self, table: AliasTable, config: RuleConfig | None = None) -> None:
         self.table = table
-        self.config = config or RuleConfig()
+        self.config = cfg = config or RuleConfig()
         self._auto = ahocorasick.Automaton()
         kinds: dict[str, int] = {}
         for key in table.keys():
@@ -94,16 +111,18 @@ class MentionMatcher:
                 continue
             kind = _KIND[rules.classify(key)]
             kinds[key] = kind
-            self._auto.add_word(key, (len(key), kind, ids, key))
+            if kind == RISKY and cfg.bare_rare and rules.bare_ok(key) and not rules.is_title(key):
+                kind = BARE  # accepted unless a numeral precedes it: no rule call needed
+            self._auto.add_word(_latin1(key), (len(key.encode()), kind, ids, key, len(key)))
         self.n_aliases = len(kinds)
         self.n_stopwords = 0
-        if self.config.stoplist:
+        if cfg.stoplist:
             risky = frozenset(k for k, v in kinds.items() if v == RISKY)
             plain = frozenset(k for k, v in kinds.items() if v == PLAIN)
             for word in rules.build_stoplist(risky, plain):
                 w = fold(word)
                 if w not in kinds:
-                    self._auto.add_word(w, (len(w), STOP, (), w))
+                    self._auto.add_word(_latin1(w), (len(w.encode()), STOP, (), w, len(w)))
                     self.n_stopwords += 1
         self._empty = self.n_aliases == 0
         if not self._empty:
@@ -111,18 +130,29 @@ class MentionMatcher:
 
     # ----------------------------------------------------------------------------------------
     def _candidates(self, t: str) -> list[tuple[int, int, int, tuple[str, ...], str]]:
+        """Leftmost-longest hits in folded text ``t`` as (start, end, kind, ids, key)."""
+        raw = t.encode("utf-8")
+        same = len(raw) == len(t)  # pure ASCII: byte offsets are character offsets
         out = []
+        pb = pc = 0
         n_t = len(t)
-        for end, (n, kind, ids, key) in self._auto.iter_long(t):
+        cont = _CONT
+        for bend, (nb, kind, ids, key, nc) in self._auto.iter_long(raw.decode("latin-1")):
             if kind == STOP:
                 continue
-            start = end - n + 1
+            bstart = bend - nb + 1
+            if same:
+                start = bstart
+            else:
+                pc += len(raw[pb:bstart].translate(None, cont))
+                pb = bstart
+                start = pc
+            end = start + nc
             if kind == LATIN and (
-                (start > 0 and _is_word_char(t[start - 1]))
-                or (end + 1 < n_t and _is_word_char(t[end + 1]))
+                (start > 0 and _is_word_char(t[start - 1])) or (end < n_t and _is_word_char(t[end]))
             ):
                 continue
-            out.append((start, end + 1, kind, ids, key))
+            out.append((start, end, kind, ids, key))
         return out
 
     def _context_ids(self, ctx: MentionContext | None) -> frozenset[str]:
@@ -145,7 +175,11 @@ class MentionMatcher:
     def find(
         self, text: str, context: MentionContext | Mapping[str, Any] | None = None
     ) -> list[Mention]:
-        """Mentions in ``text``, left to right, non-overlapping."""
+        """Mentions in ``text``, left to right, non-overlapping.
+
+        ``text`` may hold many messages, one per line: the vocative and repeat rules work per
+        line.  ``context`` applies to all of it.
+        """
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         if not text or self._empty:
@@ -155,42 +189,60 @@ class MentionMatcher:
         if not cands:
             return []
         cfg = self.config
+        decide = rules.decide
+        numerals = rules.NUMERAL_CHARS if cfg.numeral else frozenset()
         ctx_ids: frozenset[str] | None = None
         out: list[Mention] = []
-        dropped: list[tuple[int, tuple[str, ...], int, int]] = []
+        dropped: list[tuple[int, int, int, tuple[str, ...]]] = []
         last = len(cands) - 1
         for i, (s, e, kind, ids, key) in enumerate(cands):
-            if kind == PLAIN:
-                how = "exact"
-            elif kind == LATIN:
-                how = "latin"
-            else:
+            if kind == RISKY:
                 if ctx_ids is None:
                     ctx_ids = self._context_ids(MentionContext.coerce(context))
+                ids_ctx = ids
                 if ctx_ids:
-                    ids_for_ctx = frozenset(ids) | {self.table.base_of(x) for x in ids}
-                else:
-                    ids_for_ctx = frozenset(ids)
-                prev = (cands[i - 1][0], cands[i - 1][1]) if i > 0 else None
-                nxt = (cands[i + 1][0], cands[i + 1][1]) if i < last else None
-                how = rules.decide(
-                    t, s, e, key, tuple(ids_for_ctx), (prev, nxt), ctx_ids, cfg
-                )
+                    ids_ctx = ids + tuple(self.table.base_of(x) for x in ids)
+                prev = cands[i - 1][:2] if i > 0 else None
+                nxt = cands[i + 1][:2] if i < last else None
+                how = decide(t, s, e, key, ids_ctx, (prev, nxt), ctx_ids, cfg)
                 if how is None:
-                    if cfg.repeat and not (
-                        cfg.title and key in rules.HONORIFIC_SUFFIXES and i and cands[i - 1][1] == s
-                    ):
-                        dropped.append((len(out), ids, s, e))
+                    if cfg.repeat and not (cfg.title and prev is not None and prev[1] == s):
+                        dropped.append((len(out), s, e, ids))
                     continue
-            cid = ids[0] if len(ids) == 1 else None
-            out.append(Mention(cid, text[s:e], s, e, how, ids))
+            elif kind == BARE and s > 0 and t[s - 1] in numerals:
+                continue
+            else:
+                how = _HOW[kind]
+            out.append(Mention(ids[0] if len(ids) == 1 else None, text[s:e], s, e, how, ids))
         if dropped and out:
-            accepted = {m.candidates for m in out}
-            for pos, ids, s, e in reversed(dropped):
-                if ids in accepted:
-                    cid = ids[0] if len(ids) == 1 else None
-                    out.insert(pos, Mention(cid, text[s:e], s, e, "repeat", ids))
+            out = self._repeat(t, text, out, dropped)
         return out
+
+    @staticmethod
+    def _repeat(
+        t: str,
+        text: str,
+        out: list[Mention],
+        dropped: list[tuple[int, int, int, tuple[str, ...]]],
+    ) -> list[Mention]:
+        """Signal 11: a dropped risky name whose operator is accepted on the same line."""
+        starts = [m.start for m in out]
+        extra: list[Mention] = []
+        for _, s, e, ids in dropped:
+            lo = t.rfind("\n", 0, s) + 1
+            hi = t.find("\n", e)
+            if hi < 0:
+                hi = len(t)
+            j = bisect_left(starts, lo)
+            while j < len(out) and starts[j] < hi:
+                if out[j].candidates == ids:
+                    cid = ids[0] if len(ids) == 1 else None
+                    extra.append(Mention(cid, text[s:e], s, e, "repeat", ids))
+                    break
+                j += 1
+        if not extra:
+            return out
+        return sorted(out + extra, key=lambda m: m.start)
 
 
 # --- module-level default ---------------------------------------------------------------------

@@ -85,8 +85,8 @@ HONORIFIC_SUFFIXES: tuple[str, ...] = (
     "sir", "小姐", "姐姐", "姐", "妹妹", "妹", "哥哥", "哥", "酱", "桑", "警官", "长官", "队长",
     "老师", "医生", "大人", "阁下", "殿下", "前辈", "女士", "先生", "总", "老板", "宝宝",
 )  # fmt: skip
-#: before a name
-ADDRESS_PREFIXES: tuple[str, ...] = ("@",)
+#: single characters before a name that address someone
+ADDRESS_PREFIXES: tuple[str, ...] = ("@", "＠")
 #: a numeral or quantity right before a single-char name makes it a measure word (三年, 几年)
 NUMERAL_CHARS = frozenset("0123456789〇零一二三四五六七八九十百千万两几多每半整上下前后去今明")
 #: joins two names
@@ -103,8 +103,6 @@ GAME_CUES: tuple[str, ...] = (
     "抽到", "抽了", "出了", "精一", "精二", "专一", "专二", "专三", "技能", "天赋", "模组", "潜能",
     "立绘", "皮肤", "语音", "干员", "练了", "升了", "复刻", "卡池", "六星", "五星", "满潜", "开技能",
 )  # fmt: skip
-#: how far the vocative rule looks for the start/end of the message (a line)
-_LINE_WINDOW = 64
 #: punctuation that can follow a name used to address someone
 VOCATIVE_PUNCT = frozenset("，,！!：:？?。~～ 　…")
 #: characters allowed around a vocative besides the name
@@ -180,6 +178,7 @@ def classify(key: str) -> str:
     return "plain"
 
 
+@cache
 def bare_ok(key: str) -> bool:
     """Signal 9: a single-char name that is rarely a standalone word (or is a surname)."""
     if len(key) != 1:
@@ -238,6 +237,23 @@ def build_stoplist(risky_keys: frozenset[str], plain_keys: frozenset[str]) -> fr
 _CUE_RE = re.compile("|".join(map(re.escape, sorted(GAME_CUES, key=len, reverse=True))))
 
 
+def _alternation(words: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, sorted(words, key=len, reverse=True))))
+
+
+_HON_RE = _alternation(HONORIFIC_SUFFIXES)
+_SUBJ_RE = _alternation(SUBJECT_FOLLOWERS)
+_EDGE_SET = frozenset(_EDGE_PUNCT)
+_CLOSE_RE = re.compile("[" + re.escape(_EDGE_PUNCT) + r"]*(?:\n|\Z)")
+_HONORIFIC_SET = frozenset(HONORIFIC_SUFFIXES)
+_PREFIX_SET = frozenset(ADDRESS_PREFIXES)
+
+
+def is_title(key: str) -> bool:
+    """Signal 10 applies to this alias (it is also a title such as 医生)."""
+    return key in _HONORIFIC_SET
+
+
 def decide(
     t: str,
     start: int,
@@ -250,47 +266,39 @@ def decide(
 ) -> str | None:
     """How a risky candidate ``t[start:end]`` is accepted (signal name), or None to drop it.
 
-    ``neighbours`` are the spans of the previous and next candidate names in the same text.
+    ``t`` is the folded text (one message per line); ``neighbours`` are the spans of the previous
+    and next candidate names in it.
     """
-    single = len(key) == 1
     prev, nxt = neighbours
-    if cfg.title and key in HONORIFIC_SUFFIXES and prev is not None and prev[1] == start:
+    before = t[start - 1] if start > 0 else "\n"
+    if cfg.title and prev is not None and prev[1] == start and key in _HONORIFIC_SET:
         return None
-    if cfg.numeral and single and start > 0 and t[start - 1] in NUMERAL_CHARS:
+    if cfg.numeral and len(key) == 1 and before in NUMERAL_CHARS:
         return None
     if cfg.honorific:
-        tail = t[end : end + 3]
-        if any(tail.startswith(s) for s in HONORIFIC_SUFFIXES):
+        if _HON_RE.match(t, end):
             return "honorific"
-        if any(t.startswith(p, start - len(p)) for p in ADDRESS_PREFIXES if start >= len(p)):
+        if before in _PREFIX_SET:
             return "honorific"
     if cfg.context and ctx_ids and not ctx_ids.isdisjoint(ids):
         return "context"
     if cfg.vocative:
-        # the message is the current line; look at most _LINE_WINDOW characters either way
-        lo = max(0, start - _LINE_WINDOW)
-        before = t[lo:start]
-        nl = before.rfind("\n")
-        before = before[nl + 1 :] if nl >= 0 else (before if lo == 0 else "x")
-        after = t[end : end + _LINE_WINDOW]
-        nl = after.find("\n")
-        if nl >= 0:
-            after = after[:nl]
-        elif end + _LINE_WINDOW < len(t):
-            after += "x"
-        if not before.strip(_EDGE_PUNCT) and (not after or after[0] in VOCATIVE_PUNCT):
-            return "vocative"
-        if start > 0 and t[start - 1] in "，," and not after.strip(_EDGE_PUNCT):
+        after = t[end] if end < len(t) else "\n"
+        if before == "\n" or before in _EDGE_SET:
+            i = start - 1
+            while i >= 0 and t[i] in _EDGE_SET:
+                i -= 1
+            if (i < 0 or t[i] == "\n") and (after == "\n" or after in VOCATIVE_PUNCT):
+                return "vocative"
+        if before in "，," and _CLOSE_RE.match(t, end):
             return "vocative"
     if cfg.coordination:
         if nxt is not None and nxt[0] == end + 1 and t[end] in COORDINATORS:
             return "coordination"
-        if prev is not None and prev[1] == start - 1 and t[start - 1] in COORDINATORS:
+        if prev is not None and prev[1] == start - 1 and before in COORDINATORS:
             return "coordination"
-    if cfg.subject:
-        tail = t[end : end + 2]
-        if any(tail.startswith(s) for s in SUBJECT_FOLLOWERS):
-            return "subject"
+    if cfg.subject and _SUBJ_RE.match(t, end):
+        return "subject"
     if cfg.game_cue and _CUE_RE.search(t, max(0, start - CUE_WINDOW), end + CUE_WINDOW):
         return "game_cue"
     if cfg.bare_rare and bare_ok(key):

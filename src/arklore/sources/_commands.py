@@ -23,11 +23,6 @@ from arklore.core.model import (
     normalize_text,
 )
 
-# Commands whose trailing text the raw scripts show in the story box although they are not
-# `[name=...]` lines. ASTR has none of these stages (chat/detective files); they become
-# speakerless narration so the text is not lost.
-TEXT_COMMANDS = frozenset({"narration", "title", "dialog", "voicewithin"})
-
 
 @dataclass(slots=True)
 class Element:
@@ -55,6 +50,11 @@ def split_list(value: str | None) -> tuple[str, ...]:
     if not value:
         return ()
     return tuple(item.strip() for item in value.split(";") if item.strip())
+
+
+def _aligned(value: str | None) -> tuple[str, ...]:
+    """``"a;;b"`` -> ``("a", "", "b")``: empty items kept so options line up with values."""
+    return tuple(item.strip() for item in value.split(";")) if value and value.strip() else ()
 
 
 def _number(value: Any) -> float | None:
@@ -163,6 +163,10 @@ class BranchTracker:
         return branch
 
     def on_predicate(self, references: tuple[str, ...]) -> None:
+        if not references:  # a bare [Predicate] ends the options (ASTR reads it so too)
+            if not self._stack:
+                return
+            references = tuple(sorted(self._stack[-1].values))
         refs = frozenset(references)
         depth = next(
             (d for d in range(len(self._stack) - 1, -1, -1) if self._stack[d].reached(refs)),
@@ -185,9 +189,7 @@ class BranchTracker:
             frame.refs, frame.closed = references, False
 
 
-def build_lines(
-    elements: Iterable[Element], stage_path: str, *, track_figures: bool
-) -> list[Line]:
+def build_lines(elements: Iterable[Element], stage_path: str, *, track_figures: bool) -> list[Line]:
     """Number the text elements of a stage and attach speaker, branch and portrait.
 
     ``track_figures``: derive ``figure_art`` from the portrait commands (raw scripts)
@@ -203,8 +205,8 @@ def build_lines(
             continue
         if prop == "decision":
             line_no = len(lines) + 1
-            options = tuple(o.strip() for o in (attr_str(attrs, "options") or "").split(";"))
-            values = tuple(v.strip() for v in (attr_str(attrs, "values") or "").split(";"))
+            options = _aligned(attr_str(attrs, "options"))
+            values = _aligned(attr_str(attrs, "values"))
             branch = branches.on_decision(line_no, tuple(v for v in values if v))
             text = normalize_text(attr_str(attrs, "options") or "")
             lines.append(

@@ -12,10 +12,11 @@ are not needed: the Predicate references carry the same structure.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from arklore.core.errors import MalformedSourceError
 from arklore.core.model import Line, Source, Stage
@@ -47,10 +48,14 @@ def read_astr_stage(story_root: Path, file: Path) -> Stage:
     rel = file.relative_to(story_root).as_posix()
     data = file.read_bytes()
     try:
-        doc = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as exc:
-        raise MalformedSourceError(rel, f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
+        doc = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
+    except orjson.JSONDecodeError as exc:
+        try:
+            data.decode("utf-8-sig")
+        except UnicodeDecodeError as bad:
+            raise MalformedSourceError(
+                rel, f"not UTF-8 ({bad.reason} at byte {bad.start})"
+            ) from bad
         raise MalformedSourceError(rel, f"bad JSON: {exc.msg} at line {exc.lineno}") from exc
     stage_path = stage_path_for(story_root, file)
     try:
@@ -82,7 +87,8 @@ def _elements(story: list[Any], stage_path: str) -> Iterator[Element]:
     for index, item in enumerate(story):
         if not isinstance(item, dict) or not isinstance(item.get("prop"), str):
             raise MalformedSourceError(stage_path, f"storyList[{index}] has no prop")
-        attrs = item.get("attributes") or {}
+        attrs = item.get("attributes")
+        attrs = {} if attrs is None else attrs
         if not isinstance(attrs, dict):
             raise MalformedSourceError(stage_path, f"storyList[{index}].attributes not an object")
         figure = item.get("figure_art")

@@ -16,14 +16,23 @@ both sources hold, since ASTR records what the game shows:
   ``[Div] Part.02``, ``[Tutorial(...)]``/``[PopupDialog(...)]`` hints (gameplay help,
   not story).
 - Command names and attribute keys are case-insensitive; attribute values may be quoted
-  (with ``\\"`` escapes and any of ``;,=]`` inside) or bare; spaces around ``=`` are allowed.
+  (any of ``;,=]`` inside) or bare; spaces around ``=`` are allowed. Inside quotes only
+  ``\\"`` is an escape: ``\\n`` in a Sticker/Subtitle text stays as written, as in ASTR.
 - A line ending in ``\\`` continues on the next line (tutorial tags span lines). Lines
   starting with ``//`` are comments. Empty lines are nothing. BOM and CRLF are accepted.
 - A tag whose quote never closes, or whose ``]`` is missing on a ``name``/text tag, makes
   the file malformed. A missing ``]`` after a complete ``Command(...)`` is tolerated
   (``[spellsticker(...)`` in main 17-17).
-- Portraits: ``figure_art`` of a dialogue/narration line is the portrait in focus from the
-  last ``Character``/``charslot`` command, ``[Dialog]`` clears it (ASTR's rule).
+- Choices and branches: see ``_commands.BranchTracker``; a bare ``[Predicate]`` ends the
+  options (ASTR fills in every value there).
+- Portraits (ASTR's rules, 99.3% agreement): only dialogue lines get ``figure_art``.
+  ``Character(name)`` shows name; with ``name2`` the focus picks one (``focus=2`` ->
+  name2) and no focus keeps the previous portrait. ``charslot(slot, name, focus)`` fills a
+  slot; ``focus`` picks a slot (``"none"``/unknown slot: nobody); a name without focus
+  takes over only from the same slot or an empty stage. ``[Dialog]`` clears it.
+- Where ASTR is wrong we differ on purpose: it shows ``[]`` and ``[[character(...)]]`` as
+  narration, cuts ``[Subtitle(text="", ...)]`` at the first quote, and reads
+  ``[name=""]  ...“X”...`` with the name taken from the text.
 - Paths: ``stage_path`` is lower-cased (the raw tree is all lower case; ASTR writes
   ``obt/Roguelike/RO1``), ``[uc]info`` (stage summaries) and ``avg_segment_report.txt``
   (a tooling report, not a script) are skipped.
@@ -44,13 +53,16 @@ SKIP_DIRS = frozenset({"[uc]info"})
 SKIP_FILES = frozenset({"avg_segment_report.txt"})
 TEXT_COMMANDS = frozenset({"narration", "title", "dialog", "voicewithin"})
 
+_READ_ATTRS = frozenset(
+    {"character", "charslot", "decision", "predicate", "subtitle", "sticker", "multiline"}
+)
 _QUOTED = r'"(?:\\"|[^"])*"'
 _SIMPLE_NAME = re.compile(r'\[\s*name\s*=\s*"([^"\\]*)"\s*\](.*)', re.I | re.S)
 _TAG = re.compile(rf'\[((?:{_QUOTED}|[^"\]])*)\]', re.S)
 _UNCLOSED_QUOTE = re.compile(rf'\[(?:{_QUOTED}|[^"\]])*"(?:\\"|[^"])*$', re.S)
 _CALL = re.compile(r"\s*([A-Za-z_][\w.]*)\s*(?:\((.*)\))?\s*", re.S)
 _ATTR = re.compile(
-    rf'\s*(?:([A-Za-z_][\w.]*)\s*=\s*(?:"((?:\\"|[^"])*)"|([^,]*))|[^,]*)\s*(?:,|$)', re.S
+    r'\s*(?:([A-Za-z_][\w.]*)\s*=\s*(?:"((?:\\"|[^"])*)"|([^,]*))|[^,]*)\s*(?:,|$)', re.S
 )
 
 
@@ -140,9 +152,10 @@ def _tag_element(line: str) -> Element | None:
         if tag is None and call.group(2) is None:
             raise ValueError(f"unterminated tag {line[:40]!r}")
         prop = call.group(1).lower()
-        attrs = parse_attrs(call.group(2) or "")
         if prop in TEXT_COMMANDS and rest.strip():
             return Element("name", {"content": rest})
+        # only the commands the line builder reads need their attributes parsed
+        attrs = parse_attrs(call.group(2) or "") if prop in _READ_ATTRS else {}
         if prop == "multiline":
             attrs["content"] = rest
         return Element(prop, attrs)
@@ -163,9 +176,6 @@ def parse_attrs(src: str) -> dict[str, str]:
         key, quoted, bare = match.groups()
         if key is None:
             continue  # a stray word, e.g. the leftovers of "[[character(...)]]"
-        if quoted is not None:
-            value = quoted.replace('\\"', '"')
-        else:
-            value = (bare or "").strip()
+        value = quoted.replace('\\"', '"') if quoted is not None else (bare or "").strip()
         attrs[key.lower()] = value
     return attrs

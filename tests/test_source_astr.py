@@ -1,0 +1,165 @@
+"""The ASTR JSON reader, and that it agrees with the raw reader on the same stage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arklore.core.errors import MalformedSourceError
+from arklore.core.model import DOCTOR, Branch, LineKind, Source
+from arklore.sources import astr, avg
+from arklore.sources.astr import iter_astr_files, parse_astr, read_astr_stage, stage_path_for
+
+FIXTURES = Path(__file__).parent / "fixtures" / "story"
+ASTR = FIXTURES / "astr"
+FX_FILE = ASTR / "obt/main/level_fx_01_beg.json"
+SP = "obt/test/stage"
+
+
+def doc(*elements: dict) -> dict:
+    story = [{"id": i, **e} for i, e in enumerate(elements)]
+    return {"eventid": "e", "storyList": story}
+
+
+def el(prop: str, figure: str | None = None, **attrs) -> dict:
+    out: dict = {"prop": prop, "attributes": attrs}
+    if figure:
+        out["figure_art"] = figure
+    return out
+
+
+def test_iter_and_stage_path_match_the_raw_script_key() -> None:
+    assert list(iter_astr_files(ASTR)) == [FX_FILE]
+    assert stage_path_for(ASTR, FX_FILE) == "obt/main/level_fx_01_beg"
+
+
+def test_stage_path_is_lower_cased_but_source_path_keeps_case(tmp_path: Path) -> None:
+    file = tmp_path / "obt/Roguelike/RO1/level_x.json"
+    file.parent.mkdir(parents=True)
+    file.write_text(json.dumps(doc()), encoding="utf-8")
+    stage = read_astr_stage(tmp_path, file)
+    assert stage.stage_path == "obt/roguelike/ro1/level_x"
+    assert stage.source_path == "obt/Roguelike/RO1/level_x.json"
+
+
+def test_header_fills_the_stage_metadata() -> None:
+    stage = read_astr_stage(ASTR, FX_FILE)
+    assert stage.source is Source.ASTR
+    assert (stage.event_id, stage.event_name, stage.entry_type) == ("main_fx", "雾港", "MAINLINE")
+    assert (stage.story_code, stage.avg_tag, stage.story_name) == ("FX-1", "行动前", "雾港试炼")
+    assert stage.story_info == "一段虚构的简介。"
+    assert len(stage.content_hash) == 40
+
+
+def test_same_stage_in_both_formats_yields_identical_lines() -> None:
+    raw = avg.read_avg_stage(FIXTURES / "avg", FIXTURES / "avg/obt/main/level_fx_01_beg.txt")
+    parsed = read_astr_stage(ASTR, FX_FILE)
+    assert raw.stage_path == parsed.stage_path
+    assert raw.lines == parsed.lines
+    assert [line.line_id for line in raw.lines] == [line.line_id for line in parsed.lines]
+
+
+def test_prop_case_varies_and_name_without_name_is_narration() -> None:
+    lines = parse_astr(
+        doc(
+            el("Name", content="  一", name="甲"),
+            el("name", content="旁白"),
+            el("DIALOG"),
+            el("MultiLine", content="二", name="乙"),
+            el("SubTitle", text="三"),
+            el("sticker", text="四", id="s"),
+            el("Sticker", id="s"),
+        ),
+        SP,
+    )
+    assert [(x.kind, x.speaker, x.text) for x in lines] == [
+        (LineKind.DIALOGUE, "甲", "一"),
+        (LineKind.NARRATION, "", "旁白"),
+        (LineKind.MULTILINE, "乙", "二"),
+        (LineKind.SUBTITLE, "", "三"),
+        (LineKind.STICKER, "", "四"),
+    ]
+
+
+def test_decision_and_predicates_give_choice_and_branches() -> None:
+    lines = parse_astr(
+        doc(
+            {**el("Decision", options="甲;乙;丙", values="1;2;3"), "targetLine": {}},
+            {**el("Predicate", references="1;2"), "endOfOpt": False},
+            el("name", content="一二", name="丁"),
+            {**el("Predicate", references="3"), "endOfOpt": False},
+            el("name", content="三", name="丁"),
+            {**el("Predicate", references="1;2;3"), "endOfOpt": True},
+            el("name", content="合", name="丁"),
+        ),
+        SP,
+    )
+    assert lines[0].speaker == DOCTOR and lines[0].options == ("甲", "乙", "丙")
+    assert [x.branch for x in lines] == [None, Branch(1, ("1", "2")), Branch(1, ("3",)), None]
+
+
+def test_figure_art_is_taken_from_the_element_on_named_lines() -> None:
+    lines = parse_astr(doc(el("name", "char_9", content="一", name="甲")), SP)
+    assert lines[0].figure_art == "char_9"
+
+
+def test_numeric_attribute_values_read_as_text() -> None:
+    lines = parse_astr(doc(el("Decision", options="好", values=1.0)), SP)
+    assert lines[0].option_values == ("1",)
+
+
+def test_element_id_is_never_used_for_numbering() -> None:
+    story = doc(el("name", content="一"), el("Delay", time=1.0), el("name", content="二"))
+    for item in story["storyList"]:
+        item["id"] = 99
+    assert [x.line_no for x in parse_astr(story, SP)] == [1, 2]
+
+
+# --- malformed input ---------------------------------------------------------------------------
+
+
+def write(tmp_path: Path, data: bytes) -> Path:
+    file = tmp_path / "obt" / "bad.json"
+    file.parent.mkdir(exist_ok=True)
+    file.write_bytes(data)
+    return file
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b'{"storyList": [', "bad JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b'{"eventid": "x"}', "storyList"),
+        (b'{"storyList": [{"id": 0}]}', "no prop"),
+        (b'{"storyList": [{"prop": "name", "attributes": []}]}', "attributes"),
+        ('{"storyList": [], "storyName": "你好"}'.encode("gbk"), "not UTF-8"),
+    ],
+)
+def test_bad_files_raise_with_path_and_reason(tmp_path: Path, data: bytes, reason: str) -> None:
+    file = write(tmp_path, data)
+    with pytest.raises(MalformedSourceError, match=reason) as err:
+        read_astr_stage(tmp_path, file)
+    assert err.value.path == "obt/bad.json"
+
+
+def test_parse_astr_rejects_wrong_shape() -> None:
+    with pytest.raises(MalformedSourceError):
+        parse_astr({"storyList": "nope"}, SP)
+
+
+@pytest.mark.realdata
+def test_real_astr_files_all_parse(astr_root: Path) -> None:
+    story = astr_root / "zh_CN/gamedata/story"
+    failures: dict[str, str] = {}
+    count = 0
+    for file in astr.iter_astr_files(story):
+        try:
+            read_astr_stage(story, file)
+            count += 1
+        except MalformedSourceError as exc:
+            failures[exc.path] = exc.reason
+    assert failures == {}
+    assert count >= 1900
