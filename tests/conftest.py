@@ -44,3 +44,19 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     h = tmp_path / "home"
     monkeypatch.setenv("ARKLORE_HOME", str(h))
     return h
+
+
+@pytest.fixture(scope="session")
+def real_store_path(gamedata_root: Path, astr_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ingest of the whole real corpus (both sources) shared by every realdata test that
+    only reads it; open it with ``Store(path)`` and do not write to it."""
+    from arklore.config import Settings
+    from arklore.corpus.ingest import ingest
+    from arklore.corpus.store import Store
+
+    home = tmp_path_factory.mktemp("real-home")
+    settings = Settings(home=home, gamedata=gamedata_root, astr=astr_root)
+    with Store(settings.db_path) as store:
+        report = ingest(settings, store)
+    assert not report.errors, report.errors[:5]
+    return settings.db_path

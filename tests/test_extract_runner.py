@@ -418,11 +418,10 @@ def _assert_no_duplicates(store: Store, responder: Responder, prompts: dict[str,
 
 
 @pytest.mark.realdata
-def test_dry_run_all_real_corpus(gamedata_root: Path, tmp_path: Path) -> None:
-    """`--dry-run --all` over the whole (raw script) corpus: a positive estimate, no calls."""
-    settings = Settings(home=tmp_path / "home", gamedata=gamedata_root, astr=None)
-    with Store(settings.db_path) as store:
-        ingest(settings, store, sources=("avg",))
+def test_dry_run_all_real_corpus(real_store_path: Path, tmp_path: Path) -> None:
+    """`--dry-run --all` over the whole corpus: a positive estimate, no calls."""
+    settings = Settings(home=tmp_path / "home", gamedata=None, astr=None)
+    with Store(real_store_path) as store:
         paths = runner.select_stages(store, all_=True)
         env = {"LLM_BASE_URL": "http://127.0.0.1:9/never-called"}
         est = runner.dry_run(store, paths, env)

@@ -93,7 +93,7 @@ def test_ablation(real_ops: list, real_matcher: MentionMatcher) -> None:
     )
     plain_trie = _accept_all(naive)
     rows.append(score(plain_trie, RECORDS).line("plain trie (no rules)"))
-    print("\nablation (all 208 messages):\n" + "\n".join(rows))
+    print(f"\nablation (all {len(RECORDS)} messages):\n" + "\n".join(rows))
     # the stoplist is the signal precision rests on
     assert results["stoplist"].precision < base.precision
 

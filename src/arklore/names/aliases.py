@@ -141,7 +141,7 @@ class AliasTable:
     def __len__(self) -> int:
         return len(self._by_key)
 
-    def keys(self) -> list[str]:
+    def surfaces(self) -> list[str]:
         """Folded surfaces known to the table."""
         return list(self._by_key)
 
@@ -234,12 +234,14 @@ def load_user_aliases(path: str | Path | None = None) -> list[Alias]:
         raise InputFileError(str(p), "toml", str(e)) from e
     unknown = set(doc) - {"alias", "block"}
     if unknown:
-        raise InputFileError(str(p), sorted(unknown)[0], "unknown table (use [[alias]] or [[block]])")
+        raise InputFileError(
+            str(p), sorted(unknown)[0], "unknown table (use [[alias]] or [[block]])"
+        )
     out: list[Alias] = []
     for table, allowed in (("alias", _ALIAS_KEYS), ("block", _BLOCK_KEYS)):
         entries = doc.get(table, [])
         if not isinstance(entries, list):
-            raise InputFileError(str(p), table, "must be an array of tables: [[%s]]" % table)
+            raise InputFileError(str(p), table, f"must be an array of tables: [[{table}]]")
         for i, e in enumerate(entries, 1):
             where = f"[[{table}]] #{i}"
             if not isinstance(e, dict):
@@ -251,11 +253,10 @@ def load_user_aliases(path: str | Path | None = None) -> list[Alias]:
             if not isinstance(name, str) or not name.strip():
                 raise InputFileError(str(p), f"{where} name", "missing or empty string")
             cid = e.get("id")
-            if table == "alias" or cid is not None:
-                if not isinstance(cid, str) or not _ID_RE.match(cid):
-                    raise InputFileError(
-                        str(p), f"{where} ({name}) id", f"not an operator id: {cid!r}"
-                    )
+            if (table == "alias" or cid is not None) and (
+                not isinstance(cid, str) or not _ID_RE.match(cid)
+            ):
+                raise InputFileError(str(p), f"{where} ({name}) id", f"not an operator id: {cid!r}")
             note = e.get("note", "")
             if not isinstance(note, str):
                 raise InputFileError(str(p), f"{where} ({name}) note", "must be a string")

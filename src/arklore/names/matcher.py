@@ -105,7 +105,7 @@ class MentionMatcher:
         self.config = cfg = config or RuleConfig()
         self._auto = ahocorasick.Automaton()
         kinds: dict[str, int] = {}
-        for key in table.keys():
+        for key in table.surfaces():
             ids = table.decided_ids(key)
             if not ids:
                 continue

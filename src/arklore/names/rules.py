@@ -49,11 +49,27 @@ Signals for risky aliases (in the order they are tried)
 
 A risky candidate with none of 3–9 (or 11) is dropped.
 
-Measured on ``data/names_eval.jsonl`` with the real name inventory (all 208 messages; run
-``pytest tests/test_names_eval.py -s`` to reproduce; "without X" = that signal switched off):
+Measured on ``data/names_eval.jsonl`` (248 messages, 181 labelled mentions) with the real name
+inventory; "without X" = that signal switched off (reproduce: ``pytest tests/test_names_eval.py
+-s``)::
 
-    ABLATION_TABLE (filled by tests/test_names_eval.py --ablation output, see below)
+    all signals            P=0.982 R=0.923 (tp=167 fp=3 fn=14)
+    without stoplist       P=0.839 R=0.923 (fp 3 -> 32)
+    without numeral        P=0.982 R=0.923 (no case in the set; kept for 2024年/三年 with context)
+    without honorific      P=0.982 R=0.890
+    without context        P=0.982 R=0.917
+    without vocative       P=0.982 R=0.912
+    without coordination   P=0.981 R=0.873
+    without subject        P=0.981 R=0.867
+    without game_cue       P=0.981 R=0.878
+    without bare_rare      P=0.994 R=0.845
+    without title          P=0.977 R=0.923
+    without repeat         P=0.982 R=0.917
+    plain trie (no rules)  P=0.636 R=0.994 (fp=103)
 
+Known misses: possessive use with no other cue (山的拳套, 林的伞), multi-character names that are
+dictionary words with no cue (真理的甜点, 银灰带着初雪); known false hits: compounds of a
+"bare" name that jieba lacks (陈皮, 梅西) and a Latin letter glued to a Chinese word (W型).
 """
 
 from __future__ import annotations
@@ -215,7 +231,9 @@ def build_stoplist(risky_keys: frozenset[str], plain_keys: frozenset[str]) -> fr
         multi_auto.make_automaton()
     all_keys = risky_keys | plain_keys
     out: set[str] = set()
-    words = list(word_freqs().items()) + [(w, (HONORIFIC_WORD_KEEP, "x")) for w in extra_stopwords()]
+    words = list(word_freqs().items()) + [
+        (w, (HONORIFIC_WORD_KEEP, "x")) for w in extra_stopwords()
+    ]
     for word, (freq, _pos) in words:
         if len(word) < 2 or freq < STOP_FREQ_MIN or word in all_keys:
             continue
