@@ -244,17 +244,20 @@ def _set_meta(store: Store, key: str, value: str) -> None:
 
 def _post_process(settings: Settings, store: Store, meta_loader: _StageMetaLoader) -> None:
     """Recompute what depends on the whole corpus: operators, speakers, story order."""
-    operators = _load_operators(settings)
+    from arklore.names.build import rebuild_aliases
+
+    registry = _load_registry(settings)
     with store.transaction() as c:
-        if operators is not None:
+        if registry is not None:
             c.execute("DELETE FROM operators")
             c.executemany(
                 "INSERT INTO operators (char_id, name, appellation, data) VALUES (?,?,?,?)",
                 [(op.char_id, op.name, op.appellation, orjson.dumps(op, default=_plain).decode())
-                 for op in operators],
+                 for op in registry],
             )
         _rebuild_speakers(c)
         _rebuild_order(c, meta_loader)
+    rebuild_aliases(store, registry.code_names if registry is not None else None)
 
 
 def _plain(obj: object) -> object:
@@ -263,11 +266,16 @@ def _plain(obj: object) -> object:
     raise TypeError
 
 
-def _load_operators(settings: Settings) -> list | None:
+def _load_registry(settings: Settings):
+    """The operator registry from the excel tables, with ASTR's chardict when present
+    (it names alternate forms and operators newer than the tables)."""
     from arklore.names.registry import build_registry
 
+    chardict = None
+    if settings.astr is not None and (settings.astr / "zh_CN" / "chardict.json").is_file():
+        chardict = settings.astr / "zh_CN" / "chardict.json"
     try:
-        return list(build_registry(settings.excel_root()))
+        return build_registry(settings.excel_root(), chardict)
     except ArkloreError:
         return None
 

@@ -134,6 +134,10 @@ class Store:
             + "COMMIT;"
         )
 
+    def ensure_schema(self, sql: str) -> None:
+        """Create a layer's tables on an already open store (idempotent, one transaction)."""
+        self.conn.executescript("BEGIN IMMEDIATE;" + sql + "COMMIT;")
+
     def close(self) -> None:
         self.conn.close()
 

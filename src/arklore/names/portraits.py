@@ -13,6 +13,13 @@ A name becomes an alias only when
 * one operator's portraits make up at least ``MIN_SHARE`` of those lines,
 
 and the evidence (share, lines, runner-up) is stored with the alias.
+
+An alternate form's portrait (费德里科 shows ``char_1032_excu2``) names the person, so the
+alias points at the base character; the form is kept in the evidence.
+
+Names that describe rather than name (整合运动术师, 神秘的女性, 老奶奶 — a character before her
+reveal) are right about *who spoke* but would be wrong as names in chat, so they resolve the
+speaker (``speaker_only``) without becoming aliases for mention detection.
 """
 
 from __future__ import annotations
@@ -28,6 +35,19 @@ MIN_LINES = 30
 
 MIN_SHARE = 0.6
 """Share of those lines the dominant operator's portraits must reach."""
+
+DESCRIPTOR_SUFFIXES = (
+    "术师", "士兵", "干员", "队员", "战士", "女性", "男性", "女子", "男子", "老人", "青年",
+    "男孩", "女孩", "少女", "少年", "孩子", "奶奶", "爷爷", "大叔", "大婶", "商人", "居民",
+    "路人", "守卫", "卫兵", "成员", "医生", "护士", "佣兵", "骑士", "龙", "人",
+)
+"""Endings of descriptive speaker labels; with "的" in the name they mark ``speaker_only``."""
+
+
+def is_descriptor(name: str) -> bool:
+    """A label like 乌萨斯术师 or 路过的黎博利 rather than a name."""
+    return "的" in name or name.endswith(DESCRIPTOR_SUFFIXES)
+
 
 _PORTRAIT = re.compile(r"^(?:avgnew_|avg_|char_)?(?:char_)?(\d+)_([a-z0-9]+)", re.IGNORECASE)
 
@@ -52,6 +72,7 @@ def portrait_aliases(
     pairs: Iterable[tuple[str, str | None]],
     char_ids: Iterable[str],
     *,
+    base_of: dict[str, str] | None = None,
     min_lines: int = MIN_LINES,
     min_share: float = MIN_SHARE,
 ) -> tuple[list[Alias], dict[str, dict]]:
@@ -76,17 +97,20 @@ def portrait_aliases(
         total = sum(c.values())
         (top, top_n), *rest = c.most_common(2)
         share = top_n / total
+        base = (base_of or {}).get(top, top)
         entry = {
-            "char_id": top,
+            "char_id": base,
+            "portrait_of": top,
             "share": round(share, 3),
             "lines": total,
             "runner_up": rest[0][0] if rest else None,
             "accepted": total >= min_lines and share >= min_share,
+            "speaker_only": is_descriptor(speaker),
         }
         stats[speaker] = entry
-        if entry["accepted"]:
-            aliases.append(
-                Alias(speaker, top, "portrait",
-                      {"share": entry["share"], "lines": total, "runner_up": entry["runner_up"]})
-            )
+        if entry["accepted"] and not entry["speaker_only"]:
+            evidence = {"share": entry["share"], "lines": total, "runner_up": entry["runner_up"]}
+            if top != base:
+                evidence["portrait_of"] = top
+            aliases.append(Alias(speaker, base, "portrait", evidence))
     return aliases, stats

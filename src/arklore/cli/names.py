@@ -1,0 +1,97 @@
+"""Names commands: resolve a name, find mentions in text, audit speakers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from arklore.cli._common import console, open_store, print_json
+from arklore.cli.app import app
+
+names_app = typer.Typer(help="Operator names: aliases and mention detection.", no_args_is_help=True)
+app.add_typer(names_app, name="names")
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable result on stdout.")]
+
+
+@names_app.command("resolve")
+def resolve(name: str, json: JsonOpt = False) -> None:
+    """Which operator a name belongs to, and which source decided; ambiguous names list all."""
+    from arklore.core.errors import UnknownNameError
+    from arklore.names.build import load_alias_table
+
+    with open_store() as store:
+        table = load_alias_table(store)
+        res = table.resolve(name)
+        cands = [
+            {"char_id": a.char_id, "source": a.source, "evidence": a.evidence,
+             "name": table.canonical_name(a.char_id)}
+            for a in table.candidates(name)
+        ]
+    out = {"name": name, "char_id": res.char_id, "ids": list(res.ids), "names": list(res.names),
+           "source": res.source, "ambiguous": res.ambiguous, "candidates": cands}
+    if json:
+        print_json(out)
+        if not res.ids:
+            raise typer.Exit(1)
+        return
+    if not res.ids:
+        raise UnknownNameError(f"no operator is called {name!r}")
+    if res.ambiguous:
+        console.print(f"{name}: ambiguous, one of " + ", ".join(
+            f"{i} ({n})" for i, n in zip(res.ids, res.names, strict=True)), highlight=False)
+    else:
+        console.print(f"{name} -> {res.char_id} {res.names[0]} (decided by {res.source})", highlight=False)
+
+
+@names_app.command("find")
+def find(
+    text: str,
+    json: JsonOpt = False,
+    speaking_to: Annotated[str | None, typer.Option(help="The operator being talked to (id or name).")] = None,
+) -> None:
+    """Operator mentions in a text, with how each was matched."""
+    from arklore.names.build import store_matcher
+
+    with open_store() as store:
+        matcher = store_matcher(store)
+    ctx = {"speaking_to": speaking_to} if speaking_to else None
+    mentions = matcher.find(text, ctx)
+    rows = [
+        {"char_id": m.char_id, "surface": m.surface, "start": m.start, "end": m.end, "how": m.how,
+         "candidates": list(m.candidates), "name": matcher.table.canonical_name(m.char_id) if m.char_id else None}
+        for m in mentions
+    ]
+    if json:
+        print_json(rows)
+        return
+    if not rows:
+        console.print("no operator mentioned")
+    for r in rows:
+        who = f"{r['char_id']} {r['name']}" if r["char_id"] else f"ambiguous {r['candidates']}"
+        console.print(f"[{r['start']}:{r['end']}] {r['surface']} -> {who} ({r['how']})", highlight=False)
+
+
+@names_app.command("audit")
+def audit_cmd(json: JsonOpt = False) -> None:
+    """Speakers with >= 200 lines as operator or NPC, and speakers that look like operators
+    but have no alias (for a human to settle in data/aliases.toml)."""
+    from arklore.names.audit import audit
+
+    with open_store() as store:
+        report = audit(store)
+    if json:
+        print_json(report)
+        return
+    console.print(
+        f"{len(report['big_speakers'])} speakers with >= 200 lines: "
+        f"{report['big_speakers_operators']} operators, {report['big_speakers_npcs']} NPCs",
+        highlight=False,
+    )
+    t = Table("speaker", "lines", "reasons", "candidates")
+    for s in report["suspects"][:60]:
+        t.add_row(s["speaker"], str(s["lines"]), "; ".join(s["reasons"]), ", ".join(s["candidates"]))
+    console.print(t)
+    if len(report["suspects"]) > 60:
+        console.print(f"... {len(report['suspects']) - 60} more suspects (use --json)")

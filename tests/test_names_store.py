@@ -1,0 +1,84 @@
+"""The alias table in the store: registry + portrait statistics + user file, speakers resolved."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arklore.config import Settings
+from arklore.corpus.ingest import ingest
+from arklore.corpus.store import Store
+from arklore.names.build import load_alias_table, store_matcher
+from arklore.names.portraits import MIN_LINES
+from corpus_tree import EXCEL, STORY, write_tree
+
+FIXTURE_EXCEL = Path(__file__).parent / "fixtures" / "excel"
+
+
+def _stage(speaker: str, portrait: str, n: int, other: str | None = None) -> str:
+    rows = []
+    for i in range(n):
+        shown = other if other and i % 4 == 0 else portrait
+        rows.append(f'[Character(name="{shown}")]\n[name="{speaker}"]  第{i}句话。\n')
+    return "".join(rows)
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    gamedata, astr = write_tree(tmp_path / "data")
+    for f in FIXTURE_EXCEL.glob("*.json"):
+        shutil.copy(f, gamedata / EXCEL / f.name)
+    story = gamedata / STORY / "obt/main"
+    # a real name whose portraits are mostly the siege alternate form's (75%)
+    (story / "level_t_02.txt").write_text(
+        _stage("维多利亚之女", "avg_1019_siege2_1#1$1", MIN_LINES + 10, "char_002_amiya_1#1"), encoding="utf-8"
+    )
+    # too few lines to count
+    (story / "level_t_03.txt").write_text(_stage("路人甲", "char_002_amiya_1#2", MIN_LINES - 5), encoding="utf-8")
+    # a descriptive label: resolves the speaker, never becomes an alias
+    (story / "level_t_04.txt").write_text(
+        _stage("神秘的女性", "avg_010_chen_1#3", MIN_LINES + 5), encoding="utf-8"
+    )
+    settings = Settings(home=tmp_path / "home", gamedata=gamedata, astr=astr)
+    s = Store(settings.db_path)
+    ingest(settings, s)
+    yield s
+    s.close()
+
+
+def test_portrait_alias_points_at_the_base_character_with_its_evidence(store):
+    table = load_alias_table(store)
+    res = table.resolve("维多利亚之女")
+    assert res.char_id == "char_112_siege" and res.source == "portrait"
+    (alias,) = [a for a in table.candidates("维多利亚之女") if a.source == "portrait"]
+    assert alias.evidence["portrait_of"] == "char_1019_siege2"
+    assert alias.evidence["lines"] >= MIN_LINES and 0.6 <= alias.evidence["share"] < 1.0
+
+
+def test_speakers_below_the_line_threshold_get_no_alias(store):
+    assert load_alias_table(store).resolve("路人甲").ids == ()
+    row = store.conn.execute("SELECT char_id FROM speakers WHERE name = '路人甲'").fetchone()
+    assert row == (None,)
+
+
+def test_descriptive_label_resolves_the_speaker_but_is_not_a_mention_alias(store):
+    assert load_alias_table(store).resolve("神秘的女性").ids == ()
+    row = store.conn.execute("SELECT char_id FROM speakers WHERE name = '神秘的女性'").fetchone()
+    assert row == ("char_010_chen",)
+    assert store_matcher(store).find("神秘的女性来了") == []
+
+
+def test_registry_names_resolve_speakers_and_mentions(store):
+    row = store.conn.execute("SELECT char_id FROM speakers WHERE name = '维多利亚之女'").fetchone()
+    assert row == ("char_112_siege",)
+    found = {(m.surface, m.char_id) for m in store_matcher(store).find("我今天见到了假日威龙陈和推进之王")}
+    assert found == {("假日威龙陈", "char_1013_chen2"), ("推进之王", "char_112_siege")}
+
+
+def test_user_file_edits_apply_without_reingest_and_win(store, tmp_path):
+    user = tmp_path / "aliases.toml"
+    user.write_text('[[alias]]\nname = "维多利亚之女"\nid = "char_010_chen"\nnote = "test"\n', encoding="utf-8")
+    res = load_alias_table(store, user).resolve("维多利亚之女")
+    assert (res.char_id, res.source) == ("char_010_chen", "user")
