@@ -47,7 +47,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
-def real_store_path(gamedata_root: Path, astr_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def real_store_path(
+    gamedata_root: Path, astr_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     """One ingest of the whole real corpus (both sources) shared by every realdata test that
     only reads it; open it with ``Store(path)`` and do not write to it."""
     from arklore.config import Settings

@@ -41,21 +41,39 @@ def _astr_from_lines(header: dict, elements: list[dict]) -> dict:
 
 ASTR_STAGE_A = _astr_from_lines(
     {
-        "lang": "zh_CN", "eventid": "test_1", "eventName": "测试篇", "entryType": "MAINLINE",
-        "storyCode": "T-1", "avgTag": "行动前", "storyName": "晨雾", "storyInfo": "一段测试用的简介。",
+        "lang": "zh_CN",
+        "eventid": "test_1",
+        "eventName": "测试篇",
+        "entryType": "MAINLINE",
+        "storyCode": "T-1",
+        "avgTag": "行动前",
+        "storyName": "晨雾",
+        "storyInfo": "一段测试用的简介。",
     },
     [
         {"prop": "HEADER", "attributes": {"key": "title_test"}},
         {"prop": "Background", "attributes": {"image": "bg_test"}},
         {"prop": "Character", "attributes": {"name": "char_900_tester_1"}},
-        {"prop": "name", "attributes": {"name": "测试员", "content": "  今天的巡逻路线定好了吗？"},
-         "figure_art": "char_900_tester_1"},
-        {"prop": "Character", "attributes": {"name": "char_900_tester_1", "name2": "char_901_guide_1", "focus": 2.0}},
-        {"prop": "name", "attributes": {"name": "向导", "content": "  定好了，Dr.{@nickname}，我们走北边。"},
-         "figure_art": "char_901_guide_1"},
+        {
+            "prop": "name",
+            "attributes": {"name": "测试员", "content": "  今天的巡逻路线定好了吗？"},
+            "figure_art": "char_900_tester_1",
+        },
+        {
+            "prop": "Character",
+            "attributes": {"name": "char_900_tester_1", "name2": "char_901_guide_1", "focus": 2.0},
+        },
+        {
+            "prop": "name",
+            "attributes": {"name": "向导", "content": "  定好了，Dr.{@nickname}，我们走北边。"},
+            "figure_art": "char_901_guide_1",
+        },
         {"prop": "name", "attributes": {"content": "晨雾还没有散去。"}},
-        {"prop": "Decision", "attributes": {"options": "走北边;走南边", "values": "1;2"},
-         "targetLine": {"option1": "line8", "option2": "line10"}},
+        {
+            "prop": "Decision",
+            "attributes": {"options": "走北边;走南边", "values": "1;2"},
+            "targetLine": {"option1": "line8", "option2": "line10"},
+        },
         {"prop": "Predicate", "attributes": {"references": "1"}, "endOfOpt": False},
         {"prop": "name", "attributes": {"name": "向导", "content": "  北边的桥还算结实。"}},
         {"prop": "Predicate", "attributes": {"references": "2"}, "endOfOpt": False},
@@ -74,7 +92,9 @@ def write_tree(root: Path) -> tuple[Path, Path]:
     (story / "obt/main/level_test_01_beg.txt").write_text(AVG_STAGE_A, encoding="utf-8")
     (story / "obt/main/level_test_01_end.txt").write_text(AVG_STAGE_B, encoding="utf-8")
     (story / "[uc]info/obt/main").mkdir(parents=True)
-    (story / "[uc]info/obt/main/level_test_01_beg.txt").write_text("一段测试用的简介。", encoding="utf-8")
+    (story / "[uc]info/obt/main/level_test_01_beg.txt").write_text(
+        "一段测试用的简介。", encoding="utf-8"
+    )
     (gamedata / EXCEL).mkdir(parents=True)
     astr_story = astr / STORY
     (astr_story / "obt/main").mkdir(parents=True)

@@ -6,12 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from corpus_tree import avg_file, write_tree
 
 from arklore.config import Settings
 from arklore.corpus.anchors import DriftKind, register_anchor_query, verify_anchors
 from arklore.corpus.ingest import ingest
 from arklore.corpus.store import Store
-from corpus_tree import avg_file, write_tree
 
 STAGE = "obt/main/level_test_01_end"
 
@@ -42,9 +42,15 @@ def test_unchanged_sources_have_no_drift(env):
 
 def test_insertion_in_the_middle_reports_moved_lines(env):
     settings, store = env
-    _edit(settings, '[name="守卫？"]  站住。\n', '[name="守卫？"]  站住。\n[name="守卫"]  报上名来。\n')
+    _edit(
+        settings,
+        '[name="守卫？"]  站住。\n',
+        '[name="守卫？"]  站住。\n[name="守卫"]  报上名来。\n',
+    )
     report = verify_anchors(settings, store)
-    assert [(d.line_no, d.kind, d.now_line_nos) for d in report.drifts] == [(3, DriftKind.MOVED, [4])]
+    assert [(d.line_no, d.kind, d.now_line_nos) for d in report.drifts] == [
+        (3, DriftKind.MOVED, [4])
+    ]
 
 
 def test_in_place_edit_reports_changed_line(env):
@@ -91,8 +97,11 @@ def test_drift_kinds_detected_on_real_stage_files(tmp_path, gamedata_root, astr_
     from arklore.sources.avg import parse_avg
 
     src_story = gamedata_root / STORY_SUBDIR
-    names = ["obt/main/level_main_01-01_beg.txt", "obt/main/level_main_01-01_end.txt",
-             "obt/main/level_main_02-01_beg.txt"]
+    names = [
+        "obt/main/level_main_01-01_beg.txt",
+        "obt/main/level_main_01-01_end.txt",
+        "obt/main/level_main_02-01_beg.txt",
+    ]
     dst = tmp_path / "gd"
     for n in names:
         (dst / STORY_SUBDIR / n).parent.mkdir(parents=True, exist_ok=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from corpus_tree import astr_file, avg_file, write_tree
 
 from arklore.config import Settings
 from arklore.corpus import ingest as ingest_mod
 from arklore.corpus.ingest import ingest
 from arklore.corpus.store import Store
-from corpus_tree import avg_file, astr_file, write_tree
 
 
 @pytest.fixture
@@ -64,7 +64,9 @@ def test_changed_stage_is_replaced(env):
     settings, store = env
     ingest(settings, store)
     f = avg_file(settings.gamedata, "level_test_01_end")
-    f.write_text(f.read_text(encoding="utf-8").replace("我只是路过。", "我来送信。"), encoding="utf-8")
+    f.write_text(
+        f.read_text(encoding="utf-8").replace("我只是路过。", "我来送信。"), encoding="utf-8"
+    )
     report = ingest(settings, store)
     assert report.sources["avg"].updated == 1 and report.sources["avg"].unchanged == 1
     texts = [ln.text for ln in store.lines("obt/main/level_test_01_end", "avg")]
@@ -76,10 +78,13 @@ def test_malformed_file_is_reported_and_stored_version_kept(env):
     ingest(settings, store)
     before = store.lines("obt/main/level_test_01_beg", "astr")
     astr_file(settings.astr).write_text("{ not json", encoding="utf-8")
-    avg_file(settings.gamedata, "level_test_01_end").write_bytes(b"[name=\"\xff\xfe\"]  \xc3")
+    avg_file(settings.gamedata, "level_test_01_end").write_bytes(b'[name="\xff\xfe"]  \xc3')
     report = ingest(settings, store)
     failed = {(e["source"], e["path"]) for e in report.errors}
-    assert failed == {("astr", "obt/main/level_test_01_beg.json"), ("avg", "obt/main/level_test_01_end.txt")}
+    assert failed == {
+        ("astr", "obt/main/level_test_01_beg.json"),
+        ("avg", "obt/main/level_test_01_end.txt"),
+    }
     assert all(e["reason"] for e in report.errors)
     assert store.lines("obt/main/level_test_01_beg", "astr") == before
     assert store.counts()["ingest_errors"] == 2

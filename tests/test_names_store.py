@@ -6,13 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from corpus_tree import EXCEL, STORY, write_tree
 
 from arklore.config import Settings
 from arklore.corpus.ingest import ingest
 from arklore.corpus.store import Store
 from arklore.names.build import load_alias_table, store_matcher
 from arklore.names.portraits import MIN_LINES
-from corpus_tree import EXCEL, STORY, write_tree
 
 FIXTURE_EXCEL = Path(__file__).parent / "fixtures" / "excel"
 
@@ -33,10 +33,13 @@ def store(tmp_path: Path):
     story = gamedata / STORY / "obt/main"
     # a real name whose portraits are mostly the siege alternate form's (75%)
     (story / "level_t_02.txt").write_text(
-        _stage("维多利亚之女", "avg_1019_siege2_1#1$1", MIN_LINES + 10, "char_002_amiya_1#1"), encoding="utf-8"
+        _stage("维多利亚之女", "avg_1019_siege2_1#1$1", MIN_LINES + 10, "char_002_amiya_1#1"),
+        encoding="utf-8",
     )
     # too few lines to count
-    (story / "level_t_03.txt").write_text(_stage("路人甲", "char_002_amiya_1#2", MIN_LINES - 5), encoding="utf-8")
+    (story / "level_t_03.txt").write_text(
+        _stage("路人甲", "char_002_amiya_1#2", MIN_LINES - 5), encoding="utf-8"
+    )
     # a descriptive label: resolves the speaker, never becomes an alias
     (story / "level_t_04.txt").write_text(
         _stage("神秘的女性", "avg_010_chen_1#3", MIN_LINES + 5), encoding="utf-8"
@@ -73,12 +76,17 @@ def test_descriptive_label_resolves_the_speaker_but_is_not_a_mention_alias(store
 def test_registry_names_resolve_speakers_and_mentions(store):
     row = store.conn.execute("SELECT char_id FROM speakers WHERE name = '维多利亚之女'").fetchone()
     assert row == ("char_112_siege",)
-    found = {(m.surface, m.char_id) for m in store_matcher(store).find("我今天见到了假日威龙陈和推进之王")}
+    found = {
+        (m.surface, m.char_id)
+        for m in store_matcher(store).find("我今天见到了假日威龙陈和推进之王")
+    }
     assert found == {("假日威龙陈", "char_1013_chen2"), ("推进之王", "char_112_siege")}
 
 
 def test_user_file_edits_apply_without_reingest_and_win(store, tmp_path):
     user = tmp_path / "aliases.toml"
-    user.write_text('[[alias]]\nname = "维多利亚之女"\nid = "char_010_chen"\nnote = "test"\n', encoding="utf-8")
+    user.write_text(
+        '[[alias]]\nname = "维多利亚之女"\nid = "char_010_chen"\nnote = "test"\n', encoding="utf-8"
+    )
     res = load_alias_table(store, user).resolve("维多利亚之女")
     assert (res.char_id, res.source) == ("char_010_chen", "user")

@@ -30,7 +30,9 @@ def open_store(*, must_exist: bool = True) -> Store:
 
 
 def print_json(data: object) -> None:
-    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+    sys.stdout.write(
+        orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    )
     sys.stdout.write("\n")
 
 
@@ -46,8 +48,12 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], Non
         return
     tasks: dict[str, int] = {}
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=False,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=False,
     ) as bar:
 
         def update(desc: str, done: int, total: int) -> None:

@@ -30,7 +30,8 @@ def version() -> None:
 def ingest(
     json: JsonOpt = False,
     source: Annotated[
-        list[str] | None, typer.Option("--source", help="Only this source: avg or astr (repeatable).")
+        list[str] | None,
+        typer.Option("--source", help="Only this source: avg or astr (repeatable)."),
     ] = None,
     force: Annotated[bool, typer.Option(help="Re-parse every file even if unchanged.")] = False,
 ) -> None:
@@ -41,18 +42,38 @@ def ingest(
     sources = tuple(source or ("avg", "astr"))
     for name in sources:
         if name not in ("avg", "astr"):
-            raise typer.BadParameter(f"unknown source {name!r}: use avg or astr", param_hint="--source")
+            raise typer.BadParameter(
+                f"unknown source {name!r}: use avg or astr", param_hint="--source"
+            )
     with Store(s.db_path) as store, progress_bar(not json) as progress:
         report = run_ingest(s, store, sources=sources, progress=progress, force=force)
     if json:
         print_json(report.to_dict())
         return
-    t = Table("source", "files", "added", "updated", "unchanged", "removed", "failed", "lines written")
+    t = Table(
+        "source", "files", "added", "updated", "unchanged", "removed", "failed", "lines written"
+    )
     for name, r in report.sources.items():
-        t.add_row(name, *(str(v) for v in (r.files, r.added, r.updated, r.unchanged, r.removed, r.failed, r.lines_written)))
+        t.add_row(
+            name,
+            *(
+                str(v)
+                for v in (
+                    r.files,
+                    r.added,
+                    r.updated,
+                    r.unchanged,
+                    r.removed,
+                    r.failed,
+                    r.lines_written,
+                )
+            ),
+        )
     console.print(t)
     for e in report.errors[:20]:
-        console.print(f"[yellow]skipped[/] {e['source']}:{e['path']}: {e['reason']}", highlight=False)
+        console.print(
+            f"[yellow]skipped[/] {e['source']}:{e['path']}: {e['reason']}", highlight=False
+        )
     if len(report.errors) > 20:
         console.print(f"... and {len(report.errors) - 20} more (see `arklore stats --json`)")
     _print_counts(report.counts)
@@ -76,20 +97,26 @@ def stats(json: JsonOpt = False) -> None:
         counts = store.counts()
         errors = [
             {"source": s, "path": p, "reason": r, "at": a}
-            for s, p, r, a in store.conn.execute("SELECT source, path, reason, at FROM ingest_errors")
+            for s, p, r, a in store.conn.execute(
+                "SELECT source, path, reason, at FROM ingest_errors"
+            )
         ]
     if json:
         print_json({"counts": counts, "ingest_errors": errors})
         return
     _print_counts(counts)
     for e in errors:
-        console.print(f"[yellow]skipped[/] {e['source']}:{e['path']}: {e['reason']}", highlight=False)
+        console.print(
+            f"[yellow]skipped[/] {e['source']}:{e['path']}: {e['reason']}", highlight=False
+        )
 
 
 @app.command("verify-anchors")
 def verify_anchors(
     json: JsonOpt = False,
-    full: Annotated[bool, typer.Option(help="Re-parse every stage, even files that did not change.")] = False,
+    full: Annotated[
+        bool, typer.Option(help="Re-parse every stage, even files that did not change.")
+    ] = False,
 ) -> None:
     """Report every stored line id whose stage no longer holds that text at that position.
 
@@ -149,7 +176,9 @@ def operators_show(query: str, json: JsonOpt = False) -> None:
 def speakers(
     json: JsonOpt = False,
     limit: Annotated[int, typer.Option(help="How many, by line count.")] = 30,
-    npc_only: Annotated[bool, typer.Option("--npc", help="Only speakers no operator id matches.")] = False,
+    npc_only: Annotated[
+        bool, typer.Option("--npc", help="Only speakers no operator id matches.")
+    ] = False,
 ) -> None:
     """The speaker whitelist: every distinct normalized speaker name with its line count."""
     where = "WHERE char_id IS NULL" if npc_only else ""

@@ -25,12 +25,23 @@ def resolve(name: str, json: JsonOpt = False) -> None:
         table = load_alias_table(store)
         res = table.resolve(name)
         cands = [
-            {"char_id": a.char_id, "source": a.source, "evidence": a.evidence,
-             "name": table.canonical_name(a.char_id)}
+            {
+                "char_id": a.char_id,
+                "source": a.source,
+                "evidence": a.evidence,
+                "name": table.canonical_name(a.char_id),
+            }
             for a in table.candidates(name)
         ]
-    out = {"name": name, "char_id": res.char_id, "ids": list(res.ids), "names": list(res.names),
-           "source": res.source, "ambiguous": res.ambiguous, "candidates": cands}
+    out = {
+        "name": name,
+        "char_id": res.char_id,
+        "ids": list(res.ids),
+        "names": list(res.names),
+        "source": res.source,
+        "ambiguous": res.ambiguous,
+        "candidates": cands,
+    }
     if json:
         print_json(out)
         if not res.ids:
@@ -39,17 +50,24 @@ def resolve(name: str, json: JsonOpt = False) -> None:
     if not res.ids:
         raise UnknownNameError(f"no operator is called {name!r}")
     if res.ambiguous:
-        console.print(f"{name}: ambiguous, one of " + ", ".join(
-            f"{i} ({n})" for i, n in zip(res.ids, res.names, strict=True)), highlight=False)
+        console.print(
+            f"{name}: ambiguous, one of "
+            + ", ".join(f"{i} ({n})" for i, n in zip(res.ids, res.names, strict=True)),
+            highlight=False,
+        )
     else:
-        console.print(f"{name} -> {res.char_id} {res.names[0]} (decided by {res.source})", highlight=False)
+        console.print(
+            f"{name} -> {res.char_id} {res.names[0]} (decided by {res.source})", highlight=False
+        )
 
 
 @names_app.command("find")
 def find(
     text: str,
     json: JsonOpt = False,
-    speaking_to: Annotated[str | None, typer.Option(help="The operator being talked to (id or name).")] = None,
+    speaking_to: Annotated[
+        str | None, typer.Option(help="The operator being talked to (id or name).")
+    ] = None,
 ) -> None:
     """Operator mentions in a text, with how each was matched."""
     from arklore.names.build import store_matcher
@@ -59,8 +77,15 @@ def find(
     ctx = {"speaking_to": speaking_to} if speaking_to else None
     mentions = matcher.find(text, ctx)
     rows = [
-        {"char_id": m.char_id, "surface": m.surface, "start": m.start, "end": m.end, "how": m.how,
-         "candidates": list(m.candidates), "name": matcher.table.canonical_name(m.char_id) if m.char_id else None}
+        {
+            "char_id": m.char_id,
+            "surface": m.surface,
+            "start": m.start,
+            "end": m.end,
+            "how": m.how,
+            "candidates": list(m.candidates),
+            "name": matcher.table.canonical_name(m.char_id) if m.char_id else None,
+        }
         for m in mentions
     ]
     if json:
@@ -70,7 +95,9 @@ def find(
         console.print("no operator mentioned")
     for r in rows:
         who = f"{r['char_id']} {r['name']}" if r["char_id"] else f"ambiguous {r['candidates']}"
-        console.print(f"[{r['start']}:{r['end']}] {r['surface']} -> {who} ({r['how']})", highlight=False)
+        console.print(
+            f"[{r['start']}:{r['end']}] {r['surface']} -> {who} ({r['how']})", highlight=False
+        )
 
 
 @names_app.command("audit")
@@ -91,7 +118,9 @@ def audit_cmd(json: JsonOpt = False) -> None:
     )
     t = Table("speaker", "lines", "reasons", "candidates")
     for s in report["suspects"][:60]:
-        t.add_row(s["speaker"], str(s["lines"]), "; ".join(s["reasons"]), ", ".join(s["candidates"]))
+        t.add_row(
+            s["speaker"], str(s["lines"]), "; ".join(s["reasons"]), ", ".join(s["candidates"])
+        )
     console.print(t)
     if len(report["suspects"]) > 60:
         console.print(f"... {len(report['suspects']) - 60} more suspects (use --json)")

@@ -79,7 +79,9 @@ class InputFileError(ArkloreError):
     """A user-edited file (aliases, matrix, import) is invalid; nothing built is touched."""
 
     def __init__(self, path: str, where: str, reason: str) -> None:
-        super().__init__(f"{path}: {where}: {reason}", hint="fix the file and run the command again")
+        super().__init__(
+            f"{path}: {where}: {reason}", hint="fix the file and run the command again"
+        )
         self.path = path
         self.where = where
         self.reason = reason

@@ -10,7 +10,9 @@ class Operator:
     char_id: str  # "char_010_chen"
     name: str  # Chinese code name: "陈"
     appellation: str | None = None  # English name: "Ch'en"
-    name_source: str = ""  # which table gave the name: character_table | handbook_info | skin_table | ...
+    name_source: str = (
+        ""  # which table gave the name: character_table | handbook_info | skin_table | ...
+    )
     nation_id: str | None = None
     group_id: str | None = None
     team_id: str | None = None

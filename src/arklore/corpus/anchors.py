@@ -109,7 +109,9 @@ def verify_anchors(
     store.require_ingested()
     report = AnchorReport()
     # (source, stage_path) -> {line_no: (digest, {line_id: [referrers]})}
-    wanted: dict[tuple[str, str], dict[int, dict[str, set[str]]]] = defaultdict(lambda: defaultdict(dict))
+    wanted: dict[tuple[str, str], dict[int, dict[str, set[str]]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
     for source, line_id in store.conn.execute("SELECT source, line_id FROM lines"):
         stage_path, line_no, _ = parse_line_id(line_id)
         wanted[(source, stage_path)][line_no].setdefault(line_id, set()).add("lines")
@@ -138,7 +140,9 @@ def verify_anchors(
         root, read = readers[Source(source)]
         file = root / source_path if root is not None and source_path else None
         if file is None or not file.is_file():
-            _report_all(report, source, stage_path, positions, DriftKind.STAGE_MISSING, "file not found")
+            _report_all(
+                report, source, stage_path, positions, DriftKind.STAGE_MISSING, "file not found"
+            )
             continue
         if not full and hashlib.sha1(file.read_bytes()).hexdigest() == ingested_hash:
             continue
@@ -152,15 +156,23 @@ def verify_anchors(
     return report
 
 
-def _compare(report: AnchorReport, source: str, stage_path: str,
-             positions: dict[int, dict[str, set[str]]], lines: list[Line]) -> None:
+def _compare(
+    report: AnchorReport,
+    source: str,
+    stage_path: str,
+    positions: dict[int, dict[str, set[str]]],
+    lines: list[Line],
+) -> None:
     now_by_hash: dict[str, list[int]] = defaultdict(list)
     for ln in lines:
         now_by_hash[content_hash(ln.speaker, ln.text)].append(ln.line_no)
     for line_no in sorted(positions):
         for line_id, refs in positions[line_no].items():
             digest = line_id.rsplit(":", 1)[1]
-            if line_no <= len(lines) and content_hash(lines[line_no - 1].speaker, lines[line_no - 1].text) == digest:
+            if (
+                line_no <= len(lines)
+                and content_hash(lines[line_no - 1].speaker, lines[line_no - 1].text) == digest
+            ):
                 continue
             elsewhere = now_by_hash.get(digest, [])
             if elsewhere:
@@ -170,13 +182,30 @@ def _compare(report: AnchorReport, source: str, stage_path: str,
             else:
                 kind, now_text = DriftKind.CHANGED, lines[line_no - 1].text
             report.drifts.append(
-                Drift(line_id, source, stage_path, line_no, kind, sorted(refs), list(elsewhere), now_text,
-                      detail=f"stage now has {len(lines)} lines")
+                Drift(
+                    line_id,
+                    source,
+                    stage_path,
+                    line_no,
+                    kind,
+                    sorted(refs),
+                    list(elsewhere),
+                    now_text,
+                    detail=f"stage now has {len(lines)} lines",
+                )
             )
 
 
-def _report_all(report: AnchorReport, source: str, stage_path: str,
-                positions: dict[int, dict[str, set[str]]], kind: str, detail: str) -> None:
+def _report_all(
+    report: AnchorReport,
+    source: str,
+    stage_path: str,
+    positions: dict[int, dict[str, set[str]]],
+    kind: str,
+    detail: str,
+) -> None:
     for line_no in sorted(positions):
         for line_id, refs in positions[line_no].items():
-            report.drifts.append(Drift(line_id, source, stage_path, line_no, kind, sorted(refs), detail=detail))
+            report.drifts.append(
+                Drift(line_id, source, stage_path, line_no, kind, sorted(refs), detail=detail)
+            )

@@ -257,7 +257,9 @@ def crosscheck(
     return _compare_all(set(raw), set(parsed), load, progress)
 
 
-def crosscheck_store(store: Store, progress: Callable[[int, int], None] | None = None) -> CrosscheckReport:
+def crosscheck_store(
+    store: Store, progress: Callable[[int, int], None] | None = None
+) -> CrosscheckReport:
     """The same comparison on what ``arklore ingest`` stored: no re-parsing, seconds not minutes."""
     return _compare_all(
         set(store.stage_paths("avg")),

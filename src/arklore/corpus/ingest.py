@@ -75,13 +75,23 @@ def _specs(settings: Settings, sources: tuple[str, ...]) -> list[_SourceSpec]:
     specs = []
     if "avg" in sources:
         specs.append(
-            _SourceSpec(Source.AVG, settings.avg_story_root(), avg.iter_avg_files,
-                        avg.stage_path_for, avg.read_avg_stage)
+            _SourceSpec(
+                Source.AVG,
+                settings.avg_story_root(),
+                avg.iter_avg_files,
+                avg.stage_path_for,
+                avg.read_avg_stage,
+            )
         )
     if "astr" in sources:
         specs.append(
-            _SourceSpec(Source.ASTR, settings.astr_story_root(), astr.iter_astr_files,
-                        astr.stage_path_for, astr.read_astr_stage)
+            _SourceSpec(
+                Source.ASTR,
+                settings.astr_story_root(),
+                astr.iter_astr_files,
+                astr.stage_path_for,
+                astr.read_astr_stage,
+            )
         )
     return specs
 
@@ -100,9 +110,16 @@ def ingest(
     specs = _specs(settings, sources)
     meta_loader = _StageMetaLoader(settings)
     for spec in specs:
-        report.sources[str(spec.source)] = _ingest_source(spec, store, report, meta_loader, progress, force)
+        report.sources[str(spec.source)] = _ingest_source(
+            spec, store, report, meta_loader, progress, force
+        )
     tables_hash = _tables_fingerprint(settings)
-    if report.changed or force or _meta(store, "tables_hash") != tables_hash or not _meta(store, "post_done"):
+    if (
+        report.changed
+        or force
+        or _meta(store, "tables_hash") != tables_hash
+        or not _meta(store, "post_done")
+    ):
         _post_process(settings, store, meta_loader)
         _set_meta(store, "tables_hash", tables_hash)
         _set_meta(store, "post_done", "1")
@@ -176,7 +193,9 @@ def _ingest_source(
         for stage_path in gone:
             store.delete_stage(src, stage_path)
         out.removed = len(gone)
-        c.executemany("DELETE FROM ingest_errors WHERE source = ? AND path = ?", [(src, p) for p in ok_paths])
+        c.executemany(
+            "DELETE FROM ingest_errors WHERE source = ? AND path = ?", [(src, p) for p in ok_paths]
+        )
         c.executemany(
             "INSERT OR REPLACE INTO ingest_errors (source, path, reason, at) VALUES (?,?,?,?)",
             [(src, p, r, now) for p, r in failures],
@@ -209,7 +228,9 @@ class _StageMetaLoader:
             from arklore.sources.gamedata import load_stage_meta
 
             try:
-                self._meta = load_stage_meta(self.settings.excel_root(), self.settings.avg_story_root())
+                self._meta = load_stage_meta(
+                    self.settings.excel_root(), self.settings.avg_story_root()
+                )
             except ArkloreError:
                 self._meta = {}
         return self._meta
@@ -252,8 +273,10 @@ def _post_process(settings: Settings, store: Store, meta_loader: _StageMetaLoade
             c.execute("DELETE FROM operators")
             c.executemany(
                 "INSERT INTO operators (char_id, name, appellation, data) VALUES (?,?,?,?)",
-                [(op.char_id, op.name, op.appellation, orjson.dumps(op, default=_plain).decode())
-                 for op in registry],
+                [
+                    (op.char_id, op.name, op.appellation, orjson.dumps(op, default=_plain).decode())
+                    for op in registry
+                ],
             )
         _rebuild_speakers(c)
         _rebuild_order(c, meta_loader)

@@ -174,17 +174,31 @@ class Store:
     def replace_stage(self, stage: Stage, principal: list[str] | None = None) -> None:
         """Store a stage and its lines, replacing what was there (caller holds a transaction)."""
         c = self.conn
-        c.execute("DELETE FROM lines WHERE source = ? AND stage_path = ?", (stage.source, stage.stage_path))
+        c.execute(
+            "DELETE FROM lines WHERE source = ? AND stage_path = ?",
+            (stage.source, stage.stage_path),
+        )
         c.execute(
             "INSERT OR REPLACE INTO stages (source, stage_path, source_path, event_id, event_name,"
             " entry_type, story_code, avg_tag, story_name, story_info, story_sort, start_time,"
             " content_hash, line_count, principal_speakers)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                str(stage.source), stage.stage_path, stage.source_path, stage.event_id,
-                stage.event_name, stage.entry_type, stage.story_code, stage.avg_tag,
-                stage.story_name, stage.story_info, stage.story_sort, stage.start_time,
-                stage.content_hash, len(stage.lines), orjson.dumps(principal or []).decode(),
+                str(stage.source),
+                stage.stage_path,
+                stage.source_path,
+                stage.event_id,
+                stage.event_name,
+                stage.entry_type,
+                stage.story_code,
+                stage.avg_tag,
+                stage.story_name,
+                stage.story_info,
+                stage.story_sort,
+                stage.start_time,
+                stage.content_hash,
+                len(stage.lines),
+                orjson.dumps(principal or []).decode(),
             ),
         )
         c.executemany(
@@ -195,8 +209,12 @@ class Store:
         )
 
     def delete_stage(self, source: str, stage_path: str) -> None:
-        self.conn.execute("DELETE FROM lines WHERE source = ? AND stage_path = ?", (source, stage_path))
-        self.conn.execute("DELETE FROM stages WHERE source = ? AND stage_path = ?", (source, stage_path))
+        self.conn.execute(
+            "DELETE FROM lines WHERE source = ? AND stage_path = ?", (source, stage_path)
+        )
+        self.conn.execute(
+            "DELETE FROM stages WHERE source = ? AND stage_path = ?", (source, stage_path)
+        )
 
     def lines(self, stage_path: str, source: str | None = None) -> list[Line]:
         """The stage's lines from the given source, or from the primary one (avg, else astr)."""
@@ -236,8 +254,12 @@ class Store:
         return {
             "avg_stages": q("SELECT count(*) FROM stages WHERE source='avg'").fetchone()[0],
             "astr_stages": q("SELECT count(*) FROM stages WHERE source='astr'").fetchone()[0],
-            "avg_lines": q("SELECT coalesce(sum(line_count),0) FROM stages WHERE source='avg'").fetchone()[0],
-            "astr_lines": q("SELECT coalesce(sum(line_count),0) FROM stages WHERE source='astr'").fetchone()[0],
+            "avg_lines": q(
+                "SELECT coalesce(sum(line_count),0) FROM stages WHERE source='avg'"
+            ).fetchone()[0],
+            "astr_lines": q(
+                "SELECT coalesce(sum(line_count),0) FROM stages WHERE source='astr'"
+            ).fetchone()[0],
             "primary_stages": q("SELECT count(*) FROM primary_stages").fetchone()[0],
             "speakers": q("SELECT count(*) FROM speakers").fetchone()[0],
             "avg_speakers": q("SELECT count(*) FROM speakers WHERE avg_lines > 0").fetchone()[0],
@@ -247,21 +269,52 @@ class Store:
 
 
 def _line_row(source: str, ln: Line) -> tuple:
-    options = orjson.dumps([list(ln.options), list(ln.option_values)]).decode() if ln.options else None
+    options = (
+        orjson.dumps([list(ln.options), list(ln.option_values)]).decode() if ln.options else None
+    )
     return (
-        source, ln.stage_path, ln.line_no, ln.line_id, str(ln.kind), ln.speaker, ln.speaker_raw,
-        int(ln.uncertain), ln.text, ln.figure_art, ln.branch.key() if ln.branch else None,
-        int(ln.addresses_doctor), options,
+        source,
+        ln.stage_path,
+        ln.line_no,
+        ln.line_id,
+        str(ln.kind),
+        ln.speaker,
+        ln.speaker_raw,
+        int(ln.uncertain),
+        ln.text,
+        ln.figure_art,
+        ln.branch.key() if ln.branch else None,
+        int(ln.addresses_doctor),
+        options,
     )
 
 
 def _row_line(r: Iterable) -> Line:
-    (stage_path, line_no, kind, text, speaker, speaker_raw, uncertain, figure_art, branch,
-     addresses_doctor, options) = r
+    (
+        stage_path,
+        line_no,
+        kind,
+        text,
+        speaker,
+        speaker_raw,
+        uncertain,
+        figure_art,
+        branch,
+        addresses_doctor,
+        options,
+    ) = r
     opts, vals = orjson.loads(options) if options else ([], [])
     return Line(
-        stage_path=stage_path, line_no=line_no, kind=LineKind(kind), text=text, speaker=speaker,
-        speaker_raw=speaker_raw, uncertain=bool(uncertain), figure_art=figure_art,
-        branch=Branch.from_key(branch), addresses_doctor=bool(addresses_doctor),
-        options=tuple(opts), option_values=tuple(vals),
+        stage_path=stage_path,
+        line_no=line_no,
+        kind=LineKind(kind),
+        text=text,
+        speaker=speaker,
+        speaker_raw=speaker_raw,
+        uncertain=bool(uncertain),
+        figure_art=figure_art,
+        branch=Branch.from_key(branch),
+        addresses_doctor=bool(addresses_doctor),
+        options=tuple(opts),
+        option_values=tuple(vals),
     )

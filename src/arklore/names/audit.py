@@ -55,10 +55,15 @@ def audit(store: Store) -> dict:
     ):
         res = table.resolve(name)
         if n >= BIG_SPEAKER_LINES:
-            big.append({
-                "speaker": name, "lines": n, "status": "operator" if cid else "npc",
-                "char_id": cid, "decided_by": res.source if res.char_id else ("portrait" if cid else None),
-            })
+            big.append(
+                {
+                    "speaker": name,
+                    "lines": n,
+                    "status": "operator" if cid else "npc",
+                    "char_id": cid,
+                    "decided_by": res.source if res.char_id else ("portrait" if cid else None),
+                }
+            )
         if cid:
             continue
         reasons, cands = [], []
@@ -76,8 +81,11 @@ def audit(store: Store) -> dict:
         if reasons:
             suspects.append(Suspect(name, n, reasons, sorted(set(cands))))
     return {
-        "thresholds": {"big_speaker_lines": BIG_SPEAKER_LINES, "suspect_share": SUSPECT_SHARE,
-                       "suspect_lines": SUSPECT_LINES},
+        "thresholds": {
+            "big_speaker_lines": BIG_SPEAKER_LINES,
+            "suspect_share": SUSPECT_SHARE,
+            "suspect_lines": SUSPECT_LINES,
+        },
         "big_speakers": big,
         "big_speakers_operators": sum(1 for b in big if b["status"] == "operator"),
         "big_speakers_npcs": sum(1 for b in big if b["status"] == "npc"),

@@ -70,16 +70,32 @@ def rebuild_aliases(store: Store, code_names: dict[str, str] | None = None) -> d
         c.execute("DELETE FROM aliases")
         c.executemany(
             "INSERT OR IGNORE INTO aliases (alias, char_id, source, evidence) VALUES (?,?,?,?)",
-            [(a.alias, a.char_id, a.source, orjson.dumps(a.evidence or {}).decode()) for a in items],
+            [
+                (a.alias, a.char_id, a.source, orjson.dumps(a.evidence or {}).decode())
+                for a in items
+            ],
         )
         c.execute("DELETE FROM portrait_stats")
         c.executemany(
             "INSERT INTO portrait_stats VALUES (?,?,?,?,?,?,?,?)",
-            [(sp, s["char_id"], s["share"], s["lines"], s["runner_up"], s["portrait_of"],
-              int(s["accepted"]), int(s["speaker_only"])) for sp, s in stats.items()],
+            [
+                (
+                    sp,
+                    s["char_id"],
+                    s["share"],
+                    s["lines"],
+                    s["runner_up"],
+                    s["portrait_of"],
+                    int(s["accepted"]),
+                    int(s["speaker_only"]),
+                )
+                for sp, s in stats.items()
+            ],
         )
     table = load_alias_table(store)
-    speaker_only = {sp: s["char_id"] for sp, s in stats.items() if s["accepted"] and s["speaker_only"]}
+    speaker_only = {
+        sp: s["char_id"] for sp, s in stats.items() if s["accepted"] and s["speaker_only"]
+    }
     speakers = [r[0] for r in store.conn.execute("SELECT name FROM speakers")]
     with store.transaction() as c:
         c.executemany(

@@ -1,0 +1,198 @@
+"""The relation graph as plain data: nodes, directed edges and in-memory indexes (no I/O).
+
+Node ids: an operator's base char id (alternate forms 异格 are folded into their base, it is
+the same person), ``npc:<folded name>`` for anyone else, and ``npc:博士`` for the Doctor (see
+:data:`DOCTOR_ID`). An edge is one directed relation ``source -> target`` (A's view of B) with
+one predicate: a :mod:`arklore.core.predicates` name, or ``"interaction"`` when only
+interaction/mention signals exist for the pair.
+
+Queries are served from indexes built once (lazily) from the edge list:
+
+* :meth:`RelationGraph.get_relation` -- dict lookup on ``(a, b)``: O(1);
+* :meth:`RelationGraph.get_top_anchor_relations` -- a's out-edges sorted once per node
+  (O(degree log degree) on first use), then a slice: O(k) per call;
+* :meth:`RelationGraph.neighbors` -- a scan of a's out-edges: O(degree).
+
+Query arguments may be a node id, an alternate-form id, or a node name (exact).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+INTERACTION = "interaction"
+"""Predicate of an edge backed only by interaction statistics and mentions."""
+
+DOCTOR_ID = "npc:博士"
+"""The Doctor (the player) is an NPC node with this fixed id."""
+
+SOURCES: tuple[str, ...] = ("matrix", "import", "story", "interaction", "mention")
+"""Edge sources, strongest first (the order ``Edge.sources`` is written in)."""
+
+FACTION_KINDS: tuple[str, ...] = ("nation", "group", "team")
+
+
+@dataclass(slots=True)
+class Node:
+    id: str  # operator char id, or "npc:<normalized name>" for people without one
+    name: str
+    kind: str  # "operator" | "npc"
+    faction: dict[str, str] = field(default_factory=dict)  # nation/group/team -> name
+
+
+@dataclass(slots=True)
+class Edge:
+    source: str  # whose view (A)
+    target: str  # about whom (B)
+    predicate: str  # a core.predicates name, or "interaction"
+    strength: float  # [0, 1], see arklore.graph.strength
+    sources: list[str]  # "matrix" | "import" | "story" | "interaction" | "mention"
+    signals: dict  # the numbers that produced strength (arklore.graph.strength.SIGNALS)
+    evidence_line_ids: list[str]
+    description: str | None = None  # matrix text as written (else the import label), else None
+    stages: list[str] = field(default_factory=list)
+
+
+def _rank_key(e: Edge) -> tuple:
+    return (-e.strength, e.target, e.predicate)
+
+
+class RelationGraph:
+    """Nodes and directed edges with O(1) pair lookup and cached per-node rankings."""
+
+    def __init__(
+        self,
+        nodes: dict[str, Node] | None = None,
+        edges: Iterable[Edge] = (),
+        *,
+        alternates: dict[str, str] | None = None,
+        meta: dict | None = None,
+    ) -> None:
+        self.nodes: dict[str, Node] = dict(nodes or {})
+        self.alternates: dict[str, str] = dict(alternates or {})  # alternate id -> base id
+        self.meta: dict = dict(meta or {})  # build report; saved and loaded verbatim
+        self._edges: list[Edge] = list(edges)
+        self._pair: dict[tuple[str, str], list[Edge]] | None = None
+        self._out: dict[str, list[Edge]] | None = None
+        self._ranked: dict[str, list[Edge]] = {}
+        self._names: dict[str, str] | None = None
+        self._factions: dict[tuple[str, str], list[str]] | None = None
+
+    # -- building ----------------------------------------------------------------------
+    def add_edge(self, edge: Edge) -> None:
+        self._edges.append(edge)
+        self._invalidate()
+
+    def _invalidate(self) -> None:
+        self._pair = self._out = self._names = self._factions = None
+        self._ranked = {}
+
+    def _index(self) -> None:
+        pair: dict[tuple[str, str], list[Edge]] = {}
+        out: dict[str, list[Edge]] = {}
+        for e in self._edges:
+            key = (e.source, e.target)
+            lst = pair.get(key)
+            if lst is None:
+                pair[key] = [e]
+            else:
+                lst.append(e)
+            lst = out.get(e.source)
+            if lst is None:
+                out[e.source] = [e]
+            else:
+                lst.append(e)
+        self._pair, self._out = pair, out
+
+    # -- lookups -----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._edges)
+
+    def edges(self) -> Iterator[Edge]:
+        return iter(self._edges)
+
+    def resolve(self, who: str) -> str | None:
+        """A node id, alternate-form id or exact node name -> node id (None when unknown)."""
+        if who in self.nodes:
+            return who
+        if who in self.alternates:
+            return self.alternates[who]
+        if self._names is None:
+            names: dict[str, str] = {}
+            for nid in sorted(self.nodes, key=lambda i: (self.nodes[i].kind != "operator", i)):
+                names.setdefault(self.nodes[nid].name, nid)
+            self._names = names
+        return self._names.get(who.strip())
+
+    def _id(self, who: str) -> str:
+        return self.resolve(who) or who
+
+    def out_edges(self, a: str) -> list[Edge]:
+        if self._out is None:
+            self._index()
+        return self._out.get(self._id(a), [])  # type: ignore[union-attr]
+
+    def get_relation(self, a: str, b: str) -> list[Edge]:
+        """Every edge ``a -> b`` (one per predicate), strongest first; [] when none."""
+        if self._pair is None:
+            self._index()
+        found = self._pair.get((self._id(a), self._id(b)))  # type: ignore[union-attr]
+        if not found:
+            return []
+        return sorted(found, key=_rank_key) if len(found) > 1 else list(found)
+
+    def ranked(self, a: str) -> list[Edge]:
+        """a's anchors: the strongest out-edge per target, strength descending (ties: target
+        id, then predicate). Sorted on first use, cached until the graph changes."""
+        a = self._id(a)
+        hit = self._ranked.get(a)
+        if hit is None:
+            seen: set[str] = set()
+            hit = []
+            for e in sorted(self.out_edges(a), key=_rank_key):
+                if e.target not in seen:
+                    seen.add(e.target)
+                    hit.append(e)
+            self._ranked[a] = hit
+        return hit
+
+    def get_top_anchor_relations(self, a: str, k: int = 3) -> list[Edge]:
+        """The k strongest edges of a (at most one per target), strength descending."""
+        return self.ranked(a)[:k] if k > 0 else []
+
+    def neighbors(
+        self,
+        a: str,
+        *,
+        predicate: str | None = None,
+        min_strength: float = 0.0,
+        source: str | None = None,
+    ) -> list[Edge]:
+        """a's out-edges passing the filters, strongest first."""
+        out = [
+            e
+            for e in self.out_edges(a)
+            if (predicate is None or e.predicate == predicate)
+            and e.strength >= min_strength
+            and (source is None or source in e.sources)
+        ]
+        out.sort(key=_rank_key)
+        return out
+
+    def get_faction(self, a: str) -> dict[str, list[str]]:
+        """Other operator nodes sharing a's nation / group / team (by name), ids sorted;
+        a kind is absent when a has none."""
+        if self._factions is None:
+            idx: dict[tuple[str, str], list[str]] = {}
+            for nid in sorted(self.nodes):
+                for kind, name in self.nodes[nid].faction.items():
+                    idx.setdefault((kind, name), []).append(nid)
+            self._factions = idx
+        node = self.nodes.get(self._id(a))
+        if node is None:
+            return {}
+        return {
+            kind: [m for m in self._factions.get((kind, name), []) if m != node.id]
+            for kind, name in sorted(node.faction.items())
+        }
