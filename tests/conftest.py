@@ -62,3 +62,20 @@ def real_store_path(
         report = ingest(settings, store)
     assert not report.errors, report.errors[:5]
     return settings.db_path
+
+
+_METRICS: list[str] = []
+
+
+@pytest.fixture
+def metrics():
+    """``metrics("text")`` records a measured figure; they are printed at the end of the run
+    (the terminal summary), so CI logs show them without ``-s``."""
+    return _METRICS.append
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
+    if _METRICS:
+        terminalreporter.section("measured")
+        for line in _METRICS:
+            terminalreporter.write_line(line)

@@ -60,7 +60,7 @@ def _split(name: str) -> list[dict]:
 
 
 @pytest.mark.realdata
-def test_precision_recall(real_matcher: MentionMatcher) -> None:
+def test_precision_recall(real_matcher: MentionMatcher, metrics) -> None:
     total = score(real_matcher.find, RECORDS)
     lines = [
         f"names eval: {len(RECORDS)} messages, {real_matcher.n_aliases} aliases, "
@@ -74,6 +74,8 @@ def test_precision_recall(real_matcher: MentionMatcher) -> None:
     lines += ["errors:", *(f"  {e}" for e in total.errors)]
     report = "\n".join(lines)
     print("\n" + report)
+    metrics(lines[0])
+    metrics(lines[1])
     assert total.precision >= MIN_PRECISION and total.recall >= MIN_RECALL, report
 
 

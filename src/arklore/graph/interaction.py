@@ -1,0 +1,253 @@
+"""Interaction statistics from the corpus, no LLM: who talks to whom, and who shares stages.
+
+Read from the primary corpus (dialogue and choice lines only, in stage order):
+
+* **turns** -- two consecutive spoken lines by two different people, with at most
+  :data:`MAX_GAP` - 1 non-spoken lines (narration, stickers) between them. Lines in
+  *different* options of the same decision are alternatives, not a sequence, and are never
+  paired. An unnamed speaker (``？？？``) breaks the chain. Counted for the unordered pair.
+* **vocatives** -- a line that opens with another person's name followed by punctuation
+  (``凯尔希，……``, also with a title: ``凯尔希医生，``): directed, speaker -> addressee.
+* **co_stages** -- stages where both are principal speakers (``stages.principal_speakers``)
+  or both speak >= :data:`CO_MIN_LINES` lines.
+
+People: operators resolve through the alias table, the Doctor to ``npc:博士``, and other
+named speakers become NPC nodes only if they speak >= :data:`NPC_MIN_LINES` lines in the
+whole corpus (below that they are mostly one-scene extras: 士兵甲, 路人).
+
+This is evidence that two people *interact*, not of acquaintance or of any relation type.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import orjson
+
+from arklore.corpus.store import Store
+from arklore.graph.people import DOCTOR_NAMES, People
+
+MAX_GAP = 3
+CO_MIN_LINES = 5
+NPC_MIN_LINES = 20
+EVIDENCE_CAP = 3
+"""Line ids kept as evidence per pair and signal (vocatives, mentions)."""
+
+TITLES = ("小姐", "先生", "女士", "大人", "阁下", "队长", "老师", "前辈", "姐姐", "哥哥", "医生", "大姐", "大哥", "妹妹")
+_VOC = re.compile(r"^([^\s，,！!？?。…—~～：:“”\"「」『』（）()、]{1,14})[，,！!？?。…—~～]")
+
+
+@dataclass(slots=True)
+class SpokenLine:
+    stage_path: str
+    line_no: int
+    node: str | None  # speaker's node id (None: unnamed/unknown/ambiguous)
+    text: str
+    branch: str | None
+    line_id: str
+    dialogue: bool  # False for a choice line (the Doctor's pick)
+
+
+@dataclass(slots=True)
+class PairStats:
+    turns: int = 0
+    vocatives: int = 0
+    co_stages: int = 0
+    mentions: int = 0
+    voice_mentions: int = 0
+    evidence: list[str] = field(default_factory=list)  # vocative then mention line ids, capped
+    stages: set[str] = field(default_factory=set)  # stages with a turn or a vocative
+
+    def signals(self) -> dict[str, int]:
+        out = {
+            "turns": self.turns,
+            "vocatives": self.vocatives,
+            "co_stages": self.co_stages,
+            "mentions": self.mentions,
+            "voice_mentions": self.voice_mentions,
+        }
+        return {k: v for k, v in out.items() if v}
+
+    def worth_an_edge(self) -> bool:
+        """Enough to create an ``interaction`` edge on its own (not needed for named ones)."""
+        return (
+            self.turns >= 2
+            or self.vocatives >= 1
+            or self.mentions >= 1
+            or self.voice_mentions >= 1
+            or self.co_stages >= 2
+        )
+
+
+Pairs = dict[tuple[str, str], PairStats]
+
+
+def load_spoken(store: Store, people: People, npc_min_lines: int = NPC_MIN_LINES) -> list[SpokenLine]:
+    """Dialogue and choice lines of the primary corpus in (stage, line_no) order."""
+    big = {
+        name
+        for name, n in store.conn.execute("SELECT name, line_count FROM speakers")
+        if n >= npc_min_lines
+    }
+    prim: dict[str, set[str]] = defaultdict(set)
+    for src, path in store.conn.execute("SELECT source, stage_path FROM primary_stages"):
+        prim[src].add(path)
+    node_of: dict[str, str | None] = {}
+
+    def node(speaker: str, uncertain: int) -> str | None:
+        if uncertain:
+            return None
+        hit = node_of.get(speaker, "")
+        if hit == "":
+            nid = people.node(speaker)
+            if nid is not None and nid.startswith("npc:") and speaker not in big:
+                if speaker.strip() not in DOCTOR_NAMES:
+                    nid = None
+            node_of[speaker] = hit = nid
+        return hit
+
+    out: list[SpokenLine] = []
+    for src in sorted(prim):
+        paths = prim[src]
+        rows = store.conn.execute(
+            "SELECT stage_path, line_no, kind, speaker, uncertain, text, branch, line_id FROM lines"
+            " WHERE source = ? AND kind IN ('dialogue', 'choice') ORDER BY stage_path, line_no",
+            (src,),
+        )
+        for path, no, kind, speaker, uncertain, text, branch, line_id in rows:
+            if path in paths:
+                out.append(
+                    SpokenLine(path, no, node(speaker, uncertain), text, branch, line_id, kind == "dialogue")
+                )
+    out.sort(key=lambda ln: (ln.stage_path, ln.line_no))
+    return out
+
+
+def _branches_compatible(a: str | None, b: str | None) -> bool:
+    if not a or not b or a == b:
+        return True
+    da, _, va = a.partition(":")
+    db, _, vb = b.partition(":")
+    if da != db:
+        return True
+    return bool(set(va.split(";")) & set(vb.split(";")))
+
+
+class VocativeFinder:
+    """The addressee of a line that opens with a name: ``凯尔希，`` -> Kal'tsit's node."""
+
+    def __init__(self, people: People, known: set[str]) -> None:
+        self.people = people
+        self.known = known  # node ids allowed as addressees
+        self._cache: dict[str, str | None] = {}
+
+    def __call__(self, text: str) -> str | None:
+        m = _VOC.match(text)
+        if m is None:
+            return None
+        word = m.group(1)
+        hit = self._cache.get(word, "")
+        if hit != "":
+            return hit
+        nid = self._lookup(word)
+        if nid is None:
+            for t in TITLES:
+                if word.endswith(t) and len(word) > len(t):
+                    nid = self._lookup(word[: -len(t)])
+                    break
+        self._cache[word] = nid
+        return nid
+
+    def _lookup(self, word: str) -> str | None:
+        nid = self.people.node(word)
+        return nid if nid in self.known else None
+
+
+def scan(
+    lines: list[SpokenLine],
+    people: People,
+    pairs: Pairs,
+    *,
+    principal: dict[str, list[str]] | None = None,
+    on_line: Callable[[SpokenLine, str | None, Pairs], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> None:
+    """Add turns, vocatives and co-presence of ``lines`` into ``pairs``.
+
+    ``on_line(line, vocative_target, pairs)`` is called for each attributed dialogue line
+    (the story-mention pass hooks in here so the corpus is walked once).
+    """
+    known = {ln.node for ln in lines if ln.node}
+    voc = VocativeFinder(people, known)
+    principal = principal or {}
+
+    def get(a: str, b: str) -> PairStats:
+        st = pairs.get((a, b))
+        if st is None:
+            st = pairs[(a, b)] = PairStats()
+        return st
+
+    i, n = 0, len(lines)
+    done_stages = 0
+    while i < n:
+        path = lines[i].stage_path
+        j = i
+        while j < n and lines[j].stage_path == path:
+            j += 1
+        counts: dict[str, int] = defaultdict(int)
+        prev: SpokenLine | None = None
+        for ln in lines[i:j]:
+            cur = ln.node
+            if cur is None:
+                prev = None
+                continue
+            counts[cur] += ln.dialogue
+            if (
+                prev is not None
+                and prev.node != cur
+                and ln.line_no - prev.line_no <= MAX_GAP
+                and _branches_compatible(prev.branch, ln.branch)
+            ):
+                for a, b in ((prev.node, cur), (cur, prev.node)):
+                    st = get(a, b)  # type: ignore[arg-type]
+                    st.turns += 1
+                    st.stages.add(path)
+            prev = ln
+            target = None
+            if ln.dialogue:
+                target = voc(ln.text)
+                if target is not None and target != cur:
+                    st = get(cur, target)
+                    st.vocatives += 1
+                    st.stages.add(path)
+                    if len(st.evidence) < EVIDENCE_CAP:
+                        st.evidence.append(ln.line_id)
+                else:
+                    target = None
+                if on_line is not None:
+                    on_line(ln, target, pairs)
+        present = {s for s, c in counts.items() if c >= CO_MIN_LINES}
+        for name in principal.get(path, []):
+            nid = people.node(name)
+            if nid in known:
+                present.add(nid)
+        for a, b in combinations(sorted(present), 2):
+            get(a, b).co_stages += 1
+            get(b, a).co_stages += 1
+        i = j
+        done_stages += 1
+        if progress is not None and done_stages % 200 == 0:
+            progress("interaction", i, n)
+    if progress is not None:
+        progress("interaction", n, n)
+
+
+def principal_speakers(store: Store) -> dict[str, list[str]]:
+    return {
+        path: orjson.loads(ps)
+        for path, ps in store.conn.execute("SELECT stage_path, principal_speakers FROM primary_stages")
+    }

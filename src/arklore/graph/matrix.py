@@ -1,0 +1,145 @@
+"""RELATIONSHIP_MATRIX: hand-written relations, the highest-weight source of the graph.
+
+The file (default: the packaged ``data/relationship_matrix.toml``; ``arklore graph build
+--matrix PATH`` for your own) holds one ``[[relation]]`` table per direction -- A's view of B::
+
+    [[relation]]
+    from = "阿米娅"          # operator name / alias / char id, 博士, or "npc:<name>"
+    to = "凯尔希"
+    predicate = "监护"       # one of arklore.core.predicates.PREDICATE_NAMES
+    description = "..."     # optional: how A sees B, in your own words (shown as written)
+    example = true          # optional: marks the shipped examples written for this project
+
+Rules (any violation raises :class:`~arklore.core.errors.InputFileError` naming the file, the
+line and the key; the previously built graph is left untouched):
+
+* ``from``/``to`` must name a known person: an operator (through the alias table), the
+  Doctor, a speaker of the corpus, or an explicit ``npc:<name>`` id; ambiguous names are
+  rejected (use the char id);
+* ``predicate`` must be a whitelisted predicate; ``from`` and ``to`` must differ;
+* one record per (from, to, predicate family): a second one is a duplicate;
+* no other keys, no other top-level tables; every value has the type above.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from arklore.core.errors import InputFileError
+from arklore.core.predicates import PREDICATE_FAMILY, PREDICATE_NAMES
+
+Resolve = Callable[[str], "str | None"]
+"""name -> node id, or None when the name is unknown or ambiguous."""
+
+
+@dataclass(slots=True)
+class Curated:
+    """One hand-stated directed relation (from the matrix or an import file)."""
+
+    source: str  # node id
+    target: str  # node id
+    predicate: str
+    description: str | None = None
+    example: bool = False
+    origin: str = "matrix"  # matrix | import
+
+
+def default_matrix_path() -> Path:
+    return Path(str(resources.files("arklore") / "data" / "relationship_matrix.toml"))
+
+
+_KEYS = {"from": str, "to": str, "predicate": str, "description": str, "example": bool}
+_REQUIRED = ("from", "to", "predicate")
+_HEADER = re.compile(r"^\s*\[\[\s*relation\s*\]\]")
+
+
+def check_record(
+    path: str,
+    where: str,
+    rec: object,
+    resolve: Resolve,
+    seen: dict[tuple[str, str, str], str],
+    *,
+    keys: dict[str, type] = _KEYS,
+    origin: str = "matrix",
+) -> Curated:
+    """Validate one record (shared by the matrix and the import reader)."""
+    if not isinstance(rec, dict):
+        raise InputFileError(path, where, f"expected a table/object, got {_tname(rec)}")
+    for k in sorted(rec):
+        if k not in keys:
+            raise InputFileError(path, f"{where} key {k!r}", f"unknown key (allowed: {', '.join(keys)})")
+    for k in _REQUIRED:
+        if k not in rec:
+            raise InputFileError(path, f"{where} key {k!r}", "missing")
+    for k, typ in keys.items():
+        if k in rec and not (isinstance(rec[k], typ) and not (typ is not bool and isinstance(rec[k], bool))):
+            raise InputFileError(
+                path, f"{where} key {k!r}", f"wrong type: expected {typ.__name__}, got {_tname(rec[k])}"
+            )
+    ids = []
+    for k in ("from", "to"):
+        name = rec[k].strip()
+        if not name:
+            raise InputFileError(path, f"{where} key {k!r}", "empty name")
+        nid = resolve(name)
+        if nid is None:
+            raise InputFileError(path, f"{where} key {k!r}", f"unknown or ambiguous name {name!r}")
+        ids.append(nid)
+    pred = rec["predicate"]
+    if pred not in PREDICATE_FAMILY:
+        raise InputFileError(
+            path, f"{where} key 'predicate'", f"unknown predicate {pred!r} (use one of {', '.join(PREDICATE_NAMES)})"
+        )
+    if ids[0] == ids[1]:
+        raise InputFileError(path, where, f"'from' and 'to' are the same person ({ids[0]})")
+    key = (ids[0], ids[1], PREDICATE_FAMILY[pred])
+    if key in seen:
+        raise InputFileError(
+            path, where, f"duplicate relation {ids[0]} -> {ids[1]} ({pred}); first at {seen[key]}"
+        )
+    seen[key] = where
+    desc = rec.get("description")
+    return Curated(
+        ids[0], ids[1], pred, desc.strip() if isinstance(desc, str) and desc.strip() else None,
+        bool(rec.get("example", False)), origin,
+    )  # fmt: skip
+
+
+def _tname(v: object) -> str:
+    return {dict: "table", list: "array", str: "string", bool: "boolean", int: "integer", float: "float"}.get(
+        type(v), type(v).__name__
+    )
+
+
+def load_matrix(path: Path, resolve: Resolve) -> list[Curated]:
+    """Read and validate a matrix file (see the module docstring)."""
+    p = str(path)
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as e:
+        raise InputFileError(p, "file", f"cannot read: {e.strerror or e}") from e
+    except UnicodeDecodeError as e:
+        raise InputFileError(p, "file", f"not UTF-8: {e}") from e
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:  # duplicate TOML keys land here, with the line
+        raise InputFileError(p, "toml", str(e)) from e
+    for k in sorted(doc):
+        if k != "relation":
+            raise InputFileError(p, f"key {k!r}", "unknown top-level key (use [[relation]] tables)")
+    records = doc.get("relation", [])
+    if not isinstance(records, list):
+        raise InputFileError(p, "key 'relation'", "must be an array of tables: [[relation]]")
+    lines = [i for i, ln in enumerate(text.splitlines(), 1) if _HEADER.match(ln)]
+    seen: dict[tuple[str, str, str], str] = {}
+    out = []
+    for i, rec in enumerate(records):
+        line = f"line {lines[i]} " if i < len(lines) else ""
+        out.append(check_record(p, f"{line}[[relation]] #{i + 1}", rec, resolve, seen))
+    return out

@@ -1,0 +1,82 @@
+"""Mentions, no LLM ("task E"): which operators each person names, in voice lines and story.
+
+* **voice_mentions** -- ``charword_table.json`` (``charWords[*].charId`` / ``voiceText``):
+  operator A's voice lines that name operator B. Alternate forms count for their base.
+* **mentions** -- story dialogue lines of speaker A that name operator B. A name that opens
+  the line as a vocative is counted as a vocative (interaction), not again as a mention.
+
+Detection is :class:`arklore.names.matcher.MentionMatcher` (alias table + word rules); an
+ambiguous surface (several operators) names nobody. Mentions of oneself are ignored. Only
+operators can be mentioned (NPC names are not in the alias table). Evidence: the first
+:data:`~arklore.graph.interaction.EVIDENCE_CAP` story line ids per pair; voice lines have no
+line ids and only count.
+
+Used to find graph edges that are missing: a pair with many mentions and no named relation is
+listed by ``arklore graph show`` as an ``interaction`` edge with ``mention`` among its sources.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arklore.graph.interaction import EVIDENCE_CAP, Pairs, PairStats, SpokenLine
+from arklore.graph.people import People
+from arklore.sources.gamedata import read_table
+
+
+def _get(pairs: Pairs, a: str, b: str) -> PairStats:
+    st = pairs.get((a, b))
+    if st is None:
+        st = pairs[(a, b)] = PairStats()
+    return st
+
+
+def story_mention_hook(people: People):
+    """A ``scan(on_line=...)`` callback counting story mentions into the pairs."""
+    find = people.matcher.find
+    base = people.base
+
+    def on_line(ln: SpokenLine, vocative: str | None, pairs: Pairs) -> None:
+        src = ln.node
+        seen: set[str] = set()
+        for m in find(ln.text):
+            if m.char_id is None:
+                continue
+            tgt = base(m.char_id)
+            if tgt == src or tgt in seen or (m.start == 0 and tgt == vocative):
+                continue
+            seen.add(tgt)
+            st = _get(pairs, src, tgt)  # type: ignore[arg-type]
+            st.mentions += 1
+            if len(st.evidence) < EVIDENCE_CAP:
+                st.evidence.append(ln.line_id)
+
+    return on_line
+
+
+def voice_mentions(excel_root: Path | None, people: People, pairs: Pairs) -> int:
+    """Add charword_table mentions into ``pairs``; returns the number of voice lines read."""
+    if excel_root is None:
+        return 0
+    table = read_table(excel_root, "charword_table") or {}
+    words = table.get("charWords") or {}
+    n = 0
+    for key in sorted(words):
+        w = words[key]
+        if not isinstance(w, dict):
+            continue
+        cid, text = w.get("charId"), w.get("voiceText")
+        if not isinstance(cid, str) or not isinstance(text, str) or cid not in people.registry:
+            continue
+        n += 1
+        src = people.base(cid)
+        seen: set[str] = set()
+        for m in people.matcher.find(text):
+            if m.char_id is None:
+                continue
+            tgt = people.base(m.char_id)
+            if tgt == src or tgt in seen:
+                continue
+            seen.add(tgt)
+            _get(pairs, src, tgt).voice_mentions += 1
+    return n

