@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,14 @@ from arklore.names.aliases import (
     fold,
     load_user_aliases,
 )
-from arklore.names.matcher import MentionContext, MentionMatcher, build_matcher, find_mentions
-from arklore.names.rules import RuleConfig
+from arklore.names.matcher import (
+    Mention,
+    MentionContext,
+    MentionMatcher,
+    build_matcher,
+    find_mentions,
+)
+from arklore.names.rules import NUMERAL_CHARS, RuleConfig
 
 # real ids and names (identifiers only)
 OPS = [
@@ -56,9 +63,7 @@ def ids(ms) -> list[str | None]:
     return [m.char_id for m in ms]
 
 
-@pytest.mark.parametrize(
-    "text,expected",
-    [
+FIND_CASES = [
         ("假日威龙陈的水枪好可爱", ["char_1013_chen2"]),
         ("炎狱炎熔和炎熔", ["char_1011_lava2", "char_121_lava"]),
         ("黑键弹琴，黑角在看书", ["char_4046_ebnhlz", "char_500_noirc"]),
@@ -78,8 +83,10 @@ def ids(ms) -> list[str | None]:
         ("waw，WWDC 和 10w 不是人", []),
         ("MON3TR好萌，u-official在直播", ["char_4179_monstr", "char_4091_ulika"]),
         ("２０２４年的夏天", []),
-    ],
-)
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text,expected", FIND_CASES)
 def test_find(matcher: MentionMatcher, text: str, expected: list[str]) -> None:
     assert ids(matcher.find(text)) == expected
 
@@ -251,3 +258,232 @@ def test_find_mentions_module_level(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(mod, "_DEFAULT", build_matcher(operators=OPS))
     assert ids(find_mentions("陈sir和W")) == ["char_010_chen", "char_113_cqbw"]
+
+
+# --- the optimized matcher returns what the straightforward one returned ------------------------
+class ReferenceMatcher:
+    """The matcher as first written (one tuple per hit, one ``decide`` call per risky name),
+    frozen here so the fast path in :mod:`arklore.names.matcher` can be checked against it."""
+
+    def __init__(self, table: AliasTable, config: RuleConfig | None = None) -> None:
+        import ahocorasick
+
+        from arklore.names import rules
+
+        self.table, self.config = table, config or RuleConfig()
+        cfg = self.config
+        self.auto = ahocorasick.Automaton()
+        kinds: dict[str, int] = {}
+        for key in table.surfaces():
+            ids_ = table.decided_ids(key)
+            if not ids_:
+                continue
+            kind = {"plain": 0, "risky": 1, "latin": 2}[rules.classify(key)]
+            kinds[key] = kind
+            if kind == 1 and cfg.bare_rare and rules.bare_ok(key) and not rules.is_title(key):
+                kind = 4
+            self.auto.add_word(_latin1(key), (len(key.encode()), kind, ids_, key, len(key)))
+        if cfg.stoplist:
+            risky = frozenset(k for k, v in kinds.items() if v == 1)
+            plain = frozenset(k for k, v in kinds.items() if v == 0)
+            for word in rules.build_stoplist(risky, plain):
+                w = fold(word)
+                if w not in kinds:
+                    self.auto.add_word(_latin1(w), (len(w.encode()), 3, (), w, len(w)))
+        self.empty = not kinds
+        if not self.empty:
+            self.auto.make_automaton()
+
+    def candidates(self, t: str) -> list[tuple]:
+        raw = t.encode("utf-8")
+        out = []
+        pb = pc = 0
+        for bend, (nb, kind, ids_, key, nc) in self.auto.iter_long(raw.decode("latin-1")):
+            if kind == 3:
+                continue
+            bstart = bend - nb + 1
+            pc += len(raw[pb:bstart].decode("utf-8"))
+            pb, start = bstart, pc
+            end = start + nc
+            if kind == 2 and (
+                (start > 0 and t[start - 1].isascii() and t[start - 1].isalnum())
+                or (end < len(t) and t[end].isascii() and t[end].isalnum())
+            ):
+                continue
+            out.append((start, end, kind, ids_, key))
+        return out
+
+    def context_ids(self, ctx: MentionContext | None) -> frozenset[str]:
+        if ctx is None:
+            return frozenset()
+        got: set[str] = set(ctx.known_ids)
+        for who in ctx.speaking_to:
+            got.update([who] if who.startswith("char_") else self.table.resolve(who).ids)
+        if ctx.history:
+            inner = MentionContext(speaking_to=ctx.speaking_to, known_ids=ctx.known_ids)
+            for msg in ctx.history:
+                for m in self.find(msg, inner):
+                    got.update(m.candidates)
+        got |= {self.table.base_of(i) for i in got}
+        return frozenset(got)
+
+    def find(self, text: str, context=None) -> list[Mention]:
+        if not text or self.empty:
+            return []
+        cfg, t = self.config, fold(text)
+        cands = self.candidates(t)
+        ctx_ids = self.context_ids(MentionContext.coerce(context))
+        out: list[Mention] = []
+        dropped = []
+        for i, (s, e, kind, ids_, key) in enumerate(cands):
+            if kind == 1:
+                ids_ctx = ids_ + tuple(self.table.base_of(x) for x in ids_) if ctx_ids else ids_
+                prev = cands[i - 1][:2] if i > 0 else None
+                nxt = cands[i + 1][:2] if i < len(cands) - 1 else None
+                how = _reference_decide(t, s, e, key, ids_ctx, (prev, nxt), ctx_ids, cfg)
+                if how is None:
+                    if cfg.repeat and not (cfg.title and prev is not None and prev[1] == s):
+                        dropped.append((s, e, ids_))
+                    continue
+            elif kind == 4 and s > 0 and cfg.numeral and t[s - 1] in NUMERAL_CHARS:
+                continue
+            else:
+                how = {0: "exact", 2: "latin", 4: "bare_rare"}[kind]
+            out.append(Mention(ids_[0] if len(ids_) == 1 else None, text[s:e], s, e, how, ids_))
+        extra = []
+        starts = [m.start for m in out]
+        for s, e, ids_ in dropped if out else ():
+            lo, hi = t.rfind("\n", 0, s) + 1, t.find("\n", e)
+            hi = len(t) if hi < 0 else hi
+            j = bisect_left(starts, lo)
+            while j < len(out) and starts[j] < hi and out[j].candidates != ids_:
+                j += 1
+            if j < len(out) and starts[j] < hi:
+                cid = ids_[0] if len(ids_) == 1 else None
+                extra.append(Mention(cid, text[s:e], s, e, "repeat", ids_))
+        return sorted(out + extra, key=lambda m: m.start) if extra else out
+
+
+def _reference_decide(t, start, end, key, ids_, neighbours, ctx_ids, cfg) -> str | None:
+    """``rules.decide`` as first written: every signal tried in order with a regex."""
+    from arklore.names import rules as r
+
+    prev, nxt = neighbours
+    before = t[start - 1] if start > 0 else "\n"
+    if cfg.title and prev is not None and prev[1] == start and key in r._HONORIFIC_SET:
+        return None
+    if cfg.numeral and len(key) == 1 and before in NUMERAL_CHARS:
+        return None
+    if cfg.honorific and (r._HON_RE.match(t, end) or before in r._PREFIX_SET):
+        return "honorific"
+    if cfg.context and ctx_ids and not ctx_ids.isdisjoint(ids_):
+        return "context"
+    if cfg.vocative:
+        after = t[end] if end < len(t) else "\n"
+        if before == "\n" or before in r._EDGE_SET:
+            i = start - 1
+            while i >= 0 and t[i] in r._EDGE_SET:
+                i -= 1
+            if (i < 0 or t[i] == "\n") and (after == "\n" or after in r.VOCATIVE_PUNCT):
+                return "vocative"
+        if before in "，," and r._CLOSE_RE.match(t, end):
+            return "vocative"
+    if cfg.coordination:
+        if nxt is not None and nxt[0] == end + 1 and t[end] in r.COORDINATORS:
+            return "coordination"
+        if prev is not None and prev[1] == start - 1 and before in r.COORDINATORS:
+            return "coordination"
+    if cfg.subject and r._SUBJ_RE.match(t, end):
+        return "subject"
+    if cfg.game_cue and r._CUE_RE.search(t, max(0, start - r.CUE_WINDOW), end + r.CUE_WINDOW):
+        return "game_cue"
+    if cfg.bare_rare and r.bare_ok(key):
+        return "bare_rare"
+    return None
+
+
+def _latin1(s: str) -> str:
+    return s.encode("utf-8").decode("latin-1")
+
+
+def _as_rows(ms: list[Mention]) -> list[tuple]:
+    return [(m.char_id, m.surface, m.start, m.end, m.how, m.candidates) for m in ms]
+
+
+_NOISE = [
+    "",
+    "😀",
+    "Ｗ",
+    "ｗ",
+    "W型",
+    "２０２４年",
+    "，",
+    "！",
+    "～",
+    "@",
+    "＠",
+    " ",
+    "\t",
+    "ｍｏｎ３ｔｒ",
+]
+
+
+def chat_like(messages: list[str], n_chars: int, seed: int) -> str:
+    """Eval messages one per line, shuffled, with emoji/full-width/punctuation noise spliced in."""
+    import random
+
+    rng = random.Random(seed)
+    parts: list[str] = []
+    size = 0
+    while size < n_chars:
+        m = rng.choice(messages)
+        if rng.random() < 0.3:
+            cut = rng.randrange(len(m) + 1)
+            m = m[:cut] + rng.choice(_NOISE) + m[cut:]
+        if rng.random() < 0.1:
+            m = m + rng.choice(_NOISE) + rng.choice(messages)
+        parts.append(m)
+        size += len(m) + 1
+    return "\n".join(parts)
+
+
+def _check_same(fast: MentionMatcher, ref: ReferenceMatcher, n_chars: int) -> None:
+    from arklore.names.evaluation import load_eval_set
+
+    recs = load_eval_set()
+    for r in recs:
+        for ctx in (r.get("context"), None, {"speaking_to": "char_2014_nian"}):
+            assert _as_rows(fast.find(r["text"], ctx)) == _as_rows(ref.find(r["text"], ctx)), r
+    msgs = [r["text"] for r in recs] + [t for t, _ in FIND_CASES]
+    for seed in range(3):
+        text = chat_like(msgs, n_chars, seed)
+        got, want = _as_rows(fast.find(text)), _as_rows(ref.find(text))
+        assert len(got) == len(want) and got == want
+        ctx = {"speaking_to": ["char_2015_dusk", "红"], "history": ["年姐回来了"]}
+        assert _as_rows(fast.find(text[:200_000], ctx)) == _as_rows(ref.find(text[:200_000], ctx))
+
+
+@pytest.mark.parametrize("config", [RuleConfig(), RuleConfig(stoplist=False, repeat=False)])
+def test_same_mentions_as_reference(config: RuleConfig) -> None:
+    m = build_matcher(operators=OPS, config=config)
+    _check_same(m, ReferenceMatcher(m.table, config), 1_000_000)
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("signal", [None, *RuleConfig.signal_names()])
+def test_same_mentions_as_reference_real_names(gamedata_root: Path, signal: str | None) -> None:
+    ops = _real_ops(gamedata_root)
+    config = RuleConfig() if signal is None else RuleConfig().without(signal)
+    m = build_matcher(operators=ops, config=config)
+    _check_same(m, ReferenceMatcher(m.table, config), 2_000_000 if signal is None else 300_000)
+
+
+_REAL: dict[Path, list] = {}
+
+
+def _real_ops(root: Path) -> list:
+    from arklore.names.evaluation import operators_from_excel
+
+    if root not in _REAL:
+        _REAL[root] = operators_from_excel(root / "zh_CN/gamedata/excel")
+    return _REAL[root]

@@ -24,7 +24,7 @@ Format (UTF-8 JSON, one object)::
 * A directed (from, to, predicate family) may appear once; duplicate object keys are errors.
 
 Any problem raises :class:`~arklore.core.errors.InputFileError` with the file, the line and the
-key path (``relations[3].from``) and the reason; nothing already built is touched. Imported
+item and key (``line 12 relations[3] key 'from'``) and the reason; nothing already built is touched. Imported
 relations have source ``import`` and weigh less than the matrix (see ``strength.py``).
 """
 
@@ -111,12 +111,16 @@ def load_import(path: Path, resolve: Resolve) -> list[Curated]:
         line = f"line {_line_of(text, hits[1])} " if len(hits) > 1 else ""
         raise InputFileError(p, f"{line}key {key!r}", "duplicate key in one object") from None
     except json.JSONDecodeError as e:
-        raise InputFileError(p, f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}") from None
+        raise InputFileError(
+            p, f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}"
+        ) from None
     if not isinstance(doc, dict):
         raise InputFileError(p, "top level", "expected a JSON object")
     for k in sorted(doc):
         if k not in _TOP:
-            raise InputFileError(p, f"key {k!r}", f"unknown key (allowed: {', '.join(sorted(_TOP))})")
+            raise InputFileError(
+                p, f"key {k!r}", f"unknown key (allowed: {', '.join(sorted(_TOP))})"
+            )
     if doc.get("format") != FORMAT:
         raise InputFileError(p, "key 'format'", f"must be {FORMAT!r}, got {doc.get('format')!r}")
     if "source" in doc and not isinstance(doc["source"], str):
@@ -135,7 +139,9 @@ def load_import(path: Path, resolve: Resolve) -> list[Curated]:
         out.append(c)
         if rec.get("mutual"):
             back = {"from": rec["to"], "to": rec["from"], "predicate": rec["predicate"]}
-            r = check_record(p, where + " (mutual)", back, resolve, seen, keys=_KEYS, origin="import")
+            r = check_record(
+                p, where + " (mutual)", back, resolve, seen, keys=_KEYS, origin="import"
+            )
             r.description = c.description
             out.append(r)
     return out

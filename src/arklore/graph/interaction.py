@@ -13,7 +13,8 @@ Read from the primary corpus (dialogue and choice lines only, in stage order):
 
 People: operators resolve through the alias table, the Doctor to ``npc:博士``, and other
 named speakers become NPC nodes only if they speak >= :data:`NPC_MIN_LINES` lines in the
-whole corpus (below that they are mostly one-scene extras: 士兵甲, 路人).
+whole corpus (below that they are mostly one-scene extras: 士兵甲, 路人) and their name is not
+a generic role (:func:`is_generic_role`: 医疗干员, 萨卡兹雇佣兵, 整合运动成员, 士兵A, ...).
 
 This is evidence that two people *interact*, not of acquaintance or of any relation type.
 """
@@ -37,7 +38,37 @@ NPC_MIN_LINES = 20
 EVIDENCE_CAP = 3
 """Line ids kept as evidence per pair and signal (vocatives, mentions)."""
 
-TITLES = ("小姐", "先生", "女士", "大人", "阁下", "队长", "老师", "前辈", "姐姐", "哥哥", "医生", "大姐", "大哥", "妹妹")
+TITLES = (
+    "小姐",
+    "先生",
+    "女士",
+    "大人",
+    "阁下",
+    "队长",
+    "老师",
+    "前辈",
+    "姐姐",
+    "哥哥",
+    "医生",
+    "大姐",
+    "大哥",
+    "妹妹",
+)
+GENERIC_ROLE_SUFFIXES = (
+    "士兵", "干员", "成员", "雇佣兵", "佣兵", "战士", "卫兵", "守卫", "居民", "市民", "村民", "工人",
+    "队员", "警员", "感染者", "术师", "学者", "商人", "职员", "护卫", "骑士", "平民", "难民", "孩子",
+    "男人", "女人", "路人", "众人", "记者", "士官", "军官", "船员", "乘客", "侍从", "员工", "守卫队",
+)  # fmt: skip
+_GENERIC_TAIL = re.compile(r"(?:[A-Za-z0-9０-９Ａ-Ｚ]+|[甲乙丙丁戊一二三四五六七八九十]号?)$")
+
+
+def is_generic_role(name: str) -> bool:
+    """A speaker label for a role, not a person: ends with a role noun (医疗干员, 萨卡兹士兵),
+    possibly numbered (士兵A, 守卫甲)."""
+    core = _GENERIC_TAIL.sub("", name.strip()) or name.strip()
+    return core.endswith(GENERIC_ROLE_SUFFIXES)
+
+
 _VOC = re.compile(r"^([^\s，,！!？?。…—~～：:“”\"「」『』（）()、]{1,14})[，,！!？?。…—~～]")
 
 
@@ -86,8 +117,10 @@ class PairStats:
 Pairs = dict[tuple[str, str], PairStats]
 
 
-def load_spoken(store: Store, people: People, npc_min_lines: int = NPC_MIN_LINES) -> list[SpokenLine]:
+def load_spoken(store: Store, people: People, npc_min_lines: int | None = None) -> list[SpokenLine]:
     """Dialogue and choice lines of the primary corpus in (stage, line_no) order."""
+    if npc_min_lines is None:
+        npc_min_lines = NPC_MIN_LINES
     big = {
         name
         for name, n in store.conn.execute("SELECT name, line_count FROM speakers")
@@ -104,9 +137,13 @@ def load_spoken(store: Store, people: People, npc_min_lines: int = NPC_MIN_LINES
         hit = node_of.get(speaker, "")
         if hit == "":
             nid = people.node(speaker)
-            if nid is not None and nid.startswith("npc:") and speaker not in big:
-                if speaker.strip() not in DOCTOR_NAMES:
-                    nid = None
+            if (
+                nid is not None
+                and nid.startswith("npc:")
+                and speaker.strip() not in DOCTOR_NAMES
+                and (speaker not in big or is_generic_role(speaker))
+            ):
+                nid = None
             node_of[speaker] = hit = nid
         return hit
 
@@ -121,7 +158,15 @@ def load_spoken(store: Store, people: People, npc_min_lines: int = NPC_MIN_LINES
         for path, no, kind, speaker, uncertain, text, branch, line_id in rows:
             if path in paths:
                 out.append(
-                    SpokenLine(path, no, node(speaker, uncertain), text, branch, line_id, kind == "dialogue")
+                    SpokenLine(
+                        path,
+                        no,
+                        node(speaker, uncertain),
+                        text,
+                        branch,
+                        line_id,
+                        kind == "dialogue",
+                    )
                 )
     out.sort(key=lambda ln: (ln.stage_path, ln.line_no))
     return out
@@ -249,5 +294,7 @@ def scan(
 def principal_speakers(store: Store) -> dict[str, list[str]]:
     return {
         path: orjson.loads(ps)
-        for path, ps in store.conn.execute("SELECT stage_path, principal_speakers FROM primary_stages")
+        for path, ps in store.conn.execute(
+            "SELECT stage_path, principal_speakers FROM primary_stages"
+        )
     }

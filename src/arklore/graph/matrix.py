@@ -73,14 +73,20 @@ def check_record(
         raise InputFileError(path, where, f"expected a table/object, got {_tname(rec)}")
     for k in sorted(rec):
         if k not in keys:
-            raise InputFileError(path, f"{where} key {k!r}", f"unknown key (allowed: {', '.join(keys)})")
+            raise InputFileError(
+                path, f"{where} key {k!r}", f"unknown key (allowed: {', '.join(keys)})"
+            )
     for k in _REQUIRED:
         if k not in rec:
             raise InputFileError(path, f"{where} key {k!r}", "missing")
     for k, typ in keys.items():
-        if k in rec and not (isinstance(rec[k], typ) and not (typ is not bool and isinstance(rec[k], bool))):
+        if k in rec and not (
+            isinstance(rec[k], typ) and not (typ is not bool and isinstance(rec[k], bool))
+        ):
             raise InputFileError(
-                path, f"{where} key {k!r}", f"wrong type: expected {typ.__name__}, got {_tname(rec[k])}"
+                path,
+                f"{where} key {k!r}",
+                f"wrong type: expected {typ.__name__}, got {_tname(rec[k])}",
             )
     ids = []
     for k in ("from", "to"):
@@ -94,7 +100,9 @@ def check_record(
     pred = rec["predicate"]
     if pred not in PREDICATE_FAMILY:
         raise InputFileError(
-            path, f"{where} key 'predicate'", f"unknown predicate {pred!r} (use one of {', '.join(PREDICATE_NAMES)})"
+            path,
+            f"{where} key 'predicate'",
+            f"unknown predicate {pred!r} (use one of {', '.join(PREDICATE_NAMES)})",
         )
     if ids[0] == ids[1]:
         raise InputFileError(path, where, f"'from' and 'to' are the same person ({ids[0]})")
@@ -112,9 +120,14 @@ def check_record(
 
 
 def _tname(v: object) -> str:
-    return {dict: "table", list: "array", str: "string", bool: "boolean", int: "integer", float: "float"}.get(
-        type(v), type(v).__name__
-    )
+    return {
+        dict: "table",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "float",
+    }.get(type(v), type(v).__name__)
 
 
 def load_matrix(path: Path, resolve: Resolve) -> list[Curated]:

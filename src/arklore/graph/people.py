@@ -105,9 +105,7 @@ class People:
         return op.name if op else (self.table.canonical_name(char_id) or char_id)
 
     def alternates(self) -> dict[str, str]:
-        return {
-            c: self.base(c) for c in sorted(self.registry.operators) if self.base(c) != c
-        }
+        return {c: self.base(c) for c in sorted(self.registry.operators) if self.base(c) != c}
 
     def base_operators(self) -> Iterable[str]:
         return sorted({self.base(c) for c in self.registry.operators})

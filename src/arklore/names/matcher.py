@@ -80,8 +80,8 @@ def _as_tuple(v: Any) -> tuple[str, ...]:
     return tuple(str(x) for x in v)
 
 
-def _is_word_char(c: str) -> bool:
-    return c.isascii() and c.isalnum()
+#: ASCII letters and digits: a Latin alias must not touch one (``isascii() and isalnum()``)
+_WORD_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def _latin1(s: str) -> str:
@@ -104,6 +104,7 @@ class MentionMatcher:
         self.table = table
         self.config = cfg = config or RuleConfig()
         self._auto = ahocorasick.Automaton()
+        self._has_risky = False
         kinds: dict[str, int] = {}
         for key in table.surfaces():
             ids = table.decided_ids(key)
@@ -114,6 +115,7 @@ class MentionMatcher:
             if kind == RISKY and cfg.bare_rare and rules.bare_ok(key) and not rules.is_title(key):
                 kind = BARE  # accepted unless a numeral precedes it: no rule call needed
             self._auto.add_word(_latin1(key), (len(key.encode()), kind, ids, key, len(key)))
+            self._has_risky |= kind == RISKY
         self.n_aliases = len(kinds)
         self.n_stopwords = 0
         if cfg.stoplist:
@@ -122,7 +124,8 @@ class MentionMatcher:
             for word in rules.build_stoplist(risky, plain):
                 w = fold(word)
                 if w not in kinds:
-                    self._auto.add_word(_latin1(w), (len(w.encode()), STOP, (), w, len(w)))
+                    # None, not a tuple: the scan skips the (many) blocker hits with one test
+                    self._auto.add_word(_latin1(w), None)
                     self.n_stopwords += 1
         self._empty = self.n_aliases == 0
         if not self._empty:
@@ -130,29 +133,44 @@ class MentionMatcher:
 
     # ----------------------------------------------------------------------------------------
     def _candidates(self, t: str) -> list[tuple[int, int, int, tuple[str, ...], str]]:
-        """Leftmost-longest hits in folded text ``t`` as (start, end, kind, ids, key)."""
+        """Leftmost-longest hits in folded text ``t`` as (start, end, kind, ids, key).
+
+        The hot loop of the matcher: a blocker hit (most hits) costs one ``is None`` test, and
+        byte offsets become character offsets by counting the non-continuation bytes since the
+        previous hit (C-level ``translate``), only for alias hits.
+        """
         raw = t.encode("utf-8")
-        same = len(raw) == len(t)  # pure ASCII: byte offsets are character offsets
+        s = raw.decode("latin-1")
         out = []
-        pb = pc = 0
+        append = out.append
         n_t = len(t)
+        word = _WORD_CHARS
+        if len(raw) == n_t:  # pure ASCII: byte offsets are character offsets
+            for bend, v in self._auto.iter_long(s):
+                if v is None:
+                    continue
+                nb, kind, ids, key, nc = v
+                start = bend - nb + 1
+                end = start + nc
+                if kind == LATIN and (
+                    (start > 0 and t[start - 1] in word) or (end < n_t and t[end] in word)
+                ):
+                    continue
+                append((start, end, kind, ids, key))
+            return out
+        pb = pc = 0
         cont = _CONT
-        for bend, (nb, kind, ids, key, nc) in self._auto.iter_long(raw.decode("latin-1")):
-            if kind == STOP:
+        for bend, v in self._auto.iter_long(s):
+            if v is None:
                 continue
+            nb, kind, ids, key, nc = v
             bstart = bend - nb + 1
-            if same:
-                start = bstart
-            else:
-                pc += len(raw[pb:bstart].translate(None, cont))
-                pb = bstart
-                start = pc
-            end = start + nc
-            if kind == LATIN and (
-                (start > 0 and _is_word_char(t[start - 1])) or (end < n_t and _is_word_char(t[end]))
-            ):
+            pc += len(raw[pb:bstart].translate(None, cont))
+            pb = bstart
+            end = pc + nc
+            if kind == LATIN and ((pc > 0 and t[pc - 1] in word) or (end < n_t and t[end] in word)):
                 continue
-            out.append((start, end, kind, ids, key))
+            append((pc, end, kind, ids, key))
         return out
 
     def _context_ids(self, ctx: MentionContext | None) -> frozenset[str]:
@@ -188,13 +206,43 @@ class MentionMatcher:
         cands = self._candidates(t)
         if not cands:
             return []
+        if not self._has_risky:
+            return self._accept(text, t, cands)
+        return self._decide_all(text, t, cands, context)
+
+    def _accept(self, text: str, t: str, cands: list) -> list[Mention]:
+        """No risky name in the inventory: every candidate is a mention (bare: unless numeral)."""
+        numerals = rules.NUMERAL_CHARS if self.config.numeral else frozenset()
+        how_of = _HOW
+        return [
+            Mention(ids[0] if len(ids) == 1 else None, text[s:e], s, e, how_of[kind], ids)
+            for s, e, kind, ids, _key in cands
+            if not (kind == BARE and s > 0 and t[s - 1] in numerals)
+        ]
+
+    def _decide_all(
+        self,
+        text: str,
+        t: str,
+        cands: list,
+        context: MentionContext | Mapping[str, Any] | None,
+    ) -> list[Mention]:
+        """Run the rules on risky candidates; the others are accepted as they are.
+
+        Neighbours are passed to :func:`rules.decide` as two ints (end of the previous
+        candidate, start of the next; -1 when none) so no tuple is built per candidate.
+        """
         cfg = self.config
         decide = rules.decide
         numerals = rules.NUMERAL_CHARS if cfg.numeral else frozenset()
+        repeat, title = cfg.repeat, cfg.title
+        how_of = _HOW
         ctx_ids: frozenset[str] | None = None
         out: list[Mention] = []
+        append = out.append
         dropped: list[tuple[int, int, int, tuple[str, ...]]] = []
         last = len(cands) - 1
+        prev_end = -1
         for i, (s, e, kind, ids, key) in enumerate(cands):
             if kind == RISKY:
                 if ctx_ids is None:
@@ -202,18 +250,20 @@ class MentionMatcher:
                 ids_ctx = ids
                 if ctx_ids:
                     ids_ctx = ids + tuple(self.table.base_of(x) for x in ids)
-                prev = cands[i - 1][:2] if i > 0 else None
-                nxt = cands[i + 1][:2] if i < last else None
-                how = decide(t, s, e, key, ids_ctx, (prev, nxt), ctx_ids, cfg)
+                next_start = cands[i + 1][0] if i < last else -1
+                how = decide(t, s, e, key, ids_ctx, prev_end, next_start, ctx_ids, cfg)
                 if how is None:
-                    if cfg.repeat and not (cfg.title and prev is not None and prev[1] == s):
+                    if repeat and not (title and prev_end == s):
                         dropped.append((len(out), s, e, ids))
+                    prev_end = e
                     continue
             elif kind == BARE and s > 0 and t[s - 1] in numerals:
+                prev_end = e
                 continue
             else:
-                how = _HOW[kind]
-            out.append(Mention(ids[0] if len(ids) == 1 else None, text[s:e], s, e, how, ids))
+                how = how_of[kind]
+            prev_end = e
+            append(Mention(ids[0] if len(ids) == 1 else None, text[s:e], s, e, how, ids))
         if dropped and out:
             out = self._repeat(t, text, out, dropped)
         return out
@@ -225,10 +275,17 @@ class MentionMatcher:
         out: list[Mention],
         dropped: list[tuple[int, int, int, tuple[str, ...]]],
     ) -> list[Mention]:
-        """Signal 11: a dropped risky name whose operator is accepted on the same line."""
+        """Signal 11: a dropped risky name whose operator is accepted on the same line.
+
+        Most dropped names are words whose operator is accepted nowhere in the text: one set
+        lookup skips them before the line is searched.
+        """
+        accepted = {m.candidates for m in out}
         starts = [m.start for m in out]
         extra: list[Mention] = []
         for _, s, e, ids in dropped:
+            if ids not in accepted:
+                continue
             lo = t.rfind("\n", 0, s) + 1
             hi = t.find("\n", e)
             if hi < 0:

@@ -1,0 +1,179 @@
+"""Relation RAG: build time (first and unchanged rebuild) and per-turn context latency.
+
+    python -m bench bench_rag          # env: ARKLORE_HOME, ARKLORE_EMBEDDER, ARKLORE_GAMEDATA
+
+Graph: ``$ARKLORE_HOME/relation_graph.json`` (``ARKLORE_RAG_BENCH_GRAPH`` to point elsewhere),
+with the extracted relations of ``$ARKLORE_HOME/arklore.sqlite3`` when present; else an
+invented graph of ~730 describable edges. The index is built into a temporary home (the real
+one is not touched), with template descriptions (no LLM).
+
+Messages: 1,000, fixed seed: a third name nobody, most name one to three people the operator
+knows or does not know, some are 2,000+ characters. Reported: p50/p95 of
+``build_context`` total, split into mention detection, query embedding and vector search (each
+over the calls that ran it), next to a Chroma query of the same vector without a filter, and
+the budget check. Pass: second build embeds nothing and takes < 2 s; p95 total < 30 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "arknights"
+FILLER = [
+    "今天", "天气真好", "你还记得", "那次任务", "吗？", "我们去甲板上走走吧", "博士", "罗德岛",
+    "龙门的夜景", "，", "。", "Hello ", "doctor ", "😀", "晚饭吃什么", "我有点累了", "谢谢你",
+]  # fmt: skip
+
+
+def _pct(xs: list[float], p: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def _graph():
+    from arklore.config import Settings
+    from arklore.graph.io import default_graph_path, load_graph
+
+    home = Settings.from_env().home
+    path = Path(os.environ.get("ARKLORE_RAG_BENCH_GRAPH") or default_graph_path(home))
+    if path.exists():
+        return load_graph(path), str(path), home / "arklore.sqlite3"
+    from arklore.graph.model import Edge, Node, RelationGraph
+
+    rnd = random.Random(5)
+    ids = [f"char_{i:03d}_bench{i}" for i in range(120)]
+    nodes = {i: Node(i, f"干员{k}号", "operator", {}) for k, i in enumerate(ids)}
+    edges = []
+    for k, a in enumerate(ids):
+        for j in range(6 + k % 3):
+            b = ids[(k + 1 + j * 7) % len(ids)]
+            s = round(rnd.uniform(0.3, 0.99), 4)
+            edges.append(Edge(a, b, rnd.choice(["朋友", "同事", "战友", "interaction"]), s,
+                              ["story"], {"direct": 1, "turns": 6}, [], None, ["x"]))  # fmt: skip
+    return RelationGraph(nodes, edges), "(invented)", None
+
+
+def _messages(graph, ops: list[str], n: int = 1000) -> list[tuple[str, str]]:
+    rnd = random.Random(20260701)
+    all_names = [
+        nd.name for nd in graph.nodes.values() if nd.kind == "operator" and len(nd.name) >= 2
+    ]
+    out = []
+    for i in range(n):
+        op = rnd.choice(ops)
+        known = [graph.nodes[e.target].name for e in graph.ranked(op) if e.target in graph.nodes]
+        parts = [rnd.choice(FILLER) for _ in range(rnd.randint(1, 8))]
+        kind = i % 3
+        if kind and known:
+            for _ in range(rnd.randint(1, 3)):
+                pool = known if rnd.random() < 0.7 else all_names
+                parts.insert(rnd.randrange(len(parts) + 1), rnd.choice(pool))
+        msg = "".join(parts)
+        if i % 40 == 0:
+            msg = (msg + "".join(rnd.choice(FILLER) for _ in range(600)))[:2400]
+        out.append((op, msg))
+    return out
+
+
+def main() -> None:
+    if not os.environ.get("ARKLORE_GAMEDATA") and (SHARED / "gamedata").is_dir():
+        os.environ["ARKLORE_GAMEDATA"] = str(SHARED / "gamedata")
+    from arklore.rag.context import RelationRAG
+    from arklore.rag.embedders import get_embedder
+    from arklore.rag.index import build_index
+
+    graph, gpath, db = _graph()
+    emb = get_embedder()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-rag-"))
+    store = None
+    if db is not None and db.exists():
+        from arklore.corpus.store import Store
+
+        store = Store(db, create=False)
+    try:
+        r1 = build_index(tmp, graph, graph_path=gpath, store=store, embedder=emb)
+        r2 = build_index(tmp, graph, graph_path=gpath, store=store, embedder=emb)
+        print(
+            f"graph {gpath}: {len(graph.nodes)} nodes, {len(graph)} edges; embedder {emb.name} ({emb.version})"
+        )
+        print(f"documents {r1.documents} {r1.by_source} rejected {r1.rejected}")
+        print(f"first build  {r1.seconds:7.2f} s  embedded {r1.embedded}")
+        ok = r2.embedded == 0 and r2.seconds < 2.0
+        print(
+            f"second build {r2.seconds:7.2f} s  embedded {r2.embedded}  [{'PASS' if ok else 'FAIL'} < 2 s, 0 embedded]"
+        )
+
+        ops = sorted(
+            {
+                e.source
+                for e in graph.edges()
+                if e.source in graph.nodes and graph.nodes[e.source].kind == "operator"
+            }
+        )
+        msgs = _messages(graph, ops)
+        for rank_always in (False, True):
+            print(f"-- {'every named turn ranked by Chroma' if rank_always else 'as served'}")
+            _turns(
+                RelationRAG(tmp, graph=graph, embedder=emb, rank_always=rank_always), msgs, emb, tmp
+            )
+    finally:
+        if store is not None:
+            store.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _turns(rag, msgs, emb, tmp) -> None:
+    from arklore.rag.context import _query_window
+    from arklore.rag.index import open_active
+    from arklore.rag.tokens import count_tokens
+
+    t0 = time.perf_counter()
+    rag.build_context(msgs[0][0], msgs[0][1])  # warm-up: matcher build, doc table load
+    warm = time.perf_counter() - t0
+    col, _ = open_active(tmp, emb)
+    total, mention, embed, search, raw = [], [], [], [], []
+    over = order_bad = 0
+    for op, msg in msgs:
+        t = time.perf_counter()
+        ctx = rag.build_context(op, msg)
+        total.append((time.perf_counter() - t) * 1000)
+        mention.append(ctx.timings_ms.get("mentions", 0.0))
+        if "embed" in ctx.timings_ms:
+            embed.append(ctx.timings_ms["embed"])
+            search.append(ctx.timings_ms["search"])
+            q = rag._qcache.get(emb, _query_window(msg, rag.detect_targets(op, msg)))
+            t = time.perf_counter()
+            col.query(query_embeddings=[q], n_results=2)
+            raw.append((time.perf_counter() - t) * 1000)
+        over += count_tokens(ctx.text) > ctx.budget
+        if ctx.contextual and len(ctx.anchors) < len(rag.get_anchor_relations(op)):
+            order_bad += 1
+    print(f"warm-up {warm * 1000:.0f} ms; {len(msgs)} messages, {len(embed)} ran a vector query")
+    print(f"{'':22}{'p50 ms':>9}{'p95 ms':>9}{'n':>6}")
+    rows = [
+        ("get_relation_context", total),
+        ("  mention detection", mention),
+        ("  query embedding", embed),
+        ("  vector search", search),
+        ("chroma, no filter", raw),
+    ]
+    for name, xs in rows:
+        print(f"{name:22}{_pct(xs, 50):9.2f}{_pct(xs, 95):9.2f}{len(xs):6d}")
+    p95 = _pct(total, 95)
+    verdict = "PASS" if p95 < 30 and not over and not order_bad else "FAIL"
+    print(
+        f"budget exceeded {over}, contextual without all anchors {order_bad}; "
+        f"mean {statistics.fmean(total):.2f} ms; p95 {p95:.2f} ms [{verdict} < 30 ms]"
+    )
+
+
+if __name__ == "__main__":
+    main()

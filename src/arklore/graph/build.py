@@ -1,0 +1,275 @@
+"""Build the one merged relation graph from every source (see ``arklore.graph``).
+
+Order of work: the user files (matrix, imports) are read and validated first, so a bad file
+fails in a second, before the corpus pass, and nothing already built is touched (the caller
+saves only a finished graph, atomically). Then the corpus pass (interaction + story mentions),
+voice-line mentions, extracted story relations, and finally one edge per
+(source, target, predicate family) with its signals and strength.
+
+Edges: for an ordered pair with at least one named relation (matrix, import or story), one
+edge per predicate family, and the pair's interaction/mention signals are added to each of
+them (they raise strength; they never name a relation). A pair with only interaction/mention
+signals gets one ``interaction`` edge if :meth:`PairStats.worth_an_edge`.
+
+Nodes: every operator of the registry (alternate forms folded into their base) plus every
+NPC that ends up on an edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arklore.core.predicates import PREDICATE_FAMILY
+from arklore.corpus.store import Store
+from arklore.graph import interaction, mentions, story
+from arklore.graph.importer import load_import
+from arklore.graph.matrix import Curated, default_matrix_path, load_matrix
+from arklore.graph.model import DOCTOR_ID, INTERACTION, SOURCES, Edge, Node, RelationGraph
+from arklore.graph.people import DOCTOR_NAMES, People, npc_id, registry_from_store
+from arklore.graph.strength import WORTH_DESCRIBING, strength
+from arklore.names.registry import Registry
+from arklore.sources.gamedata import read_table
+
+GRAPH_FORMAT = "arklore-relation-graph/1"
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(slots=True)
+class _Named:
+    predicate: str
+    matrix: Curated | None = None
+    imported: Curated | None = None
+    story: story.StoryRelation | None = None
+
+
+@dataclass(slots=True)
+class _Inputs:
+    curated: list[Curated] = field(default_factory=list)
+    pairs: interaction.Pairs = field(default_factory=dict)
+    story: dict[story.StoryKey, story.StoryRelation] = field(default_factory=dict)
+    npc_names: dict[str, str] = field(default_factory=dict)
+    report: dict = field(default_factory=dict)
+
+
+def default_excel_root() -> Path | None:
+    """``$ARKLORE_GAMEDATA/zh_CN/gamedata/excel`` when it exists, else None."""
+    from arklore.config import EXCEL_SUBDIR, Settings
+
+    s = Settings.from_env()
+    if s.gamedata is not None and (s.gamedata / EXCEL_SUBDIR).is_dir():
+        return s.gamedata / EXCEL_SUBDIR
+    return None
+
+
+def load_registry(store: Store, excel_root: Path | None) -> Registry:
+    teams = (read_table(excel_root, "handbook_team_table") or {}) if excel_root else {}
+    names = {
+        k: v["powerName"] for k, v in teams.items() if isinstance(v, dict) and "powerName" in v
+    }
+    return registry_from_store(store, names)
+
+
+class Resolver:
+    """Names in user files -> node ids: operators, the Doctor, corpus speakers, ``npc:<name>``."""
+
+    def __init__(self, people: People, speakers: Iterable[str]) -> None:
+        self.people = people
+        self.npc_names: dict[str, str] = {}
+        for name in speakers:
+            nid = people.node(name)
+            if nid is not None and nid.startswith("npc:"):
+                self.npc_names.setdefault(nid, name.strip())
+        self.npc_names[DOCTOR_ID] = "博士"
+
+    def __call__(self, name: str) -> str | None:
+        name = name.strip()
+        if name.startswith("npc:"):
+            nid = npc_id(name[4:]) if len(name) > 4 else None
+            if nid is not None:
+                self.npc_names.setdefault(nid, name[4:].strip())
+            return nid
+        if name in DOCTOR_NAMES:
+            return DOCTOR_ID
+        op = self.people.operator(name)
+        if op is not None:
+            return op
+        nid = self.people.node(name)
+        return nid if nid in self.npc_names else None
+
+
+def read_user_files(
+    resolve: Resolver, matrix_path: Path | None, import_paths: Iterable[Path]
+) -> tuple[list[Curated], dict]:
+    """Validate the matrix and every import file; raises InputFileError on the first problem."""
+    mpath = matrix_path if matrix_path is not None else default_matrix_path()
+    curated = load_matrix(mpath, resolve)
+    report = {"matrix": {"path": Path(mpath).name, "relations": len(curated),
+                         "examples": sum(c.example for c in curated)}}  # fmt: skip
+    imports = []
+    for p in import_paths:
+        got = load_import(Path(p), resolve)
+        curated += got
+        imports.append({"path": Path(p).name, "relations": len(got)})
+    report["imports"] = imports
+    return curated, report
+
+
+def build_graph(
+    store: Store,
+    *,
+    matrix_path: Path | None = None,
+    import_paths: Iterable[Path] = (),
+    progress: Progress | None = None,
+    excel_root: Path | None = None,
+    people: People | None = None,
+) -> RelationGraph:
+    """The whole graph, no LLM needed (extracted edges are used when the store has them).
+
+    ``matrix_path`` None = the packaged ``data/relationship_matrix.toml``; ``excel_root``
+    None = from ``ARKLORE_GAMEDATA`` (for faction names and voice lines; both are skipped
+    without it); ``people`` lets tests pass a prepared resolver.
+    """
+    store.require_ingested()
+    if excel_root is None:
+        excel_root = default_excel_root()
+    if people is None:
+        people = People.build(load_registry(store, excel_root))
+    speakers = [n for (n,) in store.conn.execute("SELECT name FROM speakers ORDER BY name")]
+    resolve = Resolver(people, speakers)
+    inp = _Inputs()
+    inp.curated, inp.report = read_user_files(resolve, matrix_path, import_paths)
+
+    lines = interaction.load_spoken(store, people)
+    for name in speakers:
+        nid = people.node(name)
+        if nid is not None and nid.startswith("npc:"):
+            inp.npc_names.setdefault(nid, name.strip())
+    inp.npc_names.update(resolve.npc_names)
+    interaction.scan(
+        lines,
+        people,
+        inp.pairs,
+        principal=interaction.principal_speakers(store),
+        on_line=mentions.story_mention_hook(people),
+        progress=progress,
+    )
+    voice = mentions.voice_mentions(excel_root, people, inp.pairs)
+    rows = story.load_rows(store)
+    skipped = story.merge(inp.story, rows, people)
+    inp.report.update(
+        spoken_lines=len(lines),
+        voice_lines=voice,
+        extracted_rows=len(rows),
+        extracted_skipped=skipped,
+    )
+    return assemble(people, inp)
+
+
+def assemble(people: People, inp: _Inputs) -> RelationGraph:
+    named: dict[tuple[str, str], dict[str, _Named]] = {}
+
+    def slot(a: str, b: str, pred: str) -> _Named:
+        fams = named.setdefault((a, b), {})
+        fam = PREDICATE_FAMILY[pred]
+        if fam not in fams:
+            fams[fam] = _Named(pred)
+        return fams[fam]
+
+    for c in inp.curated:
+        s = slot(c.source, c.target, c.predicate)
+        if c.origin == "matrix":
+            s.matrix, s.predicate = c, c.predicate
+        else:
+            s.imported = c
+            if s.matrix is None:
+                s.predicate = c.predicate
+    for (a, b, _fam), rel in inp.story.items():
+        s = slot(a, b, rel.predicate)
+        s.story = rel
+
+    edges: list[Edge] = []
+    for pair in sorted(set(named) | set(inp.pairs)):
+        ps = inp.pairs.get(pair)
+        if pair in named:
+            for fam in sorted(named[pair]):
+                edges.append(_edge(pair, named[pair][fam], ps))
+        elif ps is not None and ps.worth_an_edge():
+            edges.append(_edge(pair, None, ps))
+
+    nodes: dict[str, Node] = {}
+    reg = people.registry
+    for cid in people.base_operators():
+        op = reg.operators.get(cid)
+        nodes[cid] = Node(
+            cid, op.name if op else cid, "operator", reg.faction_of(cid) if op else {}
+        )
+    for e in edges:
+        for nid in (e.source, e.target):
+            if nid not in nodes:
+                if nid.startswith("npc:"):
+                    nodes[nid] = Node(nid, inp.npc_names.get(nid, nid[4:]), "npc", {})
+                else:
+                    nodes[nid] = Node(nid, people.operator_name(nid), "operator", {})
+    nodes = {k: nodes[k] for k in sorted(nodes)}
+    on_edges = {n for e in edges for n in (e.source, e.target)}
+    meta = dict(inp.report)
+    meta["format"] = GRAPH_FORMAT
+    meta["counts"] = {
+        "nodes": len(nodes),
+        "operator_nodes": sum(n.kind == "operator" for n in nodes.values()),
+        "operator_nodes_with_edges": sum(
+            n.kind == "operator" and n.id in on_edges for n in nodes.values()
+        ),
+        "npc_nodes": sum(n.kind == "npc" for n in nodes.values()),
+        "edges": len(edges),
+        "named_edges": sum(e.predicate != INTERACTION for e in edges),
+        "edges_over_threshold": sum(e.strength > WORTH_DESCRIBING for e in edges),
+    }
+    return RelationGraph(nodes, edges, alternates=people.alternates(), meta=meta)
+
+
+def _edge(pair: tuple[str, str], n: _Named | None, ps: interaction.PairStats | None) -> Edge:
+    signals: dict[str, int] = {}
+    used: set[str] = set()
+    evidence: set[str] = set()
+    stages: set[str] = set()
+    description = None
+    if n is not None:
+        if n.matrix is not None:
+            signals["matrix"] = 1
+            used.add("matrix")
+            description = n.matrix.description
+        if n.imported is not None:
+            signals["import"] = 1
+            used.add("import")
+            description = description or n.imported.description
+        if n.story is not None:
+            for k, v in n.story.counts().items():
+                if v:
+                    signals[k] = v
+            signals["story_stages"] = len(n.story.stages)
+            used.add("story")
+            evidence.update(n.story.evidence)
+            stages.update(n.story.stages)
+    if ps is not None:
+        signals.update(ps.signals())
+        if ps.turns or ps.vocatives or ps.co_stages:
+            used.add("interaction")
+        if ps.mentions or ps.voice_mentions:
+            used.add("mention")
+        evidence.update(ps.evidence)
+        stages.update(ps.stages)
+    return Edge(
+        source=pair[0],
+        target=pair[1],
+        predicate=n.predicate if n is not None else INTERACTION,
+        strength=strength(signals),
+        sources=[s for s in SOURCES if s in used],
+        signals=signals,
+        evidence_line_ids=sorted(evidence),
+        description=description,
+        stages=sorted(stages),
+    )

@@ -1,0 +1,155 @@
+"""relation_graph.json: the graph on disk, byte-for-byte deterministic.
+
+Layout (UTF-8, one JSON object; keys sorted; one node / edge per line so diffs stay readable)::
+
+    {"alternates": {"char_1012_skadi2": "char_263_skadi", ...},
+     "edges": [
+      {"description": null, "evidence_line_ids": [...], "predicate": "监护", "signals": {...},
+       "source": "char_002_amiya", "sources": ["matrix", "interaction"], "stages": [...],
+       "strength": 0.9731, "target": "char_003_kalts"},
+      ...],
+     "format": "arklore-relation-graph/1",
+     "meta": {...build report...},
+     "nodes": [
+      {"faction": {"nation": "...", ...}, "id": "char_002_amiya", "kind": "operator", "name": "阿米娅"},
+      ...]}
+
+Nodes are sorted by id, edges by (source, target, predicate); strengths are rounded to 4
+decimals; so ``save(load(f))`` reproduces ``f`` exactly. Writes go to a temporary file in
+the same folder, fsynced, then renamed over the target: a crash or a failed build never leaves
+a half-written or missing graph.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import tempfile
+from pathlib import Path
+
+import orjson
+
+from arklore.core.errors import ArkloreError, InputFileError
+from arklore.graph.model import Edge, Node, RelationGraph
+from arklore.graph.strength import ROUND
+
+FORMAT = "arklore-relation-graph/1"
+FILENAME = "relation_graph.json"
+_OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+
+
+class GraphNotBuiltError(ArkloreError):
+    default_hint = "run `arklore graph build` first"
+
+
+def default_graph_path(home: Path) -> Path:
+    return Path(home) / FILENAME
+
+
+def _node_dict(n: Node) -> dict:
+    return {"id": n.id, "name": n.name, "kind": n.kind, "faction": dict(sorted(n.faction.items()))}
+
+
+def _edge_dict(e: Edge) -> dict:
+    return {
+        "source": e.source,
+        "target": e.target,
+        "predicate": e.predicate,
+        "strength": round(float(e.strength), ROUND),
+        "sources": list(e.sources),
+        "signals": e.signals,
+        "evidence_line_ids": list(e.evidence_line_ids),
+        "description": e.description,
+        "stages": list(e.stages),
+    }
+
+
+def dumps_graph(graph: RelationGraph) -> bytes:
+    nodes = [_node_dict(graph.nodes[k]) for k in sorted(graph.nodes)]
+    edges = sorted(graph.edges(), key=lambda e: (e.source, e.target, e.predicate))
+    parts = [
+        b'{"alternates":',
+        orjson.dumps(graph.alternates, option=_OPTS),
+        b',\n"edges":[\n',
+        b",\n".join(orjson.dumps(_edge_dict(e), option=_OPTS) for e in edges),
+        b'\n],\n"format":',
+        orjson.dumps(FORMAT),
+        b',\n"meta":',
+        orjson.dumps(graph.meta, option=_OPTS),
+        b',\n"nodes":[\n',
+        b",\n".join(orjson.dumps(n, option=_OPTS) for n in nodes),
+        b"\n]}\n",
+    ]
+    return b"".join(parts)
+
+
+def save_graph(graph: RelationGraph, path: Path) -> None:
+    """Atomic write of the deterministic bytes of :func:`dumps_graph`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = dumps_graph(graph)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def loads_graph(data: bytes, where: str = "<bytes>") -> RelationGraph:
+    """Parse relation_graph.json bytes. The cyclic GC is paused meanwhile: the load allocates
+    ~10^6 containers that are never garbage, and the collections it would trigger cost more
+    than the parse itself (50k edges: ~0.8 s -> ~0.3 s)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _loads(data, where)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _loads(data: bytes, where: str) -> RelationGraph:
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise InputFileError(where, "json", f"not valid JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise InputFileError(
+            where, "key 'format'", f"not a relation graph (want {FORMAT!r}, got {got!r})"
+        )
+    try:
+        nodes = {n["id"]: Node(n["id"], n["name"], n["kind"], n["faction"]) for n in doc["nodes"]}
+        edges = [
+            Edge(
+                e["source"],
+                e["target"],
+                e["predicate"],
+                e["strength"],
+                e["sources"],
+                e["signals"],
+                e["evidence_line_ids"],
+                e["description"],
+                e["stages"],
+            )  # fmt: skip
+            for e in doc["edges"]
+        ]
+    except (KeyError, TypeError) as e:
+        raise InputFileError(where, "nodes/edges", f"malformed record: {e!r}") from None
+    return RelationGraph(
+        nodes, edges, alternates=doc.get("alternates") or {}, meta=doc.get("meta") or {}
+    )
+
+
+def load_graph(path: Path) -> RelationGraph:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise GraphNotBuiltError(f"no relation graph at {path}") from None
+    return loads_graph(data, str(path))

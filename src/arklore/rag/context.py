@@ -1,0 +1,498 @@
+"""The relation context a chat turn injects, and the other read-only relation lookups.
+
+Two questions per turn with operator X: *whom does she care about* (anchors: her strongest
+relations from the in-memory graph, whatever the topic; no vector search) and *who is being
+talked about right now* (contextual: her documents about the people the message names,
+ranked by embedding similarity inside ``operator_id = X AND target_id IN (named)``).
+
+Everything here reads the same global knowledge base (the graph and the live Chroma
+collection); chat code never reads the matrix directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arklore.graph.model import Edge, RelationGraph
+from arklore.rag.docs import RelationDoc, template_description
+from arklore.rag.embedders import Embedder, QueryCache, get_embedder
+from arklore.rag.index import RagIndexError, open_active, pointer_path
+from arklore.rag.tokens import TokenCounter, get_token_counter
+
+DEFAULT_BUDGET = 800
+ANCHOR_K = 3
+CONTEXT_K = 2
+QUERY_WINDOW = 60  # characters kept either side of each name for the query embedding
+QUERY_MAX_CHARS = 256
+SOURCE_RANK = {"matrix": 0, "char_anchor": 1, "graph_edge": 2, "story": 3}
+
+Span = tuple[str, int, int]  # (node id, start, end)
+MentionFinder = Callable[[str], list[Span]]
+
+
+@dataclass(slots=True)
+class Relation:
+    target_id: str
+    target_name: str
+    rel_type: str
+    strength: float
+    text: str
+    source: str  # doc source, or "graph" when no document exists for the pair
+    doc_id: str | None = None
+    score: float | None = None  # similarity (contextual entries that were ranked)
+    evidence_line_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass
+class RelationContext:
+    text: str
+    anchors: list[Relation]
+    contextual: list[Relation]
+    tokens: int
+    budget: int
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    embedded: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "anchors": [r.to_dict() for r in self.anchors],
+            "contextual": [r.to_dict() for r in self.contextual],
+            "timings_ms": self.timings_ms,
+            "embedded": self.embedded,
+        }
+
+
+def default_mention_finder() -> MentionFinder:
+    """Operator mentions via :func:`arklore.names.matcher.find_mentions` (ambiguous surfaces
+    yield every candidate; the caller keeps those the operator has relations with)."""
+    from arklore.names.matcher import find_mentions
+
+    def find(text: str) -> list[Span]:
+        out: list[Span] = []
+        for m in find_mentions(text):
+            for cid in (m.char_id,) if m.char_id else m.candidates:
+                out.append((cid, m.start, m.end))
+        return out
+
+    return find
+
+
+def _budget_from_env() -> int:
+    v = os.environ.get("ARKLORE_RAG_TOKEN_BUDGET")
+    return int(v) if v else DEFAULT_BUDGET
+
+
+class RelationRAG:
+    """Read-only relation knowledge for chat: build once per process, share across threads."""
+
+    def __init__(
+        self,
+        home: Path | None = None,
+        *,
+        graph: RelationGraph | None = None,
+        embedder: Embedder | None = None,
+        mention_finder: MentionFinder | None = None,
+        token_counter: TokenCounter | None = None,
+        budget: int | None = None,
+        client: Any = None,
+        rank_always: bool = False,
+    ) -> None:
+        if home is None:
+            from arklore.config import Settings
+
+            home = Settings.from_env().home
+        self.home = Path(home)
+        self._graph = graph
+        self._graph_owned = graph is None  # loaded from file: reloaded when the index switches
+        self._embedder = embedder
+        self._finder = mention_finder
+        self._counter = token_counter
+        self.budget = budget if budget is not None else _budget_from_env()
+        self._client = client
+        self.rank_always = rank_always  # benchmarks: query Chroma even when nothing to rank
+        self._lock = threading.RLock()
+        self._col: Any = None
+        self._ptr_stamp: int | None = None
+        self._docs: dict[tuple[str, str], list[RelationDoc]] = {}
+        self._npc_names: dict[str, list[tuple[str, str]]] = {}
+        self._qcache = QueryCache()
+
+    # -- loading -----------------------------------------------------------------------------
+    @property
+    def graph(self) -> RelationGraph:
+        if self._graph is None:
+            from arklore.graph.io import default_graph_path, load_graph
+
+            self._graph = load_graph(default_graph_path(self.home))
+        return self._graph
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder()
+        return self._embedder
+
+    @property
+    def counter(self) -> TokenCounter:
+        return self._counter or get_token_counter()
+
+    def _finder_fn(self) -> MentionFinder:
+        if self._finder is None:
+            self._finder = default_mention_finder()
+        return self._finder
+
+    def _refresh(self) -> None:
+        """(Re)open the live collection when the pointer changed (a rebuild switched it)."""
+        try:
+            stamp = os.stat(pointer_path(self.home)).st_mtime_ns
+        except FileNotFoundError as exc:
+            raise RagIndexError(f"no relation index under {self.home / 'rag'}") from exc
+        if stamp == self._ptr_stamp and self._col is not None:
+            return
+        with self._lock:
+            if stamp == self._ptr_stamp and self._col is not None:
+                return
+            if self._client is None:
+                from arklore.rag.index import make_client
+
+                self._client = make_client(self.home)
+            if self._graph_owned and self._ptr_stamp is not None:
+                self._graph = None  # a rebuild follows a graph rebuild: read it again
+                self._npc_names = {}
+            col, _ = open_active(self.home, self.embedder, self._client)
+            got = col.get(include=["documents", "metadatas"])
+            docs: dict[tuple[str, str], list[RelationDoc]] = {}
+            for did, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
+                d = RelationDoc.from_chroma(did, text, meta)
+                docs.setdefault((d.operator_id, d.target_id), []).append(d)
+            for lst in docs.values():
+                lst.sort(key=_doc_rank)
+            self._col, self._docs, self._ptr_stamp = col, docs, stamp
+
+    def reload(self) -> None:
+        with self._lock:
+            self._ptr_stamp = None
+            self._col = None
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _name(self, node_id: str) -> str:
+        node = self.graph.nodes.get(node_id)
+        return node.name if node else node_id.removeprefix("npc:")
+
+    def _resolve(self, who: str) -> str:
+        return self.graph.resolve(who) or who
+
+    def _best_doc(self, op: str, target: str) -> RelationDoc | None:
+        lst = self._docs.get((op, target))
+        return lst[0] if lst else None
+
+    def _relation_for_edge(self, op: str, e: Edge) -> Relation:
+        d = self._best_doc(op, e.target)
+        name = self._name(e.target)
+        if d is not None:
+            return Relation(e.target, name, e.predicate, e.strength, d.text, d.source, d.doc_id,
+                            None, list(d.evidence_line_ids))  # fmt: skip
+        text = template_description(e, self._name(op), name)
+        return Relation(e.target, name, e.predicate, e.strength, text, "graph", None, None,
+                        list(e.evidence_line_ids))  # fmt: skip
+
+    # -- API ---------------------------------------------------------------------------------
+    def get_anchor_relations(self, operator_id: str, top_k: int = ANCHOR_K) -> list[Relation]:
+        """Her ``top_k`` strongest relations (one per target), from the in-memory graph."""
+        op = self._resolve(operator_id)
+        edges = self.graph.get_top_anchor_relations(op, top_k)
+        if not edges:
+            return []
+        self._refresh_quiet()
+        return [self._relation_for_edge(op, e) for e in edges]
+
+    def _refresh_quiet(self) -> None:
+        """Anchors still work (template text) when no index was built yet."""
+        with contextlib.suppress(RagIndexError):
+            self._refresh()
+
+    def detect_targets(self, operator_id: str, text: str) -> list[Span]:
+        """People named in ``text`` as graph node ids with spans (operator excluded)."""
+        op = self._resolve(operator_id)
+        spans: list[Span] = []
+        g = self.graph
+        for cid, s, e in self._finder_fn()(text):
+            nid = g.resolve(cid) or cid
+            if nid != op:
+                spans.append((nid, s, e))
+        npc = self._npc_names.get(op)
+        if npc is None:  # her NPC relations, matched by full name (the matcher knows operators)
+            npc = []
+            for e in g.out_edges(op):
+                node = g.nodes.get(e.target)
+                if node is not None and node.kind != "operator" and len(node.name) >= 2:
+                    npc.append((e.target, node.name))
+            self._npc_names[op] = npc
+        for nid, name in npc:
+            i = text.find(name)
+            if i >= 0:
+                spans.append((nid, i, i + len(name)))
+        return spans
+
+    def get_contextual_relations(
+        self,
+        operator_id: str,
+        query_text: str,
+        top_k: int = CONTEXT_K,
+        *,
+        exclude: Iterable[str] = (),
+        _timings: dict[str, float] | None = None,
+    ) -> list[Relation]:
+        """Her view of the people ``query_text`` names: [] without touching the index when it
+        names nobody she has a document about; else the best document per target, ranked by
+        similarity, at most ``top_k``."""
+        t = _timings if _timings is not None else {}
+        op = self._resolve(operator_id)
+        t0 = time.perf_counter()
+        spans = self.detect_targets(op, query_text)
+        excl = {self._resolve(x) for x in exclude}
+        ids = list(dict.fromkeys(nid for nid, _, _ in spans if nid not in excl))
+        if ids and top_k > 0:
+            self._refresh()  # only now is the index touched
+            ids = [i for i in ids if (op, i) in self._docs]
+        t["mentions"] = t.get("mentions", 0.0) + (time.perf_counter() - t0) * 1000
+        if not ids or top_k <= 0:
+            return []
+        n_docs = sum(len(self._docs[(op, i)]) for i in ids)
+        if n_docs <= top_k and not self.rank_always:  # every candidate is returned: no ranking
+            out = [self._doc_relation(self._docs[(op, i)][0]) for i in ids]
+            return sorted(out, key=lambda r: -r.strength)
+        t1 = time.perf_counter()
+        q = self._qcache.get(self.embedder, _query_window(query_text, spans))
+        t2 = time.perf_counter()
+        t["embed"] = t.get("embed", 0.0) + (t2 - t1) * 1000
+        where = {"$and": [{"operator_id": op}, {"target_id": {"$in": ids}}]}
+        res = self._col.query(
+            query_embeddings=[q], n_results=n_docs, where=where,
+            include=["documents", "metadatas", "distances"],
+        )  # fmt: skip
+        t["search"] = t.get("search", 0.0) + (time.perf_counter() - t2) * 1000
+        out: list[Relation] = []
+        seen: set[str] = set()
+        for did, text, meta, dist in zip(
+            res["ids"][0],
+            res["documents"][0],
+            res["metadatas"][0],
+            res["distances"][0],
+            strict=True,
+        ):
+            d = RelationDoc.from_chroma(did, text, meta)
+            if d.target_id in seen:
+                continue
+            seen.add(d.target_id)
+            r = self._doc_relation(d)
+            r.score = round(1.0 - float(dist), 4)
+            out.append(r)
+            if len(out) >= top_k:
+                break
+        return out
+
+    def _doc_relation(self, d: RelationDoc) -> Relation:
+        return Relation(d.target_id, self._name(d.target_id), d.rel_type, d.strength, d.text,
+                        d.source, d.doc_id, None, list(d.evidence_line_ids))  # fmt: skip
+
+    def build_context(
+        self,
+        operator_id: str,
+        query_text: str,
+        l3_recalled_targets: Iterable[str] | None = None,
+        *,
+        budget: int | None = None,
+        anchor_k: int = ANCHOR_K,
+        context_k: int = CONTEXT_K,
+    ) -> RelationContext:
+        budget = self.budget if budget is None else budget
+        count = self.counter
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        op = self._resolve(operator_id)
+        anchors = self.get_anchor_relations(op, anchor_k)
+        if not anchors:
+            return RelationContext("", [], [], 0, budget, {"total": _ms(t0)})
+        l3 = {self._resolve(x) for x in (l3_recalled_targets or ())}
+        anchors = [a for a in anchors if a.target_id not in l3]
+        exclude = l3 | {e.target for e in self.graph.get_top_anchor_relations(op, anchor_k)}
+        try:
+            contextual = self.get_contextual_relations(
+                op, query_text, context_k, exclude=exclude, _timings=timings
+            )
+        except RagIndexError:
+            contextual = []
+        name = self._name(op)
+        anchors, contextual, text = fit_budget(name, anchors, contextual, budget, count)
+        timings["total"] = _ms(t0)
+        return RelationContext(text, anchors, contextual, count(text) if text else 0, budget,
+                               timings, "embed" in timings)  # fmt: skip
+
+    def get_relation_context(
+        self,
+        operator_id: str,
+        query_text: str,
+        l3_recalled_targets: Iterable[str] | None = None,
+        *,
+        budget: int | None = None,
+    ) -> str:
+        return self.build_context(operator_id, query_text, l3_recalled_targets, budget=budget).text
+
+    def get_all_relationships_for(
+        self, operator_id: str, participants: Iterable[str]
+    ) -> list[Relation]:
+        """Group chat: her relation to everyone in the room she has one with, strongest first."""
+        op = self._resolve(operator_id)
+        self._refresh_quiet()
+        out: list[Relation] = []
+        seen: set[str] = set()
+        for p in participants:
+            pid = self._resolve(p)
+            if pid == op or pid in seen:
+                continue
+            seen.add(pid)
+            d = self._best_doc(op, pid)
+            edges = self.graph.get_relation(op, pid)
+            if d is not None:
+                r = self._doc_relation(d)
+                if edges:
+                    r.strength = max(r.strength, edges[0].strength)
+                out.append(r)
+            elif edges:
+                out.append(self._relation_for_edge(op, edges[0]))
+        return sorted(out, key=lambda r: -r.strength)
+
+    def get_relation_background(
+        self, operator_id: str, top_k: int = 8, *, budget: int | None = None
+    ) -> str:
+        """A static block of her strongest relations (deep-chat anchor layer); message-free."""
+        budget = self.budget if budget is None else budget
+        op = self._resolve(operator_id)
+        rels = self.get_anchor_relations(op, top_k)
+        header = f"【{self._name(op)}的人际关系】"
+        while rels:
+            text = "\n".join([header, *(_line(r) for r in rels)])
+            if self.counter(text) <= budget:
+                return text
+            rels = rels[:-1]
+        return ""
+
+
+def _doc_rank(d: RelationDoc) -> tuple:
+    return (SOURCE_RANK.get(d.source, 9), -d.strength, d.doc_id)
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+def _query_window(text: str, spans: list[Span]) -> str:
+    """What gets embedded for a query: the message, or for a long one the text around names."""
+    if len(text) <= QUERY_MAX_CHARS:
+        return text
+    parts: list[tuple[int, int]] = []
+    for _, s, e in sorted(spans, key=lambda x: x[1]):
+        lo, hi = max(0, s - QUERY_WINDOW), min(len(text), e + QUERY_WINDOW)
+        if parts and lo <= parts[-1][1]:
+            parts[-1] = (parts[-1][0], max(hi, parts[-1][1]))
+        else:
+            parts.append((lo, hi))
+    return " ".join(text[a:b] for a, b in parts)[:QUERY_MAX_CHARS]
+
+
+def _line(r: Relation) -> str:
+    return f"- {r.target_name}：{r.text}"
+
+
+def render(name: str, anchors: list[Relation], contextual: list[Relation]) -> str:
+    lines: list[str] = []
+    if anchors:
+        lines.append(f"【{name}在意的人】")
+        lines.extend(_line(r) for r in anchors)
+    if contextual:
+        lines.append("【本轮提到的人】")
+        lines.extend(_line(r) for r in contextual)
+    return "\n".join(lines)
+
+
+def fit_budget(
+    name: str,
+    anchors: list[Relation],
+    contextual: list[Relation],
+    budget: int,
+    count: TokenCounter,
+) -> tuple[list[Relation], list[Relation], str]:
+    """Drop contextual entries weakest first, then anchors from the last, until the block
+    (headers included) fits ``budget`` tokens."""
+    anchors, contextual = list(anchors), list(contextual)
+    while True:
+        text = render(name, anchors, contextual)
+        if not text or count(text) <= budget:
+            return anchors, contextual, text
+        if contextual:
+            weakest = min(range(len(contextual)), key=lambda i: (contextual[i].strength, -i))
+            contextual.pop(weakest)
+        else:
+            anchors.pop()
+
+
+# -- module-level API over one shared instance ---------------------------------------------------
+_DEFAULT: RelationRAG | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_rag() -> RelationRAG:
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = RelationRAG()
+        return _DEFAULT
+
+
+def set_default_rag(rag: RelationRAG | None) -> None:
+    global _DEFAULT
+    _DEFAULT = rag
+
+
+def get_anchor_relations(operator_id: str, top_k: int = ANCHOR_K) -> list[Relation]:
+    return default_rag().get_anchor_relations(operator_id, top_k)
+
+
+def get_contextual_relations(
+    operator_id: str, query_text: str, top_k: int = CONTEXT_K
+) -> list[Relation]:
+    return default_rag().get_contextual_relations(operator_id, query_text, top_k)
+
+
+def get_relation_context(
+    operator_id: str,
+    query_text: str,
+    l3_recalled_targets: Iterable[str] | None = None,
+    *,
+    budget: int | None = None,
+) -> str:
+    return default_rag().get_relation_context(
+        operator_id, query_text, l3_recalled_targets, budget=budget
+    )
+
+
+def get_all_relationships_for(operator_id: str, participants: Iterable[str]) -> list[Relation]:
+    return default_rag().get_all_relationships_for(operator_id, participants)
+
+
+def get_relation_background(operator_id: str, top_k: int = 8, *, budget: int | None = None) -> str:
+    return default_rag().get_relation_background(operator_id, top_k, budget=budget)

@@ -1,0 +1,290 @@
+"""The ChromaDB index: ``arklore rag build`` and opening the live collection.
+
+Build = full replacement, crash-safe: documents go into a *new* collection
+``relation_rag__<build id>``; only when it is complete and counted does
+``$ARKLORE_HOME/rag/active.json`` (the pointer readers follow) get replaced atomically
+(``os.replace``); then the old collection is removed. A build killed at any point leaves the
+pointer naming the previous, complete collection; leftovers are removed by the next build.
+A file lock (``rag/build.lock``) keeps two builds from writing at once.
+
+Client: embedded ``PersistentClient`` under ``$ARKLORE_HOME/rag/chroma`` (telemetry off), or a
+Chroma server (``HttpClient``) when ``CHROMA_HOST`` (and optionally ``CHROMA_PORT``) is set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from filelock import FileLock, Timeout
+
+from arklore.core.errors import ArkloreError, ConfigError
+from arklore.graph.model import RelationGraph
+from arklore.rag.docs import RelationDoc, SourceContext, collect_documents
+from arklore.rag.embedders import Embedder, EmbeddingCache, embed_cached, get_embedder
+from arklore.rag.validate import Rejected, validate, write_errors
+
+COLLECTION_PREFIX = "relation_rag"
+POINTER_FILE = "active.json"
+ADD_BATCH = 500
+
+
+class RagIndexError(ArkloreError):
+    """The relation index is missing, unreadable, or was built with another embedder."""
+
+    default_hint = "run `arklore rag build`"
+
+
+class RagBuildBusyError(ArkloreError):
+    default_hint = "another `arklore rag build` is running; wait for it and try again"
+
+
+def rag_dir(home: Path) -> Path:
+    return Path(home) / "rag"
+
+
+def pointer_path(home: Path) -> Path:
+    return rag_dir(home) / POINTER_FILE
+
+
+def make_client(home: Path, env: dict[str, str] | None = None) -> Any:
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    env = dict(os.environ if env is None else env)
+    settings = ChromaSettings(anonymized_telemetry=False)
+    host = env.get("CHROMA_HOST")
+    if host:
+        port = int(env.get("CHROMA_PORT") or 8000)
+        return chromadb.HttpClient(host=host, port=port, settings=settings)
+    path = rag_dir(home) / "chroma"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def read_pointer(home: Path) -> dict[str, Any] | None:
+    try:
+        return orjson.loads(pointer_path(home).read_bytes())
+    except FileNotFoundError:
+        return None
+    except orjson.JSONDecodeError as exc:  # cannot happen with os.replace, but say so
+        raise RagIndexError(f"{pointer_path(home)} is unreadable: {exc}") from exc
+
+
+def _write_pointer(home: Path, data: dict[str, Any]) -> None:
+    path = pointer_path(home)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as f:
+        f.write(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    with contextlib.suppress(OSError):  # make the rename itself durable
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def content_hash(docs: list[RelationDoc], emb: Embedder) -> str:
+    h = hashlib.sha256(f"{emb.name}\n{emb.version}\n".encode())
+    for d in sorted(docs, key=lambda d: d.doc_id):
+        h.update(orjson.dumps([d.doc_id, d.text, d.metadata()], option=orjson.OPT_SORT_KEYS))
+    return h.hexdigest()
+
+
+@dataclass
+class BuildReport:
+    collection: str = ""
+    documents: int = 0
+    rejected: int = 0
+    embedded: int = 0
+    cached: int = 0
+    by_source: dict[str, int] = field(default_factory=dict)
+    generated_by: dict[str, int] = field(default_factory=dict)
+    removed_collections: list[str] = field(default_factory=list)
+    embedder: str = ""
+    embedder_version: str = ""
+    content_hash: str = ""
+    seconds: float = 0.0
+    errors_path: str = ""
+    reject_reasons: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+Progress = Callable[[str, int, int], None]
+
+
+def build_index(
+    home: Path,
+    graph: RelationGraph,
+    *,
+    graph_path: str = "",
+    store: Any = None,
+    embedder: Embedder | None = None,
+    describer: Any = None,
+    sources: list[str] | None = None,
+    lock_timeout: float = 600.0,
+    progress: Progress | None = None,
+    client: Any = None,
+    _after_add: Callable[[int], None] | None = None,
+) -> BuildReport:
+    """Collect, validate, embed and index every relation document; switch atomically."""
+    t0 = time.perf_counter()
+    home = Path(home)
+    rag_dir(home).mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(rag_dir(home) / "build.lock"))
+    try:
+        lock.acquire(timeout=lock_timeout)
+    except Timeout as exc:
+        raise RagBuildBusyError(
+            f"could not take {lock.lock_file} within {lock_timeout:g}s"
+        ) from exc
+    try:
+        emb = embedder or get_embedder()
+        ctx = SourceContext(
+            graph=graph, graph_path=graph_path or "relation_graph.json", store=store
+        )
+        if describer is not None:
+            ctx.describer = describer
+        docs = collect_documents(ctx, sources)
+        ok, bad = validate(docs, graph)
+        run_id = uuid.uuid4().hex[:12]
+        report = BuildReport(embedder=emb.name, embedder_version=emb.version)
+        report.errors_path = str(write_errors(home, bad, run_id=run_id))
+        report.rejected = len(bad)
+        for r in bad:
+            key = (
+                r.reason.split(" ")[0]
+                if r.reason.startswith(("length", "invalid", "duplicate"))
+                else r.reason
+            )
+            report.reject_reasons[key] = report.reject_reasons.get(key, 0) + 1
+        _count(report, ok)
+
+        cache = EmbeddingCache(rag_dir(home) / "embed_cache.sqlite3")
+        try:
+            if progress:
+                progress("embed", 0, len(ok))
+            vecs, report.embedded = embed_cached(emb, [d.text for d in ok], cache)
+            report.cached = len(ok) - report.embedded
+            if progress:
+                progress("embed", len(ok), len(ok))
+        finally:
+            cache.close()
+
+        client = client or make_client(home)
+        old = read_pointer(home)
+        old_name = old.get("collection") if old else None
+        # leftovers of killed builds: never the live one
+        for name in _collection_names(client):
+            if name.startswith(COLLECTION_PREFIX + "__") and name != old_name:
+                client.delete_collection(name)
+                report.removed_collections.append(name)
+        new_name = f"{COLLECTION_PREFIX}__{time.strftime('%Y%m%dT%H%M%S')}_{run_id[:6]}"
+        report.content_hash = content_hash(ok, emb)
+        meta = {
+            "embedder": emb.name,
+            "embedder_version": emb.version,
+            "dim": emb.dim,
+            "doc_count": len(ok),
+            "content_hash": report.content_hash,
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            "hnsw:space": "cosine",
+        }
+        col = client.create_collection(new_name, metadata=meta, embedding_function=None)
+        for i in range(0, len(ok), ADD_BATCH):
+            part = ok[i : i + ADD_BATCH]
+            col.add(
+                ids=[d.doc_id for d in part],
+                documents=[d.text for d in part],
+                metadatas=[d.metadata() for d in part],
+                embeddings=vecs[i : i + ADD_BATCH],
+            )
+            if progress:
+                progress("index", i + len(part), len(ok))
+            if _after_add:
+                _after_add(i + len(part))
+        n = col.count()
+        if n != len(ok):
+            raise RagIndexError(
+                f"new collection {new_name} holds {n} documents, expected {len(ok)}"
+            )
+        _write_pointer(
+            home, {k: v for k, v in meta.items() if k != "hnsw:space"} | {"collection": new_name}
+        )
+        report.collection = new_name
+        if old_name and old_name != new_name:
+            with contextlib.suppress(Exception):  # removed by the next build otherwise
+                client.delete_collection(old_name)
+                report.removed_collections.append(old_name)
+        report.seconds = round(time.perf_counter() - t0, 3)
+        return report
+    finally:
+        lock.release()
+
+
+def _count(report: BuildReport, ok: list[RelationDoc]) -> None:
+    report.documents = len(ok)
+    for d in ok:
+        report.by_source[d.source] = report.by_source.get(d.source, 0) + 1
+        report.generated_by[d.generated_by] = report.generated_by.get(d.generated_by, 0) + 1
+
+
+def _collection_names(client: Any) -> list[str]:
+    out = []
+    for c in client.list_collections():
+        out.append(c if isinstance(c, str) else c.name)
+    return out
+
+
+def open_active(home: Path, emb: Embedder, client: Any = None) -> tuple[Any, dict[str, Any]]:
+    """The live collection and its pointer record; checks the embedder matches."""
+    ptr = read_pointer(home)
+    if ptr is None:
+        raise RagIndexError(f"no relation index under {rag_dir(home)}")
+    if ptr.get("embedder") != emb.name or ptr.get("embedder_version") != emb.version:
+        raise ConfigError(
+            f"the relation index was built with embedder {ptr.get('embedder')} "
+            f"({ptr.get('embedder_version')}), but {emb.name} ({emb.version}) is configured: "
+            "rebuild it before querying",
+            hint="rebuild it with `arklore rag build`, or set ARKLORE_EMBEDDER to the one it was built with",
+        )
+    client = client or make_client(home)
+    try:
+        col = client.get_collection(ptr["collection"], embedding_function=None)
+    except Exception as exc:  # noqa: BLE001 - chroma raises several types for "not found"
+        raise RagIndexError(
+            f"collection {ptr['collection']} named by {pointer_path(home)} is missing: {exc}"
+        ) from exc
+    cm = col.metadata or {}
+    if cm.get("embedder") != emb.name or cm.get("embedder_version") != emb.version:
+        raise ConfigError(
+            f"collection {col.name} was built with {cm.get('embedder')} ({cm.get('embedder_version')}), "
+            f"not {emb.name} ({emb.version}): rebuild it before querying",
+            hint="rebuild it with `arklore rag build`",
+        )
+    return col, ptr
+
+
+__all__ = [
+    "BuildReport",
+    "RagBuildBusyError",
+    "RagIndexError",
+    "Rejected",
+    "build_index",
+    "make_client",
+    "open_active",
+    "read_pointer",
+]

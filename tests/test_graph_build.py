@@ -1,0 +1,440 @@
+"""Relation graph on a tiny invented corpus: sources, strength, queries, files, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from arklore.core.errors import InputFileError
+from arklore.core.model import Branch, Line, LineKind, Source, Stage
+from arklore.core.operators import Operator
+from arklore.corpus.ingest import _rebuild_speakers
+from arklore.corpus.store import Store
+from arklore.graph import interaction, story
+from arklore.graph.build import build_graph
+from arklore.graph.io import default_graph_path, dumps_graph, load_graph, save_graph
+from arklore.graph.matrix import default_matrix_path
+from arklore.graph.model import DOCTOR_ID, INTERACTION, Edge, Node, RelationGraph
+from arklore.graph.people import People
+from arklore.graph.strength import strength
+from arklore.names.registry import Registry
+
+ELV, MOX, SUP, ELV2 = "char_900_elvina", "char_901_moxian", "char_902_super", "char_1900_elvina2"
+
+OPS = [
+    Operator(ELV, "艾尔维娜", nation_id="testland", team_id="blue", alternate_ids=[ELV2]),
+    Operator(MOX, "墨弦", nation_id="testland"),
+    Operator(SUP, "苏珀", nation_id="farland"),
+    Operator(ELV2, "假日艾尔维娜", base_id=ELV, nation_id="testland"),
+]
+TEAMS = {"testland": "测试国", "farland": "远方", "blue": "蓝队"}
+
+
+def _line(path: str, no: int, speaker: str, text: str, kind=LineKind.DIALOGUE, branch=None) -> Line:
+    return Line(path, no, kind, text, speaker=speaker, speaker_raw=speaker or None, branch=branch)
+
+
+def _stage(path: str, lines: list[Line]) -> Stage:
+    return Stage(path, Source.AVG, path + ".txt", content_hash=path, lines=lines)
+
+
+def make_store(path: Path) -> Store:
+    """Two invented stages: talk, a vocative, a mention, a decision with two branches."""
+    s1 = "test/s1"
+    b1, b2 = Branch(4, ("1",)), Branch(4, ("2",))
+    lines1 = [
+        _line(s1, 1, "艾尔维娜", "墨弦，今天走哪条路？"),
+        _line(s1, 2, "墨弦", "北边。苏珀说那边的桥修好了。"),
+        _line(s1, 3, "", "风很大。", LineKind.NARRATION),
+        _line(s1, 4, "博士", "走北边", LineKind.CHOICE),
+        _line(s1, 5, "墨弦", "好。", branch=b1),
+        _line(s1, 6, "苏珀", "我带路。", branch=b2),
+        _line(s1, 7, "艾尔维娜", "出发。"),
+        _line(s1, 8, "？？？", "等等我！"),
+        _line(s1, 9, "苏珀", "谁？"),
+    ]
+    s2 = "test/s2"
+    lines2 = []
+    for i in range(1, 13):
+        who = ("艾尔维娜", "墨弦", "老船长")[i % 3]
+        lines2.append(_line(s2, i, who, f"第{i}句。"))
+    store = Store(path)
+    with store.transaction() as c:
+        store.replace_stage(_stage(s1, lines1), ["艾尔维娜", "墨弦"])
+        store.replace_stage(_stage(s2, lines2), ["艾尔维娜", "墨弦", "老船长"])
+        c.executemany(
+            "INSERT INTO operators (char_id, name, appellation, data) VALUES (?,?,?,?)",
+            [
+                (
+                    o.char_id,
+                    o.name,
+                    None,
+                    orjson.dumps({k: getattr(o, k) for k in o.__slots__}).decode(),
+                )
+                for o in OPS
+            ],
+        )
+        _rebuild_speakers(c)
+    return store
+
+
+def make_excel(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    words = {
+        "w1": {"charId": ELV, "voiceText": "苏珀做的饭很好吃。"},
+        "w2": {"charId": ELV2, "voiceText": "假期里也想见到苏珀。"},
+        "w3": {"charId": SUP, "voiceText": "我自己的事。"},
+    }
+    (root / "charword_table.json").write_text(json.dumps({"charWords": words}), encoding="utf-8")
+    teams = {k: {"powerName": v} for k, v in TEAMS.items()}
+    (root / "handbook_team_table.json").write_text(json.dumps(teams), encoding="utf-8")
+    return root
+
+
+MATRIX = """\
+[[relation]]
+from = "艾尔维娜"
+to = "墨弦"
+predicate = "朋友"
+description = "从小一起长大"
+example = true
+
+[[relation]]
+from = "墨弦"
+to = "npc:老船长"
+predicate = "师徒"
+"""
+
+
+@pytest.fixture
+def people() -> People:
+    reg = Registry({o.char_id: o for o in OPS}, team_names=dict(TEAMS))
+    return People.build(reg, user_aliases=False)
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(interaction, "NPC_MIN_LINES", 4)
+    store = make_store(tmp_path / "arklore.sqlite3")
+    excel = make_excel(tmp_path / "excel")
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(MATRIX, encoding="utf-8")
+    yield store, excel, matrix
+    store.close()
+
+
+def _build(world, people, **kw) -> RelationGraph:
+    store, excel, matrix = world
+    kw.setdefault("matrix_path", matrix)
+    return build_graph(store, excel_root=excel, people=people, **kw)
+
+
+# -- sources ---------------------------------------------------------------------------------
+def test_interaction_counts_turns_vocatives_and_co_stages(world, people) -> None:
+    g = _build(world, people)
+    (e,) = g.get_relation(ELV, MOX)
+    assert e.predicate == "朋友" and "matrix" in e.sources and "interaction" in e.sources
+    assert e.signals["vocatives"] == 1  # 墨弦，... opens line 1
+    assert e.signals["co_stages"] == 2  # principal in both stages
+    # s1: line 1-2; s2: 12 lines cycling 墨弦/老船长/艾尔维娜: 艾尔维娜 -> 墨弦 at 3-4, 6-7, 9-10
+    assert e.signals["turns"] == 1 + 3
+    assert e.description == "从小一起长大"
+
+
+def test_turns_skip_alternative_branches_and_unnamed_speakers(world, people) -> None:
+    store = world[0]
+    pairs: interaction.Pairs = {}
+    interaction.scan(interaction.load_spoken(store, people), people, pairs)
+    # line 5 (墨弦, option 1) and 6 (苏珀, option 2) are alternatives: no turn between them;
+    # 苏珀 at line 9 follows ？？？: no turn either; line 6 -> 7 (branch, then common line) is one
+    assert (MOX, SUP) not in pairs or pairs[(MOX, SUP)].turns == 0
+    assert pairs[(SUP, ELV)].turns == pairs[(ELV, SUP)].turns == 1
+    assert not pairs[(SUP, ELV)].worth_an_edge()  # one turn alone makes no edge
+    g = _build(world, people)
+    assert all(
+        e.predicate != INTERACTION or e.signals.get("voice_mentions")
+        for e in g.get_relation(ELV, SUP)
+    )
+
+
+def test_doctor_is_the_fixed_npc_node(world, people) -> None:
+    g = _build(world, people)
+    assert g.nodes[DOCTOR_ID].kind == "npc" and g.nodes[DOCTOR_ID].name == "博士"
+    # lines 2 -> 4 (choice) and 4 -> 5: a turn counts for the unordered pair
+    assert g.get_relation(DOCTOR_ID, MOX)[0].signals["turns"] == 2
+
+
+def test_story_and_voice_mentions_are_directed_and_fold_alternate_forms(world, people) -> None:
+    g = _build(world, people)
+    (e,) = g.get_relation(MOX, SUP)
+    assert e.signals["mentions"] == 1 and "mention" in e.sources
+    assert e.evidence_line_ids and e.evidence_line_ids[0].startswith("test/s1#2:")
+    (v,) = g.get_relation(ELV, SUP)  # one voice line of the base, one of the alternate form
+    assert v.signals["voice_mentions"] == 2
+    assert g.get_relation(ELV2, SUP) == [v]  # alternate id resolves to the base node
+    assert ELV2 not in g.nodes and g.alternates[ELV2] == ELV
+
+
+def test_npc_nodes_and_factions(world, people) -> None:
+    g = _build(world, people)
+    assert g.nodes["npc:老船长"].kind == "npc"
+    assert g.get_relation(MOX, "老船长")[0].predicate == "师徒"
+    assert g.nodes[ELV].faction == {"nation": "测试国", "team": "蓝队"}
+    assert g.get_faction(ELV) == {"nation": [MOX], "team": []}
+    assert g.get_faction("艾尔维娜") == g.get_faction(ELV)
+
+
+# -- extracted story relations ---------------------------------------------------------------
+def _rows() -> list[story.ExtractedRow]:
+    ev = [{"line_id": "test/s1#1:aaaaaaaa", "supports": "direct"},
+          {"line_id": "test/s1#2:bbbbbbbb", "supports": "reported"}]  # fmt: skip
+    return [
+        story.ExtractedRow("test/s1", "艾尔维娜", "character", ELV, "战友", "墨弦", "character", MOX,
+                           "reported", ev),
+        story.ExtractedRow("test/s1", "守卫", "role", None, "敌对", "墨弦", "character", MOX,
+                           "direct", ev[:1]),
+    ]  # fmt: skip
+
+
+def test_merging_the_same_extracted_stage_twice_changes_nothing(world, people) -> None:
+    acc: dict = {}
+    skipped = story.merge(acc, _rows(), people)
+    once = {k: (v.predicate, dict(v.evidence), set(v.stages)) for k, v in acc.items()}
+    story.merge(acc, _rows(), people)
+    twice = {k: (v.predicate, dict(v.evidence), set(v.stages)) for k, v in acc.items()}
+    assert once == twice and skipped == 1  # the role party is skipped
+    rel = acc[(ELV, MOX, "comradeship")]
+    assert rel.counts() == {"direct": 1, "reported": 1, "inferred": 0}
+
+
+def test_extracted_edges_from_the_store_join_the_graph(world, people, monkeypatch) -> None:
+    monkeypatch.setattr(story, "load_rows", lambda store, stage_path=None: _rows() + _rows())
+    g = _build(world, people)
+    preds = {e.predicate: e for e in g.get_relation(ELV, MOX)}
+    assert set(preds) == {"朋友", "战友"}
+    e = preds["战友"]
+    assert e.sources == ["story", "interaction"] and e.signals["direct"] == 1
+    assert e.signals["reported"] == 1 and e.stages == ["test/s1", "test/s2"]
+    assert "test/s1#1:aaaaaaaa" in e.evidence_line_ids
+
+
+# -- strength --------------------------------------------------------------------------------
+def test_strength_orders_curated_direct_reported_interaction() -> None:
+    big = {"turns": 10_000, "vocatives": 10_000, "co_stages": 10_000, "mentions": 10_000}
+    assert strength({"matrix": 1}) >= 0.97
+    assert strength({"matrix": 1}) > strength({"direct": 10_000}) > strength({"reported": 10_000})
+    assert strength({"reported": 10_000}) > strength(big)
+    assert strength({}) == 0.0
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "direct",
+        "reported",
+        "inferred",
+        "turns",
+        "vocatives",
+        "co_stages",
+        "mentions",
+        "voice_mentions",
+    ],
+)
+def test_strength_is_monotone_in_every_signal(key: str) -> None:
+    base = {"direct": 1, "turns": 5, "co_stages": 1}
+    prev = strength(base)
+    for n in (1, 2, 5, 20, 100):
+        s = strength({**base, key: base.get(key, 0) + n})
+        assert s >= prev and 0.0 <= s <= 1.0
+        prev = s
+
+
+# -- queries ---------------------------------------------------------------------------------
+def _edge(a, b, s, pred=INTERACTION) -> Edge:
+    return Edge(a, b, pred, s, ["interaction"], {"turns": 1}, [])
+
+
+def test_top_anchors_strongest_first_one_per_target_and_neighbors_filters() -> None:
+    nodes = {i: Node(i, i.upper(), "operator", {}) for i in "abcde"}
+    g = RelationGraph(
+        nodes,
+        [_edge("a", "b", 0.5), _edge("a", "b", 0.9, "朋友"), _edge("a", "c", 0.7), _edge("a", "d", 0.2),
+         _edge("a", "e", 0.7), _edge("b", "a", 0.99)],
+    )  # fmt: skip
+    top = g.get_top_anchor_relations("a", k=3)
+    assert [(e.target, e.strength) for e in top] == [("b", 0.9), ("c", 0.7), ("e", 0.7)]
+    assert [e.predicate for e in g.get_relation("a", "b")] == ["朋友", INTERACTION]
+    assert g.get_relation("A", "B") == g.get_relation("a", "b")  # names resolve
+    assert [e.target for e in g.neighbors("a", min_strength=0.6)] == ["b", "c", "e"]
+    assert [e.target for e in g.neighbors("a", predicate="朋友")] == ["b"]
+    assert g.neighbors("a", source="matrix") == [] and g.get_relation("x", "y") == []
+    g.add_edge(_edge("a", "d", 0.95))
+    assert g.get_top_anchor_relations("a", 1)[0].target == "d"  # caches are dropped
+
+
+# -- files -----------------------------------------------------------------------------------
+def test_export_import_export_is_byte_identical(world, people, tmp_path: Path) -> None:
+    g = _build(world, people)
+    p1, p2 = tmp_path / "g1.json", tmp_path / "g2.json"
+    save_graph(g, p1)
+    save_graph(load_graph(p1), p2)
+    assert p1.read_bytes() == p2.read_bytes()
+    again = _build(world, people)  # the build itself is deterministic
+    assert dumps_graph(again) == p1.read_bytes()
+    assert default_graph_path(tmp_path) == tmp_path / "relation_graph.json"
+
+
+def _expect_error(world, people, tmp_path, text: str, *needles: str, name="m.toml", kind="matrix"):
+    f = tmp_path / name
+    f.write_text(text, encoding="utf-8")
+    kw = {"matrix_path": f} if kind == "matrix" else {"import_paths": [f]}
+    with pytest.raises(InputFileError) as exc:
+        _build(world, people, **kw)
+    msg = exc.value.one_line()
+    assert str(f) in msg
+    for n in needles:
+        assert n in msg, msg
+    return msg
+
+
+def test_matrix_rejects_unknown_name_with_line_and_key(world, people, tmp_path) -> None:
+    _expect_error(world, people, tmp_path, MATRIX.replace('to = "墨弦"', 'to = "无名氏"'),
+                  "line 1 [[relation]] #1", "'to'", "unknown or ambiguous name '无名氏'")  # fmt: skip
+
+
+def test_matrix_rejects_duplicate_relation(world, people, tmp_path) -> None:
+    dup = MATRIX + '\n[[relation]]\nfrom = "char_900_elvina"\nto = "墨弦"\npredicate = "朋友"\n'
+    _expect_error(world, people, tmp_path, dup, "line 13 [[relation]] #3", "duplicate relation")
+
+
+def test_matrix_rejects_duplicate_toml_key(world, people, tmp_path) -> None:
+    _expect_error(world, people, tmp_path, MATRIX.replace('predicate = "朋友"', 'predicate = "朋友"\npredicate = "战友"'),
+                  "toml", "line 5")  # fmt: skip
+
+
+def test_matrix_rejects_wrong_types_and_unknown_predicates(world, people, tmp_path) -> None:
+    _expect_error(world, people, tmp_path, MATRIX.replace("example = true", 'example = "yes"'),
+                  "#1 key 'example'", "wrong type: expected bool, got string")  # fmt: skip
+    _expect_error(
+        world, people, tmp_path, MATRIX.replace('"朋友"', '"闺蜜"'), "unknown predicate '闺蜜'"
+    )
+    _expect_error(
+        world, people, tmp_path, MATRIX.replace("example = true", "colour = 1"), "unknown key"
+    )
+
+
+def _import_doc(rels) -> str:
+    return json.dumps({"format": "arklore-relation-import/1", "source": "手工测试", "relations": rels},
+                      ensure_ascii=False, indent=1)  # fmt: skip
+
+
+def test_import_adds_relations_with_names_and_ids(world, people, tmp_path) -> None:
+    f = tmp_path / "wiki.json"
+    f.write_text(_import_doc([{"from": "苏珀", "to": ELV, "predicate": "恩人", "label": "救过她", "mutual": True}]),
+                 encoding="utf-8")  # fmt: skip
+    g = _build(world, people, import_paths=[f])
+    (e,) = [x for x in g.get_relation(SUP, ELV) if x.predicate == "恩人"]
+    assert e.sources[0] == "import" and e.description == "救过她" and e.signals["import"] == 1
+    assert [x.predicate for x in g.get_relation(ELV, SUP)][0] == "恩人"  # mutual
+
+
+def test_import_rejects_unknown_name_duplicate_and_wrong_type(world, people, tmp_path) -> None:
+    ok = {"from": "苏珀", "to": "墨弦", "predicate": "朋友"}
+    msg = _expect_error(world, people, tmp_path, _import_doc([ok, {**ok, "to": "路人甲"}]),
+                        "relations[1]", "'to'", "unknown", name="w.json", kind="import")  # fmt: skip
+    assert "line 10" in msg
+    _expect_error(world, people, tmp_path, _import_doc([ok, dict(ok)]), "relations[1]", "duplicate relation",
+                  name="w.json", kind="import")  # fmt: skip
+    _expect_error(world, people, tmp_path, _import_doc([{**ok, "mutual": "yes"}]), "relations[0]",
+                  "'mutual'", "wrong type", name="w.json", kind="import")  # fmt: skip
+    raw = '{"format": "arklore-relation-import/1",\n "relations": [],\n "relations": []}'
+    _expect_error(world, people, tmp_path, raw, "line 3", "'relations'", "duplicate key", name="w.json",
+                  kind="import")  # fmt: skip
+
+
+def test_packaged_matrix_examples_are_marked() -> None:
+    import tomllib
+
+    doc = tomllib.loads(default_matrix_path().read_text(encoding="utf-8"))
+    assert doc["relation"] and all(r.get("example") is True for r in doc["relation"])
+
+
+# -- CLI -------------------------------------------------------------------------------------
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, people: People):
+    import arklore.cli.graph  # noqa: F401 - registers the sub-app
+    from arklore.cli.app import app
+    from arklore.graph import build as build_mod
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ARKLORE_HOME", str(home))
+    monkeypatch.delenv("ARKLORE_GAMEDATA", raising=False)
+    monkeypatch.setattr(interaction, "NPC_MIN_LINES", 4)
+    monkeypatch.setattr(build_mod.People, "build", classmethod(lambda cls, reg, **kw: people))
+    make_store(home / "arklore.sqlite3").close()
+    matrix = tmp_path / "matrix.toml"
+    matrix.write_text(MATRIX, encoding="utf-8")
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(app, list(args), catch_exceptions=True)
+
+    return run, home, matrix
+
+
+def test_cli_build_show_export_import(cli, tmp_path: Path) -> None:
+    run, home, matrix = cli
+    r = run("graph", "build", "--matrix", str(matrix), "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["counts"]["edges"] > 0
+    r = run("graph", "show", "艾尔维娜", "--json")
+    assert r.exit_code == 0, r.output
+    shown = json.loads(r.stdout)
+    assert shown["anchors"][0]["target"] == MOX and shown["anchors"][0]["signals"]["matrix"] == 1
+    assert shown["anchors"][0]["contributions"]["matrix"] == 0.97
+    out = tmp_path / "exported.json"
+    assert run("graph", "export", str(out)).exit_code == 0
+    assert out.read_bytes() == default_graph_path(home).read_bytes()
+    assert run("graph", "import", str(out)).exit_code == 0
+    again = tmp_path / "again.json"
+    assert run("graph", "export", str(again)).exit_code == 0
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_failed_rebuild_keeps_the_previous_graph(cli, tmp_path: Path) -> None:
+    run, home, matrix = cli
+    assert run("graph", "build", "--matrix", str(matrix)).exit_code == 0
+    before = default_graph_path(home).read_bytes()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(MATRIX.replace('"墨弦"', '"无名氏"', 1), encoding="utf-8")
+    r = run("graph", "build", "--matrix", str(bad))
+    assert r.exit_code != 0 and isinstance(r.exception, InputFileError)
+    wiki = tmp_path / "wiki.json"
+    wiki.write_text(
+        _import_doc([{"from": "苏珀", "to": "没这人", "predicate": "朋友"}]), encoding="utf-8"
+    )
+    r = run("graph", "import", str(wiki))
+    assert r.exit_code != 0 and isinstance(r.exception, InputFileError)
+    assert default_graph_path(home).read_bytes() == before
+    assert not (home / "graph_imports").exists()  # a rejected import is not registered
+    assert sorted(p.name for p in home.iterdir() if p.name.startswith("relation_graph")) == [
+        "relation_graph.json"
+    ]
+
+
+def test_cli_import_registers_a_wiki_export_for_every_build(cli, tmp_path: Path) -> None:
+    run, home, matrix = cli
+    wiki = tmp_path / "wiki.json"
+    wiki.write_text(
+        _import_doc([{"from": "苏珀", "to": "墨弦", "predicate": "竞争"}]), encoding="utf-8"
+    )
+    r = run("graph", "import", str(wiki), "--no-build")
+    assert r.exit_code == 0, r.output
+    assert (home / "graph_imports" / "wiki.json").is_file()
+    assert run("graph", "build", "--matrix", str(matrix)).exit_code == 0
+    r = run("graph", "relation", "苏珀", "墨弦", "--json")
+    assert "竞争" in [e["predicate"] for e in json.loads(r.stdout)]

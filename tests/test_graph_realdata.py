@@ -1,0 +1,77 @@
+"""The relation graph built from the whole real corpus with no LLM (interaction, mentions,
+the packaged example matrix). Skips without ARKLORE_GAMEDATA / ARKLORE_ASTR."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arklore.corpus.store import Store
+from arklore.graph.build import build_graph
+from arklore.graph.io import default_graph_path, load_graph, save_graph
+from arklore.graph.model import DOCTOR_ID
+from arklore.graph.strength import WORTH_DESCRIBING
+
+pytestmark = pytest.mark.realdata
+
+
+@pytest.fixture(scope="module")
+def real_graph(real_store_path: Path, gamedata_root: Path):
+    t0 = time.perf_counter()
+    with Store(real_store_path) as store:
+        graph = build_graph(store, excel_root=gamedata_root / "zh_CN/gamedata/excel")
+    return graph, time.perf_counter() - t0
+
+
+def test_real_graph_covers_300_operators_fast(real_graph) -> None:
+    graph, seconds = real_graph
+    c = graph.meta["counts"]
+    assert c["operator_nodes_with_edges"] >= 300, c
+    assert seconds < 60, seconds
+    assert graph.meta["voice_lines"] > 1000 and graph.meta["matrix"]["examples"] >= 1
+
+
+def test_threshold_selects_a_sensible_set(real_graph) -> None:
+    graph, _ = real_graph
+    passing = [e for e in graph.edges() if e.strength > WORTH_DESCRIBING]
+    assert 300 <= len(passing) <= 0.1 * len(graph)
+
+
+def test_amiya_top3_anchors_with_signals(real_graph) -> None:
+    graph, _ = real_graph
+    top = graph.get_top_anchor_relations("阿米娅", k=3)
+    assert len(top) == 3
+    assert [e.strength for e in top] == sorted((e.strength for e in top), reverse=True)
+    targets = {e.target for e in top}
+    assert {"char_003_kalts", DOCTOR_ID} <= targets  # the two example-matrix relations
+    assert all(e.signals and e.sources for e in top)
+    assert graph.get_faction("阿米娅")  # members of her nation/group from the registry
+
+
+def test_real_graph_round_trip_is_byte_identical(real_graph, tmp_path: Path) -> None:
+    graph, _ = real_graph
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    save_graph(graph, a)
+    t0 = time.perf_counter()
+    loaded = load_graph(a)
+    assert time.perf_counter() - t0 < 2.0
+    save_graph(loaded, b)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_cli_show_amiya_lists_three_anchors(real_graph, tmp_path: Path, monkeypatch) -> None:
+    import arklore.cli.graph  # noqa: F401
+    from arklore.cli.app import app
+
+    graph, _ = real_graph
+    monkeypatch.setenv("ARKLORE_HOME", str(tmp_path))
+    save_graph(graph, default_graph_path(tmp_path))
+    r = CliRunner().invoke(app, ["graph", "show", "阿米娅", "--json"])
+    assert r.exit_code == 0, r.output
+    shown = json.loads(r.stdout)
+    assert shown["id"] == "char_002_amiya" and len(shown["anchors"]) == 3
+    assert all(a["signals"] and a["contributions"] for a in shown["anchors"])

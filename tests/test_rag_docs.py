@@ -1,0 +1,135 @@
+"""Relation documents: sources, templates, stable ids, validation and the error log."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import orjson
+from test_rag_support import AMIYA, CHEN, KALTS, SWIRE, THERESA, edge, small_graph
+
+from arklore.rag import docs as D
+from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, document_source
+from arklore.rag.validate import ERRORS_FILE, check, validate, write_errors
+
+
+def test_sources_matrix_as_written_template_marked_and_threshold():
+    g = small_graph()
+    docs = collect_documents(SourceContext(graph=g, graph_path="g.json"))
+    by = {(d.operator_id, d.target_id): d for d in docs}
+    m = by[(AMIYA, KALTS)]
+    assert m.source == "matrix" and m.generated_by == "as_written"
+    assert m.text == "阿米娅把凯尔希当作严厉又可靠的老师，也是最信任的长辈。"
+    t = by[(AMIYA, CHEN)]
+    assert t.source == "graph_edge" and t.generated_by == "template"
+    assert t.text == "阿米娅视陈为并肩作战的战友，两人在故事中多次直接交谈。"
+    assert t.metadata()["generated_by"] == "template"
+    assert (CHEN, AMIYA) not in by  # strength 0.5 <= 0.6: not described
+    assert all(D.MIN_CHARS <= len(d.text) <= D.MAX_CHARS for d in docs)
+
+
+def test_doc_ids_valid_and_stable():
+    a = collect_documents(SourceContext(graph=small_graph()))
+    b = collect_documents(SourceContext(graph=small_graph()))
+    assert [d.doc_id for d in a] == [d.doc_id for d in b]
+    assert all(D.DOC_ID_RE.match(d.doc_id) for d in a)
+    npc = next(d for d in a if d.target_id == THERESA)
+    assert "特" not in npc.doc_id and npc.doc_id.startswith("graph_edge.char_002_amiya.npc-")
+    assert len({d.doc_id for d in a}) == len(a)
+
+
+def test_directed_template_reads_from_the_subject_side():
+    e = edge(KALTS, AMIYA, "监护", 0.97)
+    assert D.template_description(e, "凯尔希", "阿米娅").startswith(
+        "凯尔希视阿米娅为自己抚养照看的人"
+    )
+    e = edge(AMIYA, SWIRE, "interaction", 0.65, signals={"voice_mentions": 1})
+    e.stages = []
+    assert (
+        D.template_description(e, "阿米娅", "诗怀雅")
+        == "阿米娅与诗怀雅在故事中常有交集，阿米娅在语音中提到过诗怀雅。"
+    )
+
+
+class _FakeStore:
+    def __init__(self) -> None:
+        self.conn = sqlite3.connect(":memory:")
+        self.conn.execute(
+            "CREATE TABLE relation_edges (stage_path, chunk, idx, verdict, subject_id, object_id,"
+            " predicate, note, evidence_line_ids)"
+        )
+
+
+def test_story_documents_group_notes_and_evidence():
+    st = _FakeStore()
+    rows = [
+        ("s/a", 0, 0, "kept", AMIYA, CHEN, "战友", "两人曾在龙门并肩作战", '["s/a#3:aaaa0001"]'),
+        ("s/b", 0, 1, "kept", AMIYA, CHEN, "战友", "再次合作击退敌人", '["s/b#9:aaaa0002"]'),
+        ("s/b", 0, 2, "dropped", AMIYA, SWIRE, "敌对", "x", "[]"),
+        ("s/c", 0, 0, "kept", AMIYA, CHEN, "战友", "很长的说明" * 60, '["s/c#1:aaaa0003"]'),
+    ]
+    st.conn.executemany("INSERT INTO relation_edges VALUES (?,?,?,?,?,?,?,?,?)", rows)
+    docs = list(D.story_documents(SourceContext(graph=small_graph(), store=st)))
+    assert len(docs) == 1
+    d = docs[0]
+    assert d.source == "story" and d.source_path == "s/a" and d.generated_by == "extract"
+    assert d.text.startswith("阿米娅视陈为并肩作战的战友：两人曾在龙门并肩作战。再次合作击退敌人。")
+    assert len(d.text) <= D.MAX_CHARS
+    assert d.evidence_line_ids == ["s/a#3:aaaa0001", "s/b#9:aaaa0002", "s/c#1:aaaa0003"]
+    assert d.strength == 0.82  # the graph edge's strength
+
+
+def test_story_source_without_extraction_table_yields_nothing():
+    st = _FakeStore()
+    st.conn.execute("DROP TABLE relation_edges")
+    assert list(D.story_documents(SourceContext(graph=small_graph(), store=st))) == []
+
+
+def test_new_source_is_one_function():
+    name = "char_anchor"
+    saved = D.registered_sources()
+
+    @document_source(name)
+    def char_anchor(ctx):
+        yield RelationDoc(D.make_doc_id(name, AMIYA, KALTS, "core"), "阿米娅在核心经历中提到了凯尔希。",
+                          AMIYA, KALTS, "anchor", 0.9, name, "char/amiya.char")  # fmt: skip
+
+    try:
+        docs = collect_documents(SourceContext(graph=small_graph()))
+        ok, bad = validate(docs, small_graph())
+        assert any(d.source == name for d in ok) and not bad
+    finally:
+        D._SOURCES.clear()
+        D._SOURCES.update(saved)
+
+
+def _doc(**kw) -> RelationDoc:
+    base = dict(doc_id="matrix.a.b.x", text="阿米娅视凯尔希为老师与长辈。", operator_id=AMIYA,
+                target_id=KALTS, rel_type="师徒", strength=0.9, source="matrix", source_path="m.toml")  # fmt: skip
+    return RelationDoc(**(base | kw))
+
+
+def test_validation_rules(home):
+    g = small_graph()
+    assert check(_doc(), g) is None
+    cases = {
+        "empty document": _doc(text="   "),
+        "length 3": _doc(text="太短了"),
+        "length 201": _doc(text="长" * 201),
+        "invalid doc_id": _doc(doc_id="matrix.阿米娅"),
+        "target_id 'npc:nobody' is not in the graph": _doc(target_id="npc:nobody"),
+        "missing metadata source_path": _doc(source_path=""),
+        "missing metadata rel_type": _doc(rel_type=None),
+        "unknown source": _doc(source="wiki"),
+        "strength": _doc(strength=1.5),
+        "evidence_line_ids": _doc(evidence_line_ids="s#1"),
+    }
+    for expect, doc in cases.items():
+        reason = check(doc, g)
+        assert reason is not None and reason.startswith(expect), (expect, reason)
+    ok, bad = validate([_doc(), _doc(), *cases.values()], g)
+    assert len(ok) == 1 and len(bad) == len(cases) + 1
+    assert bad[0].reason.startswith("duplicate doc_id")
+    path = write_errors(home, bad, run_id="r1")
+    assert path == home / ERRORS_FILE
+    recs = [orjson.loads(x) for x in path.read_bytes().splitlines()]
+    assert len(recs) == len(bad) and all(r["reason"] and r["run_id"] == "r1" for r in recs)

