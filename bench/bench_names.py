@@ -87,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args(argv)
+    # ``python -m bench bench_names`` leaves the module name in sys.argv: ignore positionals
+    args, extra = ap.parse_known_args(argv)
+    if any(a.startswith("-") for a in extra):
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
 
     ops = None
     gd = os.environ.get("ARKLORE_GAMEDATA")

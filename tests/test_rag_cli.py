@@ -33,6 +33,8 @@ def test_build_status_and_context(home, monkeypatch):
     rep = orjson.loads(r.stdout)
     assert rep["documents"] == 9 and rep["generated_by"] == {"as_written": 1, "template": 8}
     r = runner.invoke(app, ["rag", "build"])
+    assert r.exit_code == 0 and "up to date" in r.stdout
+    r = runner.invoke(app, ["rag", "build", "--force"])
     assert r.exit_code == 0 and "0 embedded" in r.stdout
     r = runner.invoke(app, ["rag", "status", "--json"])
     assert orjson.loads(r.stdout)["doc_count"] == 9

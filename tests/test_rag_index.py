@@ -42,8 +42,10 @@ def test_build_switches_and_second_build_embeds_nothing(home):
     assert ptr["collection"] == r1.collection and ptr["embedder"] == "hash"
     assert ptr["doc_count"] == 9
     first = _ids(home)
-    r2 = build_index(home, g, embedder=HashEmbedder())
-    assert r2.embedded == 0 and r2.cached == 9
+    same = build_index(home, g, embedder=HashEmbedder())
+    assert same.unchanged and same.collection == r1.collection and same.embedded == 0
+    r2 = build_index(home, g, embedder=HashEmbedder(), force=True)
+    assert r2.embedded == 0 and r2.cached == 9 and not r2.unchanged
     assert r2.collection != r1.collection and r1.collection in r2.removed_collections
     assert r2.content_hash == r1.content_hash
     assert _ids(home) == first
@@ -60,7 +62,13 @@ def test_leftover_collections_of_killed_builds_are_removed(home):
     client = make_client(home)
     client.create_collection("relation_rag__dead", embedding_function=None)
     r = build_index(home, small_graph(), embedder=HashEmbedder())
-    assert "relation_rag__dead" in r.removed_collections
+    assert r.unchanged and "relation_rag__dead" in r.removed_collections
+    names = [c.name for c in make_client(home).list_collections()]
+    assert names == [r.collection]
+    # a live collection that vanished is rebuilt, not trusted
+    make_client(home).delete_collection(r.collection)
+    r2 = build_index(home, small_graph(), embedder=HashEmbedder())
+    assert not r2.unchanged and r2.documents == 9
 
 
 def test_rejected_documents_are_logged_not_indexed(home):
@@ -158,5 +166,5 @@ def test_build_of_hundreds_of_documents(home):
     g = story_edges_graph(40, 20)
     r = build_index(home, g, embedder=HashEmbedder())
     assert r.documents == 800 and r.rejected == 0
-    r2 = build_index(home, g, embedder=HashEmbedder())
+    r2 = build_index(home, g, embedder=HashEmbedder(), force=True)
     assert r2.embedded == 0 and r2.documents == 800

@@ -31,6 +31,9 @@ def rag_build(
     no_llm: Annotated[
         bool, typer.Option("--no-llm", help="Template descriptions even when an LLM is configured.")
     ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Rebuild even when nothing changed.")
+    ] = False,
     json: JsonOpt = False,
 ) -> None:
     """Rebuild the relation index from the graph (and extracted relations): full replacement.
@@ -65,7 +68,7 @@ def rag_build(
         with progress_bar(not json) as progress:
             report = build_index(
                 s.home, g, graph_path=str(gpath), store=store, embedder=emb,
-                describer=describer, progress=progress,
+                describer=describer, progress=progress, force=force,
             )  # fmt: skip
     finally:
         if store is not None:
@@ -74,6 +77,13 @@ def rag_build(
             llm.close()
     if json:
         print_json(report.to_dict())
+        return
+    if report.unchanged:
+        console.print(
+            f"relation index {report.collection} is up to date: {report.documents} documents, "
+            f"nothing embedded, {report.seconds:.2f}s [{report.embedder}]",
+            highlight=False,
+        )
         return
     console.print(
         f"relation index {report.collection}: {report.documents} documents "

@@ -200,7 +200,8 @@ class RelationRAG:
         return lst[0] if lst else None
 
     def _relation_for_edge(self, op: str, e: Edge) -> Relation:
-        d = self._best_doc(op, e.target)
+        docs = self._docs.get((op, e.target)) or []
+        d = next((x for x in docs if x.rel_type == e.predicate), docs[0] if docs else None)
         name = self._name(e.target)
         if d is not None:
             return Relation(e.target, name, e.predicate, e.strength, d.text, d.source, d.doc_id,

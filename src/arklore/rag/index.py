@@ -1,6 +1,7 @@
 """The ChromaDB index: ``arklore rag build`` and opening the live collection.
 
-Build = full replacement, crash-safe: documents go into a *new* collection
+Build = full replacement, crash-safe (a build whose documents and embedder are exactly
+those of the live collection keeps it and writes nothing; ``--force`` rebuilds anyway): documents go into a *new* collection
 ``relation_rag__<build id>``; only when it is complete and counted does
 ``$ARKLORE_HOME/rag/active.json`` (the pointer readers follow) get replaced atomically
 (``os.replace``); then the old collection is removed. A build killed at any point leaves the
@@ -105,6 +106,7 @@ def content_hash(docs: list[RelationDoc], emb: Embedder) -> str:
 @dataclass
 class BuildReport:
     collection: str = ""
+    unchanged: bool = False  # same documents and embedder as the live collection: kept
     documents: int = 0
     rejected: int = 0
     embedded: int = 0
@@ -135,12 +137,17 @@ def build_index(
     embedder: Embedder | None = None,
     describer: Any = None,
     sources: list[str] | None = None,
+    force: bool = False,
     lock_timeout: float = 600.0,
     progress: Progress | None = None,
     client: Any = None,
     _after_add: Callable[[int], None] | None = None,
 ) -> BuildReport:
-    """Collect, validate, embed and index every relation document; switch atomically."""
+    """Collect, validate, embed and index every relation document; switch atomically.
+
+    When the documents and the embedder are exactly those of the live collection (same
+    content hash) nothing is written and the live collection stays, unless ``force``.
+    """
     t0 = time.perf_counter()
     home = Path(home)
     rag_dir(home).mkdir(parents=True, exist_ok=True)
@@ -173,6 +180,21 @@ def build_index(
             report.reject_reasons[key] = report.reject_reasons.get(key, 0) + 1
         _count(report, ok)
 
+        report.content_hash = content_hash(ok, emb)
+        client = client or make_client(home)
+        old = read_pointer(home)
+        old_name = old.get("collection") if old else None
+        if not force and old and old.get("content_hash") == report.content_hash:
+            try:
+                live_count = client.get_collection(old_name, embedding_function=None).count()
+            except Exception:  # noqa: BLE001 - missing collection: rebuild below
+                live_count = -1
+            if live_count == len(ok):
+                report.collection, report.unchanged, report.cached = old_name, True, len(ok)
+                _drop_leftovers(client, old_name, report)
+                report.seconds = round(time.perf_counter() - t0, 3)
+                return report
+
         cache = EmbeddingCache(rag_dir(home) / "embed_cache.sqlite3")
         try:
             if progress:
@@ -184,16 +206,8 @@ def build_index(
         finally:
             cache.close()
 
-        client = client or make_client(home)
-        old = read_pointer(home)
-        old_name = old.get("collection") if old else None
-        # leftovers of killed builds: never the live one
-        for name in _collection_names(client):
-            if name.startswith(COLLECTION_PREFIX + "__") and name != old_name:
-                client.delete_collection(name)
-                report.removed_collections.append(name)
+        _drop_leftovers(client, old_name, report)
         new_name = f"{COLLECTION_PREFIX}__{time.strftime('%Y%m%dT%H%M%S')}_{run_id[:6]}"
-        report.content_hash = content_hash(ok, emb)
         meta = {
             "embedder": emb.name,
             "embedder_version": emb.version,
@@ -233,6 +247,14 @@ def build_index(
         return report
     finally:
         lock.release()
+
+
+def _drop_leftovers(client: Any, live: str | None, report: BuildReport) -> None:
+    """Collections of killed builds (never the live one)."""
+    for name in _collection_names(client):
+        if name.startswith(COLLECTION_PREFIX + "__") and name != live:
+            client.delete_collection(name)
+            report.removed_collections.append(name)
 
 
 def _count(report: BuildReport, ok: list[RelationDoc]) -> None:
