@@ -75,7 +75,7 @@ dictionary words with no cue (真理的甜点, 银灰带着初雪); known false 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 from functools import cache
 from importlib import resources
@@ -268,6 +268,59 @@ _PREFIX_SET = frozenset(ADDRESS_PREFIXES)
 #: first characters of the words each list can match with (cheap guards before a regex call)
 _HON_FIRST = frozenset(w[0] for w in HONORIFIC_SUFFIXES)
 _SUBJ_FIRST = frozenset(w[0] for w in SUBJECT_FOLLOWERS)
+
+
+def make_gate(cfg: RuleConfig) -> Callable[[str, int, int], bool]:
+    """A cheap test that is True whenever signal 3, 5, 6, 7 or 8 could accept ``t[start:end]``.
+
+    Most risky candidates are ordinary words that no signal accepts, and :func:`decide` has to
+    try every signal before it can say so.  The gate looks at the two neighbour characters
+    first (set lookups; a word-list regex only when the character after starts one of its
+    words) and searches for a game cue last.  It ignores the negative signals (2, 10) and the
+    candidate neighbours of signal 6, so it is True for a superset of what :func:`decide`
+    accepts through these signals: the matcher calls :func:`decide` when the gate is open and
+    drops the candidate otherwise (it checks signals 4 and 9 itself).
+    """
+    # characters before that accept on their own (@; 和 joining two names)
+    before_any: set[str] = set()
+    # an edge character or line start before, and punctuation or line end after (vocative)
+    voc_before: set[str] = set()
+    voc_after: set[str] = set()
+    # characters after: coordinators, and the first characters of word lists (checked by regex)
+    after_any: set[str] = set()
+    after_words: list[tuple[frozenset[str], re.Pattern[str]]] = []
+    if cfg.honorific:
+        before_any |= _PREFIX_SET
+        after_words.append((_HON_FIRST, _HON_RE))
+    if cfg.vocative:
+        voc_before |= _EDGE_SET | {"\n"}
+        voc_after |= VOCATIVE_PUNCT | _EDGE_SET | {"\n"}
+    if cfg.coordination:
+        before_any |= COORDINATORS
+        after_any |= COORDINATORS
+    if cfg.subject:
+        after_words.append((_SUBJ_FIRST, _SUBJ_RE))
+    cue = _CUE_RE.search if cfg.game_cue else None
+    before_any_f, voc_before_f, voc_after_f = map(frozenset, (before_any, voc_before, voc_after))
+    after_any_f = frozenset(after_any)
+    after_first = frozenset().union(*(first for first, _ in after_words))
+
+    def gate(t: str, start: int, end: int) -> bool:
+        before = t[start - 1] if start > 0 else "\n"
+        after = t[end] if end < len(t) else "\n"
+        if before in before_any_f or after in after_any_f:
+            return True
+        if before in voc_before_f and after in voc_after_f:
+            return True
+        if after in after_first:
+            for first, regex in after_words:
+                if after in first and regex.match(t, end):
+                    return True
+        if cue is None:
+            return False
+        return cue(t, start - CUE_WINDOW if start > CUE_WINDOW else 0, end + CUE_WINDOW) is not None
+
+    return gate
 
 
 def is_title(key: str) -> bool:
