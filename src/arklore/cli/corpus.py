@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import orjson
@@ -242,12 +243,14 @@ def _print_crosscheck(report, limit: int) -> None:
 
 
 @app.command()
-def demo(
-    json: JsonOpt = False,
-) -> None:
-    """The main job on the real data: ingest both sources, then print counts and the cross-check."""
+def demo(json: JsonOpt = False) -> None:
+    """The main job on the real data: ingest both sources, cross-check them, resolve speakers,
+    build the relation graph (no LLM) and show one operator's strongest relations."""
+    from arklore.cli.graph import _build_and_save, _registered_imports
     from arklore.corpus import crosscheck as cc
     from arklore.corpus.ingest import ingest as run_ingest
+    from arklore.graph.io import load_graph
+    from arklore.names.audit import audit
 
     s = settings()
     s.require_gamedata()
@@ -259,16 +262,61 @@ def demo(
         top = store.conn.execute(
             "SELECT name, line_count FROM speakers ORDER BY line_count DESC LIMIT 10"
         ).fetchall()
+        names = audit(store)
+    graph_report = _build_and_save(None, _registered_imports(), json=True)
+    graph = load_graph(Path(graph_report["path"]))
+    anchors = [
+        {
+            "target": graph.nodes[e.target].name if e.target in graph.nodes else e.target,
+            "predicate": e.predicate,
+            "strength": e.strength,
+            "sources": e.sources,
+        }
+        for e in graph.get_top_anchor_relations(DEMO_OPERATOR, 3)
+    ]
     if json:
-        print_json({"ingest": report.to_dict(), "crosscheck": check.to_dict(), "top_speakers": top})
+        print_json(
+            {
+                "ingest": report.to_dict(),
+                "crosscheck": check.to_dict(),
+                "top_speakers": top,
+                "names": {k: names[k] for k in ("big_speakers_operators", "big_speakers_npcs")}
+                | {"suspects": len(names["suspects"])},
+                "graph": graph_report,
+                "anchors": {DEMO_OPERATOR: anchors},
+            }
+        )
         return
-    console.rule("arklore demo")
+    console.rule("arklore demo: corpus")
     _print_counts(report.counts)
+    parsed = sum(r.added + r.updated for r in report.sources.values())
+    unchanged = sum(r.unchanged for r in report.sources.values())
     console.print(
-        f"ingest took {report.seconds:.1f} s ({sum(r.added + r.updated for r in report.sources.values())} stages parsed, "
-        f"{sum(r.unchanged for r in report.sources.values())} unchanged, {len(report.errors)} skipped)",
+        f"ingest took {report.seconds:.1f} s ({parsed} stages parsed, {unchanged} unchanged, "
+        f"{len(report.errors)} skipped)",
         highlight=False,
     )
     console.print("top speakers: " + ", ".join(f"{n} {c:,}" for n, c in top), highlight=False)
     console.rule("cross-check of the two sources")
     _print_crosscheck(check, 10)
+    console.rule("names")
+    console.print(
+        f"speakers with >= 200 lines: {names['big_speakers_operators']} operators, "
+        f"{names['big_speakers_npcs']} NPCs; {len(names['suspects'])} suspects for "
+        "`arklore names audit`",
+        highlight=False,
+    )
+    console.rule("relation graph (no LLM)")
+    from arklore.cli.graph import _print_build
+
+    _print_build(graph_report)
+    console.print(f"{DEMO_OPERATOR} 阿米娅's strongest relations:", highlight=False)
+    for i, a in enumerate(anchors, 1):
+        console.print(
+            f"  {i}. {a['target']}  {a['predicate']}  {a['strength']:.3f}  {a['sources']}",
+            highlight=False,
+            markup=False,
+        )
+
+
+DEMO_OPERATOR = "char_002_amiya"

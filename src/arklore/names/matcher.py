@@ -21,7 +21,6 @@ ids in ``candidates``: the matcher never picks silently.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -284,29 +283,44 @@ class MentionMatcher:
     ) -> list[Mention]:
         """Signal 11: a dropped risky name whose operator is accepted on the same line.
 
-        Most dropped names are words whose operator is accepted nowhere in the text: one set
-        lookup skips them before the line is searched.
+        ``dropped`` holds ``(k, start, end, ids)`` where ``k`` is ``len(out)`` when the name was
+        dropped: the accepted mentions of its line are the ones right before and after index
+        ``k``.  Most dropped names are ordinary words on a line with no accepted mention, so the
+        first ``find`` of a newline between the name and its neighbour mention ends the search.
         """
-        accepted = {m.candidates for m in out}
-        starts = [m.start for m in out]
-        extra: list[Mention] = []
-        for _, s, e, ids in dropped:
-            if ids not in accepted:
-                continue
-            lo = t.rfind("\n", 0, s) + 1
-            hi = t.find("\n", e)
-            if hi < 0:
-                hi = len(t)
-            j = bisect_left(starts, lo)
-            while j < len(out) and starts[j] < hi:
-                if out[j].candidates == ids:
-                    cid = ids[0] if len(ids) == 1 else None
-                    extra.append(Mention(cid, text[s:e], s, e, "repeat", ids))
-                    break
-                j += 1
-        if not extra:
+        merged: list[Mention] = []
+        done = 0  # out[:done] is in merged
+        for k, s, e, ids in dropped:
+            if MentionMatcher._accepted_on_line(t, out, k, s, e, ids):
+                merged += out[done:k]
+                done = k
+                cid = ids[0] if len(ids) == 1 else None
+                merged.append(Mention(cid, text[s:e], s, e, "repeat", ids))
+        if not merged:
             return out
-        return sorted(out + extra, key=lambda m: m.start)
+        merged += out[done:]
+        return merged
+
+    @staticmethod
+    def _accepted_on_line(
+        t: str, out: list[Mention], k: int, start: int, end: int, ids: tuple[str, ...]
+    ) -> bool:
+        """Is a mention of ``ids`` in ``out`` on the line of ``t[start:end]``?
+
+        ``out`` is in text order and ``out[:k]`` ends before ``start``, so walk outwards from
+        ``k`` while no newline separates the mention from the name.
+        """
+        j = k - 1
+        while j >= 0 and t.find("\n", out[j].end, start) < 0:
+            if out[j].candidates == ids:
+                return True
+            j -= 1
+        j = k
+        while j < len(out) and t.find("\n", end, out[j].start) < 0:
+            if out[j].candidates == ids:
+                return True
+            j += 1
+        return False
 
 
 # --- module-level default ---------------------------------------------------------------------
