@@ -1,7 +1,7 @@
 """Operator-name mention detection in Chinese chat text.
 
-One Aho-Corasick automaton (pyahocorasick) holds every alias key *and* every blocking word of the
-stoplist (:mod:`arklore.names.rules`); one leftmost-longest pass over the folded text yields
+One Aho-Corasick automaton (``ahocorasick_rs``) holds every alias key *and* every blocking word
+of the stoplist (:mod:`arklore.names.rules`); one leftmost-longest pass over the folded text yields
 candidates, so 假日威龙陈 is one mention (not also 陈), 黑键 is not 黑, and 今年 is a word, not 年.
 Candidates for names that are also ordinary words then go through the rules in
 :mod:`arklore.names.rules`.
@@ -84,16 +84,19 @@ _WORD_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS
 class MentionMatcher:
     """Finds operator mentions; build once, call :meth:`find` many times.
 
-    Speed (~1 MB of chat text: walk ~75 ms, rules ~...): the automaton is
-    ``ahocorasick_rs`` (Rust), which searches a ``str`` and returns ``(pattern, start, end)``
-    with *character* offsets, about twice as fast as pyahocorasick's ``iter_long``.  Patterns
-    are laid out by index — Latin aliases, then the other aliases, then the blocking words — so
-    that one list comprehension keeps alias hits with an integer comparison (blocking words are
-    ~3 hits in 4) and checks Latin word boundaries only for Latin hits; everything known about a
-    pattern (kind, ids, key, …) sits in lists indexed by pattern number.  Most risky candidates
-    are ordinary words that no signal accepts, so before :func:`rules.decide` they go through a
-    quick reject (:meth:`_could_accept`): only a neighbour character that some signal looks at,
-    a context, a bare-rare key or a game cue nearby sends them to the full rules.
+    Speed (per MB of the bench's chat text, ~185 ms in all, ~5.4 M chars/s): fold ~12 ms;
+    the automaton walk ~55-65 ms, for ~100k hits; keeping the ~24k alias hits ~8 ms; the rules
+    and ~15k :class:`Mention` objects ~65 ms; the garbage collector, set off by those
+    allocations, the rest.  The automaton is ``ahocorasick_rs`` (Rust): it searches the ``str``
+    itself and returns ``(pattern, start, end)`` in *character* offsets, about twice as fast
+    as pyahocorasick (which needed a UTF-8 byte trick and byte-to-character bookkeeping).
+    Patterns are numbered non-Latin aliases, then Latin aliases, then blocking words, so one
+    comprehension keeps alias hits with integer comparisons (blocking words are ~3 hits in 4)
+    and checks word boundaries only for Latin hits; what is known about a pattern (kind, ids,
+    key, …) sits in lists indexed by its number.  Most risky candidates are ordinary words that
+    no signal accepts, so :func:`rules.decide` only sees those that pass a cheap gate (see
+    :meth:`_decide_all`), and the repeat rule first checks for a newline between a dropped
+    name and its neighbour mentions (see :meth:`_repeat`).
     """
 
     def __init__(self, table: AliasTable, config: RuleConfig | None = None) -> None:
@@ -118,15 +121,13 @@ class MentionMatcher:
         self._gate = rules.make_gate(cfg)
         self._empty = not aliases
         if not self._empty:
-            self._ac = AhoCorasick(
-                self._key + blockers, matchkind=MatchKind.LeftmostLongest
-            )
+            self._ac = AhoCorasick(self._key + blockers, matchkind=MatchKind.LeftmostLongest)
 
     @staticmethod
     def _alias_entries(
         table: AliasTable, cfg: RuleConfig
     ) -> list[tuple[int, str, tuple[str, ...]]]:
-        """(kind, key, ids) of every decided alias key, Latin ones first (see class docstring).
+        """(kind, key, ids) of every decided alias key, Latin ones last (see class docstring).
 
         A risky single-character key that signal 9 accepts anyway becomes ``BARE``: accepted
         unless a numeral precedes it, without a rule call.
@@ -140,7 +141,7 @@ class MentionMatcher:
             if kind == RISKY and cfg.bare_rare and rules.bare_ok(key) and not rules.is_title(key):
                 kind = BARE
             out.append((kind, key, ids))
-        out.sort(key=lambda entry: entry[0] != LATIN)  # stable: keeps the table's order
+        out.sort(key=lambda entry: entry[0] == LATIN)  # stable: keeps the table's order
         return out
 
     @staticmethod
@@ -152,23 +153,33 @@ class MentionMatcher:
         return sorted(words.difference(kinds))
 
     # ----------------------------------------------------------------------------------------
-    def _candidates(self, t: str) -> list[tuple[int, int, int]]:
+    def _hits(self, t: str) -> list[tuple[int, int, int]]:
         """Leftmost-longest alias hits in folded text ``t`` as (pattern, start, end).
 
         The hot loop of the matcher, kept to one comprehension: a blocking-word hit (most hits)
-        costs one comparison, and only Latin hits have their word boundaries checked.
+        costs two comparisons, a non-Latin alias hit one, and only Latin hits (pattern numbers
+        ``n_other .. n_aliases - 1``) have their word boundaries checked.
         """
         hits = self._ac.find_matches_as_indexes(t)
-        n_alias, n_latin = self.n_aliases, self._n_latin
-        if not n_latin:
+        n_alias, n_other = self.n_aliases, self.n_aliases - self._n_latin
+        if n_other == n_alias:
             return [h for h in hits if h[0] < n_alias]
         n, word = len(t), _WORD_CHARS
         return [
-            (p, s, e)
-            for p, s, e in hits
-            if n_latin <= p < n_alias
-            or (p < n_latin and (s == 0 or t[s - 1] not in word) and (e == n or t[e] not in word))
+            h
+            for h in hits
+            if h[0] < n_other
+            or (
+                h[0] < n_alias
+                and (h[1] == 0 or t[h[1] - 1] not in word)
+                and (h[2] == n or t[h[2]] not in word)
+            )
         ]
+
+    def _candidates(self, t: str) -> list[tuple[int, int, int, tuple[str, ...], str]]:
+        """The hits of :meth:`_hits` as (start, end, kind, ids, key), for tests and tools."""
+        kinds, idss, keys = self._kind, self._ids, self._key
+        return [(s, e, kinds[p], idss[p], keys[p]) for p, s, e in self._hits(t)]
 
     def _context_ids(self, ctx: MentionContext | None) -> frozenset[str]:
         if ctx is None:
@@ -200,7 +211,7 @@ class MentionMatcher:
         if not text or self._empty:
             return []
         t = fold(text)
-        cands = self._candidates(t)
+        cands = self._hits(t)
         if not cands:
             return []
         if not self._has_risky:
@@ -227,10 +238,10 @@ class MentionMatcher:
         """Run the rules on risky candidates; the others are accepted as they are.
 
         A risky candidate goes to :func:`rules.decide` only when some signal could accept it:
-        the character before or after is one a signal looks at (:func:`rules.trigger_chars`),
-        there is a context, the key is bare-rare, or a game cue is near.  Otherwise ``decide``
-        would run every check and return None (3 of 4 risky candidates in chat text), so the
-        candidate is dropped here.  Neighbours are passed to ``decide`` as two ints (end of the
+        a context, a bare-rare key, or the gate of :func:`rules.make_gate` (a neighbour character
+        some signal looks at, or a game cue nearby).  Otherwise ``decide`` would try every
+        signal and return None (3 of 4 risky candidates in chat text), so the candidate is
+        dropped here.  Neighbours are passed to ``decide`` as two ints (end of the
         previous candidate, start of the next; -1 when none).
         """
         cfg = self.config
@@ -290,7 +301,13 @@ class MentionMatcher:
         """
         merged: list[Mention] = []
         done = 0  # out[:done] is in merged
+        n_out = len(out)
+        find = t.find
         for k, s, e, ids in dropped:
+            if (k == 0 or find("\n", out[k - 1].end, s) >= 0) and (
+                k == n_out or find("\n", e, out[k].start) >= 0
+            ):
+                continue  # no accepted mention on this line (the common case): skip the call
             if MentionMatcher._accepted_on_line(t, out, k, s, e, ids):
                 merged += out[done:k]
                 done = k
