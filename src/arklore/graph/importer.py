@@ -35,6 +35,7 @@ from pathlib import Path
 
 from arklore.core.errors import InputFileError
 from arklore.graph.matrix import Curated, Resolve, check_record
+from arklore.userfiles import read_user_text
 
 FORMAT = "arklore-relation-import/1"
 _TOP = {"format", "source", "relations"}
@@ -97,12 +98,7 @@ def _item_offsets(text: str, key: str = "relations") -> list[int]:
 def load_import(path: Path, resolve: Resolve) -> list[Curated]:
     """Read and validate one import file (see the module docstring)."""
     p = str(path)
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except OSError as e:
-        raise InputFileError(p, "file", f"cannot read: {e.strerror or e}") from e
-    except UnicodeDecodeError as e:
-        raise InputFileError(p, "file", f"not UTF-8: {e}") from e
+    text = read_user_text(path)
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicates)
     except _DuplicateKey as e:

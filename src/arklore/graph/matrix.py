@@ -32,6 +32,7 @@ from pathlib import Path
 
 from arklore.core.errors import InputFileError
 from arklore.core.predicates import PREDICATE_FAMILY, PREDICATE_NAMES
+from arklore.userfiles import read_user_text
 
 Resolve = Callable[[str], "str | None"]
 """name -> node id, or None when the name is unknown or ambiguous."""
@@ -133,12 +134,7 @@ def _tname(v: object) -> str:
 def load_matrix(path: Path, resolve: Resolve) -> list[Curated]:
     """Read and validate a matrix file (see the module docstring)."""
     p = str(path)
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except OSError as e:
-        raise InputFileError(p, "file", f"cannot read: {e.strerror or e}") from e
-    except UnicodeDecodeError as e:
-        raise InputFileError(p, "file", f"not UTF-8: {e}") from e
+    text = read_user_text(path)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:  # duplicate TOML keys land here, with the line
