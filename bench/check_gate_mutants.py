@@ -1,11 +1,16 @@
-"""Prove the gate tests bite: break each gate on purpose and check tests/test_extract_gates.py
-then fails (and passes unbroken).
+"""Prove the safety-gate tests bite: break each gate on purpose and check its tests then
+fail (and pass unbroken).
+
+Gates covered: the three evidence gates of relation extraction (tests/test_extract_gates.py),
+RAG document validation before indexing (tests/test_rag_docs.py), the chat-context token
+budget (tests/test_rag_context.py), the all-or-nothing stage write of ingest
+(tests/test_ingest.py) and anchor drift detection (tests/test_anchors.py).
 
 Run: ``.venv/bin/python bench/check_gate_mutants.py`` — prints mutant -> failed tests and
 exits non-zero if any mutant survives. Each run is a subprocess
-``pytest tests/test_extract_gates.py -p bench.check_gate_mutants`` with ARKLORE_GATE_MUTANT
-set; imported as that plugin, this module patches ``arklore.extract.gates`` before the test
-module is collected (so names the tests import are the broken ones too).
+``pytest <the gate's tests> -p bench.check_gate_mutants`` with ARKLORE_GATE_MUTANT set;
+imported as that plugin, this module patches the gate before the test modules are collected
+(so names the tests import are the broken ones too).
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTS = "tests/test_extract_gates.py"
 ENV = "ARKLORE_GATE_MUTANT"
 
 
@@ -42,12 +46,76 @@ def _gate1_accepts_bool_float(gates: Any) -> None:
     gates.as_line_no = lambda v: int(v) if isinstance(v, bool | float) else original(v)
 
 
-MUTANTS: dict[str, Callable[[Any], None]] = {
-    "basis_max_not_min": _basis_max,
-    "presence_disabled": _presence_always_ok,
-    "presence_always_downgrades": _presence_always_down,
-    "gate1_accepts_bool_float": _gate1_accepts_bool_float,
+def _rag_validation_disabled(_: Any) -> None:
+    from arklore.rag import validate
+
+    validate.check = lambda doc, graph: None
+
+
+def _rag_budget_ignored(_: Any) -> None:
+    from arklore.rag import context
+
+    context.fit_budget = lambda name, a, c, budget, count: (a, c, context.render(name, a, c))
+
+
+def _rag_budget_drops_anchors_first(_: Any) -> None:
+    from arklore.rag import context
+
+    def fit(name, anchors, contextual, budget, count):  # noqa: ANN001, ANN202
+        anchors, contextual = list(anchors), list(contextual)
+        while True:
+            text = context.render(name, anchors, contextual)
+            if not text or count(text) <= budget:
+                return anchors, contextual, text
+            (anchors or contextual).pop()
+
+    context.fit_budget = fit
+
+
+def _ingest_without_rollback(_: Any) -> None:
+    from contextlib import contextmanager
+
+    from arklore.corpus.store import Store
+
+    @contextmanager
+    def transaction(self):  # noqa: ANN001, ANN202
+        if self.conn.in_transaction:
+            yield self.conn
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        finally:
+            self.conn.execute("COMMIT")  # commits half-written work on a crash
+
+    Store.transaction = transaction
+
+
+def _anchor_drift_blind(_: Any) -> None:
+    from arklore.corpus import anchors
+
+    anchors._compare = lambda *a, **k: None
+
+
+EXTRACT = "tests/test_extract_gates.py"
+RAG_DOCS = "tests/test_rag_docs.py"
+RAG_CONTEXT = "tests/test_rag_context.py"
+INGEST = "tests/test_ingest.py"
+ANCHORS = "tests/test_anchors.py"
+
+# mutant -> (the tests that must catch it, the patch)
+MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
+    "basis_max_not_min": (EXTRACT, _basis_max),
+    "presence_disabled": (EXTRACT, _presence_always_ok),
+    "presence_always_downgrades": (EXTRACT, _presence_always_down),
+    "gate1_accepts_bool_float": (EXTRACT, _gate1_accepts_bool_float),
+    "rag_validation_disabled": (RAG_DOCS, _rag_validation_disabled),
+    "rag_budget_ignored": (RAG_CONTEXT, _rag_budget_ignored),
+    "rag_budget_drops_anchors_first": (RAG_CONTEXT, _rag_budget_drops_anchors_first),
+    "ingest_without_rollback": (INGEST, _ingest_without_rollback),
+    "anchor_drift_blind": (ANCHORS, _anchor_drift_blind),
 }
+ALL_TESTS = sorted({tests for tests, _ in MUTANTS.values()})
 
 
 def _apply_from_env() -> None:
@@ -56,7 +124,7 @@ def _apply_from_env() -> None:
         return
     from arklore.extract import gates
 
-    MUTANTS[name](gates)
+    MUTANTS[name][1](gates)
 
 
 _apply_from_env()  # runs when pytest loads this module as a plugin
@@ -67,8 +135,9 @@ def run(mutant: str | None) -> tuple[int, int, int]:
     env = {k: v for k, v in os.environ.items() if k != ENV}
     if mutant:
         env[ENV] = mutant
-    cmd = [sys.executable, "-m", "pytest", TESTS, "-q", "-p", "no:cacheprovider"]
-    cmd += ["-p", "bench.check_gate_mutants", "-o", "addopts="]
+    tests = [MUTANTS[mutant][0]] if mutant else ALL_TESTS
+    cmd = [sys.executable, "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider"]
+    cmd += ["-m", "not realdata", "-p", "bench.check_gate_mutants", "-o", "addopts="]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     failed = int(m.group(1)) if (m := re.search(r"(\d+) failed", tail)) else 0
@@ -88,10 +157,11 @@ def check() -> list[tuple[str, int, int, bool]]:
 
 def main() -> int:
     rows = check()
-    print(f"{'mutant':<28} {'failed':>6} {'passed':>6}  verdict")
+    print(f"{'mutant':<32} {'tests':<28} {'failed':>6} {'passed':>6}  verdict")
     for name, failed, passed, ok in rows:
         verdict = "ok" if ok else "SURVIVED" if name != "(unbroken)" else "BROKEN"
-        print(f"{name:<28} {failed:>6} {passed:>6}  {verdict}")
+        tests = MUTANTS[name][0].removeprefix("tests/") if name in MUTANTS else "all of them"
+        print(f"{name:<32} {tests:<28} {failed:>6} {passed:>6}  {verdict}")
     return 0 if all(ok for *_, ok in rows) else 1
 
 

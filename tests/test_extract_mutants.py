@@ -1,6 +1,7 @@
-"""The gate tests must fail when a gate is broken on purpose (and pass when it is not):
-runs bench/check_gate_mutants.py, which re-runs tests/test_extract_gates.py under each
-mutant in a subprocess. Kept in its own file so the mutant runs do not recurse into it."""
+"""Each safety gate's tests must fail when the gate is broken on purpose (and pass when it is
+not): runs bench/check_gate_mutants.py, which re-runs the gate's tests under each mutant in a
+subprocess (evidence gates, RAG validation, token budget, ingest rollback, anchor drift).
+Kept in its own file so the mutant runs do not recurse into it."""
 
 from __future__ import annotations
 
@@ -11,19 +12,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_every_gate_mutant_is_caught_by_the_gate_tests() -> None:
+def test_every_gate_mutant_is_caught_by_the_gate_tests(metrics) -> None:
     proc = subprocess.run(
         [sys.executable, "bench/check_gate_mutants.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
     )
+    metrics("gate mutants:\n" + proc.stdout.rstrip())
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for mutant in (
         "basis_max_not_min",
         "presence_disabled",
         "presence_always_downgrades",
         "gate1_accepts_bool_float",
+        "rag_validation_disabled",
+        "rag_budget_ignored",
+        "rag_budget_drops_anchors_first",
+        "ingest_without_rollback",
+        "anchor_drift_blind",
     ):
         assert mutant in proc.stdout
