@@ -64,6 +64,20 @@ def real_store_path(
     return settings.db_path
 
 
+@pytest.fixture(scope="session")
+def real_graph_built(real_store_path: Path, gamedata_root: Path):
+    """(graph, seconds): the relation graph of the whole real corpus, no LLM, built once."""
+    import time
+
+    from arklore.corpus.store import Store
+    from arklore.graph.build import build_graph
+
+    t0 = time.perf_counter()
+    with Store(real_store_path) as store:
+        graph = build_graph(store, excel_root=gamedata_root / "zh_CN/gamedata/excel")
+    return graph, time.perf_counter() - t0
+
+
 _METRICS: list[str] = []
 
 

@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from arklore.corpus.store import Store
-from arklore.graph.build import build_graph
 from arklore.graph.io import default_graph_path, load_graph, save_graph
 from arklore.graph.model import DOCTOR_ID
 from arklore.graph.strength import WORTH_DESCRIBING
@@ -20,11 +18,8 @@ pytestmark = pytest.mark.realdata
 
 
 @pytest.fixture(scope="module")
-def real_graph(real_store_path: Path, gamedata_root: Path):
-    t0 = time.perf_counter()
-    with Store(real_store_path) as store:
-        graph = build_graph(store, excel_root=gamedata_root / "zh_CN/gamedata/excel")
-    return graph, time.perf_counter() - t0
+def real_graph(real_graph_built):
+    return real_graph_built
 
 
 def test_real_graph_covers_300_operators_fast(real_graph) -> None:

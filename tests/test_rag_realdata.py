@@ -1,0 +1,53 @@
+"""Relation RAG on the graph of the whole real corpus (template documents, no LLM).
+
+The hash embedder keeps this fast; the e5 numbers (build time, query latency) are measured
+by ``python -m bench bench_rag``."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from arklore.rag.context import RelationRAG
+from arklore.rag.embedders import get_embedder
+from arklore.rag.index import build_index
+from arklore.rag.tokens import count_tokens
+
+pytestmark = pytest.mark.realdata
+
+
+def test_real_graph_index_builds_then_rebuilds_without_embedding(real_graph_built, tmp_path: Path, metrics):
+    graph, _ = real_graph_built
+    emb = get_embedder("hash")
+    first = build_index(tmp_path, graph, embedder=emb)
+    assert first.documents > 500 and first.rejected == 0
+    assert first.by_source.get("matrix", 0) >= 1 and first.by_source.get("graph_edge", 0) > 500
+    second = build_index(tmp_path, graph, embedder=emb)
+    metrics(
+        f"rag (real graph, hash embedder): {first.documents} documents {first.by_source}, "
+        f"first build {first.seconds:.2f} s, unchanged rebuild {second.seconds:.2f} s, "
+        f"embedded {second.embedded}"
+    )
+    assert second.embedded == 0 and second.seconds < 2.0
+
+
+def test_real_context_stays_in_budget_and_keeps_anchors(real_graph_built, tmp_path: Path):
+    graph, _ = real_graph_built
+    emb = get_embedder("hash")
+    build_index(tmp_path, graph, embedder=emb)
+    rag = RelationRAG(tmp_path, graph=graph, embedder=emb, budget=300, rank_always=True)
+    ops = sorted(n.id for n in graph.nodes.values() if n.kind == "operator")
+    names = [graph.nodes[i].name for i in ops]
+    rnd = random.Random(7)
+    for _ in range(200):
+        op = rnd.choice(ops)
+        said = "、".join(rnd.sample(names, rnd.randint(0, 4)))
+        text = f"{said}最近怎么样？" + "我们聊聊吧。" * rnd.choice([0, 1, 400])
+        block = rag.get_relation_context(op, text)
+        anchors = rag.get_anchor_relations(op)
+        if not anchors:
+            assert block == ""
+            continue
+        assert count_tokens(block) <= 300
