@@ -18,7 +18,9 @@ from arklore.rag.tokens import count_tokens
 pytestmark = pytest.mark.realdata
 
 
-def test_real_graph_index_builds_then_rebuilds_without_embedding(real_graph_built, tmp_path: Path, metrics):
+def test_real_graph_index_builds_then_rebuilds_without_embedding(
+    real_graph_built, tmp_path: Path, metrics
+):
     graph, _ = real_graph_built
     emb = get_embedder("hash")
     first = build_index(tmp_path, graph, embedder=emb)
