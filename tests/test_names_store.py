@@ -90,3 +90,30 @@ def test_user_file_edits_apply_without_reingest_and_win(store, tmp_path):
     )
     res = load_alias_table(store, user).resolve("维多利亚之女")
     assert (res.char_id, res.source) == ("char_010_chen", "user")
+
+
+@pytest.mark.realdata
+def test_real_speakers_resolve_and_big_speakers_are_operator_or_npc(real_store_path, metrics):
+    from arklore.names.audit import BIG_SPEAKER_LINES, audit
+
+    with Store(real_store_path) as s:
+        report = audit(s)
+        table = load_alias_table(s)
+        by_speaker = dict(s.conn.execute("SELECT name, char_id FROM speakers").fetchall())
+        big = s.conn.execute(
+            "SELECT count(*) FROM speakers WHERE line_count >= ?", (BIG_SPEAKER_LINES,)
+        ).fetchone()[0]
+    metrics(
+        f"names audit: {len(report['big_speakers'])} speakers with >= {BIG_SPEAKER_LINES} lines, "
+        f"{report['big_speakers_operators']} operators, {report['big_speakers_npcs']} NPCs, "
+        f"{len(report['suspects'])} suspects"
+    )
+    assert len(report["big_speakers"]) == big
+    assert all(b["status"] in ("operator", "npc") for b in report["big_speakers"])
+    assert all((b["status"] == "operator") == bool(b["char_id"]) for b in report["big_speakers"])
+    # real names found by portrait statistics resolve to the person (the base character)
+    assert by_speaker["恩希欧迪斯"] == "char_172_svrash"
+    assert table.resolve("罗莎琳").char_id == "char_194_leto"
+    assert table.resolve("费德里科").char_id == "char_279_excu"
+    assert by_speaker["阿米娅"] == "char_002_amiya"
+    assert report["suspects"], "the audit should leave something for a human to decide"

@@ -1,0 +1,101 @@
+"""The corpus and names commands end to end: JSON output, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from arklore.cli.app import main
+from corpus_tree import EXCEL, avg_file, write_tree
+
+FIXTURE_EXCEL = Path(__file__).parent / "fixtures" / "excel"
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    gamedata, astr = write_tree(tmp_path / "data")
+    for f in FIXTURE_EXCEL.glob("*.json"):
+        shutil.copy(f, gamedata / EXCEL / f.name)
+    monkeypatch.setenv("ARKLORE_GAMEDATA", str(gamedata))
+    monkeypatch.setenv("ARKLORE_ASTR", str(astr))
+    monkeypatch.setenv("ARKLORE_HOME", str(tmp_path / "home"))
+    return gamedata
+
+
+def run(monkeypatch: pytest.MonkeyPatch, capsys, *args: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["arklore", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_ingest_json_then_stats_and_operators(env, monkeypatch, capsys):
+    code, out, _ = run(monkeypatch, capsys, "ingest", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["sources"]["avg"]["added"] == 2 and report["counts"]["operators"] > 0
+    code, out, _ = run(monkeypatch, capsys, "operators", "show", "假日威龙陈", "--json")
+    assert code == 0
+    op = json.loads(out)
+    assert op["char_id"] == "char_1013_chen2" and op["base_id"] == "char_010_chen"
+    code, out, _ = run(monkeypatch, capsys, "stats", "--json")
+    assert json.loads(out)["counts"]["avg_stages"] == 2
+
+
+def test_commands_before_ingest_say_what_to_do(env, monkeypatch, capsys):
+    code, out, err = run(monkeypatch, capsys, "stats")
+    assert code == 1 and out == ""
+    assert "arklore ingest" in err and len(err.strip().splitlines()) == 1
+
+
+def test_unknown_operator_is_a_one_line_error(env, monkeypatch, capsys):
+    run(monkeypatch, capsys, "ingest", "--json")
+    code, _, err = run(monkeypatch, capsys, "operators", "show", "不存在的人")
+    assert code == 1 and "不存在的人" in err and "aliases.toml" in err
+
+
+def test_missing_data_setting_is_a_config_error(env, monkeypatch, capsys):
+    monkeypatch.delenv("ARKLORE_GAMEDATA")
+    code, _, err = run(monkeypatch, capsys, "ingest")
+    assert code == 2 and "ARKLORE_GAMEDATA" in err
+
+
+def test_verify_anchors_exit_code_follows_drift(env, monkeypatch, capsys):
+    run(monkeypatch, capsys, "ingest", "--json")
+    code, out, _ = run(monkeypatch, capsys, "verify-anchors", "--json")
+    assert code == 0 and json.loads(out)["drifted"] == 0
+    f = avg_file(env, "level_test_01_end")
+    f.write_text(f.read_text(encoding="utf-8").replace("站住。", "停下。"), encoding="utf-8")
+    code, out, _ = run(monkeypatch, capsys, "verify-anchors", "--json")
+    assert code == 1 and json.loads(out)["by_kind"] == {"changed": 1}
+
+
+def test_names_resolve_find_and_audit(env, monkeypatch, capsys):
+    run(monkeypatch, capsys, "ingest", "--json")
+    code, out, _ = run(monkeypatch, capsys, "names", "resolve", "推进之王", "--json")
+    res = json.loads(out)
+    assert code == 0 and res["char_id"] == "char_112_siege" and res["source"] == "registry"
+    code, out, _ = run(monkeypatch, capsys, "names", "resolve", "谁也不是", "--json")
+    assert code == 1 and json.loads(out)["ids"] == []
+    code, out, _ = run(monkeypatch, capsys, "names", "find", "我和假日威龙陈聊天", "--json")
+    assert [(m["surface"], m["char_id"]) for m in json.loads(out)] == [
+        ("假日威龙陈", "char_1013_chen2")
+    ]
+    code, out, _ = run(monkeypatch, capsys, "names", "audit", "--json")
+    assert code == 0 and "suspects" in json.loads(out)
+
+
+def test_crosscheck_json_from_store(env, monkeypatch, capsys):
+    run(monkeypatch, capsys, "ingest", "--json")
+    code, out, _ = run(monkeypatch, capsys, "crosscheck", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["stages_compared"] == 1
+    assert report["fields"]["text"]["agreeing"] == report["fields"]["text"]["compared"] == 7
