@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from corpus_tree import EXCEL, avg_file, write_tree
 
 from arklore.cli.app import main
-from corpus_tree import EXCEL, avg_file, write_tree
 
 FIXTURE_EXCEL = Path(__file__).parent / "fixtures" / "excel"
 
