@@ -215,24 +215,8 @@ def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
         text = _matrix_text(e)
         if text is None:
             continue
-        yield RelationDoc(
-            doc_id=make_doc_id(
-                "matrix", e.source, e.target, PREDICATE_FAMILY.get(e.predicate, e.predicate)
-            ),
-            text=text,
-            operator_id=e.source,
-            target_id=e.target,
-            rel_type=e.predicate,
-            strength=e.strength,
-            source="matrix",
-            source_path=str(
-                (e.signals or {}).get("matrix_path")
-                or ctx.graph.meta.get("matrix_path")
-                or ctx.graph_path
-            ),
-            evidence_line_ids=list(e.evidence_line_ids),
-            generated_by="as_written",
-        )
+        path = (e.signals or {}).get("matrix_path") or ctx.graph.meta.get("matrix_path")
+        yield _edge_doc(e, "matrix", text, str(path or ctx.graph_path), "as_written")
 
 
 @document_source("graph_edge")
@@ -244,20 +228,25 @@ def graph_edge_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
     ]
     described = ctx.describer(items) if items else []
     for (e, _, _), (text, how) in zip(items, described, strict=True):
-        yield RelationDoc(
-            doc_id=make_doc_id(
-                "graph_edge", e.source, e.target, PREDICATE_FAMILY.get(e.predicate, e.predicate)
-            ),
-            text=text,
-            operator_id=e.source,
-            target_id=e.target,
-            rel_type=e.predicate,
-            strength=e.strength,
-            source="graph_edge",
-            source_path=ctx.graph_path,
-            evidence_line_ids=list(e.evidence_line_ids),
-            generated_by=how,
-        )
+        yield _edge_doc(e, "graph_edge", text, ctx.graph_path, how)
+
+
+def _edge_doc(e: Edge, source: str, text: str, source_path: str, how: str) -> RelationDoc:
+    """One graph edge as a document: X's view (``e.source``) of Y (``e.target``)."""
+    return RelationDoc(
+        doc_id=make_doc_id(
+            source, e.source, e.target, PREDICATE_FAMILY.get(e.predicate, e.predicate)
+        ),
+        text=text,
+        operator_id=e.source,
+        target_id=e.target,
+        rel_type=e.predicate,
+        strength=e.strength,
+        source=source,
+        source_path=source_path,
+        evidence_line_ids=list(e.evidence_line_ids),
+        generated_by=how,
+    )
 
 
 @document_source("story")
