@@ -79,7 +79,7 @@ class AnchorReport:
         }
 
 
-def _readers(settings: Settings) -> dict[str, tuple[Path | None, Callable[[Path, Path], object]]]:
+def _readers(settings: Settings) -> dict[str, tuple[Path | None, Callable[..., object]]]:
     from arklore.sources import astr, avg
 
     def root(fn: Callable[[], Path]) -> Path | None:
@@ -144,11 +144,12 @@ def verify_anchors(
                 report, source, stage_path, positions, DriftKind.STAGE_MISSING, "file not found"
             )
             continue
-        if not full and hashlib.sha1(file.read_bytes()).hexdigest() == ingested_hash:
+        data = file.read_bytes()
+        if not full and hashlib.sha1(data).hexdigest() == ingested_hash:
             continue
         report.stages_reparsed += 1
         try:
-            lines: list[Line] = read(root, file).lines  # type: ignore[attr-defined]
+            lines: list[Line] = read(root, file, data).lines  # type: ignore[attr-defined]
         except ArkloreError as exc:
             _report_all(report, source, stage_path, positions, DriftKind.UNREADABLE, exc.message)
             continue

@@ -66,7 +66,7 @@ class _SourceSpec:
     root: Path
     list_files: Callable[[Path], Iterator[Path]]
     stage_path_for: Callable[[Path, Path], str]
-    read: Callable[[Path, Path], Stage]
+    read: Callable[[Path, Path, bytes], Stage]
 
 
 def _specs(settings: Settings, sources: tuple[str, ...]) -> list[_SourceSpec]:
@@ -162,12 +162,12 @@ def _ingest_source(
         try:
             stage_path = spec.stage_path_for(spec.root, file)
             seen.add(stage_path)
-            digest = hashlib.sha1(file.read_bytes()).hexdigest()
-            if not force and stored.get(stage_path) == digest:
+            data = file.read_bytes()
+            if not force and stored.get(stage_path) == hashlib.sha1(data).hexdigest():
                 out.unchanged += 1
                 ok_paths.append(rel)
             else:
-                stage = spec.read(spec.root, file)
+                stage = spec.read(spec.root, file, data)
                 if spec.source == Source.AVG:
                     meta_loader.apply(stage)
                 pending.append(stage)

@@ -43,10 +43,11 @@ def stage_path_for(story_root: Path, file: Path) -> str:
     return file.relative_to(story_root).with_suffix("").as_posix().lower()
 
 
-def read_astr_stage(story_root: Path, file: Path) -> Stage:
+def read_astr_stage(story_root: Path, file: Path, data: bytes | None = None) -> Stage:
     """Read and parse one stage with its header metadata."""
     rel = file.relative_to(story_root).as_posix()
-    data = file.read_bytes()
+    if data is None:  # callers that already read the file (to hash it) pass its bytes
+        data = file.read_bytes()
     try:
         doc = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
     except orjson.JSONDecodeError as exc:

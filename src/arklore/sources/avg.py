@@ -80,10 +80,11 @@ def stage_path_for(story_root: Path, file: Path) -> str:
     return file.relative_to(story_root).with_suffix("").as_posix().lower()
 
 
-def read_avg_stage(story_root: Path, file: Path) -> Stage:
+def read_avg_stage(story_root: Path, file: Path, data: bytes | None = None) -> Stage:
     """Read and parse one script; metadata is filled later from the excel tables."""
     rel = file.relative_to(story_root).as_posix()
-    data = file.read_bytes()
+    if data is None:  # callers that already read the file (to hash it) pass its bytes
+        data = file.read_bytes()
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
