@@ -304,17 +304,17 @@ def _load_registry(settings: Settings):
 
 
 def _rebuild_speakers(c) -> None:
+    """Line and stage counts per speaker of the primary corpus, with per-source line counts.
+    ``char_id`` is left to :func:`arklore.names.build.rebuild_aliases`, which runs next."""
     c.execute("DELETE FROM speakers")
     c.execute(
         """
         INSERT INTO speakers (name, line_count, stage_count, avg_lines, astr_lines, char_id)
-        SELECT p.speaker, p.n, p.stages,
-               coalesce((SELECT count(*) FROM lines a WHERE a.source='avg' AND a.speaker=p.speaker), 0),
-               coalesce((SELECT count(*) FROM lines b WHERE b.source='astr' AND b.speaker=p.speaker), 0),
-               (SELECT o.char_id FROM operators o WHERE o.name = p.speaker
-                 AND (SELECT count(*) FROM operators o2 WHERE o2.name = p.speaker) = 1)
+        SELECT p.speaker, p.n, p.stages, s.avg_lines, s.astr_lines, NULL
         FROM (SELECT speaker, count(*) AS n, count(DISTINCT stage_path) AS stages
               FROM primary_lines WHERE speaker != '' GROUP BY speaker) p
+        JOIN (SELECT speaker, sum(source = 'avg') AS avg_lines, sum(source = 'astr') AS astr_lines
+              FROM lines WHERE speaker != '' GROUP BY speaker) s USING (speaker)
         """
     )
 
