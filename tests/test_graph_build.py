@@ -21,6 +21,7 @@ from arklore.graph.matrix import default_matrix_path
 from arklore.graph.model import DOCTOR_ID, INTERACTION, Edge, Node, RelationGraph
 from arklore.graph.people import People
 from arklore.graph.strength import strength
+from arklore.names.build import rebuild_aliases
 from arklore.names.registry import Registry
 
 ELV, MOX, SUP, ELV2 = "char_900_elvina", "char_901_moxian", "char_902_super", "char_1900_elvina2"
@@ -79,6 +80,7 @@ def make_store(path: Path) -> Store:
             ],
         )
         _rebuild_speakers(c)
+    rebuild_aliases(store)  # as `arklore ingest` does after storing the operators
     return store
 
 

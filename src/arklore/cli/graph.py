@@ -307,6 +307,6 @@ def _validate_import(path: Path) -> None:
     from arklore.graph.people import People
 
     with open_store() as store:
-        people = People.build(load_registry(store, default_excel_root()))
+        people = People.from_store(store, load_registry(store, default_excel_root()))
         speakers = [n for (n,) in store.conn.execute("SELECT name FROM speakers")]
     load_import(path, Resolver(people, speakers))

@@ -8,7 +8,6 @@ only if ``relation_chunks`` holds it with the very same request and model.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 from collections import Counter
@@ -117,27 +116,22 @@ def operator_resolver(store: Store) -> ResolveFn:
 
 
 def default_resolver(store: Store) -> ResolveFn:
-    """The alias table (names layer) when available, falling back to the operators table."""
+    """The store's alias table (names layer), falling back to the operators table.
+
+    A broken user alias file must not stop extraction: the stored aliases are used without it.
+    """
+    from arklore.core.errors import InputFileError
+    from arklore.names.aliases import AliasTable
+    from arklore.names.build import load_alias_table, stored_aliases
+
     fallback = operator_resolver(store)
     try:
-        from arklore.core.operators import Operator
-        from arklore.names.aliases import AliasTable, aliases_from_operators, load_user_aliases
-
-        ops = [
-            Operator(**orjson.loads(d)) for (d,) in store.conn.execute("SELECT data FROM operators")
-        ]
-        aliases = aliases_from_operators(ops)
-        with contextlib.suppress(Exception):  # a broken user file must not stop extraction
-            aliases += load_user_aliases()
-        table = AliasTable(aliases)
-    except Exception:  # noqa: BLE001 - names layer missing or changed: use the fallback
-        return fallback
+        table = load_alias_table(store)
+    except InputFileError:
+        table = AliasTable(stored_aliases(store))
 
     def resolve(name: str) -> str | None:
-        try:
-            return table.resolve(name).char_id or fallback(name)
-        except Exception:  # noqa: BLE001
-            return fallback(name)
+        return table.resolve(name).char_id or fallback(name)
 
     return resolve
 

@@ -136,7 +136,7 @@ def build_graph(
     if excel_root is None:
         excel_root = default_excel_root()
     if people is None:
-        people = People.build(load_registry(store, excel_root))
+        people = People.from_store(store, load_registry(store, excel_root))
     speakers = [n for (n,) in store.conn.execute("SELECT name FROM speakers ORDER BY name")]
     resolve = Resolver(people, speakers)
     inp = _Inputs()

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import orjson
-
 from arklore.core.model import DOCTOR, NICKNAME_TOKEN
-from arklore.core.operators import Operator
 from arklore.corpus.store import Store
 from arklore.graph.model import DOCTOR_ID
 from arklore.names.aliases import fold
@@ -38,13 +35,9 @@ def is_unknown_speaker(name: str) -> bool:
 
 
 def registry_from_store(store: Store, team_names: dict[str, str] | None = None) -> Registry:
-    rows = [orjson.loads(d) for (d,) in store.conn.execute("SELECT data FROM operators")]
-    ops = []
-    for row in rows:
-        op = Operator(**{k: row.get(k) for k in Operator.__slots__ if k in row})
-        op.alternate_ids = list(op.alternate_ids or [])
-        op.real_names = list(op.real_names or [])
-        ops.append(op)
+    from arklore.names.build import load_operators
+
+    ops = load_operators(store)
     return Registry({op.char_id: op for op in ops}, team_names=dict(team_names or {}))
 
 
@@ -58,7 +51,16 @@ class People:
         self._cache: dict[str, str | None] = {}
 
     @classmethod
+    def from_store(cls, store: Store, registry: Registry) -> People:
+        """The store's alias table (registry, portrait statistics, the user file): the same
+        names ``arklore names`` resolves."""
+        from arklore.names.build import store_matcher
+
+        return cls(registry, store_matcher(store))
+
+    @classmethod
     def build(cls, registry: Registry, *, user_aliases: bool = True) -> People:
+        """From a bare registry (no store), e.g. for tests."""
         from arklore.names.matcher import build_matcher
 
         return cls(registry, build_matcher(operators=list(registry), user_aliases=user_aliases))

@@ -365,23 +365,42 @@ def build_matcher(
 def default_matcher() -> MentionMatcher:
     """The process-wide matcher used by :func:`find_mentions`, built on first use.
 
-    Until the store wires the real registry in (:func:`set_default_matcher`), it is built from
-    the registry tables when ``ARKLORE_GAMEDATA`` is set, else from ``data/aliases.toml`` only.
+    From the store under ``ARKLORE_HOME`` when one has been ingested (its alias table: the
+    same names ``arklore names`` resolves); else from the registry tables when
+    ``ARKLORE_GAMEDATA`` is set; else from ``data/aliases.toml`` only.
     """
     global _DEFAULT
     if _DEFAULT is None:
-        ops = None
-        try:
-            from arklore.config import Settings
-            from arklore.names.registry import build_registry
-
-            settings = Settings.from_env()
-            if settings.gamedata is not None:
-                ops = list(build_registry(settings.excel_root()))
-        except Exception:  # noqa: BLE001 - a missing/broken registry must not break matching
-            ops = None
-        _DEFAULT = build_matcher(operators=ops)
+        _DEFAULT = _matcher_from_store() or _matcher_from_tables()
     return _DEFAULT
+
+
+def _matcher_from_store() -> MentionMatcher | None:
+    from arklore.config import Settings
+    from arklore.corpus.store import Store
+    from arklore.names.build import store_matcher
+
+    path = Settings.from_env().db_path
+    if not path.is_file():
+        return None
+    with Store(path) as store:
+        if store.conn.execute("SELECT 1 FROM operators LIMIT 1").fetchone() is None:
+            return None
+        return store_matcher(store)
+
+
+def _matcher_from_tables() -> MentionMatcher:
+    ops = None
+    try:
+        from arklore.config import Settings
+        from arklore.names.registry import build_registry
+
+        settings = Settings.from_env()
+        if settings.gamedata is not None:
+            ops = list(build_registry(settings.excel_root()))
+    except Exception:  # noqa: BLE001 - a missing/broken registry must not break matching
+        ops = None
+    return build_matcher(operators=ops)
 
 
 def set_default_matcher(matcher: MentionMatcher | None) -> None:
