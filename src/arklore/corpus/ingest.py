@@ -274,19 +274,13 @@ def _post_process(settings: Settings, store: Store, meta_loader: _StageMetaLoade
             c.executemany(
                 "INSERT INTO operators (char_id, name, appellation, data) VALUES (?,?,?,?)",
                 [
-                    (op.char_id, op.name, op.appellation, orjson.dumps(op, default=_plain).decode())
+                    (op.char_id, op.name, op.appellation, orjson.dumps(op).decode())
                     for op in registry
                 ],
             )
         _rebuild_speakers(c)
         _rebuild_order(c, meta_loader)
     rebuild_aliases(store, registry.code_names if registry is not None else None)
-
-
-def _plain(obj: object) -> object:
-    if hasattr(obj, "__slots__"):
-        return {k: getattr(obj, k) for k in obj.__slots__}
-    raise TypeError
 
 
 def _load_registry(settings: Settings):
