@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import orjson
@@ -249,7 +248,6 @@ def demo(json: JsonOpt = False) -> None:
     from arklore.cli.graph import _build_and_save, _registered_imports
     from arklore.corpus import crosscheck as cc
     from arklore.corpus.ingest import ingest as run_ingest
-    from arklore.graph.io import load_graph
     from arklore.names.audit import audit
 
     s = settings()
@@ -263,8 +261,7 @@ def demo(json: JsonOpt = False) -> None:
             "SELECT name, line_count FROM speakers ORDER BY line_count DESC LIMIT 10"
         ).fetchall()
         names = audit(store)
-    graph_report = _build_and_save(None, _registered_imports(), json=True)
-    graph = load_graph(Path(graph_report["path"]))
+    graph, graph_report = _build_and_save(None, _registered_imports(), json=True)
     anchors = [
         {
             "target": graph.nodes[e.target].name if e.target in graph.nodes else e.target,

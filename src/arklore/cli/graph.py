@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
@@ -14,6 +14,9 @@ from rich.table import Table
 from arklore.cli._common import console, err_console, open_store, print_json, progress_bar, settings
 from arklore.cli.app import app
 from arklore.core.errors import InputFileError, UnknownNameError
+
+if TYPE_CHECKING:
+    from arklore.graph.model import RelationGraph
 
 graph_app = typer.Typer(help="The relation graph (no LLM needed).", no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
@@ -38,7 +41,10 @@ def _registered_imports() -> list[Path]:
     return sorted(d.glob("*.json")) if d.is_dir() else []
 
 
-def _build_and_save(matrix: Path | None, imports: list[Path], json: bool) -> dict:
+def _build_and_save(
+    matrix: Path | None, imports: list[Path], json: bool
+) -> tuple[RelationGraph, dict]:
+    """Build, write relation_graph.json, and return the graph with the build report."""
     from arklore.graph.build import build_graph
     from arklore.graph.io import save_graph
 
@@ -47,7 +53,7 @@ def _build_and_save(matrix: Path | None, imports: list[Path], json: bool) -> dic
         graph = build_graph(store, matrix_path=matrix, import_paths=imports, progress=progress)
     path = _graph_path()
     save_graph(graph, path)  # only reached when the build succeeded: the old file is kept otherwise
-    return {"path": str(path), "seconds": round(time.perf_counter() - t0, 2), **graph.meta}
+    return graph, {"path": str(path), "seconds": round(time.perf_counter() - t0, 2), **graph.meta}
 
 
 def _print_build(report: dict) -> None:
@@ -76,7 +82,7 @@ def build(
     ] = None,
 ) -> None:
     """Build relation_graph.json under ARKLORE_HOME from the corpus, the matrix and imports."""
-    report = _build_and_save(matrix, _registered_imports() + list(imports or []), json)
+    _, report = _build_and_save(matrix, _registered_imports() + list(imports or []), json)
     if json:
         print_json(report)
     else:
@@ -284,9 +290,7 @@ def import_(
     dest = _home() / IMPORTS_DIR / path.name
     others = [p for p in _registered_imports() if p.name != path.name]
     if build_now:
-        report = _build_and_save(
-            None, [*others, path], json
-        )  # validates before anything is written
+        _, report = _build_and_save(None, [*others, path], json)  # validates before writing
     else:
         _validate_import(path)
         report = None
