@@ -17,14 +17,15 @@ slices from memory.
 
 from __future__ import annotations
 
-import os
 import random
 import tempfile
 import time
 from pathlib import Path
 
-from arklore.graph.io import default_graph_path, load_graph, save_graph
+from arklore.graph.io import load_graph, save_graph
 from arklore.graph.model import INTERACTION, Edge, Node, RelationGraph
+from arklore.settings import Settings
+from arklore.workspace import Paths
 
 CALLS = 100_000
 K = 3
@@ -124,7 +125,7 @@ def main() -> None:
             flush=True,
         )
         _queries("synthetic", graph)
-    real = default_graph_path(Path(os.environ.get("ARKLORE_HOME") or "var"))
+    real = Paths(Settings.from_env().home).graph
     if real.is_file():
         secs, graph = _time_load(real)
         print(

@@ -12,20 +12,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from arklore.config import Settings
 from arklore.core.errors import ArkloreError
-from arklore.corpus.ingest import ingest
-from arklore.corpus.store import Store
+from arklore.settings import Settings
+from arklore.sources import astr, avg
+from arklore.sources.roots import DataRoots
+from arklore.workspace import Workspace
 
 
-def read_and_parse(settings: Settings) -> int:
+def read_and_parse(roots: DataRoots) -> int:
     """The baseline: read every file and parse it, store nothing."""
-    from arklore.sources import astr, avg
-
     n = 0
     for root, files, read in (
-        (settings.avg_story_root(), avg.iter_avg_files, avg.read_avg_stage),
-        (settings.astr_story_root(), astr.iter_astr_files, astr.read_astr_stage),
+        (roots.avg_story_root(), avg.iter_avg_files, avg.read_avg_stage),
+        (roots.astr_story_root(), astr.iter_astr_files, astr.read_astr_stage),
     ):
         for f in files(root):
             with contextlib.suppress(ArkloreError):  # the baseline counts what parses
@@ -34,19 +33,19 @@ def read_and_parse(settings: Settings) -> int:
 
 
 def main() -> None:
-    env = Settings.from_env()
+    env = Settings.from_env()  # a benchmark is an entry point: it reads the environment
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(home=Path(tmp), gamedata=env.gamedata, astr=env.astr)
+        settings = env.model_copy(update={"home": Path(tmp)})
         t0 = time.perf_counter()
-        lines = read_and_parse(settings)
+        lines = read_and_parse(DataRoots(settings.gamedata, settings.astr))
         t_parse = time.perf_counter() - t0
 
-        with Store(settings.db_path) as store:
+        with Workspace(settings) as ws:
             t0 = time.perf_counter()
-            first = ingest(settings, store)
+            first = ws.ingest()
             t_first = time.perf_counter() - t0
             t0 = time.perf_counter()
-            second = ingest(settings, store)
+            second = ws.ingest()
             t_second = time.perf_counter() - t0
     print(f"read+parse only     : {t_parse:7.2f} s  ({lines:,} lines)")
     print(

@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+from arklore.names.aliases import load_user_aliases
 from arklore.names.evaluation import load_eval_set, operators_from_excel
 from arklore.names.matcher import build_matcher
 
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if gd and (Path(gd) / "zh_CN/gamedata/excel").is_dir():
         ops = operators_from_excel(Path(gd) / "zh_CN/gamedata/excel")
     t0 = time.perf_counter()
-    matcher = build_matcher(operators=ops)
+    matcher = build_matcher(load_user_aliases(), operators=ops)
     build_s = time.perf_counter() - t0
     keys = matcher.table.surfaces()
     n_chars = int(args.mb * 1_000_000)

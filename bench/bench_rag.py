@@ -38,14 +38,12 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
-def _graph():
-    from arklore.config import Settings
-    from arklore.graph.io import default_graph_path, load_graph
+def _graph(ws):
+    from arklore.graph.io import load_graph
 
-    home = Settings.from_env().home
-    path = Path(os.environ.get("ARKLORE_RAG_BENCH_GRAPH") or default_graph_path(home))
+    path = Path(os.environ.get("ARKLORE_RAG_BENCH_GRAPH") or ws.paths.graph)
     if path.exists():
-        return load_graph(path), str(path), home / "arklore.sqlite3"
+        return load_graph(path), str(path), ws.paths.db
     from arklore.graph.model import Edge, Node, RelationGraph
 
     rnd = random.Random(5)
@@ -86,23 +84,27 @@ def _messages(graph, ops: list[str], n: int = 1000) -> list[tuple[str, str]]:
 def main() -> None:
     if not os.environ.get("ARKLORE_GAMEDATA") and (SHARED / "gamedata").is_dir():
         os.environ["ARKLORE_GAMEDATA"] = str(SHARED / "gamedata")
-    from arklore.rag.context import RelationRAG
-    from arklore.rag.embedders import get_embedder
+    from arklore.rag.context import RelationRAG, spans_from_mentions
     from arklore.rag.index import build_index
+    from arklore.settings import Settings
+    from arklore.workspace import Workspace, open_store
 
-    graph, gpath, db = _graph()
-    emb = get_embedder()
+    ws = Workspace(Settings.from_env())  # a benchmark is an entry point: it reads the environment
+    graph, gpath, db = _graph(ws)
+    emb = ws.embedder()
     keep = os.environ.get("ARKLORE_RAG_BENCH_HOME")  # reuse the embedding cache across runs
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="bench-rag-"))
     store = None
+    finder = _name_finder(graph)
     if db is not None and db.exists():
-        from arklore.corpus.store import Store
-
-        store = Store(db, create=False)
+        store = open_store(db, create=False)
+        finder = spans_from_mentions(ws.find_mentions)
+    rejects = tmp / "rag_rejects.jsonl"
     try:
-        r1 = build_index(tmp, graph, graph_path=gpath, store=store, embedder=emb, force=True)
-        r2 = build_index(tmp, graph, graph_path=gpath, store=store, embedder=emb)
-        r3 = build_index(tmp, graph, graph_path=gpath, store=store, embedder=emb, force=True)
+        kw = {"graph_path": gpath, "store": store, "embedder": emb, "rejects_path": rejects}
+        r1 = build_index(tmp, graph, force=True, **kw)
+        r2 = build_index(tmp, graph, **kw)
+        r3 = build_index(tmp, graph, force=True, **kw)
         print(f"graph {gpath}: {len(graph.nodes)} nodes, {len(graph)} edges")
         print(f"embedder {emb.name} ({emb.version})")
         print(f"documents {r1.documents} {r1.by_source} rejected {r1.rejected}")
@@ -126,20 +128,32 @@ def main() -> None:
         msgs = _messages(graph, ops)
         for rank_always in (False, True):
             print(f"-- {'every named turn ranked by Chroma' if rank_always else 'as served'}")
-            _turns(
-                RelationRAG(tmp, graph=graph, embedder=emb, rank_always=rank_always), msgs, emb, tmp
+            rag = RelationRAG(
+                tmp, graph=graph, embedder=emb, mention_finder=finder, rank_always=rank_always
             )
+            _turns(rag, msgs, emb, tmp)
     finally:
         if store is not None:
             store.close()
+        ws.close()
         if not keep:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _name_finder(graph):
+    """Operator mentions by exact node name (for the invented graph, which has no store)."""
+    names = [(n.name, i) for i, n in graph.nodes.items() if n.kind == "operator"]
+
+    def find(text: str):
+        return [(i, text.find(n), text.find(n) + len(n)) for n, i in names if n in text]
+
+    return find
+
+
 def _turns(rag, msgs, emb, tmp) -> None:
+    from arklore.core.tokens import count_tokens
     from arklore.rag.context import _query_window
     from arklore.rag.index import open_active
-    from arklore.rag.tokens import count_tokens
 
     t0 = time.perf_counter()
     rag.build_context(msgs[0][0], msgs[0][1])  # warm-up: matcher build, doc table load

@@ -34,11 +34,15 @@ def _basis_max(gates: Any) -> None:
 
 
 def _presence_always_ok(gates: Any) -> None:
-    gates.check_presence = lambda *a, **k: gates.Presence(True, "mutant")
+    from arklore.extract.presence import Presence
+
+    gates.check_presence = lambda *a, **k: Presence(True, "mutant")
 
 
 def _presence_always_down(gates: Any) -> None:
-    gates.check_presence = lambda *a, **k: gates.Presence(False, "mutant")
+    from arklore.extract.presence import Presence
+
+    gates.check_presence = lambda *a, **k: Presence(False, "mutant")
 
 
 def _gate1_accepts_bool_float(gates: Any) -> None:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from corpus_tree import make_workspace
 
 pytest_plugins = ["llm_stub"]
 
@@ -47,35 +48,27 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
-def real_store_path(
-    gamedata_root: Path, astr_root: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Path:
+def real_workspace(gamedata_root: Path, astr_root: Path, tmp_path_factory: pytest.TempPathFactory):
     """One ingest of the whole real corpus (both sources) shared by every realdata test that
-    only reads it; open it with ``Store(path)`` and do not write to it."""
-    from arklore.config import Settings
-    from arklore.corpus.ingest import ingest
-    from arklore.corpus.store import Store
-
-    home = tmp_path_factory.mktemp("real-home")
-    settings = Settings(home=home, gamedata=gamedata_root, astr=astr_root)
-    with Store(settings.db_path) as store:
-        report = ingest(settings, store)
+    only reads it (do not write to its store)."""
+    ws = make_workspace(tmp_path_factory.mktemp("real-home"), gamedata_root, astr_root)
+    report = ws.ingest()
     assert not report.errors, report.errors[:5]
-    return settings.db_path
+    yield ws
+    ws.close()
 
 
 @pytest.fixture(scope="session")
-def real_graph_built(real_store_path: Path, gamedata_root: Path):
-    """(graph, seconds): the relation graph of the whole real corpus, no LLM, built once."""
-    import time
+def real_store_path(real_workspace) -> Path:
+    """The store of :func:`real_workspace`; open it with ``open_store(path)``, read only."""
+    return real_workspace.paths.db
 
-    from arklore.corpus.store import Store
-    from arklore.graph.build import build_graph
 
-    t0 = time.perf_counter()
-    with Store(real_store_path) as store:
-        graph = build_graph(store, excel_root=gamedata_root / "zh_CN/gamedata/excel")
-    return graph, time.perf_counter() - t0
+@pytest.fixture(scope="session")
+def real_graph_built(real_workspace):
+    """The relation graph of the whole real corpus, no LLM, built once (and saved in the
+    shared workspace)."""
+    return real_workspace.build_graph().graph
 
 
 _METRICS: list[str] = []

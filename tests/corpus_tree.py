@@ -6,6 +6,7 @@ The stories are invented for this project; they only share the file formats with
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 STORY = Path("zh_CN/gamedata/story")
@@ -84,8 +85,22 @@ ASTR_STAGE_A = _astr_from_lines(
 )
 
 
-def write_tree(root: Path) -> tuple[Path, Path]:
-    """Write the two checkouts under ``root``; returns (gamedata_root, astr_root)."""
+FIXTURE_EXCEL = Path(__file__).parent / "fixtures" / "excel"
+
+
+def make_workspace(home: Path, gamedata: Path | None = None, astr: Path | None = None, **kw):
+    """A Workspace on ``home`` reading the given data checkouts (no environment involved)."""
+    from arklore.settings import Settings
+    from arklore.workspace import Workspace
+
+    return Workspace(Settings(home=home, gamedata=gamedata, astr=astr, **kw))
+
+
+def write_tree(root: Path, *, tables: bool = True) -> tuple[Path, Path]:
+    """Write the two checkouts under ``root``; returns (gamedata_root, astr_root).
+
+    ``tables`` copies the invented excel tables of ``tests/fixtures/excel`` (the registry needs
+    ``character_table`` and ``skin_table``)."""
     gamedata, astr = root / "gamedata", root / "astr"
     story = gamedata / STORY
     (story / "obt/main").mkdir(parents=True)
@@ -96,6 +111,10 @@ def write_tree(root: Path) -> tuple[Path, Path]:
         "一段测试用的简介。", encoding="utf-8"
     )
     (gamedata / EXCEL).mkdir(parents=True)
+    if tables:
+        for f in FIXTURE_EXCEL.glob("*.json"):
+            if f.name != "astr_chardict.json":
+                shutil.copy(f, gamedata / EXCEL / f.name)
     astr_story = astr / STORY
     (astr_story / "obt/main").mkdir(parents=True)
     (astr_story / "obt/main/level_test_01_beg.json").write_text(

@@ -22,10 +22,13 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+
+from arklore.llm import LLM, LLMFiles
 
 CHAT_PATHS = {"/v1/chat/completions", "/chat/completions"}
 
@@ -280,7 +283,7 @@ TEST_KEY = "sk-test-SECRET-7f3a9c1e5b"
 def stub_env(stub: StubServer, **overrides: str) -> dict[str, str]:
     """An explicit LLM environment pointing at the stub, with tiny timeouts and backoff.
 
-    Passed as ``LLM(env=...)`` so the real environment can never route a test elsewhere.
+    Passed to :func:`make_llm` so the real environment can never route a test elsewhere.
     """
     env = {
         "LLM_BASE_URL": stub.url,
@@ -293,3 +296,18 @@ def stub_env(stub: StubServer, **overrides: str) -> dict[str, str]:
     }
     env.update(overrides)
     return env
+
+
+def llm_files(home: Path) -> LLMFiles:
+    """The LLM layer's files under ``home``, as the workspace lays them out."""
+    from arklore.workspace import Paths
+
+    return Paths(Path(home)).llm
+
+
+def make_llm(home: Path, env: dict[str, str], **kw: Any) -> LLM:
+    """An LLM service on ``home`` configured from an explicit ``env`` (never the real one)."""
+    from arklore.settings import Settings
+
+    settings = Settings.from_env({**env, "ARKLORE_HOME": str(home)})
+    return LLM(settings.llm.config, llm_files(home), secrets=settings.llm.secrets(), **kw)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from corpus_tree import avg_file, write_tree
 
-from arklore.config import Settings
-from arklore.corpus.anchors import DriftKind, register_anchor_query, verify_anchors
+from arklore.corpus.anchors import DriftKind, verify_anchors
 from arklore.corpus.ingest import ingest
-from arklore.corpus.store import Store
+from arklore.sources.roots import STORY_SUBDIR, DataRoots
+from arklore.workspace import open_store
 
 STAGE = "obt/main/level_test_01_end"
 
@@ -19,14 +19,14 @@ STAGE = "obt/main/level_test_01_end"
 @pytest.fixture
 def env(tmp_path: Path):
     gamedata, astr = write_tree(tmp_path / "data")
-    settings = Settings(home=tmp_path / "home", gamedata=gamedata, astr=astr)
-    store = Store(settings.db_path)
-    ingest(settings, store)
-    yield settings, store
+    roots = DataRoots(gamedata, astr)
+    store = open_store(tmp_path / "home" / "arklore.sqlite3")
+    ingest(roots, store)
+    yield roots, store
     store.close()
 
 
-def _edit(settings: Settings, old: str, new: str) -> None:
+def _edit(settings: DataRoots, old: str, new: str) -> None:
     f = avg_file(settings.gamedata, "level_test_01_end")
     text = f.read_text(encoding="utf-8")
     assert old in text
@@ -76,24 +76,21 @@ def test_deleted_stage_and_unparseable_stage_are_reported(env):
     assert kinds == {DriftKind.STAGE_MISSING}
 
 
-def test_registered_evidence_anchors_are_checked(env, monkeypatch):
-    from arklore.corpus import anchors
-
-    monkeypatch.setattr(anchors, "_anchor_queries", {})
+def test_cited_line_ids_are_checked_and_name_what_cites_them(env):
     settings, store = env
-    store.conn.execute("CREATE TABLE IF NOT EXISTS test_evidence (line_id TEXT)")
     line_id = store.lines(STAGE)[1].line_id
-    store.conn.execute("INSERT INTO test_evidence VALUES (?)", (line_id,))
-    register_anchor_query("test_evidence", "SELECT line_id FROM test_evidence")
     _edit(settings, "站住。", "停下。")
-    drifts = verify_anchors(settings, store).drifts
-    assert any(d.line_id == line_id and "test_evidence" in d.referenced_by for d in drifts)
+    drifts = verify_anchors(
+        settings, store, citations=[(line_id, "relation 旅人 -> 守卫 (敌对)")]
+    ).drifts
+    assert any(
+        d.line_id == line_id and "relation 旅人 -> 守卫 (敌对)" in d.referenced_by for d in drifts
+    )
 
 
 @pytest.mark.realdata
 def test_drift_kinds_detected_on_real_stage_files(tmp_path, gamedata_root, astr_root):
     """Real stage files copied to a temp dir and edited (the copies never leave tmp)."""
-    from arklore.config import STORY_SUBDIR
     from arklore.sources.avg import parse_avg
 
     src_story = gamedata_root / STORY_SUBDIR
@@ -107,8 +104,8 @@ def test_drift_kinds_detected_on_real_stage_files(tmp_path, gamedata_root, astr_
         (dst / STORY_SUBDIR / n).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src_story / n, dst / STORY_SUBDIR / n)
     (tmp_path / "astr" / STORY_SUBDIR).mkdir(parents=True)
-    settings = Settings(home=tmp_path / "home", gamedata=dst, astr=tmp_path / "astr")
-    with Store(settings.db_path) as store:
+    settings = DataRoots(dst, tmp_path / "astr")
+    with open_store(tmp_path / "home" / "arklore.sqlite3") as store:
         ingest(settings, store)
 
         def lines_of(n: str) -> list[str]:

@@ -16,10 +16,9 @@ from arklore.extract.gates import (
     check_evidence,
     evidence_basis,
     gate_edges,
-    letter_addressee,
     summarize,
-    vocatives,
 )
+from arklore.extract.presence import letter_addressee, vocatives
 from arklore.extract.relations import EdgeProposal
 
 STAGE = "test/act/rel_01"

@@ -8,17 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
-from corpus_tree import write_tree
+from corpus_tree import make_workspace, write_tree
 from llm_stub import Reply, StubServer, stub_env
 from typer.testing import CliRunner
 
 import arklore.cli.extract  # noqa: F401  (registers the commands and the tables)
 from arklore.cli.app import app
-from arklore.config import Settings
 from arklore.core.errors import ConfigError
 from arklore.core.model import Line, LineKind
-from arklore.corpus.ingest import ingest
-from arklore.corpus.store import Store
 from arklore.extract.gates import gate_edges
 from arklore.extract.relations import EdgeProposal
 from arklore.extract.review import excerpt, render_html, render_text
@@ -104,12 +101,11 @@ def test_html_is_self_contained_and_escaped(gated) -> None:
 
 
 @pytest.fixture
-def cli_home(tmp_path: Path, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> Settings:
+def cli_home(tmp_path: Path, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> Path:
     gamedata, astr = write_tree(tmp_path / "data")
-    settings = Settings(home=tmp_path / "home", gamedata=gamedata, astr=astr)
-    with Store(settings.db_path) as store:
-        ingest(settings, store)
-    monkeypatch.setenv("ARKLORE_HOME", str(settings.home))
+    with make_workspace(tmp_path / "home", gamedata, astr) as ws:
+        ws.ingest()
+    monkeypatch.setenv("ARKLORE_HOME", str(tmp_path / "home"))
     for k, v in stub_env(llm_stub).items():
         monkeypatch.setenv(k, v)
     edge = {
@@ -122,10 +118,10 @@ def cli_home(tmp_path: Path, llm_stub: StubServer, monkeypatch: pytest.MonkeyPat
         "evidence": [{"line_no": 2, "supports": "direct", "note": ""}],
     }
     llm_stub.default = lambda body: Reply.json({"edges": [edge]})
-    return settings
+    return tmp_path / "home"
 
 
-def test_cli_review_text_and_html(cli_home: Settings, tmp_path: Path) -> None:
+def test_cli_review_text_and_html(cli_home: Path, tmp_path: Path) -> None:
     stage = "obt/main/level_test_01_beg"
     runner = CliRunner()
     res = runner.invoke(app, ["review", "relations", stage])
@@ -137,5 +133,5 @@ def test_cli_review_text_and_html(cli_home: Settings, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     res = runner.invoke(app, ["review", "relations", stage, "--html", "--out", str(out)])
     assert res.exit_code == 0 and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-    exported = cli_home.home / "exports/relations/story_relations_obt__main__level_test_01_beg.json"
+    exported = cli_home / "exports/relations/story_relations_obt__main__level_test_01_beg.json"
     assert json.loads(exported.read_text(encoding="utf-8"))["summary"]["kept"] == 1

@@ -9,25 +9,26 @@ import json
 import re
 import shutil
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_tree import write_tree
-from llm_stub import Reply, StubServer, stub_env
+from corpus_tree import make_workspace, write_tree
+from llm_stub import Reply, StubServer, llm_files, make_llm, stub_env
 from typer.testing import CliRunner
 
 import arklore.cli.extract  # noqa: F401  (registers the commands and the tables)
 from arklore.cli.app import app
-from arklore.config import Settings
 from arklore.core.errors import ConfigError
 from arklore.corpus.anchors import verify_anchors
 from arklore.corpus.ingest import ingest
 from arklore.corpus.store import Store
 from arklore.extract import runner
 from arklore.extract import store as edges_db
-from arklore.llm import LLM
-from arklore.llm.db import ERRORS_FILE
+from arklore.llm import Prices
+from arklore.sources.roots import DataRoots
+from arklore.workspace import open_store
 
 STAGE = "obt/main/level_test_01_beg"
 STORY = Path("zh_CN/gamedata/story")
@@ -124,7 +125,7 @@ def dump(store: Store) -> list[tuple]:
 def run(
     store: Store, home: Path, stub: StubServer, paths: list[str], **kw: Any
 ) -> runner.RunReport:
-    llm = LLM(home, env=fast_env(stub), no_cache=kw.pop("no_cache", False))
+    llm = make_llm(home, fast_env(stub), no_cache=kw.pop("no_cache", False))
     try:
         return runner.extract_relations(store, llm, paths, **kw)
     finally:
@@ -134,13 +135,19 @@ def run(
 # --- invented corpus -----------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Env:
+    home: Path
+    roots: DataRoots
+
+
 @pytest.fixture
-def small(tmp_path: Path) -> tuple[Settings, Store]:
+def small(tmp_path: Path) -> tuple[Env, Store]:
     gamedata, astr = write_tree(tmp_path / "data")
-    settings = Settings(home=tmp_path / "home", gamedata=gamedata, astr=astr)
-    store = Store(settings.db_path)
-    ingest(settings, store)
-    yield settings, store
+    with make_workspace(tmp_path / "home", gamedata, astr) as ws:
+        ws.ingest()
+    store = open_store(tmp_path / "home" / "arklore.sqlite3")
+    yield Env(tmp_path / "home", DataRoots(gamedata, astr)), store
     store.close()
 
 
@@ -201,7 +208,7 @@ def test_kept_evidence_is_an_anchor(small, llm_stub: StubServer) -> None:
     settings, store = small
     llm_stub.default = Responder(faults=False, bad_edge="all")
     run(store, settings.home, llm_stub, [STAGE])
-    anchors = verify_anchors(settings, store)
+    anchors = verify_anchors(settings.roots, store, citations=edges_db.cited_line_ids(store))
     plain = store.conn.execute("SELECT count(*) FROM lines").fetchone()[0]
     assert anchors.ok and anchors.anchors == plain  # evidence ids are among the line ids
     rows = store.conn.execute(
@@ -255,7 +262,7 @@ def test_export_is_flat_atomic_and_complete(small, llm_stub: StubServer, tmp_pat
 
 def test_dry_run_calls_nothing(small, llm_stub: StubServer) -> None:
     _, store = small
-    est = runner.dry_run(store, store.stage_paths(), fast_env(llm_stub))
+    est = runner.dry_run(store, store.stage_paths(), Prices())
     assert est.requests == 2 and est.input_tokens > 0 and est.cost_usd > 0
     assert llm_stub.requests == []
 
@@ -264,7 +271,7 @@ def test_dry_run_calls_nothing(small, llm_stub: StubServer) -> None:
 
 
 @pytest.fixture
-def cli_env(small, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> Settings:
+def cli_env(small, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> Env:
     settings, _ = small
     monkeypatch.setenv("ARKLORE_HOME", str(settings.home))
     for k, v in fast_env(llm_stub).items():
@@ -272,7 +279,7 @@ def cli_env(small, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> Set
     return settings
 
 
-def test_cli_exits_1_on_gate_drops_and_exports(cli_env: Settings, llm_stub: StubServer) -> None:
+def test_cli_exits_1_on_gate_drops_and_exports(cli_env: Env, llm_stub: StubServer) -> None:
     llm_stub.default = Responder(faults=False, bad_edge="all")
     res = CliRunner().invoke(app, ["extract", "relations", STAGE, "--json"])
     assert res.exit_code == 1, res.output
@@ -286,7 +293,7 @@ def test_cli_exits_1_on_gate_drops_and_exports(cli_env: Settings, llm_stub: Stub
 
 
 def test_cli_exits_0_when_nothing_dropped(
-    cli_env: Settings, llm_stub: StubServer, tmp_path: Path
+    cli_env: Env, llm_stub: StubServer, tmp_path: Path
 ) -> None:
     llm_stub.default = Responder(faults=False, bad_edge="none")
     out = tmp_path / "exp"
@@ -297,7 +304,7 @@ def test_cli_exits_0_when_nothing_dropped(
     assert len(list(out.glob("story_relations_*.json"))) == 2
 
 
-def test_cli_dry_run_and_config_errors(cli_env: Settings, llm_stub: StubServer) -> None:
+def test_cli_dry_run_and_config_errors(cli_env: Env, llm_stub: StubServer) -> None:
     res = CliRunner().invoke(app, ["extract", "relations", "--all", "--dry-run", "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
@@ -330,17 +337,17 @@ def _real_tree(gamedata_root: Path, dest: Path) -> list[str]:
 def real_store(gamedata_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("real20")
     paths = _real_tree(gamedata_root, root / "gamedata")
-    settings = Settings(home=root / "seed", gamedata=root / "gamedata", astr=None)
-    with Store(settings.db_path) as store:
-        ingest(settings, store, sources=("avg",))
+    db = root / "seed" / "arklore.sqlite3"
+    with open_store(db) as store:
+        ingest(DataRoots(root / "gamedata", None), store, sources=("avg",))
         assert store.stage_paths() == paths
-    return settings.db_path
+    return db
 
 
 def _copy_store(seed: Path, home: Path) -> Store:
     home.mkdir(parents=True)
     shutil.copyfile(seed, home / "arklore.sqlite3")
-    return Store(home / "arklore.sqlite3")
+    return open_store(home / "arklore.sqlite3")
 
 
 @pytest.mark.realdata
@@ -362,7 +369,7 @@ def test_real_20_stages_with_faults_rerun_and_resume(
     first = run(store, home, llm_stub, paths)
     assert first.jobs == len(jobs) and first.done == len(jobs) - len(permanent)
     assert set(first.failures) == permanent and first.failed == len(permanent)
-    logged = [json.loads(x) for x in (home / ERRORS_FILE).read_text().splitlines()]
+    logged = [json.loads(x) for x in llm_files(home).errors.read_text().splitlines()]
     assert sorted(r["key"] for r in logged) == sorted(permanent)  # each failure once
     kinds = {digest(p) % 4 for k, p in prompts.items() if k not in permanent}
     assert kinds >= {0, 1, 2}  # 429, timeout and malformed JSON were all injected
@@ -420,14 +427,12 @@ def _assert_no_duplicates(store: Store, responder: Responder, prompts: dict[str,
 @pytest.mark.realdata
 def test_dry_run_all_real_corpus(real_store_path: Path, tmp_path: Path) -> None:
     """`--dry-run --all` over the whole corpus: a positive estimate, no calls."""
-    settings = Settings(home=tmp_path / "home", gamedata=None, astr=None)
-    with Store(real_store_path) as store:
+    with open_store(real_store_path) as store:
         paths = runner.select_stages(store, all_=True)
-        env = {"LLM_BASE_URL": "http://127.0.0.1:9/never-called"}
-        est = runner.dry_run(store, paths, env)
+        est = runner.dry_run(store, paths, Prices())
     assert len(paths) > 1000 and est.requests >= len(paths)
     assert est.input_tokens > 1_000_000 and est.cost_usd > 0
-    assert not (settings.home / "llm_cache.sqlite3").exists()
+    assert not (tmp_path / "home" / "llm_cache.sqlite3").exists()
 
 
 # --- SIGKILL mid-run, then resume ------------------------------------------------------
@@ -441,14 +446,14 @@ main()
 """
 
 
-def _generated_tree(root: Path, n: int = 12) -> Settings:
+def _generated_tree(root: Path, n: int = 12) -> DataRoots:
     """The invented tree plus ``n`` short invented stages (two speakers talking)."""
     gamedata, astr = write_tree(root)
     story = gamedata / STORY / "obt/main"
     for i in range(n):
         text = "".join(f'[name="{"甲乙丙丁"[(i + k) % 4]}"]  第{i}段第{k}句。\n' for k in range(6))
         (story / f"level_gen_{i:02d}_beg.txt").write_text(text, encoding="utf-8")
-    return Settings(home=root / "home", gamedata=gamedata, astr=astr)
+    return DataRoots(gamedata, astr)
 
 
 def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(
@@ -461,11 +466,11 @@ def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(
     import sys
     import time
 
-    settings = _generated_tree(tmp_path / "data")
-    with Store(settings.db_path) as store:
-        ingest(settings, store)
+    roots = _generated_tree(tmp_path / "data")
     seed = tmp_path / "seed.sqlite3"
-    shutil.copyfile(settings.db_path, seed)
+    with open_store(seed) as store:
+        ingest(roots, store)
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     responder = Responder(faults=False, bad_edge="none")
     llm_stub.default = lambda body: Reply.slow(0.05, responder(body))
@@ -491,7 +496,7 @@ def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(
         time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    with Store(db) as store:
+    with open_store(db) as store:
         stored = store.conn.execute("SELECT count(*) FROM relation_chunks").fetchone()[0]
     assert 4 <= stored < 14, "the child was not killed midway"
 
@@ -502,5 +507,5 @@ def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(
     report = json.loads(out.stdout)
     assert report["skipped"] >= stored and report["failed"] == 0
     assert "LLM:" in out.stderr  # the cost line
-    with Store(db) as store:
+    with open_store(db) as store:
         assert dump(store) == expected

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import orjson
 import pytest
 from typer.testing import CliRunner
 
@@ -16,13 +15,15 @@ from arklore.corpus.ingest import _rebuild_speakers
 from arklore.corpus.store import Store
 from arklore.graph import interaction, story
 from arklore.graph.build import build_graph
-from arklore.graph.io import default_graph_path, dumps_graph, load_graph, save_graph
+from arklore.graph.io import dumps_graph, load_graph, save_graph
 from arklore.graph.matrix import default_matrix_path
 from arklore.graph.model import DOCTOR_ID, INTERACTION, Edge, Node, RelationGraph
 from arklore.graph.people import People
 from arklore.graph.strength import strength
-from arklore.names.build import rebuild_aliases
+from arklore.names.build import rebuild_names
+from arklore.names.matcher import build_matcher
 from arklore.names.registry import Registry
+from arklore.workspace import open_store
 
 ELV, MOX, SUP, ELV2 = "char_900_elvina", "char_901_moxian", "char_902_super", "char_1900_elvina2"
 
@@ -33,6 +34,7 @@ OPS = [
     Operator(ELV2, "假日艾尔维娜", base_id=ELV, nation_id="testland"),
 ]
 TEAMS = {"testland": "测试国", "farland": "远方", "blue": "蓝队"}
+REGISTRY = Registry({o.char_id: o for o in OPS}, team_names=dict(TEAMS))
 
 
 def _line(path: str, no: int, speaker: str, text: str, kind=LineKind.DIALOGUE, branch=None) -> Line:
@@ -63,24 +65,14 @@ def make_store(path: Path) -> Store:
     for i in range(1, 13):
         who = ("艾尔维娜", "墨弦", "老船长")[i % 3]
         lines2.append(_line(s2, i, who, f"第{i}句。"))
-    store = Store(path)
+    store = open_store(path)
+    run = store.begin_ingest_run(None, None, ["avg"])
     with store.transaction() as c:
         store.replace_stage(_stage(s1, lines1), ["艾尔维娜", "墨弦"])
         store.replace_stage(_stage(s2, lines2), ["艾尔维娜", "墨弦", "老船长"])
-        c.executemany(
-            "INSERT INTO operators (char_id, name, appellation, data) VALUES (?,?,?,?)",
-            [
-                (
-                    o.char_id,
-                    o.name,
-                    None,
-                    orjson.dumps({k: getattr(o, k) for k in o.__slots__}).decode(),
-                )
-                for o in OPS
-            ],
-        )
         _rebuild_speakers(c)
-    rebuild_aliases(store)  # as `arklore ingest` does after storing the operators
+    rebuild_names(store, REGISTRY)  # as `arklore ingest` does after the corpus tables
+    store.finish_ingest_run(run, "")
     return store
 
 
@@ -113,12 +105,6 @@ predicate = "师徒"
 
 
 @pytest.fixture
-def people() -> People:
-    reg = Registry({o.char_id: o for o in OPS}, team_names=dict(TEAMS))
-    return People.build(reg, user_aliases=False)
-
-
-@pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(interaction, "NPC_MIN_LINES", 4)
     store = make_store(tmp_path / "arklore.sqlite3")
@@ -129,17 +115,23 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     store.close()
 
 
+@pytest.fixture
+def people(world) -> People:
+    store = world[0]
+    return People(REGISTRY, build_matcher(operators=OPS), sorted(store.speaker_counts()))
+
+
 def _build(world, people, **kw) -> RelationGraph:
     store, excel, matrix = world
     kw.setdefault("matrix_path", matrix)
-    return build_graph(store, excel_root=excel, people=people, **kw)
+    return build_graph(store, people, excel_root=excel, **kw)
 
 
 # -- sources ---------------------------------------------------------------------------------
 def test_interaction_counts_turns_vocatives_and_co_stages(world, people) -> None:
     g = _build(world, people)
     (e,) = g.get_relation(ELV, MOX)
-    assert e.predicate == "朋友" and "matrix" in e.sources and "interaction" in e.sources
+    assert e.predicate == "朋友" and "matrix" in e.origins and "interaction" in e.origins
     assert e.signals["vocatives"] == 1  # 墨弦，... opens line 1
     assert e.signals["co_stages"] == 2  # principal in both stages
     # s1: line 1-2; s2: 12 lines cycling 墨弦/老船长/艾尔维娜: 艾尔维娜 -> 墨弦 at 3-4, 6-7, 9-10
@@ -173,7 +165,7 @@ def test_doctor_is_the_fixed_npc_node(world, people) -> None:
 def test_story_and_voice_mentions_are_directed_and_fold_alternate_forms(world, people) -> None:
     g = _build(world, people)
     (e,) = g.get_relation(MOX, SUP)
-    assert e.signals["mentions"] == 1 and "mention" in e.sources
+    assert e.signals["mentions"] == 1 and "mention" in e.origins
     assert e.evidence_line_ids and e.evidence_line_ids[0].startswith("test/s1#2:")
     (v,) = g.get_relation(ELV, SUP)  # one voice line of the base, one of the alternate form
     assert v.signals["voice_mentions"] == 2
@@ -219,7 +211,7 @@ def test_extracted_edges_from_the_store_join_the_graph(world, people, monkeypatc
     preds = {e.predicate: e for e in g.get_relation(ELV, MOX)}
     assert set(preds) == {"朋友", "战友"}
     e = preds["战友"]
-    assert e.sources == ["story", "interaction"] and e.signals["direct"] == 1
+    assert e.origins == ["story", "interaction"] and e.signals["direct"] == 1
     assert e.signals["reported"] == 1 and e.stages == ["test/s1", "test/s2"]
     assert "test/s1#1:aaaaaaaa" in e.evidence_line_ids
 
@@ -273,7 +265,7 @@ def test_top_anchors_strongest_first_one_per_target_and_neighbors_filters() -> N
     assert g.get_relation("A", "B") == g.get_relation("a", "b")  # names resolve
     assert [e.target for e in g.neighbors("a", min_strength=0.6)] == ["b", "c", "e"]
     assert [e.target for e in g.neighbors("a", predicate="朋友")] == ["b"]
-    assert g.neighbors("a", source="matrix") == [] and g.get_relation("x", "y") == []
+    assert g.neighbors("a", origin="matrix") == [] and g.get_relation("x", "y") == []
     g.add_edge(_edge("a", "d", 0.95))
     assert g.get_top_anchor_relations("a", 1)[0].target == "d"  # caches are dropped
 
@@ -287,7 +279,6 @@ def test_export_import_export_is_byte_identical(world, people, tmp_path: Path) -
     assert p1.read_bytes() == p2.read_bytes()
     again = _build(world, people)  # the build itself is deterministic
     assert dumps_graph(again) == p1.read_bytes()
-    assert default_graph_path(tmp_path) == tmp_path / "relation_graph.json"
 
 
 def _expect_error(world, people, tmp_path, text: str, *needles: str, name="m.toml", kind="matrix"):
@@ -340,7 +331,7 @@ def test_import_adds_relations_with_names_and_ids(world, people, tmp_path) -> No
                  encoding="utf-8")  # fmt: skip
     g = _build(world, people, import_paths=[f])
     (e,) = [x for x in g.get_relation(SUP, ELV) if x.predicate == "恩人"]
-    assert e.sources[0] == "import" and e.description == "救过她" and e.signals["import"] == 1
+    assert e.origins[0] == "import" and e.description == "救过她" and e.signals["import"] == 1
     assert [x.predicate for x in g.get_relation(ELV, SUP)][0] == "恩人"  # mutual
 
 
@@ -367,16 +358,14 @@ def test_packaged_matrix_examples_are_marked() -> None:
 
 # -- CLI -------------------------------------------------------------------------------------
 @pytest.fixture
-def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, people: People):
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     import arklore.cli.graph  # noqa: F401 - registers the sub-app
     from arklore.cli.app import app
-    from arklore.graph import build as build_mod
 
     home = tmp_path / "home"
     monkeypatch.setenv("ARKLORE_HOME", str(home))
     monkeypatch.delenv("ARKLORE_GAMEDATA", raising=False)
     monkeypatch.setattr(interaction, "NPC_MIN_LINES", 4)
-    monkeypatch.setattr(build_mod.People, "build", classmethod(lambda cls, reg, **kw: people))
     make_store(home / "arklore.sqlite3").close()
     matrix = tmp_path / "matrix.toml"
     matrix.write_text(MATRIX, encoding="utf-8")
@@ -400,7 +389,7 @@ def test_cli_build_show_export_import(cli, tmp_path: Path) -> None:
     assert shown["anchors"][0]["contributions"]["matrix"] == 0.97
     out = tmp_path / "exported.json"
     assert run("graph", "export", str(out)).exit_code == 0
-    assert out.read_bytes() == default_graph_path(home).read_bytes()
+    assert out.read_bytes() == (home / "relation_graph.json").read_bytes()
     assert run("graph", "import", str(out)).exit_code == 0
     again = tmp_path / "again.json"
     assert run("graph", "export", str(again)).exit_code == 0
@@ -410,7 +399,7 @@ def test_cli_build_show_export_import(cli, tmp_path: Path) -> None:
 def test_failed_rebuild_keeps_the_previous_graph(cli, tmp_path: Path) -> None:
     run, home, matrix = cli
     assert run("graph", "build", "--matrix", str(matrix)).exit_code == 0
-    before = default_graph_path(home).read_bytes()
+    before = (home / "relation_graph.json").read_bytes()
     bad = tmp_path / "bad.toml"
     bad.write_text(MATRIX.replace('"墨弦"', '"无名氏"', 1), encoding="utf-8")
     r = run("graph", "build", "--matrix", str(bad))
@@ -421,7 +410,7 @@ def test_failed_rebuild_keeps_the_previous_graph(cli, tmp_path: Path) -> None:
     )
     r = run("graph", "import", str(wiki))
     assert r.exit_code != 0 and isinstance(r.exception, InputFileError)
-    assert default_graph_path(home).read_bytes() == before
+    assert (home / "relation_graph.json").read_bytes() == before
     assert not (home / "graph_imports").exists()  # a rejected import is not registered
     assert sorted(p.name for p in home.iterdir() if p.name.startswith("relation_graph")) == [
         "relation_graph.json"

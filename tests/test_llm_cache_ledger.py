@@ -9,12 +9,20 @@ from llm_stub import (
     Reply,
     StubServer,
     llm_stub_fixture,  # noqa: F401  (fixture `llm_stub`)
+    make_llm,
     stub_env,
 )
 
 from arklore.core.errors import ConfigError
-from arklore.llm import LLM, ChatRequest, LLMConfig, Prices, count_tokens, estimate
-from arklore.llm.config import task_var
+from arklore.core.tokens import count_tokens
+from arklore.llm import ChatRequest, Prices, estimate
+from arklore.llm.config import LLMConfig, task_var
+from arklore.settings import Settings
+
+
+def config(task: str | None = None, env: dict[str, str] | None = None) -> LLMConfig:
+    return Settings.from_env(env or {}).llm_config(task)
+
 
 PRICES = {"LLM_PRICE_INPUT_HIT": "1", "LLM_PRICE_INPUT_MISS": "2", "LLM_PRICE_OUTPUT": "10"}
 
@@ -29,12 +37,12 @@ def test_cache_hit_costs_zero_and_does_not_hit_the_server(
     llm_stub: StubServer, tmp_path: Path
 ) -> None:
     env = stub_env(llm_stub, **PRICES)
-    first = LLM(tmp_path, env=env)
+    first = make_llm(tmp_path, env)
     a = first.complete(ask("same"))
     assert first.summary().cost_usd == pytest.approx((40 * 1 + 60 * 2 + 10 * 10) / 1e6)
     first.close()
 
-    again = LLM(tmp_path, env=env)  # a fresh run over the same home
+    again = make_llm(tmp_path, env)  # a fresh run over the same home
     b = again.complete(ask("same"))
     assert len(llm_stub.requests) == 1
     assert b.from_cache and b.attempts == 0
@@ -48,7 +56,7 @@ def test_cache_hit_costs_zero_and_does_not_hit_the_server(
 def test_cache_key_covers_model_params_messages_and_prompt_version(
     llm_stub: StubServer, tmp_path: Path
 ) -> None:
-    llm = LLM(tmp_path, env=stub_env(llm_stub))
+    llm = make_llm(tmp_path, stub_env(llm_stub))
     variants = [
         ask("m"),
         ask("m", prompt_version="2"),
@@ -71,9 +79,9 @@ def test_no_cache_skips_reading_but_refreshes_the_entry(
 ) -> None:
     llm_stub.script("n", Reply.json({"v": 1}), Reply.json({"v": 2}))
     env = stub_env(llm_stub)
-    assert LLM(tmp_path, env=env).complete(ask("n")).data == {"v": 1}
-    assert LLM(tmp_path, env=env, no_cache=True).complete(ask("n")).data == {"v": 2}
-    res = LLM(tmp_path, env=env).complete(ask("n"))
+    assert make_llm(tmp_path, env).complete(ask("n")).data == {"v": 1}
+    assert make_llm(tmp_path, env, no_cache=True).complete(ask("n")).data == {"v": 2}
+    res = make_llm(tmp_path, env).complete(ask("n"))
     assert res.from_cache and res.data == {"v": 2}
     assert len(llm_stub.requests) == 2
 
@@ -83,18 +91,18 @@ def test_cached_answer_failing_a_new_schema_is_asked_again(
 ) -> None:
     llm_stub.script("s", Reply.json({"a": 1}), Reply.json({"a": 1, "b": 2}))
     env = stub_env(llm_stub)
-    LLM(tmp_path, env=env).complete(ask("s"))
+    make_llm(tmp_path, env).complete(ask("s"))
 
     def need_b(data: dict[str, int]) -> int:
         return data["b"]
 
-    res = LLM(tmp_path, env=env).complete(ask("s", schema=need_b))
+    res = make_llm(tmp_path, env).complete(ask("s", schema=need_b))
     assert (res.from_cache, res.parsed) == (False, 2)
 
 
 def test_failed_attempts_with_tokens_are_charged(llm_stub: StubServer, tmp_path: Path) -> None:
     llm_stub.script("f", Reply.malformed(), Reply.json({"ok": 1}))
-    llm = LLM(tmp_path, env=stub_env(llm_stub, **PRICES))
+    llm = make_llm(tmp_path, stub_env(llm_stub, **PRICES))
     llm.complete(ask("f"))
     s = llm.summary()
     assert (s.requests, s.failed, s.input_hit, s.input_miss, s.output) == (2, 1, 80, 120, 20)
@@ -119,7 +127,7 @@ def test_estimate_counts_tokens_conservatively_without_calling_anything(
 
 
 def test_config_defaults_and_task_overrides() -> None:
-    cfg = LLMConfig.from_env(env={})
+    cfg = config(env={})
     assert (cfg.base_url, cfg.model, cfg.json_mode, cfg.max_retries) == (
         "https://api.deepseek.com",
         "deepseek-flash",
@@ -134,20 +142,20 @@ def test_config_defaults_and_task_overrides() -> None:
         "LLM_DISTILL_MODEL": "d",
         "LLM_DISTILL_BASE_URL": "http://localhost:11434/v1/",
     }
-    d = LLMConfig.from_env("distill", env)
+    d = config("distill", env)
     assert (d.model, d.base_url, d.is_deepseek, d.extra_body()) == (
         "d",
         "http://localhost:11434/v1",
         False,
         {},
     )
-    assert LLMConfig.from_env("events", env).model == "m"
-    assert "sk-zzzz" not in repr(LLMConfig.from_env(env={"LLM_API_KEY": "sk-zzzz"}))
+    assert config("events", env).model == "m"
+    assert "sk-zzzz" not in repr(config(env={"LLM_API_KEY": "sk-zzzz"}))
 
 
 def test_missing_key_for_deepseek_is_a_config_error_and_local_needs_none(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
-        LLMConfig.from_env(env={}).key_for_client()
-    assert LLMConfig.from_env(env={"LLM_BASE_URL": "http://127.0.0.1:8080/v1"}).key_for_client()
+        config(env={}).key_for_client()
+    assert config(env={"LLM_BASE_URL": "http://127.0.0.1:8080/v1"}).key_for_client()
     with pytest.raises(ConfigError):
-        LLMConfig.from_env(env={"LLM_MAX_RETRIES": "many"})
+        config(env={"LLM_MAX_RETRIES": "many"})

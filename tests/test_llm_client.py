@@ -10,12 +10,13 @@ from llm_stub import (
     Reply,
     StubServer,
     llm_stub_fixture,  # noqa: F401  (fixture `llm_stub`)
+    make_llm,
     stub_env,
 )
 from pydantic import BaseModel
 
 from arklore.core.errors import PermanentLLMError, TransientLLMError
-from arklore.llm import LLM, ChatRequest
+from arklore.llm import ChatRequest
 
 
 class Answer(BaseModel):
@@ -36,7 +37,7 @@ def ask(text: str, **kw: object) -> ChatRequest:
 
 def test_success_returns_content_json_and_usage(llm_stub: StubServer, tmp_path: Path) -> None:
     llm_stub.script("q1", Reply.json({"answer": 42}))
-    llm = LLM(tmp_path, env=stub_env(llm_stub))
+    llm = make_llm(tmp_path, stub_env(llm_stub))
     res = llm.complete(ask("q1", schema=Answer))
     assert res.data == {"answer": 42}
     assert res.parsed == Answer(answer=42)
@@ -47,7 +48,7 @@ def test_success_returns_content_json_and_usage(llm_stub: StubServer, tmp_path: 
 
 
 def test_sends_temperature_zero_json_mode_and_model(llm_stub: StubServer, tmp_path: Path) -> None:
-    llm = LLM(tmp_path, env=stub_env(llm_stub))
+    llm = make_llm(tmp_path, stub_env(llm_stub))
     llm.complete(ask("hello", max_tokens=50))
     (req,) = llm_stub.requests
     assert req.path == "/v1/chat/completions"
@@ -62,7 +63,7 @@ def test_sends_temperature_zero_json_mode_and_model(llm_stub: StubServer, tmp_pa
 def test_json_mode_can_be_switched_off_for_endpoints_without_it(
     llm_stub: StubServer, tmp_path: Path
 ) -> None:
-    llm = LLM(tmp_path, env=stub_env(llm_stub, LLM_JSON_MODE="0"))
+    llm = make_llm(tmp_path, stub_env(llm_stub, LLM_JSON_MODE="0"))
     res = llm.complete(ask("plain"))
     assert "response_format" not in llm_stub.requests[0].body
     assert res.data == {"echo": "plain"}  # still parsed client-side
@@ -77,8 +78,8 @@ def test_thinking_disabled_flag_sent_for_deepseek_host_only(
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     env = stub_env(llm_stub, LLM_BASE_URL="http://api.deepseek.test/v1")
-    LLM(tmp_path / "a", env=env).complete(ask("ds"))
-    LLM(tmp_path / "b", env=stub_env(llm_stub)).complete(ask("other"))
+    make_llm(tmp_path / "a", env).complete(ask("ds"))
+    make_llm(tmp_path / "b", stub_env(llm_stub)).complete(ask("other"))
     ds, other = llm_stub.requests
     assert ds.host == "api.deepseek.test"
     assert ds.body["thinking"] == {"type": "disabled"}
@@ -96,7 +97,7 @@ def test_openai_style_usage_is_split_into_cache_hit_and_miss(
         "prompt_tokens_details": {"cached_tokens": 100},
     }
     llm_stub.script("oa", Reply.json({"x": 1}, usage=usage))
-    res = LLM(tmp_path, env=stub_env(llm_stub)).complete(ask("oa"))
+    res = make_llm(tmp_path, stub_env(llm_stub)).complete(ask("oa"))
     assert res.usage.to_dict() == {
         "prompt_cache_hit_tokens": 100,
         "prompt_cache_miss_tokens": 20,
@@ -110,7 +111,7 @@ def test_task_env_overrides_base_url_and_model(llm_stub: StubServer, tmp_path: P
         env = stub_env(
             llm_stub, LLM_EVENTS_BASE_URL=other.url, LLM_RELATION_DESCRIPTIONS_MODEL="big-model"
         )
-        llm = LLM(tmp_path, env=env)
+        llm = make_llm(tmp_path, env)
         llm.complete(ChatRequest(task="events", messages=[{"role": "user", "content": "e"}]))
         llm.complete(
             ChatRequest(task="relation_descriptions", messages=[{"role": "user", "content": "d"}])
@@ -123,7 +124,7 @@ def test_task_env_overrides_base_url_and_model(llm_stub: StubServer, tmp_path: P
 
 
 def test_api_key_arrives_only_in_authorization_header(llm_stub: StubServer, tmp_path: Path) -> None:
-    LLM(tmp_path, env=stub_env(llm_stub)).complete(ask("k"))
+    make_llm(tmp_path, stub_env(llm_stub)).complete(ask("k"))
     (req,) = llm_stub.requests
     assert req.headers["authorization"] == f"Bearer {TEST_KEY}"
     others = {k: v for k, v in req.headers.items() if k != "authorization"}
@@ -149,7 +150,7 @@ def test_transient_failure_is_retried_then_succeeds(
     llm_stub: StubServer, tmp_path: Path, failure: Reply
 ) -> None:
     llm_stub.script("r", failure, Reply.json({"answer": 1}))
-    res = LLM(tmp_path, env=stub_env(llm_stub)).complete(ask("r", schema=Answer))
+    res = make_llm(tmp_path, stub_env(llm_stub)).complete(ask("r", schema=Answer))
     assert res.parsed == Answer(answer=1)
     assert res.attempts == 2
     assert len(llm_stub.requests) == 2
@@ -158,7 +159,7 @@ def test_transient_failure_is_retried_then_succeeds(
 def test_permanent_401_is_not_retried(llm_stub: StubServer, tmp_path: Path) -> None:
     llm_stub.script("p", Reply.unauthorized())
     with pytest.raises(PermanentLLMError) as info:
-        LLM(tmp_path, env=stub_env(llm_stub)).complete(ask("p"))
+        make_llm(tmp_path, stub_env(llm_stub)).complete(ask("p"))
     assert "401" in info.value.message
     assert info.value.attempts == 1  # type: ignore[attr-defined]
     assert len(llm_stub.requests) == 1
@@ -170,7 +171,7 @@ def test_other_client_errors_are_permanent(
 ) -> None:
     llm_stub.script("p", Reply(status=status, error="nope"))
     with pytest.raises(PermanentLLMError):
-        LLM(tmp_path, env=stub_env(llm_stub)).complete(ask("p"))
+        make_llm(tmp_path, stub_env(llm_stub)).complete(ask("p"))
     assert len(llm_stub.requests) == 1
 
 
@@ -179,7 +180,7 @@ def test_exhausted_retries_raise_transient_with_attempt_count(
 ) -> None:
     llm_stub.script("x", Reply.server_error())
     with pytest.raises(TransientLLMError) as info:
-        LLM(tmp_path, env=stub_env(llm_stub, LLM_MAX_RETRIES="2")).complete(ask("x"))
+        make_llm(tmp_path, stub_env(llm_stub, LLM_MAX_RETRIES="2")).complete(ask("x"))
     assert info.value.attempts == 3  # type: ignore[attr-defined]
     assert len(llm_stub.requests) == 3
 
@@ -189,5 +190,5 @@ def test_retry_after_is_capped_by_backoff_max(llm_stub: StubServer, tmp_path: Pa
 
     llm_stub.script("ra", Reply.rate_limited(retry_after=30), Reply.json({"ok": 1}))
     t0 = time.monotonic()
-    LLM(tmp_path, env=stub_env(llm_stub)).complete(ask("ra"))
+    make_llm(tmp_path, stub_env(llm_stub)).complete(ask("ra"))
     assert time.monotonic() - t0 < 2

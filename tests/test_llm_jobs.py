@@ -18,12 +18,13 @@ from llm_stub import (
     TEST_KEY,
     Reply,
     StubServer,
+    llm_files,
     llm_stub_fixture,  # noqa: F401  (fixture `llm_stub`)
+    make_llm,
     stub_env,
 )
 
-from arklore.llm import LLM, ChatRequest, ChatResult, Job, JobsSummary, JobStore, run_jobs
-from arklore.llm.db import ERRORS_FILE, STATE_FILE
+from arklore.llm import ChatRequest, ChatResult, Job, JobsSummary, JobStore, run_jobs
 
 TESTS = Path(__file__).parent
 
@@ -57,20 +58,18 @@ class Store:
 
 
 def test_run_jobs_stores_results_and_commits_progress(llm_stub: StubServer, tmp_path: Path) -> None:
-    llm = LLM(tmp_path, env=stub_env(llm_stub))
+    llm = make_llm(tmp_path, stub_env(llm_stub))
     store = Store()
     seen: list[int] = []
-    summary = run_jobs(
-        make_jobs(5), llm, handler=store, home=tmp_path, progress=lambda s: seen.append(s.finished)
-    )
+    summary = run_jobs(make_jobs(5), llm, handler=store, progress=lambda s: seen.append(s.finished))
     assert (summary.total, summary.done, summary.failed, summary.skipped) == (5, 5, 0, 0)
     assert store.results["stage/003"] == {"echo": "job-003 reply in json"}
     assert seen == [1, 2, 3, 4, 5]
-    js = JobStore(tmp_path / STATE_FILE)
+    js = JobStore(llm_files(tmp_path).state)
     assert js.counts() == {"done": 5}
     assert js.status("relations", "stage/002")[2] == "ref:stage/002"  # type: ignore[index]
 
-    again = run_jobs(make_jobs(5), llm, handler=store, home=tmp_path)
+    again = run_jobs(make_jobs(5), llm, handler=store)
     assert (again.done, again.skipped) == (0, 5)
     assert len(llm_stub.requests) == 5
 
@@ -80,23 +79,23 @@ def test_exhausted_retries_write_errors_row_and_the_run_goes_on(
 ) -> None:
     llm_stub.script("job-001", Reply.server_error())
     llm_stub.script("job-003", Reply.unauthorized())
-    llm = LLM(tmp_path, env=stub_env(llm_stub, LLM_MAX_RETRIES="2"))
+    llm = make_llm(tmp_path, stub_env(llm_stub, LLM_MAX_RETRIES="2"))
     store = Store()
-    summary = run_jobs(make_jobs(5), llm, handler=store, home=tmp_path)
+    summary = run_jobs(make_jobs(5), llm, handler=store)
     assert (summary.done, summary.failed) == (3, 2)
     assert sorted(store.results) == ["stage/000", "stage/002", "stage/004"]
-    rows = [json.loads(x) for x in (tmp_path / ERRORS_FILE).read_text().splitlines()]
+    rows = [json.loads(x) for x in llm_files(tmp_path).errors.read_text().splitlines()]
     by_key = {r["key"]: r for r in rows}
     assert set(by_key) == {"stage/001", "stage/003"}
     assert by_key["stage/001"]["attempts"] == 3 and "HTTP 500" in by_key["stage/001"]["reason"]
     assert by_key["stage/003"]["attempts"] == 1 and "Permanent" in by_key["stage/003"]["reason"]
     assert {r["task"] for r in rows} == {"relations"} and all(r["time"] for r in rows)
     assert {r["model"] for r in rows} == {"stub-model"}
-    assert JobStore(tmp_path / STATE_FILE).counts() == {"done": 3, "failed": 2}
+    assert JobStore(llm_files(tmp_path).state).counts() == {"done": 3, "failed": 2}
 
     # failed jobs are tried again on resume; done ones are not
     llm_stub._rules.clear()
-    second = run_jobs(make_jobs(5), llm, handler=store, home=tmp_path)
+    second = run_jobs(make_jobs(5), llm, handler=store)
     assert (second.done, second.skipped, second.failed) == (2, 3, 0)
 
 
@@ -105,9 +104,7 @@ def test_resume_after_interrupt_matches_uninterrupted_run(
 ) -> None:
     env = stub_env(llm_stub)
     reference = Store()
-    run_jobs(
-        make_jobs(12), LLM(tmp_path / "ref", env=env), handler=reference, home=tmp_path / "ref"
-    )
+    run_jobs(make_jobs(12), make_llm(tmp_path / "ref", env), handler=reference)
 
     home = tmp_path / "run"
     interrupted = Store()
@@ -118,24 +115,22 @@ def test_resume_after_interrupt_matches_uninterrupted_run(
         return interrupted(job, result)
 
     with pytest.raises(KeyboardInterrupt):
-        run_jobs(make_jobs(12), LLM(home, env=env), handler=dies_midway, home=home, concurrency=3)
-    assert JobStore(home / STATE_FILE).counts() == {"done": 5}
+        run_jobs(make_jobs(12), make_llm(home, env), handler=dies_midway, concurrency=3)
+    assert JobStore(llm_files(home).state).counts() == {"done": 5}
 
-    resumed = run_jobs(make_jobs(12), LLM(home, env=env), handler=interrupted, home=home)
+    resumed = run_jobs(make_jobs(12), make_llm(home, env), handler=interrupted)
     assert resumed.skipped == 5 and resumed.done == 7
     assert interrupted.calls == 12  # each job handled exactly once overall
     assert interrupted.results == reference.results
-    assert JobStore(home / STATE_FILE).counts() == {"done": 12}
+    assert JobStore(llm_files(home).state).counts() == {"done": 12}
 
 
 def test_resume_redoes_jobs_whose_prompt_changed(llm_stub: StubServer, tmp_path: Path) -> None:
-    llm = LLM(tmp_path, env=stub_env(llm_stub))
-    run_jobs(make_jobs(3), llm, handler=Store(), home=tmp_path)
-    summary = run_jobs(make_jobs(3, version="2"), llm, handler=Store(), home=tmp_path)
+    llm = make_llm(tmp_path, stub_env(llm_stub))
+    run_jobs(make_jobs(3), llm, handler=Store())
+    summary = run_jobs(make_jobs(3, version="2"), llm, handler=Store())
     assert (summary.done, summary.skipped) == (3, 0)
-    no_resume = run_jobs(
-        make_jobs(3, version="2"), llm, handler=Store(), home=tmp_path, resume=False
-    )
+    no_resume = run_jobs(make_jobs(3, version="2"), llm, handler=Store(), resume=False)
     assert (no_resume.done, no_resume.cached) == (3, 3)  # redone, but free from the cache
 
 
@@ -143,9 +138,8 @@ def test_concurrency_limit_is_respected(llm_stub: StubServer, tmp_path: Path) ->
     llm_stub.default = lambda body: Reply.slow(0.05, Reply.json({"ok": True}))
     summary = run_jobs(
         make_jobs(16),
-        LLM(tmp_path, env=stub_env(llm_stub)),
+        make_llm(tmp_path, stub_env(llm_stub)),
         handler=Store(),
-        home=tmp_path,
         concurrency=3,
     )
     assert summary.done == 16
@@ -157,7 +151,8 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_llm_jobs import make_jobs
-from arklore.llm import LLM, run_jobs
+from llm_stub import make_llm
+from arklore.llm import run_jobs
 import sqlite3
 
 home = Path({home!r})
@@ -170,7 +165,7 @@ def handler(job, result):
     return job.key
 
 env = {env!r}
-run_jobs(make_jobs(20), LLM(home, env=env), handler=handler, home=home, concurrency=2)
+run_jobs(make_jobs(20), make_llm(home, env), handler=handler, concurrency=2)
 print("finished")
 """
 
@@ -186,7 +181,7 @@ def test_resume_after_sigkill_loses_only_in_flight_requests(
     script = KILL_SCRIPT.format(tests=str(TESTS), home=str(home), env=stub_env(llm_stub))
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
     deadline = time.monotonic() + 20
-    state = home / STATE_FILE
+    state = llm_files(home).state
     while time.monotonic() < deadline:
         if state.exists():
             try:
@@ -221,13 +216,13 @@ def test_api_key_is_never_written_to_any_file_or_log(
     llm_stub.script("job-000", Reply.unauthorized())
     llm_stub.script("job-001", Reply.server_error())
     llm_stub.script("job-002", Reply.malformed(), Reply.json({"ok": 1}))
-    llm = LLM(tmp_path, env=stub_env(llm_stub, LLM_MAX_RETRIES="1"))
-    summary: JobsSummary = run_jobs(make_jobs(4), llm, handler=Store(), home=tmp_path)
+    llm = make_llm(tmp_path, stub_env(llm_stub, LLM_MAX_RETRIES="1"))
+    summary: JobsSummary = run_jobs(make_jobs(4), llm, handler=Store())
     assert (summary.done, summary.failed) == (2, 2)
     llm.format_cost_line()
     llm.close()
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert any(p.name == ERRORS_FILE for p in files) and len(files) >= 3
+    assert any(p.name == "llm_errors.jsonl" for p in files) and len(files) >= 3
     for path in files:
         assert TEST_KEY.encode() not in path.read_bytes(), path
     assert caplog.records, "expected some log output to check"

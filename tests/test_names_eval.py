@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from arklore.names.aliases import load_user_aliases
 from arklore.names.evaluation import Score, load_eval_set, operators_from_excel, score
 from arklore.names.matcher import MentionMatcher, build_matcher
 from arklore.names.rules import RuleConfig
@@ -52,7 +53,7 @@ def real_ops(gamedata_root: Path) -> list:
 
 @pytest.fixture(scope="module")
 def real_matcher(real_ops: list) -> MentionMatcher:
-    return build_matcher(operators=real_ops)
+    return build_matcher(load_user_aliases(), operators=real_ops)
 
 
 def _split(name: str) -> list[dict]:
@@ -86,10 +87,13 @@ def test_ablation(real_ops: list, real_matcher: MentionMatcher) -> None:
     rows = [base.line("all signals")]
     results: dict[str, Score] = {}
     for name in RuleConfig.signal_names():
-        m = build_matcher(operators=real_ops, config=RuleConfig().without(name))
+        m = build_matcher(
+            load_user_aliases(), operators=real_ops, config=RuleConfig().without(name)
+        )
         results[name] = s = score(m.find, RECORDS)
         rows.append(s.line(f"without {name}"))
     naive = build_matcher(
+        load_user_aliases(),
         operators=real_ops,
         config=RuleConfig(**{n: False for n in RuleConfig.signal_names()}),
     )

@@ -9,6 +9,7 @@ import pytest
 
 from arklore.core.errors import InputFileError
 from arklore.core.operators import Alias, Operator
+from arklore.core.vocatives import is_address
 from arklore.names.aliases import (
     AliasTable,
     aliases_from_operators,
@@ -20,7 +21,6 @@ from arklore.names.matcher import (
     MentionContext,
     MentionMatcher,
     build_matcher,
-    find_mentions,
 )
 from arklore.names.rules import NUMERAL_CHARS, RuleConfig
 
@@ -56,7 +56,7 @@ OPS = [
 
 @pytest.fixture(scope="module")
 def matcher() -> MentionMatcher:
-    return build_matcher(operators=OPS)
+    return build_matcher(load_user_aliases(), operators=OPS)
 
 
 def ids(ms) -> list[str | None]:
@@ -136,9 +136,9 @@ def test_type_errors(matcher: MentionMatcher) -> None:
 
 
 def test_ablation_config_changes_behaviour() -> None:
-    m = build_matcher(operators=OPS, config=RuleConfig(stoplist=False))
+    m = build_matcher(load_user_aliases(), operators=OPS, config=RuleConfig(stoplist=False))
     assert ids(m.find("夕阳好美")) == ["char_2015_dusk"]
-    assert ids(build_matcher(operators=OPS).find("夕阳好美")) == []
+    assert ids(build_matcher(load_user_aliases(), operators=OPS).find("夕阳好美")) == []
 
 
 # --- alias table ------------------------------------------------------------------------------
@@ -251,13 +251,6 @@ def test_user_file_errors(tmp_path: Path, body: str, where: str) -> None:
 def test_missing_user_file(tmp_path: Path) -> None:
     with pytest.raises(InputFileError):
         load_user_aliases(tmp_path / "nope.toml")
-
-
-def test_find_mentions_module_level(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arklore.names import matcher as mod
-
-    monkeypatch.setattr(mod, "_DEFAULT", build_matcher(operators=OPS))
-    assert ids(find_mentions("陈sir和W")) == ["char_010_chen", "char_113_cqbw"]
 
 
 # --- the optimized matcher returns what the straightforward one returned ------------------------
@@ -378,16 +371,8 @@ def _reference_decide(t, start, end, key, ids_, neighbours, ctx_ids, cfg) -> str
         return "honorific"
     if cfg.context and ctx_ids and not ctx_ids.isdisjoint(ids_):
         return "context"
-    if cfg.vocative:
-        after = t[end] if end < len(t) else "\n"
-        if before == "\n" or before in r._EDGE_SET:
-            i = start - 1
-            while i >= 0 and t[i] in r._EDGE_SET:
-                i -= 1
-            if (i < 0 or t[i] == "\n") and (after == "\n" or after in r.VOCATIVE_PUNCT):
-                return "vocative"
-        if before in "，," and r._CLOSE_RE.match(t, end):
-            return "vocative"
+    if cfg.vocative and is_address(t, start, end):
+        return "vocative"
     if cfg.coordination:
         if nxt is not None and nxt[0] == end + 1 and t[end] in r.COORDINATORS:
             return "coordination"
@@ -465,7 +450,7 @@ def _check_same(fast: MentionMatcher, ref: ReferenceMatcher, n_chars: int) -> No
 
 @pytest.mark.parametrize("config", [RuleConfig(), RuleConfig(stoplist=False, repeat=False)])
 def test_same_mentions_as_reference(config: RuleConfig) -> None:
-    m = build_matcher(operators=OPS, config=config)
+    m = build_matcher(load_user_aliases(), operators=OPS, config=config)
     _check_same(m, ReferenceMatcher(m.table, config), 1_000_000)
 
 
@@ -482,7 +467,7 @@ def test_same_mentions_as_reference_without_risky_names() -> None:
 def test_same_mentions_as_reference_real_names(gamedata_root: Path, signal: str | None) -> None:
     ops = _real_ops(gamedata_root)
     config = RuleConfig() if signal is None else RuleConfig().without(signal)
-    m = build_matcher(operators=ops, config=config)
+    m = build_matcher(load_user_aliases(), operators=ops, config=config)
     _check_same(m, ReferenceMatcher(m.table, config), 2_000_000 if signal is None else 200_000)
 
 

@@ -6,13 +6,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from corpus_tree import EXCEL, STORY, write_tree
+from corpus_tree import EXCEL, STORY, make_workspace, write_tree
 
-from arklore.config import Settings
-from arklore.corpus.ingest import ingest
-from arklore.corpus.store import Store
-from arklore.names.build import load_alias_table, store_matcher
+from arklore.names.aliases import load_user_aliases
+from arklore.names.build import load_alias_table, speaker_ids, store_matcher
 from arklore.names.portraits import MIN_LINES
+from arklore.workspace import open_store
 
 FIXTURE_EXCEL = Path(__file__).parent / "fixtures" / "excel"
 
@@ -44,11 +43,10 @@ def store(tmp_path: Path):
     (story / "level_t_04.txt").write_text(
         _stage("神秘的女性", "avg_010_chen_1#3", MIN_LINES + 5), encoding="utf-8"
     )
-    settings = Settings(home=tmp_path / "home", gamedata=gamedata, astr=astr)
-    s = Store(settings.db_path)
-    ingest(settings, s)
-    yield s
-    s.close()
+    ws = make_workspace(tmp_path / "home", gamedata, astr)
+    ws.ingest()
+    yield ws.store()
+    ws.close()
 
 
 def test_portrait_alias_points_at_the_base_character_with_its_evidence(store):
@@ -62,20 +60,17 @@ def test_portrait_alias_points_at_the_base_character_with_its_evidence(store):
 
 def test_speakers_below_the_line_threshold_get_no_alias(store):
     assert load_alias_table(store).resolve("路人甲").ids == ()
-    row = store.conn.execute("SELECT char_id FROM speakers WHERE name = '路人甲'").fetchone()
-    assert row == (None,)
+    assert "路人甲" in store.speaker_counts() and "路人甲" not in speaker_ids(store)
 
 
 def test_descriptive_label_resolves_the_speaker_but_is_not_a_mention_alias(store):
     assert load_alias_table(store).resolve("神秘的女性").ids == ()
-    row = store.conn.execute("SELECT char_id FROM speakers WHERE name = '神秘的女性'").fetchone()
-    assert row == ("char_010_chen",)
+    assert speaker_ids(store)["神秘的女性"] == "char_010_chen"
     assert store_matcher(store).find("神秘的女性来了") == []
 
 
 def test_registry_names_resolve_speakers_and_mentions(store):
-    row = store.conn.execute("SELECT char_id FROM speakers WHERE name = '维多利亚之女'").fetchone()
-    assert row == ("char_112_siege",)
+    assert speaker_ids(store)["维多利亚之女"] == "char_112_siege"
     found = {
         (m.surface, m.char_id)
         for m in store_matcher(store).find("我今天见到了假日威龙陈和推进之王")
@@ -88,7 +83,7 @@ def test_user_file_edits_apply_without_reingest_and_win(store, tmp_path):
     user.write_text(
         '[[alias]]\nname = "维多利亚之女"\nid = "char_010_chen"\nnote = "test"\n', encoding="utf-8"
     )
-    res = load_alias_table(store, user).resolve("维多利亚之女")
+    res = load_alias_table(store, load_user_aliases(user)).resolve("维多利亚之女")
     assert (res.char_id, res.source) == ("char_010_chen", "user")
 
 
@@ -96,13 +91,12 @@ def test_user_file_edits_apply_without_reingest_and_win(store, tmp_path):
 def test_real_speakers_resolve_and_big_speakers_are_operator_or_npc(real_store_path, metrics):
     from arklore.names.audit import BIG_SPEAKER_LINES, audit
 
-    with Store(real_store_path) as s:
-        report = audit(s)
-        table = load_alias_table(s)
-        by_speaker = dict(s.conn.execute("SELECT name, char_id FROM speakers").fetchall())
-        big = s.conn.execute(
-            "SELECT count(*) FROM speakers WHERE line_count >= ?", (BIG_SPEAKER_LINES,)
-        ).fetchone()[0]
+    with open_store(real_store_path) as s:
+        user = load_user_aliases()
+        report = audit(s, user)
+        table = load_alias_table(s, user)
+        by_speaker = speaker_ids(s)
+        big = sum(1 for n, _ in s.speaker_counts().values() if n >= BIG_SPEAKER_LINES)
     metrics(
         f"names audit: {len(report['big_speakers'])} speakers with >= {BIG_SPEAKER_LINES} lines, "
         f"{report['big_speakers_operators']} operators, {report['big_speakers_npcs']} NPCs, "

@@ -3,23 +3,11 @@
 from __future__ import annotations
 
 import orjson
-from test_rag_support import AMIYA, CHEN, small_graph, write_graph
+from rag_helpers import AMIYA, CHEN, names_store, small_graph, write_graph
 from typer.testing import CliRunner
 
 import arklore.cli.rag  # noqa: F401  (registers the commands)
 from arklore.cli.app import app
-from arklore.names.matcher import build_matcher, set_default_matcher
-
-
-def _matcher():
-    from test_rag_support import NAMES
-
-    from arklore.core.operators import Alias
-
-    return build_matcher(
-        [Alias(n, i, "user") for i, n in NAMES.items() if not i.startswith("npc:")],
-        user_aliases=False,
-    )
 
 
 def test_build_status_and_context(home, monkeypatch):
@@ -38,21 +26,16 @@ def test_build_status_and_context(home, monkeypatch):
     assert r.exit_code == 0 and "0 embedded" in r.stdout
     r = runner.invoke(app, ["rag", "status", "--json"])
     assert orjson.loads(r.stdout)["doc_count"] == 9
-    set_default_matcher(_matcher())
-    try:
-        r = runner.invoke(
-            app, ["context", "阿米娅", "星熊和诗怀雅最近怎么样", "--l3", CHEN, "--json"]
-        )
-        assert r.exit_code == 0, r.output
-        out = orjson.loads(r.stdout)
-        assert out["operator_id"] == AMIYA and out["tokens"] <= 800
-        assert [a["target_id"] for a in out["anchors"]][:2] == ["char_003_kalts", "npc:特蕾西娅"]
-        assert CHEN not in [a["target_id"] for a in out["anchors"]]
-        assert {c["target_id"] for c in out["contextual"]} == {"char_136_hsguma", "char_308_swire"}
-        r = runner.invoke(app, ["context", AMIYA, "你好"])
-        assert r.exit_code == 0 and r.stdout.startswith("【阿米娅在意的人】")
-    finally:
-        set_default_matcher(None)
+    names_store(home, small_graph())
+    r = runner.invoke(app, ["context", "阿米娅", "星熊和诗怀雅最近怎么样", "--l3", CHEN, "--json"])
+    assert r.exit_code == 0, r.output
+    out = orjson.loads(r.stdout)
+    assert out["operator_id"] == AMIYA and out["tokens"] <= 800
+    assert [a["target_id"] for a in out["anchors"]][:2] == ["char_003_kalts", "npc:特蕾西娅"]
+    assert CHEN not in [a["target_id"] for a in out["anchors"]]
+    assert {c["target_id"] for c in out["contextual"]} == {"char_136_hsguma", "char_308_swire"}
+    r = runner.invoke(app, ["context", AMIYA, "你好"])
+    assert r.exit_code == 0 and r.stdout.startswith("【阿米娅在意的人】")
 
 
 def test_errors_are_one_line(home, monkeypatch):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_rag_support import (
+from rag_helpers import (
     AMIYA,
     CHEN,
     HOSHI,
@@ -14,14 +14,14 @@ from test_rag_support import (
     NAMES,
     SWIRE,
     THERESA,
+    build,
     make_rag,
     small_graph,
 )  # fmt: skip
 
-from arklore.rag import tokens
-from arklore.rag.context import RelationRAG, default_mention_finder, fit_budget, render
+from arklore.core import tokens
+from arklore.rag.context import RelationRAG, fit_budget, render, spans_from_mentions
 from arklore.rag.embedders import HashEmbedder
-from arklore.rag.index import build_index
 
 ANCHOR_HEAD, CTX_HEAD = "【阿米娅在意的人】", "【本轮提到的人】"
 
@@ -29,7 +29,7 @@ ANCHOR_HEAD, CTX_HEAD = "【阿米娅在意的人】", "【本轮提到的人】
 @pytest.fixture
 def rag(home):
     g = small_graph()
-    build_index(home, g, embedder=HashEmbedder())
+    build(home, g)
     return make_rag(home, g)
 
 
@@ -173,13 +173,10 @@ def test_token_counter_is_conservative_and_pluggable(rag):
     assert tokens.count_tokens("😀") == 4
     text = rag.get_relation_context(AMIYA, "星熊")
     assert rag.build_context(AMIYA, "星熊").tokens == tokens.count_tokens(text)
-    tokens.set_token_counter(lambda s: len(s) * 10)
-    try:
-        small = rag.get_relation_context(AMIYA, "星熊", budget=600)
-        assert len(small) * 10 <= 600 and small
-    finally:
-        tokens.set_token_counter(None)
-    strict = make_rag(rag.home, rag.graph, token_counter=lambda s: 10**6)
+    tenfold = make_rag(rag.root, rag.graph, token_counter=lambda s: len(s) * 10)
+    small = tenfold.get_relation_context(AMIYA, "星熊", budget=600)
+    assert len(small) * 10 <= 600 and small
+    strict = make_rag(rag.root, rag.graph, token_counter=lambda s: 10**6)
     assert strict.get_relation_context(AMIYA, "星熊") == ""
 
 
@@ -196,26 +193,27 @@ def test_group_chat_relations_and_background(rag):
 def test_index_switch_is_picked_up_by_a_running_reader(rag, home):
     assert "第2版" not in rag.get_relation_context(AMIYA, "凯尔希")
     g2 = small_graph(variant=2)
-    build_index(home, g2, embedder=HashEmbedder())
+    build(home, g2)
     rag._graph = g2
     assert "第2版" in rag.get_relation_context(AMIYA, "凯尔希")
 
 
-def test_default_mention_finder_wraps_the_matcher(home):
+def test_mention_spans_wrap_the_matcher_and_keep_every_ambiguous_candidate(home):
     from arklore.core.operators import Alias
-    from arklore.names.matcher import build_matcher, set_default_matcher
+    from arklore.names.matcher import build_matcher
 
-    set_default_matcher(build_matcher([Alias("凯尔希", KALTS, "user"), Alias("星熊", HOSHI, "user")],
-                                      user_aliases=False))  # fmt: skip
-    try:
-        spans = default_mention_finder()("凯尔希和星熊在哪里？")
-        assert [s[0] for s in spans] == [KALTS, HOSHI] and spans[0][1:] == (0, 3)
-        g = small_graph()
-        build_index(home, g, embedder=HashEmbedder())
-        rag = RelationRAG(home, graph=g, embedder=HashEmbedder())
-        assert [r.target_id for r in rag.get_contextual_relations(AMIYA, "星熊在哪里？")] == [HOSHI]
-    finally:
-        set_default_matcher(None)
+    matcher = build_matcher(
+        [Alias("凯尔希", KALTS, "user"), Alias("星熊", HOSHI, "user"), Alias("阿", AMIYA, "user"),
+         Alias("阿", HOSHI, "user")]
+    )  # fmt: skip
+    find = spans_from_mentions(matcher.find)
+    spans = find("凯尔希和星熊在哪里？")
+    assert [s[0] for s in spans] == [KALTS, HOSHI] and spans[0][1:] == (0, 3)
+    assert {s[0] for s in find("阿，你在吗")} == {AMIYA, HOSHI}  # ambiguous: both candidates
+    g = small_graph()
+    build(home, g)
+    rag = RelationRAG(home, graph=g, embedder=HashEmbedder(), mention_finder=find)
+    assert [r.target_id for r in rag.get_contextual_relations(AMIYA, "星熊在哪里？")] == [HOSHI]
 
 
 def test_fit_budget_keeps_everything_when_it_fits(rag):

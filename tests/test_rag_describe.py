@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from llm_stub import Reply, StubServer, stub_env
-from test_rag_support import AMIYA, CHEN, HOSHI, small_graph
+from llm_stub import Reply, StubServer, make_llm, stub_env
+from rag_helpers import AMIYA, CHEN, HOSHI, build, small_graph
 
-from arklore.llm import LLM
-from arklore.rag.describe import llm_configured, llm_describer
+from arklore.rag.describe import TASK, llm_describer
 from arklore.rag.embedders import HashEmbedder
-from arklore.rag.index import build_index, open_active
+from arklore.rag.index import open_active
+from arklore.settings import Settings
 
 
 def test_llm_descriptions_with_template_fallback(home, llm_stub: StubServer):
@@ -18,11 +18,9 @@ def test_llm_descriptions_with_template_fallback(home, llm_stub: StubServer):
     )
     llm_stub.script("从阿米娅的角度描述她/他如何看待星熊", Reply.json({"description": "太短"}))
     llm_stub.default = lambda body: Reply.server_error()  # everything else fails for good
-    llm = LLM(home, env=stub_env(llm_stub, LLM_MAX_RETRIES="0"))
+    llm = make_llm(home, stub_env(llm_stub, LLM_MAX_RETRIES="0"))
     try:
-        rep = build_index(
-            home, small_graph(), embedder=HashEmbedder(), describer=llm_describer(llm, home)
-        )
+        rep = build(home, small_graph(), describer=llm_describer(llm))
     finally:
         llm.close()
     col, _ = open_active(home, HashEmbedder())
@@ -34,8 +32,12 @@ def test_llm_descriptions_with_template_fallback(home, llm_stub: StubServer):
     assert rep.generated_by == {"as_written": 1, "llm": 1, "template": 7}
 
 
-def test_llm_configured():
-    assert not llm_configured({})
-    assert llm_configured({"LLM_API_KEY": "k"})
-    assert llm_configured({"LLM_BASE_URL": "http://127.0.0.1:11434/v1"})
-    assert not llm_configured({"LLM_BASE_URL": "https://api.deepseek.com"})
+def test_an_llm_is_configured_by_a_key_or_a_keyless_local_endpoint():
+    def configured(env: dict[str, str]) -> bool:
+        return Settings.from_env(env).llm.configured(TASK)
+
+    assert not configured({})
+    assert configured({"LLM_API_KEY": "k"})
+    assert configured({"LLM_RELATION_DESCRIPTIONS_API_KEY": "k"})
+    assert configured({"LLM_BASE_URL": "http://127.0.0.1:11434/v1"})
+    assert not configured({"LLM_BASE_URL": "https://api.deepseek.com"})

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import orjson
-from test_rag_support import AMIYA, CHEN, KALTS, SWIRE, THERESA, edge, small_graph
+from rag_helpers import AMIYA, CHEN, KALTS, SWIRE, THERESA, edge, small_graph
 
 from arklore.rag import docs as D
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, document_source
-from arklore.rag.validate import ERRORS_FILE, check, validate, write_errors
+from arklore.rag.validate import check, validate, write_rejects
 
 
 def test_sources_matrix_as_written_template_marked_and_threshold():
@@ -50,24 +48,35 @@ def test_directed_template_reads_from_the_subject_side():
     )
 
 
-class _FakeStore:
-    def __init__(self) -> None:
-        self.conn = sqlite3.connect(":memory:")
-        self.conn.execute(
-            "CREATE TABLE relation_edges (stage_path, chunk, idx, verdict, subject_id, object_id,"
-            " predicate, note, evidence_line_ids)"
-        )
+def _edge(stage: str, obj: str, pred: str, note: str, line_id: str | None, verdict="kept"):
+    from arklore.extract.gates import GatedEdge
+
+    return GatedEdge(
+        subject="阿米娅", subject_kind="character", predicate=pred, object="x",
+        object_kind="character", basis_claimed="direct", note=note, verdict=verdict,
+        subject_id=AMIYA, object_id=obj, stage=stage,
+        evidence_line_ids=[line_id] if line_id else [],
+    )  # fmt: skip
 
 
-def test_story_documents_group_notes_and_evidence():
-    st = _FakeStore()
-    rows = [
-        ("s/a", 0, 0, "kept", AMIYA, CHEN, "战友", "两人曾在龙门并肩作战", '["s/a#3:aaaa0001"]'),
-        ("s/b", 0, 1, "kept", AMIYA, CHEN, "战友", "再次合作击退敌人", '["s/b#9:aaaa0002"]'),
-        ("s/b", 0, 2, "dropped", AMIYA, SWIRE, "敌对", "x", "[]"),
-        ("s/c", 0, 0, "kept", AMIYA, CHEN, "战友", "很长的说明" * 60, '["s/c#1:aaaa0003"]'),
-    ]
-    st.conn.executemany("INSERT INTO relation_edges VALUES (?,?,?,?,?,?,?,?,?)", rows)
+def _store_with(tmp_path, chunks: dict[str, list]):
+    from arklore.extract.store import write_chunk
+    from arklore.workspace import open_store
+
+    store = open_store(tmp_path / "arklore.sqlite3")
+    for stage, edges in chunks.items():
+        write_chunk(store, stage, 0, edges, job_key=f"{stage}#c0", fingerprint="f", model="m",
+                    prompt_version="v", line_span=None, from_cache=False)  # fmt: skip
+    return store
+
+
+def test_story_documents_group_notes_and_evidence(tmp_path):
+    st = _store_with(tmp_path, {
+        "s/a": [_edge("s/a", CHEN, "战友", "两人曾在龙门并肩作战", "s/a#3:aaaa0001")],
+        "s/b": [_edge("s/b", CHEN, "战友", "再次合作击退敌人", "s/b#9:aaaa0002"),
+                _edge("s/b", SWIRE, "敌对", "x", None, verdict="dropped")],
+        "s/c": [_edge("s/c", CHEN, "战友", "很长的说明" * 60, "s/c#1:aaaa0003")],
+    })  # fmt: skip
     docs = list(D.story_documents(SourceContext(graph=small_graph(), store=st)))
     assert len(docs) == 1
     d = docs[0]
@@ -78,9 +87,8 @@ def test_story_documents_group_notes_and_evidence():
     assert d.strength == 0.82  # the graph edge's strength
 
 
-def test_story_source_without_extraction_table_yields_nothing():
-    st = _FakeStore()
-    st.conn.execute("DROP TABLE relation_edges")
+def test_story_source_with_nothing_extracted_yields_nothing(tmp_path):
+    st = _store_with(tmp_path, {})
     assert list(D.story_documents(SourceContext(graph=small_graph(), store=st))) == []
 
 
@@ -104,7 +112,7 @@ def test_new_source_is_one_function():
 
 def _doc(**kw) -> RelationDoc:
     base = dict(doc_id="matrix.a.b.x", text="阿米娅视凯尔希为老师与长辈。", operator_id=AMIYA,
-                target_id=KALTS, rel_type="师徒", strength=0.9, source="matrix", source_path="m.toml")  # fmt: skip
+                target_id=KALTS, predicate="师徒", strength=0.9, source="matrix", source_path="m.toml")  # fmt: skip
     return RelationDoc(**(base | kw))
 
 
@@ -118,7 +126,7 @@ def test_validation_rules(home):
         "invalid doc_id": _doc(doc_id="matrix.阿米娅"),
         "target_id 'npc:nobody' is not in the graph": _doc(target_id="npc:nobody"),
         "missing metadata source_path": _doc(source_path=""),
-        "missing metadata rel_type": _doc(rel_type=None),
+        "missing metadata predicate": _doc(predicate=None),
         "unknown source": _doc(source="wiki"),
         "strength": _doc(strength=1.5),
         "evidence_line_ids": _doc(evidence_line_ids="s#1"),
@@ -129,7 +137,7 @@ def test_validation_rules(home):
     ok, bad = validate([_doc(), _doc(), *cases.values()], g)
     assert len(ok) == 1 and len(bad) == len(cases) + 1
     assert bad[0].reason.startswith("duplicate doc_id")
-    path = write_errors(home, bad, run_id="r1")
-    assert path == home / ERRORS_FILE
+    path = write_rejects(home / "rejects.jsonl", bad, run_id="r1")
+    assert path == home / "rejects.jsonl"
     recs = [orjson.loads(x) for x in path.read_bytes().splitlines()]
     assert len(recs) == len(bad) and all(r["reason"] and r["run_id"] == "r1" for r in recs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from filelock import FileLock
-from test_rag_support import AMIYA, KALTS, make_rag, small_graph, story_edges_graph
+from rag_helpers import AMIYA, KALTS, build, make_rag, small_graph, story_edges_graph
 
 from arklore.core.errors import ConfigError
 from arklore.rag.embedders import (
@@ -15,17 +15,16 @@ from arklore.rag.embedders import (
     EmbeddingCache,
     HashEmbedder,
     embed_cached,
-    embedder_name_from_env,
+    make_embedder,
 )
 from arklore.rag.index import (
     RagBuildBusyError,
     RagIndexError,
-    build_index,
     make_client,
     open_active,
-    rag_dir,
     read_pointer,
 )
+from arklore.settings import Settings
 
 
 def _ids(home, emb=None):
@@ -36,15 +35,15 @@ def _ids(home, emb=None):
 
 def test_build_switches_and_second_build_embeds_nothing(home):
     g = small_graph()
-    r1 = build_index(home, g, embedder=HashEmbedder())
+    r1 = build(home, g)
     assert r1.documents == 9 and r1.embedded == 9 and r1.rejected == 0
     ptr = read_pointer(home)
     assert ptr["collection"] == r1.collection and ptr["embedder"] == "hash"
     assert ptr["doc_count"] == 9
     first = _ids(home)
-    same = build_index(home, g, embedder=HashEmbedder())
+    same = build(home, g)
     assert same.unchanged and same.collection == r1.collection and same.embedded == 0
-    r2 = build_index(home, g, embedder=HashEmbedder(), force=True)
+    r2 = build(home, g, force=True)
     assert r2.embedded == 0 and r2.cached == 9 and not r2.unchanged
     assert r2.collection != r1.collection and r1.collection in r2.removed_collections
     assert r2.content_hash == r1.content_hash
@@ -52,22 +51,22 @@ def test_build_switches_and_second_build_embeds_nothing(home):
     names = [c.name for c in make_client(home).list_collections()]
     assert names == [r2.collection]  # the old one is gone
     # an edit: only the changed text is embedded, and the new content is what serves
-    r3 = build_index(home, small_graph(variant=1), embedder=HashEmbedder())
+    r3 = build(home, small_graph(variant=1))
     assert r3.embedded == 2 and r3.documents == 10
     assert _ids(home)["matrix.char_002_amiya.char_003_kalts.mentorship"].startswith("第1版")
 
 
 def test_leftover_collections_of_killed_builds_are_removed(home):
-    build_index(home, small_graph(), embedder=HashEmbedder())
+    build(home, small_graph())
     client = make_client(home)
     client.create_collection("relation_rag__dead", embedding_function=None)
-    r = build_index(home, small_graph(), embedder=HashEmbedder())
+    r = build(home, small_graph())
     assert r.unchanged and "relation_rag__dead" in r.removed_collections
     names = [c.name for c in make_client(home).list_collections()]
     assert names == [r.collection]
     # a live collection that vanished is rebuilt, not trusted
     make_client(home).delete_collection(r.collection)
-    r2 = build_index(home, small_graph(), embedder=HashEmbedder())
+    r2 = build(home, small_graph())
     assert not r2.unchanged and r2.documents == 9
 
 
@@ -75,13 +74,13 @@ def test_rejected_documents_are_logged_not_indexed(home):
     g = small_graph()
     g.add_edge(g.get_relation(AMIYA, KALTS)[0].__class__(
         AMIYA, "npc:ghost", "朋友", 0.9, ["story"], {}, [], None, []))  # fmt: skip
-    r = build_index(home, g, embedder=HashEmbedder())
+    r = build(home, g)
     assert r.rejected == 1 and r.documents == 9
-    assert "npc:ghost" in (home / "distill_errors.jsonl").read_text()
+    assert "npc:ghost" in (home / "rag_rejects.jsonl").read_text()
 
 
 def test_embedder_mismatch_is_a_clear_error(home):
-    build_index(home, small_graph(), embedder=HashEmbedder())
+    build(home, small_graph())
     other = HashEmbedder()
     other.version = "2"
     with pytest.raises(ConfigError, match="rebuild"):
@@ -99,9 +98,9 @@ def test_no_index_is_a_clear_error(home):
 
 
 def test_lock_keeps_builds_apart(home):
-    rag_dir(home).mkdir(parents=True)
-    with FileLock(str(rag_dir(home) / "build.lock")), pytest.raises(RagBuildBusyError):
-        build_index(home, small_graph(), embedder=HashEmbedder(), lock_timeout=0.2)
+    home.mkdir(parents=True)
+    with FileLock(str(home / "build.lock")), pytest.raises(RagBuildBusyError):
+        build(home, small_graph(), lock_timeout=0.2)
 
 
 def test_embedding_cache_keys_by_embedder_and_text(tmp_path):
@@ -125,12 +124,12 @@ def test_hash_embedder_is_deterministic_and_normalised():
     assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-5
 
 
-def test_embedder_setting(monkeypatch):
-    monkeypatch.delenv("ARKLORE_EMBEDDER", raising=False)
-    assert embedder_name_from_env() == "e5-small"
-    monkeypatch.setenv("ARKLORE_EMBEDDER", "nope")
+def test_embedder_setting_is_validated_with_the_allowed_names():
+    assert Settings.from_env({}).embedder == "e5-small"
+    with pytest.raises(ConfigError, match="ARKLORE_EMBEDDER='nope': must be one of e5-small"):
+        Settings.from_env({"ARKLORE_EMBEDDER": "nope"})
     with pytest.raises(ConfigError, match="unknown embedder"):
-        embedder_name_from_env()
+        make_embedder("nope")
 
 
 def test_bge_applies_the_instruction_to_queries_only():
@@ -164,7 +163,7 @@ def test_e5_small_loads_offline_and_embeds(monkeypatch):
 
 def test_build_of_hundreds_of_documents(home):
     g = story_edges_graph(40, 20)
-    r = build_index(home, g, embedder=HashEmbedder())
+    r = build(home, g)
     assert r.documents == 800 and r.rejected == 0
-    r2 = build_index(home, g, embedder=HashEmbedder(), force=True)
+    r2 = build(home, g, force=True)
     assert r2.embedded == 0 and r2.documents == 800

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from test_rag_support import story_edges_graph, write_graph
+from rag_helpers import story_edges_graph, write_graph
 
 from arklore.graph.model import RelationGraph
 
@@ -28,7 +28,8 @@ home = Path(sys.argv[1])
 def after(n):
     print("batch", n, flush=True)
     time.sleep(0.02)
-index.build_index(home, load_graph(home / "relation_graph.json"), embedder=HashEmbedder(), _after_add=after)
+index.build_index(home, load_graph(home / "relation_graph.json"), embedder=HashEmbedder(),
+                  rejects_path=home / "rag_rejects.jsonl", _after_add=after)
 print("done", flush=True)
 """
 
@@ -57,7 +58,7 @@ print(orjson.dumps({"docs": dict(zip(got["ids"], got["documents"])), "hits": len
 def _version(v: int, per_op: int) -> RelationGraph:
     g = story_edges_graph(30, per_op)
     for e in g.edges():
-        e.sources = ["matrix"]
+        e.origins = ["matrix"]
         e.description = f"第{v}版：{g.nodes[e.source].name}把{g.nodes[e.target].name}当作朋友。"
     return g
 
@@ -93,7 +94,7 @@ def _build(home: Path, kill_after: float | None = None, after_batch: bool = Fals
 
 @pytest.mark.slow
 def test_kill_rag_build_at_random_points(home):
-    from test_rag_support import make_rag
+    from rag_helpers import make_rag
 
     rnd = random.Random(int(os.environ.get("ARKLORE_KILL_SEED", "7")))
     a, b = _version(1, 20), _version(2, 21)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import orjson
@@ -113,11 +114,37 @@ def test_aliases_offer_appellations_and_code_names(reg: Registry) -> None:
     assert ("推进之王", "char_1019_siege2", "registry") in aliases
 
 
-def test_malformed_chardict_raises(tmp_path: Path) -> None:
+def test_malformed_optional_chardict_is_a_warning_not_an_empty_registry(tmp_path: Path) -> None:
     bad = tmp_path / "chardict.json"
     bad.write_bytes(b"[")
-    with pytest.raises(MalformedSourceError):
-        build_registry(EXCEL, bad)
+    reg = build_registry(EXCEL, bad)
+    assert len(reg) == len(build_registry(EXCEL)) > 0
+    assert [w for w in reg.warnings if w.startswith("chardict.json skipped: not valid JSON")]
+
+
+@pytest.mark.parametrize("table", ["character_table", "skin_table"])
+@pytest.mark.parametrize("damage", ["truncate", "delete"])
+def test_required_table_missing_or_unreadable_is_an_error_naming_it(
+    tmp_path: Path, table: str, damage: str
+) -> None:
+    excel = tmp_path / "excel"
+    shutil.copytree(EXCEL, excel)
+    path = excel / f"{table}.json"
+    if damage == "truncate":
+        path.write_bytes(path.read_bytes()[:200])
+    else:
+        path.unlink()
+    with pytest.raises(MalformedSourceError) as exc:
+        build_registry(excel)
+    assert f"{table}.json" in exc.value.one_line() and "registry needs this table" in exc.value.hint
+
+
+def test_missing_optional_table_is_a_warning(tmp_path: Path) -> None:
+    excel = tmp_path / "excel"
+    shutil.copytree(EXCEL, excel)
+    (excel / "handbook_team_table.json").unlink()
+    reg = build_registry(excel)
+    assert len(reg) > 0 and "handbook_team_table.json not found" in reg.warnings
 
 
 @pytest.mark.realdata

@@ -1,32 +1,46 @@
-"""Helpers shared by the CLI modules: settings, store, progress bars, JSON output."""
+"""Helpers shared by the CLI modules: the workspace, progress bars, JSON output.
+
+The CLI is an adapter: it parses options, calls a workspace step and renders the result.
+:func:`workspace` is where the command reads its settings from the environment (the entry
+point; library code never does).
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Annotated
 
 import orjson
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from arklore.config import Settings
-from arklore.corpus.store import Store
+from arklore.settings import Settings
+from arklore.workspace import Workspace
 
 console = Console()
 err_console = Console(stderr=True)
 
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable result on stdout.")]
 
-def settings() -> Settings:
-    return Settings.from_env()
+_WORKSPACE: Workspace | None = None
 
 
-def open_store(*, must_exist: bool = True) -> Store:
-    s = settings()
-    store = Store(s.db_path, create=not must_exist)
-    if must_exist:
-        store.require_ingested()
-    return store
+def workspace() -> Workspace:
+    """The workspace of this command run, made from the environment on first use."""
+    global _WORKSPACE
+    if _WORKSPACE is None:
+        _WORKSPACE = Workspace(Settings.from_env())
+    return _WORKSPACE
+
+
+def close_workspace() -> None:
+    global _WORKSPACE
+    if _WORKSPACE is not None:
+        _WORKSPACE.close()
+        _WORKSPACE = None
 
 
 def print_json(data: object) -> None:

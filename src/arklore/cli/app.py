@@ -7,6 +7,7 @@ import sys
 import typer
 from rich.console import Console
 
+from arklore.cli._common import close_workspace
 from arklore.core.errors import ArkloreError
 
 app = typer.Typer(
@@ -20,13 +21,16 @@ err_console = Console(stderr=True)
 
 
 @app.callback()
-def _root() -> None:
+def _root(ctx: typer.Context) -> None:
     """Arknights story knowledge for character role-play."""
+    # one workspace per command run, made from the environment of that run
+    close_workspace()
+    ctx.call_on_close(close_workspace)
 
 
 def _register() -> None:
     # Each area registers its commands in its own module; imported here for the side effect.
-    from arklore.cli import corpus, extract, graph, names, rag  # noqa: F401
+    from arklore.cli import corpus, demo, extract, graph, names, rag  # noqa: F401
 
 
 def main() -> None:
@@ -39,3 +43,5 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+    finally:
+        close_workspace()

@@ -6,18 +6,18 @@ for scripts; the drop summary is printed); 2 configuration errors (via ArkloreEr
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from arklore.cli._common import console, err_console, open_store, print_json, progress_bar, settings
+from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
 from arklore.cli.app import app
-from arklore.extract import store as _edges_store  # noqa: F401  (registers tables + anchors)
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable result on stdout.")]
+from arklore.core.errors import ConfigError
+from arklore.extract import review
+from arklore.extract.runner import RunReport
+from arklore.extract.store import has_chunks, load_edges
 
 extract_app = typer.Typer(help="LLM extraction over the story corpus.", no_args_is_help=True)
 review_app = typer.Typer(help="Human review reports of extracted data.", no_args_is_help=True)
@@ -60,33 +60,26 @@ def extract_relations(
 
     Exits 1 when any edge was dropped by a gate; failed requests go to llm_errors.jsonl.
     """
-    from arklore.extract import runner
-
-    s = settings()
-    with open_store() as store:
-        paths = runner.select_stages(store, stages, event=event, all_=all_)
-        env = dict(os.environ)
-        if retry is not None:
-            env["LLM_MAX_RETRIES"] = str(retry)
-        if dry_run:
-            est = runner.dry_run(store, paths, env)
-            if json:
-                print_json({"stages": len(paths), **vars(est)})
-            else:
-                console.print(f"{len(paths)} stages: {est.line()}", highlight=False)
-            return
-        from arklore.llm import LLM
-
-        llm = LLM(s.home, env=env, no_cache=no_cache)
-        try:
-            with progress_bar(not json) as progress:
-                report = runner.extract_relations(
-                    store, llm, paths, concurrency=concurrency, resume=resume, progress=progress
-                )
-            out_dir = out or s.home / runner.EXPORT_SUBDIR
-            report.exports = [str(p) for p in runner.export_stages(store, paths, out_dir)]
-        finally:
-            llm.close()
+    ws = workspace()
+    paths = ws.select_stages(stages, event=event, all_=all_)
+    if dry_run:
+        est = ws.extract_relations_dry_run(paths)
+        if json:
+            print_json({"stages": len(paths), **vars(est)})
+        else:
+            console.print(f"{len(paths)} stages: {est.line()}", highlight=False)
+        return
+    with progress_bar(not json) as progress:
+        report = ws.extract_relations(
+            paths,
+            concurrency=concurrency,
+            resume=resume,
+            no_cache=no_cache,
+            retry=retry,
+            out=out,
+            progress=progress,
+        )
+    out_dir = out or ws.paths.relation_exports
     if json:
         print_json(report.to_dict())
         err_console.print(report.cost_line, highlight=False)
@@ -95,7 +88,7 @@ def extract_relations(
     raise typer.Exit(1 if report.dropped else 0)
 
 
-def _print_report(report, out_dir: Path) -> None:
+def _print_report(report: RunReport, out_dir: Path) -> None:
     sm = report.summary
     for st in report.stages:
         fails = f", {len(st.failed_chunks)} chunks failed" if st.failed_chunks else ""
@@ -140,24 +133,16 @@ def review_relations(
     ] = 2,
 ) -> None:
     """Every extracted edge of a stage with its evidence lines marked and the lines around them."""
-    from arklore.core.errors import ConfigError
-    from arklore.extract import review, runner
-    from arklore.extract.store import load_edges
-
-    with open_store() as store:
-        (path,) = runner.select_stages(store, [stage])
-        edges = load_edges(store, path)
-        if (
-            not edges
-            and not store.conn.execute(
-                "SELECT 1 FROM relation_chunks WHERE stage_path = ?", (path,)
-            ).fetchone()
-        ):
-            raise ConfigError(
-                f"no relations extracted for {path}",
-                hint=f"run `arklore extract relations {path}` first",
-            )
-        lines = store.lines(path)
+    ws = workspace()
+    (path,) = ws.select_stages([stage])
+    store = ws.store()
+    edges = load_edges(store, path)
+    if not edges and not has_chunks(store, path):
+        raise ConfigError(
+            f"no relations extracted for {path}",
+            hint=f"run `arklore extract relations {path}` first",
+        )
+    lines = store.lines(path)
     render = review.render_html if html else review.render_text
     text = render(path, edges, lines, context)
     if out is not None:

@@ -2,61 +2,28 @@
 
 from __future__ import annotations
 
-import shutil
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import orjson
 import typer
 from rich.table import Table
 
-from arklore.cli._common import console, err_console, open_store, print_json, progress_bar, settings
+from arklore.base.userfiles import read_user_bytes
+from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
 from arklore.cli.app import app
-from arklore.core.errors import InputFileError, UnknownNameError
-
-if TYPE_CHECKING:
-    from arklore.graph.model import RelationGraph
+from arklore.core.errors import InputFileError, UsageError
+from arklore.core.predicates import PREDICATE_NAMES
+from arklore.graph.importer import FORMAT as IMPORT_FORMAT
+from arklore.graph.io import edge_record, save_graph
+from arklore.graph.model import GRAPH_FORMAT, INTERACTION, ORIGINS, Edge, RelationGraph
+from arklore.graph.strength import contributions
 
 graph_app = typer.Typer(help="The relation graph (no LLM needed).", no_args_is_help=True)
 app.add_typer(graph_app, name="graph")
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable result on stdout.")]
-IMPORTS_DIR = "graph_imports"
-"""Folder under ARKLORE_HOME holding the registered relation imports (used by every build)."""
 
-
-def _home() -> Path:
-    return settings().home
-
-
-def _graph_path() -> Path:
-    from arklore.graph.io import default_graph_path
-
-    return default_graph_path(_home())
-
-
-def _registered_imports() -> list[Path]:
-    d = _home() / IMPORTS_DIR
-    return sorted(d.glob("*.json")) if d.is_dir() else []
-
-
-def _build_and_save(
-    matrix: Path | None, imports: list[Path], json: bool
-) -> tuple[RelationGraph, dict]:
-    """Build, write relation_graph.json, and return the graph with the build report."""
-    from arklore.graph.build import build_graph
-    from arklore.graph.io import save_graph
-
-    t0 = time.perf_counter()
-    with open_store() as store, progress_bar(not json) as progress:
-        graph = build_graph(store, matrix_path=matrix, import_paths=imports, progress=progress)
-    path = _graph_path()
-    save_graph(graph, path)  # only reached when the build succeeded: the old file is kept otherwise
-    return graph, {"path": str(path), "seconds": round(time.perf_counter() - t0, 2), **graph.meta}
-
-
-def _print_build(report: dict) -> None:
+def print_build(report: dict) -> None:
     c = report["counts"]
     console.print(
         f"graph: {c['nodes']:,} nodes ({c['operator_nodes']} operators, "
@@ -82,63 +49,38 @@ def build(
     ] = None,
 ) -> None:
     """Build relation_graph.json under ARKLORE_HOME from the corpus, the matrix and imports."""
-    _, report = _build_and_save(matrix, _registered_imports() + list(imports or []), json)
-    if json:
-        print_json(report)
-    else:
-        _print_build(report)
-
-
-def _load():
-    from arklore.graph.io import load_graph
-
-    return load_graph(_graph_path())
-
-
-def _resolve(graph, who: str) -> str:
-    nid = graph.resolve(who)
-    if nid is not None:
-        return nid
-    try:  # appellations and other registry names: cheap, no alias table needed
-        from arklore.graph.people import registry_from_store
-
-        with open_store() as store:
-            op = registry_from_store(store).resolve(who)
-        nid = graph.resolve(op.base_id or op.char_id)
-    except Exception:  # noqa: BLE001 - fall through to the one error below
-        nid = None
-    if nid is None:
-        raise UnknownNameError(
-            f"{who!r} is not in the relation graph",
-            hint="use an operator name or char id, or run `arklore graph build`",
+    ws = workspace()
+    with progress_bar(not json) as progress:
+        built = ws.build_graph(
+            matrix=matrix, imports=[*ws.registered_imports(), *(imports or [])], progress=progress
         )
-    return nid
+    if json:
+        print_json(built.report)
+    else:
+        print_build(built.report)
 
 
-def _edge_json(graph, e) -> dict:
-    from arklore.graph.io import _edge_dict
-    from arklore.graph.strength import contributions
-
-    d = _edge_dict(e)
+def _edge_json(graph: RelationGraph, e: Edge) -> dict[str, Any]:
+    d = edge_record(e)
     d["target_name"] = graph.nodes[e.target].name if e.target in graph.nodes else e.target
     d["source_name"] = graph.nodes[e.source].name if e.source in graph.nodes else e.source
     d["contributions"] = {k: round(v, 4) for k, v in contributions(e.signals).items() if v}
     return d
 
 
-def _signals_text(e) -> str:
+def _signals_text(e: Edge) -> str:
     return " ".join(f"{k}={v}" for k, v in e.signals.items())
 
 
-def _edges_table(graph, edges, title: str) -> Table:
-    t = Table("target", "predicate", "strength", "sources", "signals", title=title)
+def _edges_table(graph: RelationGraph, edges: list[Edge], title: str) -> Table:
+    t = Table("target", "predicate", "strength", "origins", "signals", title=title)
     for e in edges:
         name = graph.nodes[e.target].name if e.target in graph.nodes else e.target
         t.add_row(
             f"{name} ({e.target})",
             e.predicate,
             f"{e.strength:.4f}",
-            ",".join(e.sources),
+            ",".join(e.origins),
             _signals_text(e),
         )
     return t
@@ -150,11 +92,14 @@ def show(
         str, typer.Argument(help="Operator name, alias or char id (or npc:<name>).")
     ],
     json: JsonOpt = False,
-    k: Annotated[int, typer.Option("-k", help="How many anchors to list.")] = 3,
+    k: Annotated[int, typer.Option("-k", help="How many anchors to list (1 or more).")] = 3,
 ) -> None:
     """One node: its faction and its k strongest relations with the signals behind each."""
-    graph = _load()
-    nid = _resolve(graph, operator)
+    if k < 1:
+        raise UsageError(f"-k {k}: must be 1 or more")
+    ws = workspace()
+    graph = ws.graph()
+    nid = ws.graph_node(operator)
     node = graph.nodes[nid]
     top = graph.get_top_anchor_relations(nid, k)
     faction = graph.get_faction(nid)
@@ -180,12 +125,10 @@ def show(
         _print_edge(graph, e, i)
 
 
-def _print_edge(graph, e, i: int) -> None:
-    from arklore.graph.strength import contributions
-
+def _print_edge(graph: RelationGraph, e: Edge, i: int) -> None:
     name = graph.nodes[e.target].name if e.target in graph.nodes else e.target
     console.print(
-        f"{i}. {name} ({e.target})  {e.predicate}  strength {e.strength:.4f}  [{', '.join(e.sources)}]",
+        f"{i}. {name} ({e.target})  {e.predicate}  strength {e.strength:.4f}  [{', '.join(e.origins)}]",
         highlight=False,
         markup=False,
     )
@@ -199,8 +142,9 @@ def _print_edge(graph, e, i: int) -> None:
 @graph_app.command("relation")
 def relation(a: str, b: str, json: JsonOpt = False) -> None:
     """Every edge a -> b (A's view of B)."""
-    graph = _load()
-    ida, idb = _resolve(graph, a), _resolve(graph, b)
+    ws = workspace()
+    graph = ws.graph()
+    ida, idb = ws.graph_node(a), ws.graph_node(b)
     edges = graph.get_relation(ida, idb)
     if json:
         print_json([_edge_json(graph, e) for e in edges])
@@ -217,18 +161,31 @@ def neighbors(
     predicate: Annotated[
         str | None, typer.Option(help="Only this predicate (or 'interaction').")
     ] = None,
-    min_strength: Annotated[float, typer.Option(help="Only edges at least this strong.")] = 0.0,
-    source: Annotated[
-        str | None, typer.Option(help="Only edges with this source (matrix, story, ...).")
+    min_strength: Annotated[
+        float, typer.Option(help="Only edges at least this strong (0 to 1).")
+    ] = 0.0,
+    origin: Annotated[
+        str | None, typer.Option(help=f"Only edges from this origin ({', '.join(ORIGINS)}).")
     ] = None,
-    limit: Annotated[int, typer.Option(help="Print at most this many.")] = 50,
+    limit: Annotated[int, typer.Option(help="Print at most this many (1 or more).")] = 50,
 ) -> None:
     """a's relations passing the filters, strongest first."""
-    graph = _load()
-    nid = _resolve(graph, operator)
-    edges = graph.neighbors(nid, predicate=predicate, min_strength=min_strength, source=source)[
-        :limit
-    ]
+    if predicate is not None and predicate not in (*PREDICATE_NAMES, INTERACTION):
+        raise UsageError(
+            f"--predicate {predicate!r} is not a predicate",
+            hint=f"use one of {', '.join((*PREDICATE_NAMES, INTERACTION))}",
+        )
+    if origin is not None and origin not in ORIGINS:
+        raise UsageError(f"--origin {origin!r} is unknown", hint=f"use one of {', '.join(ORIGINS)}")
+    if not 0.0 <= min_strength <= 1.0:
+        raise UsageError(f"--min-strength {min_strength:g}: strengths are between 0 and 1")
+    if limit < 1:
+        raise UsageError(f"--limit {limit}: must be 1 or more")
+    ws = workspace()
+    graph = ws.graph()
+    nid = ws.graph_node(operator)
+    edges = graph.neighbors(nid, predicate=predicate, min_strength=min_strength, origin=origin)
+    edges = edges[:limit]
     if json:
         print_json([_edge_json(graph, e) for e in edges])
     else:
@@ -240,9 +197,7 @@ def export(
     path: Annotated[Path, typer.Argument(help="Where to write relation_graph.json.")],
 ) -> None:
     """Write the built graph to PATH (deterministic bytes: export -> import -> export is identical)."""
-    from arklore.graph.io import save_graph
-
-    graph = _load()
+    graph = workspace().graph()
     save_graph(graph, path)
     err_console.print(
         f"wrote {path} ({len(graph.nodes):,} nodes, {len(graph):,} edges)", highlight=False
@@ -259,27 +214,25 @@ def import_(
 ) -> None:
     """Install a relation_graph.json as the current graph, or register a relation import
     (wiki export, see arklore.graph.importer) and rebuild with it."""
-    from arklore.graph.importer import FORMAT as IMPORT_FORMAT
-    from arklore.graph.io import FORMAT as GRAPH_FORMAT
-    from arklore.graph.io import loads_graph, save_graph
-
+    ws = workspace()
+    data = read_user_bytes(path)
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise InputFileError(str(path), "file", f"cannot read: {e.strerror or e}") from None
-    try:
-        fmt = orjson.loads(data).get("format")
-    except (orjson.JSONDecodeError, AttributeError):
-        fmt = None
-    if fmt == GRAPH_FORMAT:
-        graph = loads_graph(data, str(path))
-        save_graph(graph, _graph_path())
-        result = {"installed": str(_graph_path()), "nodes": len(graph.nodes), "edges": len(graph)}
-        print_json(result) if json else console.print(
-            f"installed {path} as {_graph_path()} ({result['nodes']:,} nodes, {result['edges']:,} edges)",
-            highlight=False,
-            markup=False,
-        )
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise InputFileError(str(path), "json", f"not valid JSON: {e}") from None
+    fmt = doc.get("format") if isinstance(doc, dict) else None
+    if fmt in (GRAPH_FORMAT, "arklore-relation-graph/1"):
+        graph = ws.install_graph(data, str(path))
+        result = {"installed": str(ws.paths.graph), "nodes": len(graph.nodes), "edges": len(graph)}
+        if json:
+            print_json(result)
+        else:
+            console.print(
+                f"installed {path} as {ws.paths.graph} ({result['nodes']:,} nodes, "
+                f"{result['edges']:,} edges)",
+                highlight=False,
+                markup=False,
+            )
         return
     if fmt != IMPORT_FORMAT:
         raise InputFileError(
@@ -287,30 +240,10 @@ def import_(
             "key 'format'",
             f"expected {GRAPH_FORMAT!r} or {IMPORT_FORMAT!r}, got {fmt!r}",
         )
-    dest = _home() / IMPORTS_DIR / path.name
-    others = [p for p in _registered_imports() if p.name != path.name]
-    if build_now:
-        _, report = _build_and_save(None, [*others, path], json)  # validates before writing
-    else:
-        _validate_import(path)
-        report = None
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if path.resolve() != dest.resolve():
-        shutil.copyfile(path, dest)
+    dest, built = ws.register_import(path, build=build_now)
     if json:
-        print_json({"registered": str(dest), "build": report})
+        print_json({"registered": str(dest), "build": built.report if built else None})
         return
     console.print(f"registered {dest}", highlight=False)
-    if report:
-        _print_build(report)
-
-
-def _validate_import(path: Path) -> None:
-    from arklore.graph.build import Resolver, default_excel_root, load_registry
-    from arklore.graph.importer import load_import
-    from arklore.graph.people import People
-
-    with open_store() as store:
-        people = People.from_store(store, load_registry(store, default_excel_root()))
-        speakers = [n for (n,) in store.conn.execute("SELECT name FROM speakers")]
-    load_import(path, Resolver(people, speakers))
+    if built:
+        print_build(built.report)

@@ -7,32 +7,29 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from arklore.cli._common import console, open_store, print_json
+from arklore.cli._common import JsonOpt, console, print_json, workspace
 from arklore.cli.app import app
+from arklore.core.errors import UnknownNameError
+from arklore.names.audit import audit
 
 names_app = typer.Typer(help="Operator names: aliases and mention detection.", no_args_is_help=True)
 app.add_typer(names_app, name="names")
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable result on stdout.")]
 
 
 @names_app.command("resolve")
 def resolve(name: str, json: JsonOpt = False) -> None:
     """Which operator a name belongs to, and which source decided; ambiguous names list all."""
-    from arklore.core.errors import UnknownNameError
-    from arklore.names.build import load_alias_table
-
-    with open_store() as store:
-        table = load_alias_table(store)
-        res = table.resolve(name)
-        cands = [
-            {
-                "char_id": a.char_id,
-                "source": a.source,
-                "evidence": a.evidence,
-                "name": table.canonical_name(a.char_id),
-            }
-            for a in table.candidates(name)
-        ]
+    table = workspace().aliases()
+    res = table.resolve(name)
+    cands = [
+        {
+            "char_id": a.char_id,
+            "source": a.source,
+            "evidence": a.evidence,
+            "name": table.canonical_name(a.char_id),
+        }
+        for a in table.candidates(name)
+    ]
     out = {
         "name": name,
         "char_id": res.char_id,
@@ -70,11 +67,9 @@ def find(
     ] = None,
 ) -> None:
     """Operator mentions in a text, with how each was matched."""
-    from arklore.names.build import store_matcher
-
-    with open_store() as store:
-        matcher = store_matcher(store)
-    ctx = {"speaking_to": speaking_to} if speaking_to else None
+    ws = workspace()
+    matcher = ws.matcher()
+    ctx = {"speaking_to": ws.resolve_operator(speaking_to)} if speaking_to else None
     mentions = matcher.find(text, ctx)
     rows = [
         {
@@ -104,10 +99,8 @@ def find(
 def audit_cmd(json: JsonOpt = False) -> None:
     """Speakers with >= 200 lines as operator or NPC, and speakers that look like operators
     but have no alias (for a human to settle in data/aliases.toml)."""
-    from arklore.names.audit import audit
-
-    with open_store() as store:
-        report = audit(store)
+    ws = workspace()
+    report = audit(ws.store(), ws.user_aliases())
     if json:
         print_json(report)
         return

@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
-from arklore.cli._common import console, err_console, print_json, progress_bar, settings
+from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
 from arklore.cli.app import app
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable result on stdout.")]
+from arklore.rag.index import RagIndexError
 
 rag_app = typer.Typer(help="The relation RAG index (ChromaDB).", no_args_is_help=True)
 app.add_typer(rag_app, name="rag")
@@ -41,40 +40,10 @@ def rag_build(
     Run it after every change to the matrix or the graph (`arklore graph build` first); the
     previous index keeps serving until the new one is complete.
     """
-    from arklore.graph.io import default_graph_path, load_graph
-    from arklore.rag.embedders import get_embedder
-    from arklore.rag.index import build_index
-
-    s = settings()
-    gpath = graph or default_graph_path(s.home)
-    g = load_graph(gpath)
-    emb = get_embedder(embedder)
-    store = None
-    if s.db_path.exists():
-        from arklore.corpus.store import Store
-
-        store = Store(s.db_path, create=False)
-    describer = None
-    llm = None
-    from arklore.rag.describe import llm_configured
-
-    if not no_llm and llm_configured():
-        from arklore.llm import LLM
-        from arklore.rag.describe import llm_describer
-
-        llm = LLM(s.home)
-        describer = llm_describer(llm, s.home)
-    try:
-        with progress_bar(not json) as progress:
-            report = build_index(
-                s.home, g, graph_path=str(gpath), store=store, embedder=emb,
-                describer=describer, progress=progress, force=force,
-            )  # fmt: skip
-    finally:
-        if store is not None:
-            store.close()
-        if llm is not None:
-            llm.close()
+    with progress_bar(not json) as progress:
+        report = workspace().build_index(
+            embedder=embedder, no_llm=no_llm, force=force, graph_path=graph, progress=progress
+        )
     if json:
         print_json(report.to_dict())
         return
@@ -99,9 +68,7 @@ def rag_build(
 @rag_app.command("status")
 def rag_status(json: JsonOpt = False) -> None:
     """Which collection is live, with which embedder and how many documents."""
-    from arklore.rag.index import RagIndexError, read_pointer
-
-    ptr = read_pointer(settings().home)
+    ptr = workspace().index_status()
     if ptr is None:
         raise RagIndexError("no relation index yet")
     if json:
@@ -127,15 +94,10 @@ def context_cmd(
     json: JsonOpt = False,
 ) -> None:
     """The relation context a chat turn with OPERATOR would inject for MESSAGE."""
-    from arklore.core.errors import UnknownNameError
-    from arklore.rag.context import RelationRAG
-
-    rag = RelationRAG(settings().home)
-    op = rag.graph.resolve(operator)
-    if op is None:
-        raise UnknownNameError(f"{operator!r} is not a node of the relation graph")
+    ws = workspace()
     targets = [x.strip() for x in (l3 or "").split(",") if x.strip()]
-    ctx = rag.build_context(op, message, targets, budget=budget)
+    op = ws.graph_node(operator)
+    ctx = ws.context(op, message, targets, budget=budget)
     if json:
         print_json({"operator_id": op, **ctx.to_dict()})
     else:

@@ -57,6 +57,33 @@ class NotIngestedError(StoreError):
     """A command needs the corpus but nothing has been ingested yet."""
 
 
+class IncompleteIngestError(StoreError):
+    """The last ingest was killed or crashed: the store may be half-built."""
+
+    default_hint = "run `arklore ingest` again; it resumes where it stopped"
+
+
+class DataRootsChangedError(StoreError):
+    """The store was ingested from other data checkouts than the settings now name."""
+
+    default_hint = (
+        "point ARKLORE_GAMEDATA/ARKLORE_ASTR back at the data the store was built from, use "
+        "another ARKLORE_HOME, or pass --data-changed to accept the new data"
+    )
+
+
+class UsageError(ArkloreError):
+    """A command-line option or argument has a value the command cannot use."""
+
+    exit_code = 2
+
+
+class OutputPathError(ArkloreError):
+    """A file cannot be written where the user asked (a folder, no permission, no such place)."""
+
+    default_hint = "choose a writable file path"
+
+
 class UnknownNameError(ArkloreError):
     """A name, id or appellation matches no operator or speaker."""
 

@@ -22,6 +22,14 @@ DOCTOR = "博士"
 NICKNAME_TOKEN = "Dr.{@nickname}"
 """How the scripts write the player's name; kept verbatim in text."""
 
+DOCTOR_NAMES = frozenset({DOCTOR, "Dr.", "Dr", "Doctor", "刀客塔", NICKNAME_TOKEN, "{@nickname}"})
+"""Every way the story and the model write the Doctor (the player); one set for all layers."""
+
+
+def is_doctor(name: str) -> bool:
+    """True when ``name`` (as written, quotes and a trailing ? allowed) is the Doctor."""
+    return normalize_speaker(name)[0] in DOCTOR_NAMES
+
 
 class LineKind(StrEnum):
     DIALOGUE = "dialogue"

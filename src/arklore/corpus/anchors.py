@@ -5,29 +5,27 @@ may have gained a line in the middle (everything after it shifts), had a line ed
 in place, or lost its tail. This re-reads the sources and reports every stored id
 whose stage no longer holds that text at that position, with what is there now.
 
-Anchors come from the ``lines`` table (what was ingested) and from any table a later
-layer registers with :func:`register_anchor_query` (e.g. relation evidence).
+Anchors come from the ``lines`` table (what was ingested) and from whatever later layers
+cite, passed in as ``(line_id, referrer)`` pairs (relation evidence, curated relations, the
+graph, the relation index): each drift names what it would break.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from arklore.config import Settings
 from arklore.core.errors import ArkloreError
 from arklore.core.model import Line, Source, content_hash, parse_line_id
 from arklore.corpus.store import Store
+from arklore.sources import astr, avg
+from arklore.sources.roots import DataRoots
 
-_anchor_queries: dict[str, str] = {}
-
-
-def register_anchor_query(name: str, sql: str) -> None:
-    """Register ``SELECT line_id FROM ...`` whose ids must keep pointing at their text."""
-    _anchor_queries[name] = sql
+Citation = tuple[str, str]
+"""(line_id, referrer): a line id some later layer cites, and a label of what cites it."""
 
 
 class DriftKind:
@@ -79,9 +77,7 @@ class AnchorReport:
         }
 
 
-def _readers(settings: Settings) -> dict[str, tuple[Path | None, Callable[..., object]]]:
-    from arklore.sources import astr, avg
-
+def _readers(roots: DataRoots) -> dict[str, tuple[Path | None, Callable[..., object]]]:
     def root(fn: Callable[[], Path]) -> Path | None:
         try:
             return fn()
@@ -89,15 +85,16 @@ def _readers(settings: Settings) -> dict[str, tuple[Path | None, Callable[..., o
             return None
 
     return {
-        Source.AVG: (root(settings.avg_story_root), avg.read_avg_stage),
-        Source.ASTR: (root(settings.astr_story_root), astr.read_astr_stage),
+        Source.AVG: (root(roots.avg_story_root), avg.read_avg_stage),
+        Source.ASTR: (root(roots.astr_story_root), astr.read_astr_stage),
     }
 
 
 def verify_anchors(
-    settings: Settings,
+    roots: DataRoots,
     store: Store,
     *,
+    citations: Iterable[Citation] = (),
     full: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> AnchorReport:
@@ -115,14 +112,13 @@ def verify_anchors(
     for source, line_id in store.conn.execute("SELECT source, line_id FROM lines"):
         stage_path, line_no, _ = parse_line_id(line_id)
         wanted[(source, stage_path)][line_no].setdefault(line_id, set()).add("lines")
-    for name, sql in _anchor_queries.items():
-        for (line_id,) in store.conn.execute(sql):
-            try:
-                stage_path, line_no, _ = parse_line_id(line_id)
-            except ValueError:
-                continue
-            source = store.primary_source(stage_path) or Source.AVG
-            wanted[(source, stage_path)][line_no].setdefault(line_id, set()).add(name)
+    for line_id, referrer in citations:
+        try:
+            stage_path, line_no, _ = parse_line_id(line_id)
+        except ValueError:
+            continue
+        source = store.primary_source(stage_path) or Source.AVG
+        wanted[(source, stage_path)][line_no].setdefault(line_id, set()).add(referrer)
     report.anchors = sum(len(ids) for stage in wanted.values() for ids in stage.values())
 
     stored = {
@@ -131,7 +127,7 @@ def verify_anchors(
             "SELECT source, stage_path, source_path, content_hash FROM stages"
         )
     }
-    readers = _readers(settings)
+    readers = _readers(roots)
     for i, ((source, stage_path), positions) in enumerate(sorted(wanted.items()), 1):
         report.stages_checked += 1
         if progress:

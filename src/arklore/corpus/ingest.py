@@ -16,10 +16,13 @@ from pathlib import Path
 
 import orjson
 
-from arklore.config import Settings
 from arklore.core.errors import ArkloreError, MalformedSourceError
 from arklore.core.model import Source, Stage
+from arklore.corpus.order import order_key, principal_speakers
 from arklore.corpus.store import Store
+from arklore.sources import astr, avg
+from arklore.sources.gamedata import StageMeta, load_stage_meta
+from arklore.sources.roots import DataRoots
 
 Progress = Callable[[str, int, int], None]
 """progress(description, done, total): called as files are processed."""
@@ -45,6 +48,8 @@ class IngestReport:
     post_processed: bool = False
     seconds: float = 0.0
     counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # optional tables missing or unreadable
+    names_rebuilt: bool = False
 
     @property
     def changed(self) -> bool:
@@ -54,7 +59,9 @@ class IngestReport:
         return {
             "sources": {k: vars(v) for k, v in self.sources.items()},
             "errors": self.errors,
+            "warnings": self.warnings,
             "post_processed": self.post_processed,
+            "names_rebuilt": self.names_rebuilt,
             "seconds": round(self.seconds, 3),
             "counts": self.counts,
         }
@@ -69,15 +76,13 @@ class _SourceSpec:
     read: Callable[[Path, Path, bytes], Stage]
 
 
-def _specs(settings: Settings, sources: tuple[str, ...]) -> list[_SourceSpec]:
-    from arklore.sources import astr, avg
-
+def _specs(roots: DataRoots, sources: tuple[str, ...]) -> list[_SourceSpec]:
     specs = []
     if "avg" in sources:
         specs.append(
             _SourceSpec(
                 Source.AVG,
-                settings.avg_story_root(),
+                roots.avg_story_root(),
                 avg.iter_avg_files,
                 avg.stage_path_for,
                 avg.read_avg_stage,
@@ -87,7 +92,7 @@ def _specs(settings: Settings, sources: tuple[str, ...]) -> list[_SourceSpec]:
         specs.append(
             _SourceSpec(
                 Source.ASTR,
-                settings.astr_story_root(),
+                roots.astr_story_root(),
                 astr.iter_astr_files,
                 astr.stage_path_for,
                 astr.read_astr_stage,
@@ -97,32 +102,37 @@ def _specs(settings: Settings, sources: tuple[str, ...]) -> list[_SourceSpec]:
 
 
 def ingest(
-    settings: Settings,
+    roots: DataRoots,
     store: Store,
     *,
     sources: tuple[str, ...] = ("avg", "astr"),
     progress: Progress | None = None,
     force: bool = False,
 ) -> IngestReport:
-    """Bring the store in line with the sources; returns what changed."""
+    """Bring the corpus tables in line with the sources; returns what changed.
+
+    ``post_processed`` on the report says the corpus-wide tables (speakers, story order) were
+    recomputed; the names layer's tables depend on them and are rebuilt by the caller
+    (the workspace's ingest step) when it is set.
+    """
     started = time.perf_counter()
     report = IngestReport()
-    specs = _specs(settings, sources)
-    meta_loader = _StageMetaLoader(settings)
+    specs = _specs(roots, sources)
+    meta_loader = _StageMetaLoader(roots)
     for spec in specs:
         report.sources[str(spec.source)] = _ingest_source(
             spec, store, report, meta_loader, progress, force
         )
-    tables_hash = _tables_fingerprint(settings)
+    tables_hash = tables_fingerprint(roots)
     if (
         report.changed
         or force
-        or _meta(store, "tables_hash") != tables_hash
-        or not _meta(store, "post_done")
+        or store.get_meta("tables_hash") != tables_hash
+        or not store.get_meta("post_done")
     ):
-        _post_process(settings, store, meta_loader)
-        _set_meta(store, "tables_hash", tables_hash)
-        _set_meta(store, "post_done", "1")
+        _post_process(store, meta_loader)
+        store.set_meta("tables_hash", tables_hash)
+        store.set_meta("post_done", "1")
         report.post_processed = True
     report.counts = store.counts()
     report.seconds = time.perf_counter() - started
@@ -143,7 +153,7 @@ def _ingest_source(
     files = list(spec.list_files(spec.root))
     out.files = len(files)
     seen: set[str] = set()
-    failures: list[tuple[str, str]] = []
+    failures: list[tuple[str, str, bool]] = []  # (path, reason, an older version is kept)
     ok_paths: list[str] = []
     pending: list[Stage] = []
     last_commit = time.monotonic()
@@ -159,8 +169,8 @@ def _ingest_source(
 
     for i, file in enumerate(files, 1):
         rel = file.relative_to(spec.root).as_posix()
+        stage_path = spec.stage_path_for(spec.root, file)
         try:
-            stage_path = spec.stage_path_for(spec.root, file)
             seen.add(stage_path)
             data = file.read_bytes()
             if not force and stored.get(stage_path) == hashlib.sha1(data).hexdigest():
@@ -178,9 +188,9 @@ def _ingest_source(
                     out.added += 1
                 ok_paths.append(rel)
         except MalformedSourceError as exc:
-            failures.append((rel, exc.reason))
+            failures.append((rel, exc.reason, stage_path in stored))
         except (OSError, UnicodeError, ValueError) as exc:
-            failures.append((rel, f"{type(exc).__name__}: {exc}"))
+            failures.append((rel, f"{type(exc).__name__}: {exc}", stage_path in stored))
         if time.monotonic() - last_commit >= COMMIT_EVERY_SECONDS:
             flush()
         if progress:
@@ -198,39 +208,35 @@ def _ingest_source(
         )
         c.executemany(
             "INSERT OR REPLACE INTO ingest_errors (source, path, reason, at) VALUES (?,?,?,?)",
-            [(src, p, r, now) for p, r in failures],
+            [(src, p, r, now) for p, r, _ in failures],
         )
         c.execute(
             "DELETE FROM ingest_errors WHERE source = ? AND path NOT IN (SELECT value FROM json_each(?))",
             (src, orjson.dumps([f.relative_to(spec.root).as_posix() for f in files]).decode()),
         )
     out.failed = len(failures)
-    report.errors.extend({"source": src, "path": p, "reason": r} for p, r in failures)
+    report.errors.extend(
+        {"source": src, "path": p, "reason": r, "kept_previous": kept} for p, r, kept in failures
+    )
     return out
 
 
 def _principal(stage: Stage) -> list[str]:
-    from arklore.corpus.order import principal_speakers
-
     return principal_speakers(stage.lines)
 
 
 class _StageMetaLoader:
     """Loads the stage metadata tables once, only if a raw script actually needs them."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self._meta: dict | None = None
+    def __init__(self, roots: DataRoots) -> None:
+        self.roots = roots
+        self._meta: dict[str, StageMeta] | None = None
 
     @property
-    def meta(self) -> dict:
+    def meta(self) -> dict[str, StageMeta]:
         if self._meta is None:
-            from arklore.sources.gamedata import load_stage_meta
-
             try:
-                self._meta = load_stage_meta(
-                    self.settings.excel_root(), self.settings.avg_story_root()
-                )
+                self._meta = load_stage_meta(self.roots.excel_root(), self.roots.avg_story_root())
             except ArkloreError:
                 self._meta = {}
         return self._meta
@@ -241,10 +247,11 @@ class _StageMetaLoader:
             m.apply(stage)
 
 
-def _tables_fingerprint(settings: Settings) -> str:
-    """Size and mtime of every excel table: a changed table re-runs the post-processing."""
+def tables_fingerprint(roots: DataRoots) -> str:
+    """Size and mtime of every excel table: a changed table re-runs the post-processing
+    (and the names layer's rebuild, which reads the registry tables)."""
     try:
-        root = settings.excel_root()
+        root = roots.excel_root()
     except ArkloreError:
         return ""
     h = hashlib.sha1()
@@ -254,57 +261,20 @@ def _tables_fingerprint(settings: Settings) -> str:
     return h.hexdigest()
 
 
-def _meta(store: Store, key: str) -> str | None:
-    row = store.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return row[0] if row else None
-
-
-def _set_meta(store: Store, key: str, value: str) -> None:
-    store.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
-
-
-def _post_process(settings: Settings, store: Store, meta_loader: _StageMetaLoader) -> None:
-    """Recompute what depends on the whole corpus: operators, speakers, story order."""
-    from arklore.names.build import rebuild_aliases
-
-    registry = _load_registry(settings)
+def _post_process(store: Store, meta_loader: _StageMetaLoader) -> None:
+    """Recompute what depends on the whole corpus: speakers and story order."""
     with store.transaction() as c:
-        if registry is not None:
-            c.execute("DELETE FROM operators")
-            c.executemany(
-                "INSERT INTO operators (char_id, name, appellation, data) VALUES (?,?,?,?)",
-                [
-                    (op.char_id, op.name, op.appellation, orjson.dumps(op).decode())
-                    for op in registry
-                ],
-            )
         _rebuild_speakers(c)
         _rebuild_order(c, meta_loader)
-    rebuild_aliases(store, registry.code_names if registry is not None else None)
-
-
-def _load_registry(settings: Settings):
-    """The operator registry from the excel tables, with ASTR's chardict when present
-    (it names alternate forms and operators newer than the tables)."""
-    from arklore.names.registry import build_registry
-
-    chardict = None
-    if settings.astr is not None and (settings.astr / "zh_CN" / "chardict.json").is_file():
-        chardict = settings.astr / "zh_CN" / "chardict.json"
-    try:
-        return build_registry(settings.excel_root(), chardict)
-    except ArkloreError:
-        return None
 
 
 def _rebuild_speakers(c) -> None:
-    """Line and stage counts per speaker of the primary corpus, with per-source line counts.
-    ``char_id`` is left to :func:`arklore.names.build.rebuild_aliases`, which runs next."""
+    """Line and stage counts per speaker of the primary corpus, with per-source line counts."""
     c.execute("DELETE FROM speakers")
     c.execute(
         """
-        INSERT INTO speakers (name, line_count, stage_count, avg_lines, astr_lines, char_id)
-        SELECT p.speaker, p.n, p.stages, s.avg_lines, s.astr_lines, NULL
+        INSERT INTO speakers (name, line_count, stage_count, avg_lines, astr_lines)
+        SELECT p.speaker, p.n, p.stages, s.avg_lines, s.astr_lines
         FROM (SELECT speaker, count(*) AS n, count(DISTINCT stage_path) AS stages
               FROM primary_lines WHERE speaker != '' GROUP BY speaker) p
         JOIN (SELECT speaker, sum(source = 'avg') AS avg_lines, sum(source = 'astr') AS astr_lines
@@ -314,8 +284,6 @@ def _rebuild_speakers(c) -> None:
 
 
 def _rebuild_order(c, meta_loader: _StageMetaLoader) -> None:
-    from arklore.corpus.order import order_key
-
     paths = [r[0] for r in c.execute("SELECT DISTINCT stage_path FROM stages")]
     ranked = sorted(paths, key=lambda p: order_key(p, meta_loader.meta.get(p)))
     c.executemany(

@@ -1,145 +1,94 @@
-"""The SQLite store: stages, lines, speakers, operators and ingest errors.
+"""The SQLite store: one file under ARKLORE_HOME that every layer keeps its tables in.
 
-One file under ARKLORE_HOME. Every write that changes a stage happens in one
-transaction, so a crash leaves either the old or the new stage, never a mix.
-Later layers (aliases, relations, events, memories, profiles) add their own
-tables through :func:`register_schema` so the store stays the one place state lives.
+This module is the corpus layer's access to it: stages, lines, speakers (tables declared in
+:mod:`arklore.corpus.schema`). Other layers declare their own tables as migrations and pass
+them when the store is opened (the workspace passes every layer's, in order); they read the
+corpus through the methods here, never with SQL of their own. Every write that changes a stage
+happens in one transaction, so a crash leaves either the old or the new stage, never a mix.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 
-from arklore.core.errors import NotIngestedError, StoreError
+from arklore.base.db import Database, Migration
+from arklore.core.errors import NotIngestedError
 from arklore.core.model import Branch, Line, LineKind, Stage
-
-SCHEMA_VERSION = 1
-
-_CORE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-
-CREATE TABLE IF NOT EXISTS stages (
-    source TEXT NOT NULL,            -- 'avg' | 'astr'
-    stage_path TEXT NOT NULL,        -- 'obt/main/level_main_01-01_beg'
-    source_path TEXT NOT NULL,       -- relative file path with extension
-    event_id TEXT, event_name TEXT, entry_type TEXT, story_code TEXT, avg_tag TEXT,
-    story_name TEXT, story_info TEXT, story_sort INTEGER, start_time INTEGER,
-    content_hash TEXT NOT NULL,      -- sha1 of the file bytes
-    line_count INTEGER NOT NULL,
-    principal_speakers TEXT NOT NULL DEFAULT '[]',  -- JSON list
-    order_rank INTEGER,              -- approximate release order, not in-world time
-    PRIMARY KEY (source, stage_path)
-);
-
-CREATE TABLE IF NOT EXISTS lines (
-    source TEXT NOT NULL,
-    stage_path TEXT NOT NULL,
-    line_no INTEGER NOT NULL,
-    line_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    speaker TEXT NOT NULL,
-    speaker_raw TEXT,
-    uncertain INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    figure_art TEXT,
-    branch TEXT,                      -- '<decision line_no>:<values;...>' or NULL
-    addresses_doctor INTEGER NOT NULL,
-    options TEXT,                     -- JSON [options, values] for choice lines
-    PRIMARY KEY (source, stage_path, line_no)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS lines_by_speaker ON lines (speaker);
-CREATE INDEX IF NOT EXISTS lines_by_id ON lines (line_id);
-
--- The corpus downstream layers read: the raw AVG script when the stage has one
--- (newer game version), else the ASTR copy.
-CREATE VIEW IF NOT EXISTS primary_stages AS
-    SELECT * FROM stages s
-    WHERE s.source = 'avg'
-       OR NOT EXISTS (SELECT 1 FROM stages a WHERE a.source = 'avg' AND a.stage_path = s.stage_path);
-CREATE VIEW IF NOT EXISTS primary_lines AS
-    SELECT l.* FROM lines l JOIN primary_stages p
-      ON p.source = l.source AND p.stage_path = l.stage_path;
-
-CREATE TABLE IF NOT EXISTS speakers (
-    name TEXT PRIMARY KEY,           -- normalized speaker name
-    line_count INTEGER NOT NULL,     -- lines in the primary corpus
-    stage_count INTEGER NOT NULL,
-    avg_lines INTEGER NOT NULL,
-    astr_lines INTEGER NOT NULL,
-    char_id TEXT                     -- operator id when the name is an operator's, else NULL (NPC)
-);
-
-CREATE TABLE IF NOT EXISTS operators (
-    char_id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    appellation TEXT,
-    data TEXT NOT NULL               -- JSON of the full Operator record
-);
-
-CREATE TABLE IF NOT EXISTS ingest_errors (
-    source TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL, at TEXT NOT NULL,
-    PRIMARY KEY (source, path)
-);
-"""
-
-_extra_schemas: list[str] = []
+from arklore.corpus.schema import MIGRATIONS as CORPUS_MIGRATIONS
 
 
-def register_schema(sql: str) -> None:
-    """Let a later layer add its tables (CREATE ... IF NOT EXISTS) to every opened store."""
-    if sql not in _extra_schemas:
-        _extra_schemas.append(sql)
+@dataclass(frozen=True, slots=True)
+class SpokenLine:
+    """A dialogue or choice line of the primary corpus, as the interaction scan reads it."""
+
+    stage_path: str
+    line_no: int
+    kind: str  # "dialogue" | "choice"
+    speaker: str
+    uncertain: bool
+    text: str
+    branch: str | None
+    line_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestRun:
+    """One ``arklore ingest``: when, from which data roots, and whether it finished."""
+
+    id: int
+    started_at: str
+    finished_at: str | None  # None: killed or crashed before the end
+    gamedata: str | None
+    astr: str | None
+    tables_fingerprint: str | None
+    sources: tuple[str, ...]
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class StageInfo:
+    """What the tables say about a stage of the primary corpus."""
+
+    stage_path: str
+    source: str
+    event_id: str | None
+    event_name: str | None
+    story_code: str | None
+    story_name: str | None
+    avg_tag: str | None
+    story_info: str | None
+    order_rank: int | None
+    line_count: int
 
 
 class Store:
     """A connection to the arklore database with typed helpers for the corpus tables."""
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        create: bool = True,
+        migrations: Sequence[Migration] = CORPUS_MIGRATIONS,
+    ) -> None:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise NotIngestedError(f"no store at {self.path}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute("PRAGMA foreign_keys=ON")
-            self._init_schema()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open store {self.path}: {exc}") from exc
-
-    def _init_schema(self) -> None:
-        row = None
-        has_meta = self.conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
-        ).fetchone()
-        if has_meta:
-            row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is not None and int(row[0]) != SCHEMA_VERSION:
-            raise StoreError(
-                f"store {self.path} has schema version {row[0]}, this arklore needs {SCHEMA_VERSION}",
-                hint=f"delete {self.path} and run `arklore ingest` again",
-            )
-        # One script, one transaction: a crash mid-way leaves no half-made schema.
-        self.conn.executescript(
-            "BEGIN IMMEDIATE;"
-            + _CORE_SCHEMA
-            + "".join(_extra_schemas)
-            + f"INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');"
-            + "COMMIT;"
-        )
-
-    def ensure_schema(self, sql: str) -> None:
-        """Create a layer's tables on an already open store (idempotent, one transaction)."""
-        self.conn.executescript("BEGIN IMMEDIATE;" + sql + "COMMIT;")
+        self.db = Database(self.path, migrations)
+        self.conn: sqlite3.Connection = self.db.conn
 
     def close(self) -> None:
-        self.conn.close()
+        self.db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -150,17 +99,8 @@ class Store:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception (KeyboardInterrupt too)."""
-        if self.conn.in_transaction:
-            yield self.conn
-            return
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        else:
-            self.conn.execute("COMMIT")
+        with self.db.transaction() as c:
+            yield c
 
     # -- stages and lines -------------------------------------------------------------
 
@@ -250,6 +190,7 @@ class Store:
             raise NotIngestedError(f"the store {self.path} holds no stages")
 
     def counts(self) -> dict[str, int]:
+        """What the corpus tables hold (other layers add their own counts)."""
         q = self.conn.execute
         return {
             "avg_stages": q("SELECT count(*) FROM stages WHERE source='avg'").fetchone()[0],
@@ -263,9 +204,123 @@ class Store:
             "primary_stages": q("SELECT count(*) FROM primary_stages").fetchone()[0],
             "speakers": q("SELECT count(*) FROM speakers").fetchone()[0],
             "avg_speakers": q("SELECT count(*) FROM speakers WHERE avg_lines > 0").fetchone()[0],
-            "operators": q("SELECT count(*) FROM operators").fetchone()[0],
             "ingest_errors": q("SELECT count(*) FROM ingest_errors").fetchone()[0],
         }
+
+    # -- what other layers read ------------------------------------------------------------
+    def speaker_counts(self) -> dict[str, tuple[int, int]]:
+        """speaker name -> (lines, stages) in the primary corpus."""
+        rows = self.conn.execute("SELECT name, line_count, stage_count FROM speakers")
+        return {name: (n, stages) for name, n, stages in rows}
+
+    def speaker_rows(self) -> list[tuple[str, int, int, int, int]]:
+        """(name, lines, stages, avg_lines, astr_lines) for every speaker, most lines first."""
+        return self.conn.execute(
+            "SELECT name, line_count, stage_count, avg_lines, astr_lines FROM speakers"
+            " ORDER BY line_count DESC, name"
+        ).fetchall()
+
+    def spoken_lines(self) -> Iterator[SpokenLine]:
+        """Dialogue and choice lines of the primary corpus in (stage, line_no) order."""
+        rows = self.conn.execute(
+            "SELECT stage_path, line_no, kind, speaker, uncertain, text, branch, line_id"
+            " FROM primary_lines WHERE kind IN ('dialogue', 'choice')"
+            " ORDER BY stage_path, line_no"
+        )
+        for path, no, kind, speaker, uncertain, text, branch, line_id in rows:
+            yield SpokenLine(path, no, kind, speaker, bool(uncertain), text, branch, line_id)
+
+    def dialogue_portraits(self) -> Iterator[tuple[str, str | None]]:
+        """(speaker, portrait on screen) of every attributed dialogue line of the primary corpus."""
+        yield from self.conn.execute(
+            "SELECT speaker, figure_art FROM primary_lines WHERE kind = 'dialogue' AND speaker != ''"
+        )
+
+    def principal_speakers(self) -> dict[str, list[str]]:
+        """stage_path -> the speakers who carry it (see :func:`corpus.order.principal_speakers`)."""
+        return {
+            path: orjson.loads(ps)
+            for path, ps in self.conn.execute(
+                "SELECT stage_path, principal_speakers FROM primary_stages"
+            )
+        }
+
+    def stage_info(self, stage_path: str) -> StageInfo | None:
+        """Metadata of a stage of the primary corpus (None when it is not stored)."""
+        row = self.conn.execute(
+            "SELECT stage_path, source, event_id, event_name, story_code, story_name, avg_tag,"
+            " story_info, order_rank, line_count FROM primary_stages WHERE stage_path = ?",
+            (stage_path,),
+        ).fetchone()
+        return StageInfo(*row) if row else None
+
+    def event_ids(self) -> list[str]:
+        """Every event id any source's metadata names."""
+        rows = self.conn.execute("SELECT DISTINCT event_id FROM stages WHERE event_id IS NOT NULL")
+        return sorted(r[0] for r in rows)
+
+    def event_stage_paths(self, event_id: str) -> list[str]:
+        """The primary stages of an event, in story order (any source's metadata counts: a raw
+        script may lack what its ASTR copy carries)."""
+        rows = self.conn.execute(
+            "SELECT p.stage_path FROM primary_stages p WHERE p.stage_path IN"
+            " (SELECT stage_path FROM stages WHERE event_id = ?)"
+            " ORDER BY coalesce(p.order_rank, 0), p.stage_path",
+            (event_id,),
+        )
+        return [r[0] for r in rows]
+
+    def ingest_errors(self) -> list[dict[str, str]]:
+        """Files the last ingest could not parse, with the reason."""
+        return [
+            {"source": s, "path": p, "reason": r, "at": a}
+            for s, p, r, a in self.conn.execute(
+                "SELECT source, path, reason, at FROM ingest_errors ORDER BY source, path"
+            )
+        ]
+
+    # -- ingest runs ------------------------------------------------------------------------
+    def begin_ingest_run(
+        self, gamedata: str | None, astr: str | None, sources: Sequence[str]
+    ) -> int:
+        """Record that an ingest started; :meth:`finish_ingest_run` marks it complete."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT INTO ingest_runs (started_at, gamedata, astr, sources) VALUES (?,?,?,?)",
+                (_now(), gamedata, astr, orjson.dumps(list(sources)).decode()),
+            )
+            return int(cur.lastrowid or 0)
+
+    def finish_ingest_run(self, run_id: int, tables_fingerprint: str) -> None:
+        with self.transaction() as c:
+            c.execute(
+                "UPDATE ingest_runs SET finished_at = ?, tables_fingerprint = ? WHERE id = ?",
+                (_now(), tables_fingerprint, run_id),
+            )
+
+    def last_ingest_run(self) -> IngestRun | None:
+        """The most recent ingest run; for a store made before runs were recorded, a finished
+        run with unknown roots when its post-processing completed."""
+        row = self.conn.execute(
+            "SELECT id, started_at, finished_at, gamedata, astr, tables_fingerprint, sources"
+            " FROM ingest_runs ORDER BY id DESC LIMIT 1"
+        ).fetchone()
+        if row is not None:
+            return IngestRun(*row[:6], tuple(orjson.loads(row[6])))
+        if self.get_meta("post_done"):
+            return IngestRun(0, "", "", None, None, self.get_meta("tables_hash"), ())
+        return None
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _line_row(source: str, ln: Line) -> tuple:

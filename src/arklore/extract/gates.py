@@ -11,13 +11,12 @@ can be tested (and deliberately broken, see ``bench/check_gate_mutants.py``) on 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from arklore.core.model import DOCTOR, NICKNAME_TOKEN, Line, LineKind, normalize_speaker
+from arklore.core.model import DOCTOR, Line, is_doctor, normalize_speaker
 from arklore.core.predicates import (
     BASES,
     BASIS_RANK,
@@ -27,26 +26,14 @@ from arklore.core.predicates import (
     is_predicate,
     weakest,
 )
-from arklore.extract.relations import PROMPT_VERSION, EdgeProposal, EvidenceProposal
-
-WINDOW = 2
-"""Lines either side of an evidence line in which both parties must be present."""
-
-DOCTOR_NAMES = frozenset({DOCTOR, "Dr.", "Dr", "Doctor", "刀客塔", NICKNAME_TOKEN, "{@nickname}"})
-
-HONORIFICS = ("小姐", "先生", "女士", "大人", "阁下", "队长", "老师", "前辈", "姐姐", "哥哥")
-"""Stripped from a vocative/addressee candidate that is not itself a known speaker."""
-
-_VOC_AFTER = "，,！!？?。…—~～"
-_VOC_BEFORE = '。！!？?…—~～\\s“”"「」『』（）()'
-_VOCATIVE = re.compile(
-    rf"(?:^|(?<=[{_VOC_BEFORE}]))([^{_VOC_AFTER}\s“”\"「」『』（）()：:]{{1,12}})(?=[{_VOC_AFTER}]|$)"
+from arklore.extract.presence import (
+    ResolveFn,
+    SameFn,
+    check_presence,
+    default_same_person,
+    letter_addressee,
 )
-_SALUTATION = re.compile(r"^\s*(?:我?亲爱的|敬爱的|致|给)?\s*([^\s：:，,。！？!?]{1,12})\s*[：:]")
-_LETTER_LOOKBACK = 12
-
-SameFn = Callable[[str, str], bool]
-ResolveFn = Callable[[str], str | None]
+from arklore.extract.relations import PROMPT_VERSION, EdgeProposal, EvidenceProposal
 
 
 @dataclass(slots=True)
@@ -60,6 +47,10 @@ class GatedEvidence:
 
 @dataclass(slots=True)
 class GatedEdge:
+    """The one declaration of an extracted relation: the model's proposal fields (those of
+    :class:`EdgeProposal`, copied by :func:`judge_proposal`), the gates' verdict and findings,
+    and where it came from. The store's columns and the export are derived from these fields."""
+
     subject: str
     subject_kind: str
     predicate: str
@@ -93,17 +84,18 @@ class GatedEdge:
         return asdict(self)
 
 
+PROPOSAL_FIELDS: tuple[str, ...] = tuple(
+    f.name
+    for f in fields(GatedEdge)
+    if f.name in EdgeProposal.model_fields and f.name != "evidence"
+)
+"""The fields a kept or dropped edge copies verbatim from the model's proposal."""
+
+
 @dataclass(frozen=True, slots=True)
 class Drop:
     reason: str
     detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class Presence:
-    ok: bool
-    reason: str  # both_speak | vocative | doctor_present | narration_only | apart
-    at: int | None = None  # the evidence line_no whose window showed them together
 
 
 # --- gate 1: evidence by line number -------------------------------------------------
@@ -150,134 +142,7 @@ def overclaimed(claimed: str, basis: str) -> bool:
     return BASIS_RANK[claimed] > BASIS_RANK[basis]
 
 
-# --- gate 3: presence ----------------------------------------------------------------
-
-
-def is_doctor(name: str) -> bool:
-    return normalize_speaker(name)[0] in DOCTOR_NAMES
-
-
-def is_narration(line: Line) -> bool:
-    """Text nobody speaks (narration, subtitles, speakerless multiline)."""
-    return line.kind is not LineKind.CHOICE and not line.speaker
-
-
-def _known(name: str, speakers: set[str]) -> str | None:
-    """The whitelisted form of a candidate name (honorific stripped if needed), or None."""
-    name = normalize_speaker(name)[0]
-    if name in speakers:
-        return name
-    for suffix in HONORIFICS:
-        if name.endswith(suffix) and name[: -len(suffix)] in speakers:
-            return name[: -len(suffix)]
-    return None
-
-
-def vocatives(text: str, speakers: set[str]) -> list[str]:
-    """Names a line addresses: a candidate at the start of the text or after sentence
-    punctuation, followed by ，！？。…—~ or the end — kept only if it is a known speaker,
-    because the pattern alone also matches fragments like "好了，"."""
-    found = []
-    for match in _VOCATIVE.finditer(text):
-        name = _known(match.group(1), speakers)
-        if name is not None and name not in found:
-            found.append(name)
-    return found
-
-
-def letter_addressee(
-    line: Line,
-    by_no: dict[int, Line],
-    speakers: set[str],
-    resolve: ResolveFn,
-) -> str | None:
-    """For narration evidence: the name a letter is addressed to (``亲爱的X：``/``X：``) on
-    this line or earlier in the same run of narration lines, if X is a known name."""
-    if not is_narration(line):
-        return None
-    for no in range(line.line_no, line.line_no - _LETTER_LOOKBACK, -1):
-        prev = by_no.get(no)
-        if prev is None or not is_narration(prev):
-            return None
-        match = _SALUTATION.match(prev.text)
-        if match:
-            name = _known(match.group(1), speakers)
-            if name is None and resolve(normalize_speaker(match.group(1))[0]) is not None:
-                name = normalize_speaker(match.group(1))[0]
-            if name is not None:
-                return name
-    return None
-
-
-def default_same_person(resolve: ResolveFn) -> SameFn:
-    """Same person if the normalized names are equal or both resolve to the same id."""
-
-    def same(a: str, b: str) -> bool:
-        if a == b:
-            return True
-        ia = resolve(a)
-        return ia is not None and ia == resolve(b)
-
-    return same
-
-
-def _matches(party: str, name: str, same: SameFn) -> bool:
-    if not name:
-        return False
-    if is_doctor(party):
-        return is_doctor(name)
-    return party == normalize_speaker(name)[0] or same(party, normalize_speaker(name)[0])
-
-
-def _present(party: str, window: list[Line], same: SameFn) -> bool:
-    """The party speaks in the window; the Doctor also by a choice or a Dr.{@nickname} address."""
-    for line in window:
-        if _matches(party, line.speaker, same):
-            return True
-        if is_doctor(party):
-            if line.kind is LineKind.CHOICE:
-                return True
-            addressed = line.addresses_doctor or NICKNAME_TOKEN in line.text
-            if addressed and not is_narration(line):
-                return True
-    return False
-
-
-def _addresses(a: str, b: str, window: list[Line], speakers: set[str], same: SameFn) -> bool:
-    """A speaks a line in the window that calls B by name."""
-    return any(
-        _matches(a, line.speaker, same)
-        and any(_matches(b, name, same) for name in vocatives(line.text, speakers))
-        for line in window
-    )
-
-
-def check_presence(
-    subject: str,
-    obj: str,
-    evidence_lines: list[Line],
-    by_no: dict[int, Line],
-    *,
-    speakers: set[str],
-    same_person: SameFn,
-) -> Presence:
-    """Are both parties present within ±WINDOW lines of ANY evidence line? Narration-only
-    evidence never shows presence (a narrator's word is not an interaction)."""
-    if all(is_narration(line) for line in evidence_lines):
-        return Presence(False, "narration_only")
-    s, o = normalize_speaker(subject)[0], normalize_speaker(obj)[0]
-    for ev in evidence_lines:
-        window = [
-            by_no[n] for n in range(ev.line_no - WINDOW, ev.line_no + WINDOW + 1) if n in by_no
-        ]
-        if _present(s, window, same_person) and _present(o, window, same_person):
-            reason = "doctor_present" if is_doctor(s) or is_doctor(o) else "both_speak"
-            return Presence(True, reason, ev.line_no)
-        if _addresses(s, o, window, speakers, same_person) or _addresses(
-            o, s, window, speakers, same_person
-        ):
-            return Presence(True, "vocative", ev.line_no)
-    return Presence(False, "apart")
+# --- gate 3: presence (arklore.extract.presence) ------------------------------------
 
 
 # --- all gates -----------------------------------------------------------------------
@@ -299,7 +164,7 @@ def _vocabulary_drop(p: EdgeProposal, same: SameFn, resolve: ResolveFn) -> Drop 
     return None
 
 
-def gate_one(
+def judge_proposal(
     proposal: EdgeProposal,
     by_no: dict[int, Line],
     *,
@@ -308,15 +173,8 @@ def gate_one(
     same_person: SameFn,
 ) -> GatedEdge:
     """Run every gate on one proposal and return it with its verdict."""
-    edge = GatedEdge(
-        subject=proposal.subject,
-        subject_kind=proposal.subject_kind,
-        predicate=proposal.predicate,
-        object=proposal.object,
-        object_kind=proposal.object_kind,
-        basis_claimed=proposal.basis_claimed,
-        note=proposal.note or "",
-    )
+    edge = GatedEdge(**{name: getattr(proposal, name) for name in PROPOSAL_FIELDS})
+    edge.note = edge.note or ""
     edge.subject_id = resolve(normalize_speaker(proposal.subject)[0])
     edge.object_id = resolve(normalize_speaker(proposal.object)[0])
     edge.predicate_family = PREDICATE_FAMILY.get(proposal.predicate)
@@ -372,7 +230,7 @@ def gate_edges(
     stage_path = stage if stage is not None else (lines[0].stage_path if lines else "")
     out = []
     for proposal in proposals:
-        edge = gate_one(proposal, by_no, speakers=known, resolve=resolve, same_person=same)
+        edge = judge_proposal(proposal, by_no, speakers=known, resolve=resolve, same_person=same)
         edge.stage, edge.model, edge.prompt_version = stage_path, model, prompt_version
         out.append(edge)
     return out

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from arklore.core.model import DOCTOR, Line, LineKind
 from arklore.core.predicates import BASES, KINDS, PREDICATES
+from arklore.core.text import strip_json_fence
 
 PROMPT_VERSION = "relations-v1"
 TASK = "relations"
@@ -155,14 +156,6 @@ class ResponseShapeError(ValueError):
     """The reply is not JSON or not the asked shape; the LLM layer retries on ValueError."""
 
 
-def _strip_fence(content: str) -> str:
-    text = content.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
-    return text.strip()
-
-
 def parse_data(data: Any) -> RelationsResponse:
     """Validate already-decoded JSON (what the LLM service passes a schema callable)."""
     try:
@@ -174,7 +167,7 @@ def parse_data(data: Any) -> RelationsResponse:
 def parse_response(content: str) -> RelationsResponse:
     """Raw reply text -> validated shape; ResponseShapeError on non-JSON or wrong shape."""
     try:
-        data = orjson.loads(_strip_fence(content))
+        data = orjson.loads(strip_json_fence(content))
     except orjson.JSONDecodeError as exc:
         raise ResponseShapeError(f"not JSON: {exc}") from None
     return parse_data(data)

@@ -8,8 +8,6 @@ only if ``relation_chunks`` holds it with the very same request and model.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from arklore.base.files import atomic_write_bytes
 from arklore.core.errors import ConfigError
 from arklore.core.model import Line
 from arklore.corpus.store import Store
@@ -31,15 +30,23 @@ from arklore.extract.relations import (
     build_messages,
     chunk_lines,
 )
-from arklore.llm import ChatModel, ChatRequest, ChatResult, Estimate, Job, estimate, run_jobs
-from arklore.llm.config import LLMConfig
-from arklore.llm.db import ERRORS_FILE, STATE_FILE
+from arklore.llm import (
+    ChatModel,
+    ChatRequest,
+    ChatResult,
+    Estimate,
+    Job,
+    LLMFiles,
+    Prices,
+    estimate,
+    run_jobs,
+)
 from arklore.llm.jobs import JobsSummary, JobStore
+from arklore.names.aliases import AliasTable
+from arklore.names.build import load_operators
 
 ResolveFn = Callable[[str], str | None]
 Progress = Callable[[str, int, int], None]
-
-EXPORT_SUBDIR = Path("exports/relations")
 
 
 # --- stage selection -------------------------------------------------------------------
@@ -56,21 +63,14 @@ def select_stages(
         return known
     chosen: list[str] = []
     if event:
-        # any source's metadata counts: a raw script may lack what its ASTR copy carries
-        rows = store.conn.execute(
-            "SELECT p.stage_path FROM primary_stages p WHERE p.stage_path IN"
-            " (SELECT stage_path FROM stages WHERE event_id = ?)"
-            " ORDER BY coalesce(p.order_rank, 0), p.stage_path",
-            (event,),
-        ).fetchall()
-        if not rows:
-            events = [r[0] for r in store.conn.execute("SELECT DISTINCT event_id FROM stages")]
-            near = get_close_matches(event, [e for e in events if e], n=3)
+        paths = store.event_stage_paths(event)
+        if not paths:
+            near = get_close_matches(event, store.event_ids(), n=3)
             raise ConfigError(
                 f"no stage belongs to event {event!r}",
                 hint=f"did you mean {', '.join(near)}?" if near else "check the event id",
             )
-        chosen.extend(r[0] for r in rows)
+        chosen.extend(paths)
     known_set = set(known)
     for raw in paths or []:
         path = raw.strip().removesuffix(".txt").removesuffix(".json")
@@ -93,45 +93,15 @@ def select_stages(
 
 def speaker_whitelist(store: Store) -> set[str]:
     """Known speakers plus operator names: what vocatives and addressees may match."""
-    names = {r[0] for r in store.conn.execute("SELECT name FROM speakers")}
-    names |= {r[0] for r in store.conn.execute("SELECT name FROM operators")}
+    names = set(store.speaker_counts()) | {op.name for op in load_operators(store)}
     return names - {""}
 
 
-def operator_resolver(store: Store) -> ResolveFn:
-    """Name -> char_id by exact operator name or appellation, only when unique."""
-    table: dict[str, set[str]] = {}
-    for cid, name, appellation in store.conn.execute(
-        "SELECT char_id, name, appellation FROM operators"
-    ):
-        for key in (name, (appellation or "").lower()):
-            if key:
-                table.setdefault(key, set()).add(cid)
+def table_resolver(table: AliasTable) -> ResolveFn:
+    """Name -> operator id through the alias table (None when unknown or ambiguous)."""
 
     def resolve(name: str) -> str | None:
-        ids = table.get(name) or table.get(name.lower()) or set()
-        return next(iter(ids)) if len(ids) == 1 else None
-
-    return resolve
-
-
-def default_resolver(store: Store) -> ResolveFn:
-    """The store's alias table (names layer), falling back to the operators table.
-
-    A broken user alias file must not stop extraction: the stored aliases are used without it.
-    """
-    from arklore.core.errors import InputFileError
-    from arklore.names.aliases import AliasTable
-    from arklore.names.build import load_alias_table, stored_aliases
-
-    fallback = operator_resolver(store)
-    try:
-        table = load_alias_table(store)
-    except InputFileError:
-        table = AliasTable(stored_aliases(store))
-
-    def resolve(name: str) -> str | None:
-        return table.resolve(name).char_id or fallback(name)
+        return table.resolve(name).char_id
 
     return resolve
 
@@ -148,13 +118,10 @@ class ChunkContext:
 
 
 def stage_title(store: Store, stage_path: str) -> str | None:
-    row = store.conn.execute(
-        "SELECT story_code, story_name, avg_tag FROM primary_stages WHERE stage_path = ?",
-        (stage_path,),
-    ).fetchone()
-    if not row:
+    info = store.stage_info(stage_path)
+    if info is None:
         return None
-    title = " ".join(p for p in row if p)
+    title = " ".join(p for p in (info.story_code, info.story_name, info.avg_tag) if p)
     return title or None
 
 
@@ -185,9 +152,8 @@ def iter_requests(store: Store, stage_paths: list[str]) -> Iterator[ChatRequest]
             yield job.request
 
 
-def dry_run(store: Store, stage_paths: list[str], env: dict[str, str] | None = None) -> Estimate:
-    """Tokens and cost of extracting ``stage_paths`` at the configured prices; calls nothing."""
-    prices = LLMConfig.from_env(TASK, env).prices
+def dry_run(store: Store, stage_paths: list[str], prices: Prices) -> Estimate:
+    """Tokens and cost of extracting ``stage_paths`` at ``prices``; calls nothing."""
     return estimate(iter_requests(store, stage_paths), prices=prices)
 
 
@@ -257,21 +223,19 @@ def extract_relations(
     resume: bool = True,
     progress: Progress | None = None,
     speakers: set[str] | None = None,
-    resolve: ResolveFn | None = None,
-    home: Path | None = None,
+    resolve: ResolveFn = lambda name: None,
+    files: LLMFiles | None = None,
 ) -> RunReport:
     """Extract, gate and store the relations of ``stage_paths``; failed chunks are logged to
-    the errors file and the run goes on. ``home`` holds the LLM progress/errors files
-    (default: the service's home, else ARKLORE_HOME)."""
+    the errors file and the run goes on. ``resolve`` maps a name to an operator id (the
+    workspace passes the alias table's); ``files`` are the LLM layer's progress/errors files
+    (default: the service's own)."""
     speakers = speaker_whitelist(store) if speakers is None else speakers
-    resolve = default_resolver(store) if resolve is None else resolve
-    home = home or getattr(llm, "home", None)
-    if home is None:
-        from arklore.config import Settings
-
-        home = Settings.from_env().home
+    files = files or getattr(llm, "files", None)
+    if files is None:
+        raise ValueError("extract_relations needs files= (the LLM layer's state files)")
     model = _model_name(llm)
-    report = RunReport(errors_file=str(Path(home) / ERRORS_FILE))
+    report = RunReport(errors_file=str(files.errors))
     full_lines: dict[str, list[Line]] = {}
     todo: list[Job] = []
     all_keys: list[tuple[str, str]] = []
@@ -330,20 +294,20 @@ def extract_relations(
         concurrency=concurrency,
         resume=False,  # resume was decided above from the store itself
         progress=on_progress,
-        home=Path(home),
+        files=files,
     )
     report.done, report.cached, report.failed = summary.done, summary.cached, summary.failed
-    report.failures = _failed_keys(Path(home), [j.key for j in todo])
+    report.failures = _failed_keys(files.state, [j.key for j in todo])
     _fill_stage_counts(store, report)
     cost_line = getattr(llm, "format_cost_line", None)
     report.cost_line = cost_line() if cost_line else ""
     return report
 
 
-def _failed_keys(home: Path, keys: list[str]) -> list[str]:
+def _failed_keys(state: Path, keys: list[str]) -> list[str]:
     if not keys:
         return []
-    js = JobStore(home / STATE_FILE)
+    js = JobStore(state)
     try:
         return [k for k in keys if (row := js.status(TASK, k)) is not None and row[0] == "failed"]
     finally:
@@ -385,18 +349,8 @@ def export_stage(store: Store, stage_path: str, out_dir: Path) -> Path:
         "edges": [edges_db.edge_record(e) for e in edges if e.kept],
         "dropped": [edges_db.edge_record(e) for e in edges if not e.kept],
     }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / export_name(stage_path)
     data = orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=repr)
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return atomic_write_bytes(out_dir / export_name(stage_path), data)
 
 
 def export_stages(store: Store, stage_paths: list[str], out_dir: Path) -> list[Path]:

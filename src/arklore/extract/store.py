@@ -9,63 +9,53 @@ chunk row is what resume trusts (the store, not the LLM progress file, is the tr
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from dataclasses import asdict, fields
 from typing import Any
 
 import orjson
 
-from arklore.corpus.anchors import register_anchor_query
-from arklore.corpus.store import Store, register_schema
+from arklore.corpus.store import Store
 from arklore.extract.gates import GatedEdge, GatedEvidence
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS relation_edges (
-    stage_path TEXT NOT NULL,
-    chunk INTEGER NOT NULL,          -- index of the chunk (job) that proposed the edge
-    idx INTEGER NOT NULL,            -- position in that chunk's answer
-    verdict TEXT NOT NULL,           -- kept | dropped
-    drop_reason TEXT, drop_detail TEXT,
-    subject TEXT NOT NULL, subject_kind TEXT NOT NULL, subject_id TEXT,
-    predicate TEXT NOT NULL, predicate_family TEXT,
-    object TEXT NOT NULL, object_kind TEXT NOT NULL, object_id TEXT,
-    basis TEXT, basis_claimed TEXT NOT NULL, basis_overclaimed INTEGER NOT NULL,
-    presence_ok INTEGER NOT NULL, presence_downgraded INTEGER NOT NULL, presence_reason TEXT,
-    narration_addressee TEXT,
-    note TEXT NOT NULL,
-    evidence TEXT NOT NULL,          -- JSON [{line_id, line_no, supports, note, addressee}]
-    evidence_line_ids TEXT NOT NULL, -- JSON [line_id]; empty for dropped edges
-    model TEXT NOT NULL, prompt_version TEXT NOT NULL,
-    PRIMARY KEY (stage_path, chunk, idx)
-);
-CREATE INDEX IF NOT EXISTS relation_edges_subject ON relation_edges (subject_id);
-CREATE INDEX IF NOT EXISTS relation_edges_object ON relation_edges (object_id);
+_KEY_COLUMNS = ("stage_path", "chunk", "idx")
+_RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(GatedEdge) if f.name != "stage")
+"""Every GatedEdge field is a column of the same name (``stage`` is the ``stage_path`` key)."""
+_BOOL_FIELDS = frozenset(f.name for f in fields(GatedEdge) if f.type in ("bool", bool))
+_JSON_FIELDS = frozenset({"evidence", "evidence_line_ids"})
+COLUMNS: tuple[str, ...] = _KEY_COLUMNS + _RECORD_FIELDS
+_SELECT = ", ".join(COLUMNS)
 
-CREATE TABLE IF NOT EXISTS relation_chunks (
-    stage_path TEXT NOT NULL,
-    chunk INTEGER NOT NULL,
-    job_key TEXT NOT NULL,           -- '<stage_path>#c<chunk>'
-    fingerprint TEXT NOT NULL,       -- ChatRequest.fingerprint(): same request -> skip on resume
-    model TEXT NOT NULL, prompt_version TEXT NOT NULL,
-    first_line INTEGER, last_line INTEGER,
-    edges INTEGER NOT NULL, kept INTEGER NOT NULL,
-    from_cache INTEGER NOT NULL,
-    updated REAL NOT NULL,
-    PRIMARY KEY (stage_path, chunk)
-);
-"""
 
-register_schema(SCHEMA)
-register_anchor_query(
-    "relation_edges",
-    "SELECT DISTINCT j.value FROM relation_edges e, json_each(e.evidence_line_ids) j"
-    " WHERE e.verdict = 'kept'",
-)
+def _encode(name: str, value: Any) -> Any:
+    if name == "evidence":
+        return orjson.dumps([asdict(ev) for ev in value], default=repr).decode()
+    if name in _JSON_FIELDS:
+        return orjson.dumps(value).decode()
+    if name in _BOOL_FIELDS:
+        return int(value)
+    return value
 
-_COLUMNS = (
-    "stage_path, chunk, idx, verdict, drop_reason, drop_detail, subject, subject_kind,"
-    " subject_id, predicate, predicate_family, object, object_kind, object_id, basis,"
-    " basis_claimed, basis_overclaimed, presence_ok, presence_downgraded, presence_reason,"
-    " narration_addressee, note, evidence, evidence_line_ids, model, prompt_version"
-)
+
+def _decode(name: str, value: Any) -> Any:
+    if name == "evidence":
+        return [GatedEvidence(**ev) for ev in orjson.loads(value)]
+    if name in _JSON_FIELDS:
+        return orjson.loads(value)
+    if name in _BOOL_FIELDS:
+        return bool(value)
+    return value
+
+
+def _edge_row(stage_path: str, chunk: int, idx: int, e: GatedEdge) -> tuple:
+    return (stage_path, chunk, idx, *(_encode(n, getattr(e, n)) for n in _RECORD_FIELDS))
+
+
+def _row_edge(row: tuple) -> GatedEdge:
+    values = dict(zip(COLUMNS, row, strict=True))
+    return GatedEdge(
+        stage=values["stage_path"], **{n: _decode(n, values[n]) for n in _RECORD_FIELDS}
+    )
 
 
 def write_chunk(
@@ -87,7 +77,7 @@ def write_chunk(
             "DELETE FROM relation_edges WHERE stage_path = ? AND chunk = ?", (stage_path, chunk)
         )
         c.executemany(
-            f"INSERT INTO relation_edges ({_COLUMNS}) VALUES ({','.join('?' * 26)})",
+            f"INSERT INTO relation_edges ({_SELECT}) VALUES ({','.join('?' * len(COLUMNS))})",
             [_edge_row(stage_path, chunk, i, e) for i, e in enumerate(edges)],
         )
         first, last = line_span or (None, None)
@@ -123,7 +113,7 @@ def drop_stale_chunks(store: Store, stage_path: str, n_chunks: int) -> None:
 def load_edges(store: Store, stage_path: str) -> list[GatedEdge]:
     """Every stored edge of a stage (kept and dropped), in chunk/answer order."""
     rows = store.conn.execute(
-        f"SELECT {_COLUMNS} FROM relation_edges WHERE stage_path = ? ORDER BY chunk, idx",
+        f"SELECT {_SELECT} FROM relation_edges WHERE stage_path = ? ORDER BY chunk, idx",
         (stage_path,),
     )
     return [_row_edge(r) for r in rows]
@@ -138,60 +128,31 @@ def stages_with_edges(store: Store) -> list[str]:
     ]
 
 
-def edge_record(edge: GatedEdge) -> dict[str, Any]:
-    """The exported/stored record of an edge: every GatedEdge field, evidence as dicts."""
-    return edge.to_dict()
-
-
-def _edge_row(stage_path: str, chunk: int, idx: int, e: GatedEdge) -> tuple:
-    evidence = [
-        {
-            "line_id": ev.line_id,
-            "line_no": ev.line_no,
-            "supports": ev.supports,
-            "note": ev.note,
-            "addressee": ev.addressee,
-        }
-        for ev in e.evidence
-    ]
-    return (
-        stage_path, chunk, idx, e.verdict, e.drop_reason, e.drop_detail, e.subject,
-        e.subject_kind, e.subject_id, e.predicate, e.predicate_family, e.object, e.object_kind,
-        e.object_id, e.basis, e.basis_claimed, int(e.basis_overclaimed), int(e.presence_ok),
-        int(e.presence_downgraded), e.presence_reason, e.narration_addressee, e.note,
-        orjson.dumps(evidence, default=repr).decode(), orjson.dumps(e.evidence_line_ids).decode(),
-        e.model, e.prompt_version,
-    )  # fmt: skip
-
-
-def _row_edge(r: tuple) -> GatedEdge:
-    (stage_path, _chunk, _idx, verdict, drop_reason, drop_detail, subject, subject_kind,
-     subject_id, predicate, predicate_family, obj, object_kind, object_id, basis, basis_claimed,
-     overclaimed, presence_ok, downgraded, presence_reason, addressee, note, evidence, line_ids,
-     model, prompt_version) = r  # fmt: skip
-    return GatedEdge(
-        subject=subject,
-        subject_kind=subject_kind,
-        predicate=predicate,
-        object=obj,
-        object_kind=object_kind,
-        basis_claimed=basis_claimed,
-        note=note,
-        verdict=verdict,
-        drop_reason=drop_reason,
-        drop_detail=drop_detail,
-        subject_id=subject_id,
-        object_id=object_id,
-        predicate_family=predicate_family,
-        basis=basis,
-        basis_overclaimed=bool(overclaimed),
-        presence_ok=bool(presence_ok),
-        presence_downgraded=bool(downgraded),
-        presence_reason=presence_reason,
-        narration_addressee=addressee,
-        evidence=[GatedEvidence(**ev) for ev in orjson.loads(evidence)],
-        evidence_line_ids=orjson.loads(line_ids),
-        stage=stage_path,
-        model=model,
-        prompt_version=prompt_version,
+def kept_edges(store: Store) -> list[GatedEdge]:
+    """Every kept edge of every stage, in a fixed order (stage, chunk, answer)."""
+    rows = store.conn.execute(
+        f"SELECT {_SELECT} FROM relation_edges WHERE verdict = 'kept'"
+        " ORDER BY stage_path, chunk, idx"
     )
+    return [_row_edge(r) for r in rows]
+
+
+def has_chunks(store: Store, stage_path: str) -> bool:
+    """Was the stage extracted at all (even if every edge was dropped)?"""
+    row = store.conn.execute(
+        "SELECT 1 FROM relation_chunks WHERE stage_path = ? LIMIT 1", (stage_path,)
+    ).fetchone()
+    return row is not None
+
+
+def cited_line_ids(store: Store) -> Iterator[tuple[str, str]]:
+    """(line_id, what cites it) for the evidence of every kept edge, for ``verify-anchors``."""
+    for e in kept_edges(store):
+        label = f"relation_edges: {e.subject} -> {e.object} ({e.predicate}, {e.stage})"
+        for line_id in e.evidence_line_ids:
+            yield line_id, label
+
+
+def edge_record(edge: GatedEdge) -> dict[str, Any]:
+    """The exported record of an edge: every GatedEdge field, evidence as dicts."""
+    return edge.to_dict()

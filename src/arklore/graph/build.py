@@ -26,13 +26,9 @@ from arklore.corpus.store import Store
 from arklore.graph import interaction, mentions, story
 from arklore.graph.importer import load_import
 from arklore.graph.matrix import Curated, default_matrix_path, load_matrix
-from arklore.graph.model import DOCTOR_ID, INTERACTION, SOURCES, Edge, Node, RelationGraph
-from arklore.graph.people import DOCTOR_NAMES, People, npc_id, registry_from_store
+from arklore.graph.model import GRAPH_FORMAT, INTERACTION, ORIGINS, Edge, Node, RelationGraph
+from arklore.graph.people import People
 from arklore.graph.strength import WORTH_DESCRIBING, strength
-from arklore.names.registry import Registry
-from arklore.sources.gamedata import read_table
-
-GRAPH_FORMAT = "arklore-relation-graph/1"
 
 Progress = Callable[[str, int, int], None]
 
@@ -54,56 +50,11 @@ class _Inputs:
     report: dict = field(default_factory=dict)
 
 
-def default_excel_root() -> Path | None:
-    """``$ARKLORE_GAMEDATA/zh_CN/gamedata/excel`` when it exists, else None."""
-    from arklore.config import EXCEL_SUBDIR, Settings
-
-    s = Settings.from_env()
-    if s.gamedata is not None and (s.gamedata / EXCEL_SUBDIR).is_dir():
-        return s.gamedata / EXCEL_SUBDIR
-    return None
-
-
-def load_registry(store: Store, excel_root: Path | None) -> Registry:
-    teams = (read_table(excel_root, "handbook_team_table") or {}) if excel_root else {}
-    names = {
-        k: v["powerName"] for k, v in teams.items() if isinstance(v, dict) and "powerName" in v
-    }
-    return registry_from_store(store, names)
-
-
-class Resolver:
-    """Names in user files -> node ids: operators, the Doctor, corpus speakers, ``npc:<name>``."""
-
-    def __init__(self, people: People, speakers: Iterable[str]) -> None:
-        self.people = people
-        self.npc_names: dict[str, str] = {}
-        for name in speakers:
-            nid = people.node(name)
-            if nid is not None and nid.startswith("npc:"):
-                self.npc_names.setdefault(nid, name.strip())
-        self.npc_names[DOCTOR_ID] = "博士"
-
-    def __call__(self, name: str) -> str | None:
-        name = name.strip()
-        if name.startswith("npc:"):
-            nid = npc_id(name[4:]) if len(name) > 4 else None
-            if nid is not None:
-                self.npc_names.setdefault(nid, name[4:].strip())
-            return nid
-        if name in DOCTOR_NAMES:
-            return DOCTOR_ID
-        op = self.people.operator(name)
-        if op is not None:
-            return op
-        nid = self.people.node(name)
-        return nid if nid in self.npc_names else None
-
-
 def read_user_files(
-    resolve: Resolver, matrix_path: Path | None, import_paths: Iterable[Path]
+    people: People, matrix_path: Path | None, import_paths: Iterable[Path]
 ) -> tuple[list[Curated], dict]:
     """Validate the matrix and every import file; raises InputFileError on the first problem."""
+    resolve = people.user_node
     mpath = matrix_path if matrix_path is not None else default_matrix_path()
     curated = load_matrix(mpath, resolve)
     report = {"matrix": {"path": Path(mpath).name, "relations": len(curated),
@@ -119,40 +70,30 @@ def read_user_files(
 
 def build_graph(
     store: Store,
+    people: People,
     *,
     matrix_path: Path | None = None,
     import_paths: Iterable[Path] = (),
-    progress: Progress | None = None,
     excel_root: Path | None = None,
-    people: People | None = None,
+    progress: Progress | None = None,
 ) -> RelationGraph:
     """The whole graph, no LLM needed (extracted edges are used when the store has them).
 
+    ``people`` resolves names (built from the store's registry, alias table and speakers);
     ``matrix_path`` None = the packaged ``data/relationship_matrix.toml``; ``excel_root``
-    None = from ``ARKLORE_GAMEDATA`` (for faction names and voice lines; both are skipped
-    without it); ``people`` lets tests pass a prepared resolver.
+    gives the voice lines (skipped when None).
     """
     store.require_ingested()
-    if excel_root is None:
-        excel_root = default_excel_root()
-    if people is None:
-        people = People.from_store(store, load_registry(store, excel_root))
-    speakers = [n for (n,) in store.conn.execute("SELECT name FROM speakers ORDER BY name")]
-    resolve = Resolver(people, speakers)
     inp = _Inputs()
-    inp.curated, inp.report = read_user_files(resolve, matrix_path, import_paths)
+    inp.curated, inp.report = read_user_files(people, matrix_path, import_paths)
 
     lines = interaction.load_spoken(store, people)
-    for name in speakers:
-        nid = people.node(name)
-        if nid is not None and nid.startswith("npc:"):
-            inp.npc_names.setdefault(nid, name.strip())
-    inp.npc_names.update(resolve.npc_names)
+    inp.npc_names.update(people.npc_names)
     interaction.scan(
         lines,
         people,
         inp.pairs,
-        principal=interaction.principal_speakers(store),
+        principal=store.principal_speakers(),
         on_line=mentions.story_mention_hook(people),
         progress=progress,
     )
@@ -267,7 +208,7 @@ def _edge(pair: tuple[str, str], n: _Named | None, ps: interaction.PairStats | N
         target=pair[1],
         predicate=n.predicate if n is not None else INTERACTION,
         strength=strength(signals),
-        sources=[s for s in SOURCES if s in used],
+        origins=[s for s in ORIGINS if s in used],
         signals=signals,
         evidence_line_ids=sorted(evidence),
         description=description,

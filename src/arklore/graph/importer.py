@@ -33,9 +33,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from arklore.base.userfiles import read_user_text
 from arklore.core.errors import InputFileError
 from arklore.graph.matrix import Curated, Resolve, check_record
-from arklore.userfiles import read_user_text
 
 FORMAT = "arklore-relation-import/1"
 _TOP = {"format", "source", "relations"}

@@ -6,8 +6,9 @@ Read from the primary corpus (dialogue and choice lines only, in stage order):
   :data:`MAX_GAP` - 1 non-spoken lines (narration, stickers) between them. Lines in
   *different* options of the same decision are alternatives, not a sequence, and are never
   paired. An unnamed speaker (``？？？``) breaks the chain. Counted for the unordered pair.
-* **vocatives** -- a line that opens with another person's name followed by punctuation
-  (``凯尔希，……``, also with a title: ``凯尔希医生，``): directed, speaker -> addressee.
+* **vocatives** -- a line that calls another person by name (:mod:`arklore.core.vocatives`:
+  ``凯尔希，……``, ``……是你吗，凯尔希？``, also with a title: ``凯尔希医生，``): directed,
+  speaker -> addressee, each addressee once per line.
 * **co_stages** -- stages where both are principal speakers (``stages.principal_speakers``)
   or both speak >= :data:`CO_MIN_LINES` lines.
 
@@ -27,10 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 
-import orjson
-
+from arklore.core.model import DOCTOR_NAMES
+from arklore.core.vocatives import addressed
 from arklore.corpus.store import Store
-from arklore.graph.people import DOCTOR_NAMES, People
+from arklore.graph.people import People
 
 MAX_GAP = 3
 CO_MIN_LINES = 5
@@ -38,22 +39,6 @@ NPC_MIN_LINES = 20
 EVIDENCE_CAP = 3
 """Line ids kept as evidence per pair and signal (vocatives, mentions)."""
 
-TITLES = (
-    "小姐",
-    "先生",
-    "女士",
-    "大人",
-    "阁下",
-    "队长",
-    "老师",
-    "前辈",
-    "姐姐",
-    "哥哥",
-    "医生",
-    "大姐",
-    "大哥",
-    "妹妹",
-)
 GENERIC_ROLE_SUFFIXES = (
     "士兵", "干员", "成员", "雇佣兵", "佣兵", "战士", "卫兵", "守卫", "居民", "市民", "村民", "工人",
     "队员", "警员", "感染者", "术师", "学者", "商人", "职员", "护卫", "骑士", "平民", "难民", "孩子",
@@ -69,11 +54,8 @@ def is_generic_role(name: str) -> bool:
     return core.endswith(GENERIC_ROLE_SUFFIXES)
 
 
-_VOC = re.compile(r"^([^\s，,！!？?。…—~～：:“”\"「」『』（）()、]{1,14})[，,！!？?。…—~～]")
-
-
 @dataclass(slots=True)
-class SpokenLine:
+class ScanLine:
     stage_path: str
     line_no: int
     node: str | None  # speaker's node id (None: unnamed/unknown/ambiguous)
@@ -117,21 +99,14 @@ class PairStats:
 Pairs = dict[tuple[str, str], PairStats]
 
 
-def load_spoken(store: Store, people: People, npc_min_lines: int | None = None) -> list[SpokenLine]:
+def load_spoken(store: Store, people: People, npc_min_lines: int | None = None) -> list[ScanLine]:
     """Dialogue and choice lines of the primary corpus in (stage, line_no) order."""
     if npc_min_lines is None:
         npc_min_lines = NPC_MIN_LINES
-    big = {
-        name
-        for name, n in store.conn.execute("SELECT name, line_count FROM speakers")
-        if n >= npc_min_lines
-    }
-    prim: dict[str, set[str]] = defaultdict(set)
-    for src, path in store.conn.execute("SELECT source, stage_path FROM primary_stages"):
-        prim[src].add(path)
+    big = {name for name, (n, _) in store.speaker_counts().items() if n >= npc_min_lines}
     node_of: dict[str, str | None] = {}
 
-    def node(speaker: str, uncertain: int) -> str | None:
+    def node(speaker: str, uncertain: bool) -> str | None:
         if uncertain:
             return None
         hit = node_of.get(speaker, "")
@@ -147,29 +122,18 @@ def load_spoken(store: Store, people: People, npc_min_lines: int | None = None) 
             node_of[speaker] = hit = nid
         return hit
 
-    out: list[SpokenLine] = []
-    for src in sorted(prim):
-        paths = prim[src]
-        rows = store.conn.execute(
-            "SELECT stage_path, line_no, kind, speaker, uncertain, text, branch, line_id FROM lines"
-            " WHERE source = ? AND kind IN ('dialogue', 'choice') ORDER BY stage_path, line_no",
-            (src,),
+    return [
+        ScanLine(
+            ln.stage_path,
+            ln.line_no,
+            node(ln.speaker, ln.uncertain),
+            ln.text,
+            ln.branch,
+            ln.line_id,
+            ln.kind == "dialogue",
         )
-        for path, no, kind, speaker, uncertain, text, branch, line_id in rows:
-            if path in paths:
-                out.append(
-                    SpokenLine(
-                        path,
-                        no,
-                        node(speaker, uncertain),
-                        text,
-                        branch,
-                        line_id,
-                        kind == "dialogue",
-                    )
-                )
-    out.sort(key=lambda ln: (ln.stage_path, ln.line_no))
-    return out
+        for ln in store.spoken_lines()
+    ]
 
 
 def _branches_compatible(a: str | None, b: str | None) -> bool:
@@ -183,47 +147,37 @@ def _branches_compatible(a: str | None, b: str | None) -> bool:
 
 
 class VocativeFinder:
-    """The addressee of a line that opens with a name: ``凯尔希，`` -> Kal'tsit's node."""
+    """Whom a line calls by name (:func:`arklore.core.vocatives.addressed`): node ids of the
+    people known to the scan, honorifics stripped (``凯尔希医生，`` -> Kal'tsit's node)."""
 
     def __init__(self, people: People, known: set[str]) -> None:
         self.people = people
         self.known = known  # node ids allowed as addressees
         self._cache: dict[str, str | None] = {}
 
-    def __call__(self, text: str) -> str | None:
-        m = _VOC.match(text)
-        if m is None:
-            return None
-        word = m.group(1)
-        hit = self._cache.get(word, "")
-        if hit != "":
-            return hit
-        nid = self._lookup(word)
-        if nid is None:
-            for t in TITLES:
-                if word.endswith(t) and len(word) > len(t):
-                    nid = self._lookup(word[: -len(t)])
-                    break
-        self._cache[word] = nid
-        return nid
+    def __call__(self, text: str) -> list[str]:
+        return addressed(text, self._lookup)
 
     def _lookup(self, word: str) -> str | None:
-        nid = self.people.node(word)
-        return nid if nid in self.known else None
+        hit = self._cache.get(word, "")
+        if hit == "":
+            nid = self.people.node(word)
+            hit = self._cache[word] = nid if nid in self.known else None
+        return hit
 
 
 def scan(
-    lines: list[SpokenLine],
+    lines: list[ScanLine],
     people: People,
     pairs: Pairs,
     *,
     principal: dict[str, list[str]] | None = None,
-    on_line: Callable[[SpokenLine, str | None, Pairs], None] | None = None,
+    on_line: Callable[[ScanLine, list[str], Pairs], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> None:
     """Add turns, vocatives and co-presence of ``lines`` into ``pairs``.
 
-    ``on_line(line, vocative_target, pairs)`` is called for each attributed dialogue line
+    ``on_line(line, addressees, pairs)`` is called for each attributed dialogue line
     (the story-mention pass hooks in here so the corpus is walked once).
     """
     known = {ln.node for ln in lines if ln.node}
@@ -244,7 +198,7 @@ def scan(
         while j < n and lines[j].stage_path == path:
             j += 1
         counts: dict[str, int] = defaultdict(int)
-        prev: SpokenLine | None = None
+        prev: ScanLine | None = None
         for ln in lines[i:j]:
             cur = ln.node
             if cur is None:
@@ -262,19 +216,16 @@ def scan(
                     st.turns += 1
                     st.stages.add(path)
             prev = ln
-            target = None
             if ln.dialogue:
-                target = voc(ln.text)
-                if target is not None and target != cur:
+                targets = [t for t in voc(ln.text) if t != cur]
+                for target in targets:
                     st = get(cur, target)
                     st.vocatives += 1
                     st.stages.add(path)
                     if len(st.evidence) < EVIDENCE_CAP:
                         st.evidence.append(ln.line_id)
-                else:
-                    target = None
                 if on_line is not None:
-                    on_line(ln, target, pairs)
+                    on_line(ln, targets, pairs)
         present = {s for s, c in counts.items() if c >= CO_MIN_LINES}
         for name in principal.get(path, []):
             nid = people.node(name)
@@ -289,12 +240,3 @@ def scan(
             progress("interaction", i, n)
     if progress is not None:
         progress("interaction", n, n)
-
-
-def principal_speakers(store: Store) -> dict[str, list[str]]:
-    return {
-        path: orjson.loads(ps)
-        for path, ps in store.conn.execute(
-            "SELECT stage_path, principal_speakers FROM primary_stages"
-        )
-    }

@@ -5,36 +5,36 @@ Layout (UTF-8, one JSON object; keys sorted; one node / edge per line so diffs s
     {"alternates": {"char_1012_skadi2": "char_263_skadi", ...},
      "edges": [
       {"description": null, "evidence_line_ids": [...], "predicate": "监护", "signals": {...},
-       "source": "char_002_amiya", "sources": ["matrix", "interaction"], "stages": [...],
+       "origins": ["matrix", "interaction"], "source": "char_002_amiya", "stages": [...],
        "strength": 0.9731, "target": "char_003_kalts"},
       ...],
-     "format": "arklore-relation-graph/1",
+     "format": "arklore-relation-graph/2",
      "meta": {...build report...},
      "nodes": [
       {"faction": {"nation": "...", ...}, "id": "char_002_amiya", "kind": "operator", "name": "阿米娅"},
       ...]}
 
 Nodes are sorted by id, edges by (source, target, predicate); strengths are rounded to 4
-decimals; so ``save(load(f))`` reproduces ``f`` exactly. Writes go to a temporary file in
-the same folder, fsynced, then renamed over the target: a crash or a failed build never leaves
-a half-written or missing graph.
+decimals; so ``save(load(f))`` reproduces ``f`` exactly. Writes are atomic
+(:func:`arklore.base.files.atomic_write_bytes`): a crash or a failed build never leaves a
+half-written or missing graph. Format ``/1`` files (``"sources"`` instead of ``"origins"``)
+are still read.
 """
 
 from __future__ import annotations
 
 import gc
-import os
-import tempfile
 from pathlib import Path
 
 import orjson
 
+from arklore.base.files import atomic_write_bytes
 from arklore.core.errors import ArkloreError, InputFileError
+from arklore.graph.model import GRAPH_FORMAT as FORMAT
 from arklore.graph.model import Edge, Node, RelationGraph
 from arklore.graph.strength import ROUND
 
-FORMAT = "arklore-relation-graph/1"
-FILENAME = "relation_graph.json"
+FORMATS_READ = (FORMAT, "arklore-relation-graph/1")
 _OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
@@ -42,21 +42,18 @@ class GraphNotBuiltError(ArkloreError):
     default_hint = "run `arklore graph build` first"
 
 
-def default_graph_path(home: Path) -> Path:
-    return Path(home) / FILENAME
-
-
 def _node_dict(n: Node) -> dict:
     return {"id": n.id, "name": n.name, "kind": n.kind, "faction": dict(sorted(n.faction.items()))}
 
 
-def _edge_dict(e: Edge) -> dict:
+def edge_record(e: Edge) -> dict:
+    """An edge as written to relation_graph.json (and shown by ``--json`` commands)."""
     return {
         "source": e.source,
         "target": e.target,
         "predicate": e.predicate,
         "strength": round(float(e.strength), ROUND),
-        "sources": list(e.sources),
+        "origins": list(e.origins),
         "signals": e.signals,
         "evidence_line_ids": list(e.evidence_line_ids),
         "description": e.description,
@@ -71,7 +68,7 @@ def dumps_graph(graph: RelationGraph) -> bytes:
         b'{"alternates":',
         orjson.dumps(graph.alternates, option=_OPTS),
         b',\n"edges":[\n',
-        b",\n".join(orjson.dumps(_edge_dict(e), option=_OPTS) for e in edges),
+        b",\n".join(orjson.dumps(edge_record(e), option=_OPTS) for e in edges),
         b'\n],\n"format":',
         orjson.dumps(FORMAT),
         b',\n"meta":',
@@ -85,19 +82,7 @@ def dumps_graph(graph: RelationGraph) -> bytes:
 
 def save_graph(graph: RelationGraph, path: Path) -> None:
     """Atomic write of the deterministic bytes of :func:`dumps_graph`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = dumps_graph(graph)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, dumps_graph(graph))
 
 
 def loads_graph(data: bytes, where: str = "<bytes>") -> RelationGraph:
@@ -118,7 +103,7 @@ def _loads(data: bytes, where: str) -> RelationGraph:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as e:
         raise InputFileError(where, "json", f"not valid JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+    if not isinstance(doc, dict) or doc.get("format") not in FORMATS_READ:
         got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise InputFileError(
             where, "key 'format'", f"not a relation graph (want {FORMAT!r}, got {got!r})"
@@ -131,7 +116,7 @@ def _loads(data: bytes, where: str) -> RelationGraph:
                 e["target"],
                 e["predicate"],
                 e["strength"],
-                e["sources"],
+                e["origins"] if "origins" in e else e["sources"],
                 e["signals"],
                 e["evidence_line_ids"],
                 e["description"],

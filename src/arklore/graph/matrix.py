@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from arklore.base.userfiles import read_user_text
 from arklore.core.errors import InputFileError
 from arklore.core.predicates import PREDICATE_FAMILY, PREDICATE_NAMES
-from arklore.userfiles import read_user_text
 
 Resolve = Callable[[str], "str | None"]
 """name -> node id, or None when the name is unknown or ambiguous."""

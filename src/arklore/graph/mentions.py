@@ -2,8 +2,8 @@
 
 * **voice_mentions** -- ``charword_table.json`` (``charWords[*].charId`` / ``voiceText``):
   operator A's voice lines that name operator B. Alternate forms count for their base.
-* **mentions** -- story dialogue lines of speaker A that name operator B. A name that opens
-  the line as a vocative is counted as a vocative (interaction), not again as a mention.
+* **mentions** -- story dialogue lines of speaker A that name operator B. A name used to
+  address someone (a vocative) is counted as a vocative (interaction), not again as a mention.
 
 Detection is :class:`arklore.names.matcher.MentionMatcher` (alias table + word rules); an
 ambiguous surface (several operators) names nobody. Mentions of oneself are ignored. Only
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arklore.graph.interaction import EVIDENCE_CAP, Pairs, PairStats, SpokenLine
+from arklore.core.vocatives import address_spans
+from arklore.graph.interaction import EVIDENCE_CAP, Pairs, PairStats, ScanLine
 from arklore.graph.people import People
 from arklore.sources.gamedata import read_table
 
@@ -36,15 +37,18 @@ def story_mention_hook(people: People):
     find = people.matcher.find
     base = people.base
 
-    def on_line(ln: SpokenLine, vocative: str | None, pairs: Pairs) -> None:
+    def on_line(ln: ScanLine, addressees: list[str], pairs: Pairs) -> None:
         src = ln.node
         seen: set[str] = set()
+        spans = list(address_spans(ln.text)) if addressees else []
         for m in find(ln.text):
             if m.char_id is None:
                 continue
             tgt = base(m.char_id)
-            if tgt == src or tgt in seen or (m.start == 0 and tgt == vocative):
+            if tgt == src or tgt in seen:
                 continue
+            if tgt in addressees and any(s <= m.start and m.end <= e for s, e in spans):
+                continue  # counted as a vocative
             seen.add(tgt)
             st = _get(pairs, src, tgt)  # type: ignore[arg-type]
             st.mentions += 1

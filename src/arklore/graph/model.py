@@ -21,14 +21,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+GRAPH_FORMAT = "arklore-relation-graph/2"
+"""The ``format`` of relation_graph.json (and of the build report's ``meta``)."""
+
 INTERACTION = "interaction"
 """Predicate of an edge backed only by interaction statistics and mentions."""
 
 DOCTOR_ID = "npc:博士"
 """The Doctor (the player) is an NPC node with this fixed id."""
 
-SOURCES: tuple[str, ...] = ("matrix", "import", "story", "interaction", "mention")
-"""Edge sources, strongest first (the order ``Edge.sources`` is written in)."""
+ORIGINS: tuple[str, ...] = ("matrix", "import", "story", "interaction", "mention")
+"""Where an edge's evidence came from, strongest first (the order ``Edge.origins`` is written in)."""
 
 FACTION_KINDS: tuple[str, ...] = ("nation", "group", "team")
 
@@ -47,7 +50,7 @@ class Edge:
     target: str  # about whom (B)
     predicate: str  # a core.predicates name, or "interaction"
     strength: float  # [0, 1], see arklore.graph.strength
-    sources: list[str]  # "matrix" | "import" | "story" | "interaction" | "mention"
+    origins: list[str]  # "matrix" | "import" | "story" | "interaction" | "mention"
     signals: dict  # the numbers that produced strength (arklore.graph.strength.SIGNALS)
     evidence_line_ids: list[str]
     description: str | None = None  # matrix text as written (else the import label), else None
@@ -167,7 +170,7 @@ class RelationGraph:
         *,
         predicate: str | None = None,
         min_strength: float = 0.0,
-        source: str | None = None,
+        origin: str | None = None,
     ) -> list[Edge]:
         """a's out-edges passing the filters, strongest first."""
         out = [
@@ -175,7 +178,7 @@ class RelationGraph:
             for e in self.out_edges(a)
             if (predicate is None or e.predicate == predicate)
             and e.strength >= min_strength
-            and (source is None or source in e.sources)
+            and (origin is None or origin in e.origins)
         ]
         out.sort(key=_rank_key)
         return out

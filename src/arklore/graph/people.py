@@ -1,26 +1,25 @@
-"""Names -> graph node ids, behind one small class so the rest of the graph code does not
-depend on how the alias table / mention matcher are built.
+"""Names -> graph node ids, behind one class so the rest of the graph code does not depend on
+how the alias table / mention matcher are built.
 
 * an operator name, alias, appellation or char id -> the operator's *base* char id (alternate
   forms 异格 are the same person);
 * the Doctor under any of its names (博士, Dr.{@nickname}, 刀客塔, ...) -> ``npc:博士``;
 * a name several operators share at the deciding alias source -> unresolved (never a silent pick);
 * any other name -> ``npc:<folded name>`` (:func:`npc_id`).
+
+:meth:`People.user_node` is the stricter lookup for names in hand-edited files (matrix,
+imports): an operator, the Doctor, a speaker of the corpus or an explicit ``npc:<name>``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from arklore.core.model import DOCTOR, NICKNAME_TOKEN
-from arklore.corpus.store import Store
+from arklore.core.model import DOCTOR, DOCTOR_NAMES
 from arklore.graph.model import DOCTOR_ID
 from arklore.names.aliases import fold
+from arklore.names.matcher import MentionMatcher
 from arklore.names.registry import Registry
-
-DOCTOR_NAMES = frozenset(
-    {DOCTOR, "Dr.", "Dr", "Doctor", "刀客塔", NICKNAME_TOKEN, "{@nickname}", "Dr.{@nickname}"}
-)
 
 
 def npc_id(name: str) -> str:
@@ -34,36 +33,26 @@ def is_unknown_speaker(name: str) -> bool:
     return not name.strip(" ?？.。…") if name else True
 
 
-def registry_from_store(store: Store, team_names: dict[str, str] | None = None) -> Registry:
-    from arklore.names.build import load_operators
-
-    ops = load_operators(store)
-    return Registry({op.char_id: op for op in ops}, team_names=dict(team_names or {}))
-
-
 class People:
-    """Resolves names to node ids with the alias table of a mention matcher."""
+    """Resolves names to node ids with the alias table of a mention matcher.
 
-    def __init__(self, registry: Registry, matcher) -> None:
+    ``speakers`` (the corpus speaker names) are the NPCs a hand-edited file may name; their
+    display names are collected in :attr:`npc_names` (node id -> name as written).
+    """
+
+    def __init__(
+        self, registry: Registry, matcher: MentionMatcher, speakers: Iterable[str] = ()
+    ) -> None:
         self.registry = registry
-        self.matcher = matcher  # arklore.names.matcher.MentionMatcher
+        self.matcher = matcher
         self.table = matcher.table
         self._cache: dict[str, str | None] = {}
-
-    @classmethod
-    def from_store(cls, store: Store, registry: Registry) -> People:
-        """The store's alias table (registry, portrait statistics, the user file): the same
-        names ``arklore names`` resolves."""
-        from arklore.names.build import store_matcher
-
-        return cls(registry, store_matcher(store))
-
-    @classmethod
-    def build(cls, registry: Registry, *, user_aliases: bool = True) -> People:
-        """From a bare registry (no store), e.g. for tests."""
-        from arklore.names.matcher import build_matcher
-
-        return cls(registry, build_matcher(operators=list(registry), user_aliases=user_aliases))
+        self.npc_names: dict[str, str] = {}
+        for name in speakers:
+            nid = self.node(name)
+            if nid is not None and nid.startswith("npc:"):
+                self.npc_names.setdefault(nid, name.strip())
+        self.npc_names[DOCTOR_ID] = DOCTOR
 
     def base(self, char_id: str) -> str:
         op = self.registry.operators.get(char_id)
@@ -101,6 +90,23 @@ class People:
                 out = npc_id(clean)
         self._cache[name] = out
         return out
+
+    def user_node(self, name: str) -> str | None:
+        """A name in a hand-edited file -> node id: an operator, the Doctor, a corpus speaker
+        or an explicit ``npc:<name>``; None when unknown or ambiguous."""
+        name = name.strip()
+        if name.startswith("npc:"):
+            nid = npc_id(name[4:]) if len(name) > 4 else None
+            if nid is not None:
+                self.npc_names.setdefault(nid, name[4:].strip())
+            return nid
+        if name in DOCTOR_NAMES:
+            return DOCTOR_ID
+        op = self.operator(name)
+        if op is not None:
+            return op
+        nid = self.node(name)
+        return nid if nid in self.npc_names else None
 
     def operator_name(self, char_id: str) -> str:
         op = self.registry.operators.get(char_id)

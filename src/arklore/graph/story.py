@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import orjson
-
 from arklore.core.predicates import BASIS_RANK, PREDICATE_FAMILY
 from arklore.corpus.store import Store
+from arklore.extract.store import kept_edges
 from arklore.graph.people import People
 
 
@@ -52,23 +51,23 @@ class ExtractedRow:
     evidence: list[dict]  # [{line_id, supports, ...}]
 
 
-def load_rows(store: Store, stage_path: str | None = None) -> list[ExtractedRow]:
-    """Kept extracted edges (all stages, or one), in a fixed order; [] without the table."""
-    has = store.conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='relation_edges'"
-    ).fetchone()
-    if not has:
-        return []
-    q = (
-        "SELECT stage_path, subject, subject_kind, subject_id, predicate, object, object_kind,"
-        " object_id, basis, evidence FROM relation_edges WHERE verdict = 'kept'"
-    )
-    args: tuple = ()
-    if stage_path is not None:
-        q += " AND stage_path = ?"
-        args = (stage_path,)
-    rows = store.conn.execute(q + " ORDER BY stage_path, chunk, idx", args)
-    return [ExtractedRow(*r[:9], orjson.loads(r[9])) for r in rows]
+def load_rows(store: Store) -> list[ExtractedRow]:
+    """Kept extracted edges of every stage, in a fixed order ([] when nothing was extracted)."""
+    return [
+        ExtractedRow(
+            e.stage,
+            e.subject,
+            e.subject_kind,
+            e.subject_id,
+            e.predicate,
+            e.object,
+            e.object_kind,
+            e.object_id,
+            e.basis,
+            [{"line_id": ev.line_id, "supports": ev.supports} for ev in e.evidence],
+        )  # fmt: skip
+        for e in kept_edges(store)
+    ]
 
 
 def _party(people: People, name: str, kind: str, cid: str | None) -> str | None:

@@ -1,13 +1,13 @@
 """The LLM layer shared by every LLM task: one OpenAI-compatible client, a response cache,
-retries, a cost ledger and a resumable batch runner. See ``arklore.llm.config`` for the
-environment variables."""
+retries, a cost ledger and a resumable batch runner. Settings come from
+:mod:`arklore.settings` (the ``LLM_*`` variables), resolved per task into an ``LLMConfig``."""
 
 from arklore.llm.config import LLMConfig, Prices
-from arklore.llm.estimate import Estimate, count_tokens, estimate
+from arklore.llm.estimate import Estimate, estimate
 from arklore.llm.jobs import Job, JobsSummary, JobStore, run_jobs
 from arklore.llm.ledger import CostLedger, CostSummary, format_cost_line
 from arklore.llm.service import LLM
-from arklore.llm.types import ChatModel, ChatRequest, ChatResult, Usage
+from arklore.llm.types import ChatModel, ChatRequest, ChatResult, LLMFiles, Usage
 
 __all__ = [
     "LLM",
@@ -21,9 +21,9 @@ __all__ = [
     "JobStore",
     "JobsSummary",
     "LLMConfig",
+    "LLMFiles",
     "Prices",
     "Usage",
-    "count_tokens",
     "estimate",
     "format_cost_line",
     "run_jobs",

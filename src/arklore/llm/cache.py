@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from arklore.llm.db import Database
+from arklore.base.db import Database, Migration
 from arklore.llm.types import Usage, sha256_json
 
 SCHEMA = """
@@ -22,6 +22,7 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+MIGRATIONS = (Migration("llm", "cache_001_responses", SCHEMA),)
 
 
 def cache_key(
@@ -52,7 +53,7 @@ class ResponseCache:
     """``home/llm_cache.sqlite3``; each put is one committed transaction."""
 
     def __init__(self, path: Path) -> None:
-        self.db = Database(path, SCHEMA)
+        self.db = Database(path, MIGRATIONS)
 
     def get(self, key: str) -> tuple[str, Usage] | None:
         rows = self.db.query("SELECT content, usage FROM responses WHERE key = ?", (key,))

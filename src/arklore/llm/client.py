@@ -3,6 +3,7 @@ transient (retry) and permanent (give up). Retries, caching and costs live in ``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import openai
@@ -43,7 +44,7 @@ class OpenAIChatModel:
         try:
             response = self._client.chat.completions.create(**kwargs)
         except openai.APIError as exc:
-            raise classify(exc) from None
+            raise classify(exc, (self.config.api_key,)) from None
         except ValueError as exc:  # a 200 whose body is not JSON (proxy error page...)
             raise TransientLLMError(f"unusable response body: {_short(str(exc))}") from None
         choices = getattr(response, "choices", None)
@@ -56,7 +57,7 @@ class OpenAIChatModel:
         self._client.close()
 
 
-def classify(exc: openai.APIError) -> LLMError:
+def classify(exc: openai.APIError, secrets: Sequence[str] = ()) -> LLMError:
     """Map an openai exception to our hierarchy; the message never carries the key."""
     if isinstance(exc, openai.APITimeoutError):
         return TransientLLMError("request timed out", hint="raise LLM_TIMEOUT or retry later")
@@ -64,13 +65,13 @@ def classify(exc: openai.APIError) -> LLMError:
         return TransientLLMError("could not connect to the endpoint", hint="check LLM_BASE_URL")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        detail = redact(_short(exc.message))
+        detail = redact(_short(exc.message), secrets)
         if status in TRANSIENT_STATUS or status >= 500:
             err: LLMError = TransientLLMError(f"HTTP {status}: {detail}")
             err.retry_after = _retry_after(exc)  # type: ignore[attr-defined]
             return err
         return PermanentLLMError(f"HTTP {status}: {detail}")
-    return TransientLLMError(f"unusable response: {redact(_short(str(exc)))}")
+    return TransientLLMError(f"unusable response: {redact(_short(str(exc)), secrets)}")
 
 
 def parse_usage(usage: Any) -> Usage:

@@ -1,39 +1,16 @@
-"""LLM settings from the environment, with per-task overrides.
+"""What one LLM task talks to: endpoint, model, key, timeouts, retries and prices.
 
-Every LLM task (``relations``, ``relation_descriptions``, ``events``, ``distill``, ...)
-reads the global ``LLM_*`` variables and may override the endpoint per task:
-
-==============================  ==============================================  =========================
-variable                        meaning                                         default
-==============================  ==============================================  =========================
-``LLM_BASE_URL``                any OpenAI-compatible endpoint (Ollama, vLLM,   ``https://api.deepseek.com``
-                                llama.cpp: just change the URL)
-``LLM_MODEL``                   model name sent to the endpoint                 ``deepseek-flash``
-``LLM_API_KEY``                 bearer key; read from the environment only,     (none)
-                                never written anywhere
-``LLM_<TASK>_BASE_URL``         per-task endpoint, e.g. ``LLM_EVENTS_BASE_URL`` ``LLM_BASE_URL``
-``LLM_<TASK>_MODEL``            per-task model, e.g. ``LLM_RELATIONS_MODEL``    ``LLM_MODEL``
-``LLM_<TASK>_API_KEY``          per-task key (when the task uses another host)  ``LLM_API_KEY``
-``LLM_JSON_MODE``               send ``response_format=json_object``            ``1`` (0 for endpoints
-                                                                                without JSON mode)
-``LLM_TIMEOUT``                 seconds per HTTP request                        ``120``
-``LLM_MAX_RETRIES``             retries after the first attempt                 ``3``
-``LLM_BACKOFF_INITIAL``         first backoff wait, doubled each retry (s)      ``1``
-``LLM_BACKOFF_MAX``             longest wait, also caps ``Retry-After`` (s)     ``30``
-``LLM_PRICE_INPUT_HIT``         USD per million cached input tokens             ``0.07``
-``LLM_PRICE_INPUT_MISS``        USD per million uncached input tokens           ``0.27``
-``LLM_PRICE_OUTPUT``            USD per million output tokens                   ``1.10``
-==============================  ==============================================  =========================
-
-``<TASK>`` is the task name upper-cased with non-alphanumerics as ``_``
-(``relation_descriptions`` -> ``LLM_RELATION_DESCRIPTIONS_MODEL``).
+Plain data: :mod:`arklore.settings` builds an :class:`LLMConfig` per task from the ``LLM_*``
+environment variables (the table of variables is there), so nothing here reads the
+environment. Every task (``relations``, ``relation_descriptions``, ``events``, ``distill_a``,
+...) uses the global settings unless ``LLM_<TASK>_BASE_URL`` / ``_MODEL`` / ``_API_KEY``
+override them (``<TASK>`` = the task name upper-cased, non-alphanumerics as ``_``).
 """
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
@@ -77,34 +54,6 @@ class LLMConfig:
     backoff_max: float = 30.0
     prices: Prices = field(default_factory=Prices)
 
-    @classmethod
-    def from_env(cls, task: str | None = None, env: Mapping[str, str] | None = None) -> LLMConfig:
-        """Global ``LLM_*`` settings, with ``LLM_<TASK>_*`` overrides when ``task`` is given."""
-        env = os.environ if env is None else env
-
-        def pick(name: str, default: str) -> str:
-            if task:
-                value = env.get(task_var(task, name))
-                if value:
-                    return value
-            return env.get(f"LLM_{name}") or default
-
-        return cls(
-            base_url=pick("BASE_URL", DEFAULT_BASE_URL).rstrip("/"),
-            model=pick("MODEL", DEFAULT_MODEL),
-            api_key=pick("API_KEY", ""),
-            json_mode=_bool(env, "LLM_JSON_MODE", True),
-            timeout=_float(env, "LLM_TIMEOUT", 120.0),
-            max_retries=int(_float(env, "LLM_MAX_RETRIES", 3)),
-            backoff_initial=_float(env, "LLM_BACKOFF_INITIAL", 1.0),
-            backoff_max=_float(env, "LLM_BACKOFF_MAX", 30.0),
-            prices=Prices(
-                input_hit=_float(env, "LLM_PRICE_INPUT_HIT", DEFAULT_PRICE_INPUT_HIT),
-                input_miss=_float(env, "LLM_PRICE_INPUT_MISS", DEFAULT_PRICE_INPUT_MISS),
-                output=_float(env, "LLM_PRICE_OUTPUT", DEFAULT_PRICE_OUTPUT),
-            ),
-        )
-
     @property
     def is_deepseek(self) -> bool:
         """DeepSeek needs ``thinking: disabled`` so flash models answer without reasoning."""
@@ -130,42 +79,9 @@ def task_var(task: str, name: str) -> str:
     return f"LLM_{re.sub(r'[^A-Za-z0-9]+', '_', task).upper()}_{name}"
 
 
-def secrets_from_env(env: Mapping[str, str] | None = None) -> list[str]:
-    """Every configured API key, so writers can redact them defensively."""
-    env = os.environ if env is None else env
-    return [
-        v
-        for k, v in env.items()
-        if k.startswith("LLM_") and k.endswith("API_KEY") and v and len(v) >= 4
-    ]
-
-
-def redact(text: str, secrets: list[str] | None = None) -> str:
-    """Replace any API key in ``text`` with ``***`` (keys must never reach disk or logs)."""
-    for secret in secrets_from_env() if secrets is None else secrets:
-        text = text.replace(secret, "***")
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """Replace every API key in ``text`` with ``***`` (keys must never reach disk or logs)."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
     return text
-
-
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not a number") from None
-    if value < 0:
-        raise ConfigError(f"{name}={raw!r} must not be negative")
-    return value
-
-
-def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    if raw.lower() in {"1", "true", "yes", "on"}:
-        return True
-    if raw.lower() in {"0", "false", "no", "off"}:
-        return False
-    raise ConfigError(f"{name}={raw!r} is not a boolean", hint="use 1 or 0")

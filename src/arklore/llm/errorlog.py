@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -16,9 +17,10 @@ from arklore.llm.config import redact
 class ErrorLog:
     """Append-only JSONL, safe across threads and processes; API keys are redacted."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, secrets: Sequence[str] = ()) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self._secrets = tuple(secrets)
         self._lock = threading.Lock()
         self._file_lock = FileLock(str(path) + ".lock")
 
@@ -31,7 +33,7 @@ class ErrorLog:
             "key": key,
             "task": task,
             "model": model,
-            "reason": redact(reason),
+            "reason": redact(reason, self._secrets),
             "attempts": attempts,
         }
         line = orjson.dumps(row) + b"\n"

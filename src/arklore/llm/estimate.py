@@ -1,21 +1,19 @@
 """``--dry-run`` estimates: tokens and cost for a list of requests without calling anything.
 
-Counting is deliberately conservative (real tokenisers usually come out lower): ~0.6 token
-per CJK character, ~0.3 per other character, a few tokens per message, every input token
-priced as a cache miss.
+Tokens are counted by :func:`arklore.core.tokens.count_tokens`, the same conservative counter the
+context budget uses (real tokenisers come out lower), plus a few tokens per message; every
+input token is priced as a cache miss.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from arklore.core.tokens import count_tokens
 from arklore.llm.config import Prices
 from arklore.llm.types import ChatRequest
 
-CJK_TOKENS_PER_CHAR = 0.6
-OTHER_TOKENS_PER_CHAR = 0.3
 MESSAGE_OVERHEAD_TOKENS = 4
 DEFAULT_EXPECTED_OUTPUT_TOKENS = 300
 
@@ -34,12 +32,6 @@ class Estimate:
         )
 
 
-def count_tokens(text: str) -> int:
-    """Conservative token count for mixed Chinese/Latin text."""
-    cjk = sum(1 for ch in text if _is_cjk(ch))
-    return math.ceil(cjk * CJK_TOKENS_PER_CHAR + (len(text) - cjk) * OTHER_TOKENS_PER_CHAR)
-
-
 def estimate(
     requests: Iterable[ChatRequest],
     *,
@@ -56,15 +48,3 @@ def estimate(
         )
         out += min(expected_output_tokens, req.max_tokens or expected_output_tokens)
     return Estimate(n, inp, out, prices.cost(0, inp, out))
-
-
-def _is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    return (
-        0x3000 <= cp <= 0x30FF  # CJK punctuation, kana
-        or 0x3400 <= cp <= 0x4DBF
-        or 0x4E00 <= cp <= 0x9FFF
-        or 0xF900 <= cp <= 0xFAFF
-        or 0xFF00 <= cp <= 0xFFEF  # full-width forms
-        or 0x20000 <= cp <= 0x2FFFF
-    )

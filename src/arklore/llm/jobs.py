@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arklore.config import Settings
+from arklore.base.db import Database, Migration
 from arklore.core.errors import LLMError
-from arklore.llm.db import ERRORS_FILE, STATE_FILE, Database
 from arklore.llm.errorlog import ErrorLog
-from arklore.llm.types import ChatModel, ChatRequest, ChatResult
+from arklore.llm.types import ChatModel, ChatRequest, ChatResult, LLMFiles
 
 log = logging.getLogger("arklore.llm.jobs")
 
@@ -38,6 +37,7 @@ CREATE TABLE IF NOT EXISTS llm_jobs (
     PRIMARY KEY (task, key)
 )
 """
+MIGRATIONS = (Migration("llm", "jobs_001_jobs", SCHEMA),)
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class JobStore:
     """Table ``llm_jobs`` in ``home/llm_state.sqlite3``: done/failed per (task, key)."""
 
     def __init__(self, path: Path) -> None:
-        self.db = Database(path, SCHEMA)
+        self.db = Database(path, MIGRATIONS)
 
     def status(self, task: str, key: str) -> tuple[str, str, str | None] | None:
         """(status, fingerprint, result_ref) or None."""
@@ -159,7 +159,7 @@ def run_jobs(
     concurrency: int = 8,
     resume: bool = True,
     progress: Progress | None = None,
-    home: Path | None = None,
+    files: LLMFiles | None = None,
     store: JobStore | None = None,
     errors: ErrorLog | None = None,
     run_id: str = "",
@@ -174,9 +174,14 @@ def run_jobs(
     """
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
-    home = home if home is not None else Settings.from_env().home
-    store = store or JobStore(home / STATE_FILE)
-    errors = errors or ErrorLog(home / ERRORS_FILE)
+    files = files or getattr(model, "files", None)
+    if (store is None or errors is None) and files is None:
+        raise ValueError(
+            "run_jobs needs files= (or store= and errors=) for its progress and errors"
+        )
+    own_store = store is None
+    store = store or JobStore(files.state)  # type: ignore[union-attr]
+    errors = errors or ErrorLog(files.errors, getattr(model, "secrets", ()))  # type: ignore[union-attr]
     run_id = run_id or getattr(model, "run_id", "") or ""
     summary = JobsSummary(total=len(jobs) if isinstance(jobs, Sized) else None)
     seen: set[tuple[str, str]] = set()
@@ -236,5 +241,8 @@ def run_jobs(
         # Interrupted (Ctrl-C, handler error): drop queued work, keep what is committed.
         pool.shutdown(wait=False, cancel_futures=True)
         raise
+    finally:
+        if own_store:
+            store.close()
     pool.shutdown(wait=True)
     return summary

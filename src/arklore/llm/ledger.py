@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arklore.base.db import Database, Migration
 from arklore.llm.config import Prices
-from arklore.llm.db import Database
 from arklore.llm.types import Usage
 
 SCHEMA = """
@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS llm_requests (
 );
 CREATE INDEX IF NOT EXISTS llm_requests_run ON llm_requests (run_id)
 """
+MIGRATIONS = (Migration("llm", "ledger_001_requests", SCHEMA),)
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class CostLedger:
     """``home/llm_state.sqlite3`` table ``llm_requests``."""
 
     def __init__(self, path: Path) -> None:
-        self.db = Database(path, SCHEMA)
+        self.db = Database(path, MIGRATIONS)
 
     def record(
         self,

@@ -4,30 +4,29 @@ backends, one per (base URL, model, key) resolved from the task's config."""
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
-from arklore.config import Settings
 from arklore.core.errors import LLMError, TransientLLMError
+from arklore.core.text import strip_json_fence
 from arklore.llm.cache import ResponseCache, cache_key
 from arklore.llm.client import OpenAIChatModel
 from arklore.llm.config import LLMConfig
-from arklore.llm.db import CACHE_FILE, STATE_FILE
 from arklore.llm.ledger import CostLedger, CostSummary, format_cost_line
-from arklore.llm.types import ChatModel, ChatRequest, ChatResult, Usage
+from arklore.llm.types import ChatModel, ChatRequest, ChatResult, LLMFiles, Usage
 
 log = logging.getLogger("arklore.llm")
 
 BackendFactory = Callable[[LLMConfig], ChatModel]
+ConfigFor = Callable[[str], LLMConfig]
+"""task name -> its resolved settings (``Settings.llm_config``)."""
 
 
 class LLM:
@@ -39,31 +38,27 @@ class LLM:
 
     def __init__(
         self,
-        home: Path,
+        config_for: ConfigFor,
+        files: LLMFiles,
         *,
-        env: Mapping[str, str] | None = None,
+        secrets: Sequence[str] = (),
         backend_factory: BackendFactory = OpenAIChatModel,
         no_cache: bool = False,
         run_id: str | None = None,
     ) -> None:
-        self.home = Path(home)
-        self.env = dict(os.environ if env is None else env)
+        self._config_for = config_for
+        self.files = files
+        self.secrets = tuple(secrets)
         self.no_cache = no_cache
         self.run_id = run_id or uuid.uuid4().hex[:12]
-        self.cache = ResponseCache(self.home / CACHE_FILE)
-        self.ledger = CostLedger(self.home / STATE_FILE)
+        self.cache = ResponseCache(files.cache)
+        self.ledger = CostLedger(files.state)
         self._factory = backend_factory
         self._backends: dict[tuple[str, str, str], ChatModel] = {}
         self._lock = threading.Lock()
 
-    @classmethod
-    def from_env(cls, settings: Settings | None = None, *, no_cache: bool = False) -> LLM:
-        """The service for ``ARKLORE_HOME`` and the ``LLM_*`` environment."""
-        settings = settings or Settings.from_env()
-        return cls(settings.home, no_cache=no_cache)
-
     def config_for(self, task: str) -> LLMConfig:
-        return LLMConfig.from_env(task, self.env)
+        return self._config_for(task)
 
     def cache_key(self, request: ChatRequest) -> str:
         cfg = self.config_for(request.task)
@@ -200,7 +195,7 @@ def decode(request: ChatRequest, content: str) -> tuple[Any, Any]:
     data: Any = None
     if request.json_mode:
         try:
-            data = orjson.loads(_strip_fence(content))
+            data = orjson.loads(strip_json_fence(content))
         except orjson.JSONDecodeError as exc:
             raise TransientLLMError(f"unparseable JSON: {exc}") from None
     subject = data if request.json_mode else content
@@ -213,15 +208,6 @@ def decode(request: ChatRequest, content: str) -> tuple[Any, Any]:
         return data, schema(subject)
     except (ValidationError, ValueError, TypeError, KeyError) as exc:
         raise TransientLLMError(f"schema-invalid output: {_first_line(exc)}") from None
-
-
-def _strip_fence(content: str) -> str:
-    """Some local models wrap JSON in ```json fences even in JSON mode."""
-    text = content.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        text = text.rsplit("```", 1)[0]
-    return text
 
 
 def _first_line(exc: Exception) -> str:

@@ -5,12 +5,24 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import orjson
 from pydantic import BaseModel
 
 Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class LLMFiles:
+    """Where the LLM layer keeps its state (the workspace decides, under ARKLORE_HOME)."""
+
+    cache: Path  # responses, shared by every run and task
+    state: Path  # cost ledger and job progress
+    errors: Path  # one JSON line per job given up on
+
+
 Validator = type[BaseModel] | Callable[[Any], Any]
 """A pydantic model (validated with ``model_validate``) or a callable that returns the
 parsed value and raises (``ValueError``, ``ValidationError``...) on bad output."""

@@ -15,12 +15,14 @@ A suspect is settled by an entry in ``data/aliases.toml`` (``[[alias]]`` or ``[[
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
 import ahocorasick
 
+from arklore.core.operators import Alias
 from arklore.corpus.store import Store
-from arklore.names.build import load_alias_table, load_operators
+from arklore.names.build import load_alias_table, load_operators, portrait_stats, speaker_ids
 
 BIG_SPEAKER_LINES = 200
 SUSPECT_SHARE = 0.4
@@ -35,24 +37,19 @@ class Suspect:
     candidates: list[str] = field(default_factory=list)
 
 
-def audit(store: Store) -> dict:
-    table = load_alias_table(store)
+def audit(store: Store, user_aliases: Sequence[Alias] = ()) -> dict:
+    table = load_alias_table(store, user_aliases)
     ops = load_operators(store)
     names = {op.name: op.char_id for op in ops if len(op.name) >= 2}
     auto = ahocorasick.Automaton()
     for name, cid in names.items():
         auto.add_word(name, (name, cid))
     auto.make_automaton()
-    portrait = {
-        sp: (cid, share, lines, bool(accepted))
-        for sp, cid, share, lines, accepted in store.conn.execute(
-            "SELECT speaker, char_id, share, lines, accepted FROM portrait_stats"
-        )
-    }
+    portrait = portrait_stats(store)
+    ids = speaker_ids(store)
     big, suspects = [], []
-    for name, n, cid in store.conn.execute(
-        "SELECT name, line_count, char_id FROM speakers ORDER BY line_count DESC, name"
-    ):
+    for name, n, *_ in store.speaker_rows():
+        cid = ids.get(name)
         res = table.resolve(name)
         if n >= BIG_SPEAKER_LINES:
             big.append(

@@ -1,51 +1,33 @@
-"""The alias table in the store: built at ingest from the registry and the corpus.
+"""The names layer's tables in the store: the registry, the alias table and speaker ids.
 
-Sources (see :mod:`arklore.names.aliases` for their precedence):
+:func:`rebuild_names` runs after every ingest that changed the corpus (the workspace's ingest
+step calls it): it stores the operator registry, then recomputes every alias from
 
 * the registry: code names, alternate-form names, appellations, handbook 代号;
 * speaker <-> portrait statistics over the primary corpus (:mod:`arklore.names.portraits`);
-* ``data/aliases.toml``, the user file, read fresh on every load so an edit takes effect
-  without re-ingesting; its entries always win.
 
-The same pass fills ``speakers.char_id`` so the speaker whitelist says which speakers are
-operators and which are NPCs.
+and which operator each corpus speaker is (``speaker_ids``), resolved with those aliases plus
+the user file (``data/aliases.toml`` or ``ARKLORE_ALIASES``), whose entries always win. The user
+file is read fresh by every :func:`load_alias_table`, so an edit takes effect without
+re-ingesting (speaker ids follow at the next rebuild).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Sequence
 
 import orjson
 
 from arklore.core.operators import Alias, Operator
-from arklore.corpus.store import Store, register_schema
-from arklore.names.aliases import AliasTable, aliases_from_operators, load_user_aliases
+from arklore.corpus.store import Store
+from arklore.names.aliases import AliasTable, aliases_from_operators
+from arklore.names.matcher import MentionMatcher
 from arklore.names.portraits import portrait_aliases
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS aliases (
-    alias TEXT NOT NULL,
-    char_id TEXT NOT NULL,
-    source TEXT NOT NULL,            -- registry | alternate_form | appellation | handbook | portrait
-    evidence TEXT NOT NULL,          -- JSON, e.g. {"share": 0.93, "lines": 412}
-    PRIMARY KEY (alias, char_id, source)
-);
-DROP TABLE IF EXISTS portrait_stats_v0;
-CREATE TABLE IF NOT EXISTS portrait_stats (
-    speaker TEXT PRIMARY KEY,
-    char_id TEXT NOT NULL,           -- the dominant operator among the portraits shown
-    share REAL NOT NULL,
-    lines INTEGER NOT NULL,
-    runner_up TEXT,
-    portrait_of TEXT,                -- the portrait's own id when it is an alternate form
-    accepted INTEGER NOT NULL,       -- passed MIN_LINES and MIN_SHARE
-    speaker_only INTEGER NOT NULL    -- a descriptive label: resolves the speaker, not an alias
-);
-"""
-register_schema(SCHEMA)
+from arklore.names.registry import Registry
 
 
 def load_operators(store: Store) -> list[Operator]:
+    """The stored registry, sorted by id."""
     ops = []
     for (data,) in store.conn.execute("SELECT data FROM operators ORDER BY char_id"):
         d = orjson.loads(data)
@@ -53,20 +35,52 @@ def load_operators(store: Store) -> list[Operator]:
     return ops
 
 
-def rebuild_aliases(store: Store, code_names: dict[str, str] | None = None) -> dict[str, int]:
-    """Recompute stored aliases, portrait statistics and speakers.char_id."""
-    store.ensure_schema(SCHEMA)
-    ops = load_operators(store)
-    items: list[Alias] = aliases_from_operators(ops)
-    for cid, code in (code_names or {}).items():
-        items.append(Alias(code, cid, "handbook", {"field": "代号"}))
-    pairs = store.conn.execute(
-        "SELECT speaker, figure_art FROM primary_lines WHERE kind = 'dialogue' AND speaker != ''"
+def stored_registry(store: Store) -> Registry:
+    """The stored registry as a :class:`Registry`, with its faction names and warnings."""
+    return Registry(
+        {op.char_id: op for op in load_operators(store)},
+        team_names=orjson.loads(get_meta(store, "team_names") or "{}"),
+        warnings=registry_warnings(store),
     )
+
+
+def registry_warnings(store: Store) -> list[str]:
+    """What the last rebuild could not read (optional tables missing or unreadable)."""
+    return orjson.loads(get_meta(store, "registry_warnings") or "[]")
+
+
+def operator_count(store: Store) -> int:
+    return store.conn.execute("SELECT count(*) FROM operators").fetchone()[0]
+
+
+def rebuild_names(
+    store: Store, registry: Registry, user_aliases: Sequence[Alias] = ()
+) -> dict[str, int]:
+    """Store ``registry`` and recompute aliases, portrait statistics and speaker ids."""
+    ops = sorted(registry, key=lambda op: op.char_id)
+    items: list[Alias] = aliases_from_operators(ops)
+    for cid, code in registry.code_names.items():
+        items.append(Alias(code, cid, "handbook", {"field": "代号"}))
     base_of = {op.char_id: op.base_id for op in ops if op.base_id}
-    portrait, stats = portrait_aliases(pairs, [op.char_id for op in ops], base_of=base_of)
+    portrait, stats = portrait_aliases(
+        store.dialogue_portraits(), [op.char_id for op in ops], base_of=base_of
+    )
     items += portrait
+    table = AliasTable(items + list(user_aliases))
+    speaker_only = {
+        sp: s["char_id"] for sp, s in stats.items() if s["accepted"] and s["speaker_only"]
+    }
+    speaker_ids = {
+        name: cid
+        for name in store.speaker_counts()
+        if (cid := resolve_speaker(table, speaker_only, name)) is not None
+    }
     with store.transaction() as c:
+        c.execute("DELETE FROM operators")
+        c.executemany(
+            "INSERT INTO operators (char_id, name, appellation, data) VALUES (?,?,?,?)",
+            [(op.char_id, op.name, op.appellation, orjson.dumps(op).decode()) for op in ops],
+        )
         c.execute("DELETE FROM aliases")
         c.executemany(
             "INSERT OR IGNORE INTO aliases (alias, char_id, source, evidence) VALUES (?,?,?,?)",
@@ -79,36 +93,39 @@ def rebuild_aliases(store: Store, code_names: dict[str, str] | None = None) -> d
         c.executemany(
             "INSERT INTO portrait_stats VALUES (?,?,?,?,?,?,?,?)",
             [
-                (
-                    sp,
-                    s["char_id"],
-                    s["share"],
-                    s["lines"],
-                    s["runner_up"],
-                    s["portrait_of"],
-                    int(s["accepted"]),
-                    int(s["speaker_only"]),
-                )
+                (sp, s["char_id"], s["share"], s["lines"], s["runner_up"], s["portrait_of"],
+                 int(s["accepted"]), int(s["speaker_only"]))
                 for sp, s in stats.items()
             ],
-        )
-    table = load_alias_table(store)
-    speaker_only = {
-        sp: s["char_id"] for sp, s in stats.items() if s["accepted"] and s["speaker_only"]
-    }
-    speakers = [r[0] for r in store.conn.execute("SELECT name FROM speakers")]
-    with store.transaction() as c:
+        )  # fmt: skip
+        c.execute("DELETE FROM speaker_ids")
         c.executemany(
-            "UPDATE speakers SET char_id = ? WHERE name = ?",
-            [(resolve_speaker(table, speaker_only, name), name) for name in speakers],
+            "INSERT INTO speaker_ids (speaker, char_id) VALUES (?, ?)", speaker_ids.items()
         )
-    return {"aliases": len(items), "portrait_aliases": len(portrait)}
+        set_meta(store, "team_names", orjson.dumps(registry.team_names).decode())
+        set_meta(store, "registry_warnings", orjson.dumps(registry.warnings).decode())
+    return {"operators": len(ops), "aliases": len(items), "portrait_aliases": len(portrait)}
 
 
 def resolve_speaker(table: AliasTable, speaker_only: dict[str, str], name: str) -> str | None:
     """The operator a speaker name belongs to: an unambiguous alias, else a descriptive label
     whose portraits point at one operator, else None (an NPC)."""
     return table.resolve(name).char_id or speaker_only.get(name)
+
+
+def speaker_ids(store: Store) -> dict[str, str]:
+    """speaker name -> operator id, for the speakers that are operators."""
+    return dict(store.conn.execute("SELECT speaker, char_id FROM speaker_ids"))
+
+
+def portrait_stats(store: Store) -> dict[str, tuple[str, float, int, bool]]:
+    """speaker -> (dominant operator, share, lines, accepted), for audits."""
+    return {
+        sp: (cid, share, lines, bool(accepted))
+        for sp, cid, share, lines, accepted in store.conn.execute(
+            "SELECT speaker, char_id, share, lines, accepted FROM portrait_stats"
+        )
+    }
 
 
 def stored_aliases(store: Store) -> list[Alias]:
@@ -118,14 +135,20 @@ def stored_aliases(store: Store) -> list[Alias]:
     ]
 
 
-def load_alias_table(store: Store, user_path: Path | None = None) -> AliasTable:
-    """Stored aliases plus the user file (read now, so its edits apply at once)."""
-    store.ensure_schema(SCHEMA)
-    return AliasTable(stored_aliases(store) + load_user_aliases(user_path))
+def load_alias_table(store: Store, user_aliases: Sequence[Alias] = ()) -> AliasTable:
+    """Stored aliases plus the user's (read by the caller, so edits apply at once)."""
+    return AliasTable(stored_aliases(store) + list(user_aliases))
 
 
-def store_matcher(store: Store, user_path: Path | None = None):
+def store_matcher(store: Store, user_aliases: Sequence[Alias] = ()) -> MentionMatcher:
     """A mention matcher over everything the store knows."""
-    from arklore.names.matcher import MentionMatcher
+    return MentionMatcher(load_alias_table(store, user_aliases))
 
-    return MentionMatcher(load_alias_table(store, user_path))
+
+def get_meta(store: Store, key: str) -> str | None:
+    row = store.conn.execute("SELECT value FROM names_meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def set_meta(store: Store, key: str, value: str) -> None:
+    store.conn.execute("INSERT OR REPLACE INTO names_meta (key, value) VALUES (?, ?)", (key, value))

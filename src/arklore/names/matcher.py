@@ -23,15 +23,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Any
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
+from arklore.core.operators import Alias, Operator
 from arklore.names import rules
-from arklore.names.aliases import AliasTable, fold
+from arklore.names.aliases import AliasTable, aliases_from_operators, fold
 from arklore.names.rules import RuleConfig
 
-PLAIN, RISKY, LATIN, STOP, BARE = 0, 1, 2, 3, 4
+
+class AliasKind(IntEnum):
+    """How an alias key is matched (an int so the hot loop compares plain integers)."""
+
+    PLAIN = 0  # accepted wherever found
+    RISKY = 1  # also an ordinary word: the rules decide
+    LATIN = 2  # ASCII letters/digits: word boundaries apply
+    BARE = 4  # a risky single character the rules accept unless a numeral precedes it
+
+
+PLAIN, RISKY, LATIN, BARE = AliasKind.PLAIN, AliasKind.RISKY, AliasKind.LATIN, AliasKind.BARE
 _KIND = {"plain": PLAIN, "risky": RISKY, "latin": LATIN}
 _HOW = {PLAIN: "exact", LATIN: "latin", BARE: "bare_rare"}
 
@@ -109,7 +121,7 @@ class MentionMatcher:
         self.n_stopwords = len(blockers)
         self._n_latin = sum(1 for kind, _k, _i in aliases if kind == LATIN)
         # per-pattern data, indexed by the automaton's pattern number (aliases only)
-        self._kind = [kind for kind, _k, _i in aliases]
+        self._kind = [int(kind) for kind, _k, _i in aliases]  # plain ints: hot loop
         self._key = [key for _k, key, _i in aliases]
         self._ids = [ids for _k, _key, ids in aliases]
         self._cid = [ids[0] if len(ids) == 1 else None for ids in self._ids]
@@ -340,77 +352,15 @@ class MentionMatcher:
         return False
 
 
-# --- module-level default ---------------------------------------------------------------------
-_DEFAULT: MentionMatcher | None = None
-
-
 def build_matcher(
-    aliases: Iterable[Any] | None = None,
+    aliases: Iterable[Alias] = (),
     *,
-    operators: Sequence[Any] | None = None,
-    user_aliases: bool = True,
+    operators: Sequence[Operator] | None = None,
     config: RuleConfig | None = None,
 ) -> MentionMatcher:
-    """A matcher from operators (registry) and/or alias lists, plus ``data/aliases.toml``."""
-    from arklore.names.aliases import aliases_from_operators, load_user_aliases
-
-    items = list(aliases or [])
+    """A matcher from alias lists and/or a registry's operators (tests, tools without a store;
+    pass the user file's aliases in ``aliases`` when they should count)."""
+    items = list(aliases)
     if operators is not None:
         items += aliases_from_operators(operators)
-    if user_aliases:
-        items += load_user_aliases()
     return MentionMatcher(AliasTable(items), config)
-
-
-def default_matcher() -> MentionMatcher:
-    """The process-wide matcher used by :func:`find_mentions`, built on first use.
-
-    From the store under ``ARKLORE_HOME`` when one has been ingested (its alias table: the
-    same names ``arklore names`` resolves); else from the registry tables when
-    ``ARKLORE_GAMEDATA`` is set; else from ``data/aliases.toml`` only.
-    """
-    global _DEFAULT
-    if _DEFAULT is None:
-        _DEFAULT = _matcher_from_store() or _matcher_from_tables()
-    return _DEFAULT
-
-
-def _matcher_from_store() -> MentionMatcher | None:
-    from arklore.config import Settings
-    from arklore.corpus.store import Store
-    from arklore.names.build import store_matcher
-
-    path = Settings.from_env().db_path
-    if not path.is_file():
-        return None
-    with Store(path) as store:
-        if store.conn.execute("SELECT 1 FROM operators LIMIT 1").fetchone() is None:
-            return None
-        return store_matcher(store)
-
-
-def _matcher_from_tables() -> MentionMatcher:
-    ops = None
-    try:
-        from arklore.config import Settings
-        from arklore.names.registry import build_registry
-
-        settings = Settings.from_env()
-        if settings.gamedata is not None:
-            ops = list(build_registry(settings.excel_root()))
-    except Exception:  # noqa: BLE001 - a missing/broken registry must not break matching
-        ops = None
-    return build_matcher(operators=ops)
-
-
-def set_default_matcher(matcher: MentionMatcher | None) -> None:
-    """Replace (or with None, reset) the matcher :func:`find_mentions` uses."""
-    global _DEFAULT
-    _DEFAULT = matcher
-
-
-def find_mentions(
-    text: str, context: MentionContext | Mapping[str, Any] | None = None
-) -> list[Mention]:
-    """Operator mentions in ``text`` using :func:`default_matcher`."""
-    return default_matcher().find(text, context)

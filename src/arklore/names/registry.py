@@ -54,6 +54,7 @@ class Registry:
     team_names: dict[str, str] = field(default_factory=dict)  # nation/group/team id -> 名称
     npcs: dict[str, str] = field(default_factory=dict)  # npc_* id -> name: not operators
     code_names: dict[str, str] = field(default_factory=dict)  # char id -> 代号 when != name
+    warnings: list[str] = field(default_factory=list)  # optional tables missing or unreadable
     _by_name: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -164,20 +165,62 @@ class Registry:
         )
 
 
+REQUIRED_TABLES = ("character_table", "skin_table")
+"""Without these the registry would silently lose most operators: missing or unreadable is an
+error naming the file."""
+OPTIONAL_TABLES = (
+    "char_patch_table",
+    "char_meta_table",
+    "handbook_info_table",
+    "handbook_team_table",
+)
+"""Without these some names, forms or factions are missing: a warning in the ingest summary."""
+
+
 def build_registry(excel_root: Path, chardict: Path | None = None) -> Registry:
-    """Build the registry from the excel tables (and ASTR's chardict.json when given)."""
-    chars = (read_table(excel_root, "character_table") or {}).copy()
-    patch = read_table(excel_root, "char_patch_table") or {}
-    skins = read_table(excel_root, "skin_table") or {}
-    meta = read_table(excel_root, "char_meta_table") or {}
-    handbook = read_table(excel_root, "handbook_info_table") or {}
-    teams = read_table(excel_root, "handbook_team_table") or {}
+    """Build the registry from the excel tables (and ASTR's chardict.json when given).
+
+    Raises MalformedSourceError naming the file when a required table is missing or cannot be
+    read; an optional table (or the chardict) that is missing or unreadable becomes a line in
+    ``Registry.warnings``.
+    """
+    warnings: list[str] = []
+
+    def table(name: str) -> dict[str, Any]:
+        required = name in REQUIRED_TABLES
+        try:
+            data = read_table(excel_root, name)
+        except MalformedSourceError as exc:
+            if required:
+                raise MalformedSourceError(exc.path, exc.reason, hint=_REQUIRED_HINT) from None
+            warnings.append(f"{name}.json skipped: {exc.reason}")
+            return {}
+        if data is None:
+            if required:
+                raise MalformedSourceError(
+                    str(excel_root / f"{name}.json"), "missing", hint=_REQUIRED_HINT
+                )
+            warnings.append(f"{name}.json not found")
+            return {}
+        return data
+
+    chars = table("character_table").copy()
+    patch = table("char_patch_table")
+    skins = table("skin_table")
+    meta = table("char_meta_table")
+    handbook = table("handbook_info_table")
+    teams = table("handbook_team_table")
 
     patch_chars: dict[str, dict] = patch.get("patchChars") or {}
     book: dict[str, dict] = handbook.get("handbookDict") or {}
     skin_names = _skin_model_names(skins)
     codes = {cid: c for cid, e in book.items() if (c := _code_name(e))}
-    astr = _read_chardict(chardict) if chardict else {}
+    astr: dict[str, str] = {}
+    if chardict is not None:
+        try:
+            astr = _read_chardict(chardict)
+        except MalformedSourceError as exc:
+            warnings.append(f"{chardict.name} skipped: {exc.reason}")
     groups: dict[str, list[str]] = meta.get("spCharGroups") or {}
 
     ids: set[str] = set(chars) | set(patch_chars) | set(skin_names) | set(book) | set(groups)
@@ -206,7 +249,13 @@ def build_registry(excel_root: Path, chardict: Path | None = None) -> Registry:
     code_names = {c: n for c, n in codes.items() if c in ops and n != ops[c].name}
     team_names = {k: v["powerName"] for k, v in teams.items() if isinstance(v, dict)}
     npcs = {k: v.get("name") or "" for k, v in (handbook.get("npcDict") or {}).items()}
-    return Registry(ops, team_names=team_names, npcs=npcs, code_names=code_names)
+    return Registry(ops, team_names=team_names, npcs=npcs, code_names=code_names, warnings=warnings)
+
+
+_REQUIRED_HINT = (
+    "the operator registry needs this table: restore it (e.g. re-clone the data, `make data`) "
+    "and run `arklore ingest` again"
+)
 
 
 def _pick_name(

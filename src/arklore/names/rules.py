@@ -30,8 +30,10 @@ Signals for risky aliases (in the order they are tried)
    ``@`` before it.
 4. ``context`` – the operator is the one being talked to (``speaking_to``) or was detected in an
    earlier message of the conversation (``history``).
-5. ``vocative`` – the name opens the message and is followed by a pause (``夕，…``, ``年！…``), or
-   closes it after a comma (``画好了吗，夕？``), or is the whole message.
+5. ``vocative`` – the name is in address position by :func:`arklore.core.vocatives.is_address`
+   (the rule the relation gates and the interaction statistics use too): it opens a sentence
+   and is followed by a pause (``夕，…``, ``年！…``, ``好的。夕，…``), or closes one after a comma
+   (``画好了吗，夕？``), or is the whole message.
 6. ``coordination`` – joined to another candidate name by 和/与/跟/同/、 (年和夕, 初雪和崖心).
 7. ``subject`` – followed by a verb or adverb that takes a person as subject (说 问 笑 在 又 还
    今天 …): 夕在看夕阳, 宴说她… .
@@ -83,6 +85,9 @@ from pathlib import Path
 
 import ahocorasick
 
+from arklore.core import vocatives
+from arklore.core.vocatives import HONORIFICS, could_be_address, is_address
+
 # --- thresholds ------------------------------------------------------------------------------
 #: a multi-character name is "risky" when jieba lists it as a word at least this often
 RISKY_WORD_FREQ = 3
@@ -96,11 +101,8 @@ BARE_FREQ_MAX = 2000
 CUE_WINDOW = 8
 
 # --- word lists -------------------------------------------------------------------------------
-#: titles and affixes that follow a name: 陈sir, 年姐, 夕小姐, 陈警官
-HONORIFIC_SUFFIXES: tuple[str, ...] = (
-    "sir", "小姐", "姐姐", "姐", "妹妹", "妹", "哥哥", "哥", "酱", "桑", "警官", "长官", "队长",
-    "老师", "医生", "大人", "阁下", "殿下", "前辈", "女士", "先生", "总", "老板", "宝宝",
-)  # fmt: skip
+#: titles and affixes that follow a name: 陈sir, 年姐, 夕小姐, 陈警官 (one list for every layer)
+HONORIFIC_SUFFIXES: tuple[str, ...] = HONORIFICS
 #: single characters before a name that address someone
 ADDRESS_PREFIXES: tuple[str, ...] = ("@", "＠")
 #: a numeral or quantity right before a single-char name makes it a measure word (三年, 几年)
@@ -119,10 +121,6 @@ GAME_CUES: tuple[str, ...] = (
     "抽到", "抽了", "出了", "精一", "精二", "专一", "专二", "专三", "技能", "天赋", "模组", "潜能",
     "立绘", "皮肤", "语音", "干员", "练了", "升了", "复刻", "卡池", "六星", "五星", "满潜", "开技能",
 )  # fmt: skip
-#: punctuation that can follow a name used to address someone
-VOCATIVE_PUNCT = frozenset("，,！!：:？?。~～ 　…")
-#: characters allowed around a vocative besides the name
-_EDGE_PUNCT = " \t\r\n\"'“”‘’「」『』@…。.，,！!？?~～：:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,8 +259,6 @@ def _alternation(words: Iterable[str]) -> re.Pattern[str]:
 
 _HON_RE = _alternation(HONORIFIC_SUFFIXES)
 _SUBJ_RE = _alternation(SUBJECT_FOLLOWERS)
-_EDGE_SET = frozenset(_EDGE_PUNCT)
-_CLOSE_RE = re.compile("[" + re.escape(_EDGE_PUNCT) + r"]*(?:\n|\Z)")
 _HONORIFIC_SET = frozenset(HONORIFIC_SUFFIXES)
 _PREFIX_SET = frozenset(ADDRESS_PREFIXES)
 #: first characters of the words each list can match with (cheap guards before a regex call)
@@ -293,8 +289,9 @@ def make_gate(cfg: RuleConfig) -> Callable[[str, int, int], bool]:
         before_any |= _PREFIX_SET
         after_words.append((_HON_FIRST, _HON_RE))
     if cfg.vocative:
-        voc_before |= _EDGE_SET | {"\n"}
-        voc_after |= VOCATIVE_PUNCT | _EDGE_SET | {"\n"}
+        # a superset of what core.vocatives.is_address needs on either side
+        voc_before |= vocatives.EDGE | vocatives.SENTENCE_END | vocatives.COMMA | {"\n", "\r"}
+        voc_after |= vocatives.PAUSE | vocatives.EDGE | vocatives.SENTENCE_END | {"\n", "\r"}
     if cfg.coordination:
         before_any |= COORDINATORS
         after_any |= COORDINATORS
@@ -313,7 +310,7 @@ def make_gate(cfg: RuleConfig) -> Callable[[str, int, int], bool]:
         if before in before_trig or after in after_trig:
             if before in before_any_f or after in after_any_f:
                 return True
-            if before in voc_before_f and after in voc_after_f:
+            if before in voc_before_f and after in voc_after_f and could_be_address(before, after):
                 return True
             if after in after_first:
                 for first, regex in after_words:
@@ -367,15 +364,8 @@ def decide(
             return "honorific"
     if cfg.context and ctx_ids and not ctx_ids.isdisjoint(ids):
         return "context"
-    if cfg.vocative:
-        if before == "\n" or before in _EDGE_SET:
-            i = start - 1
-            while i >= 0 and t[i] in _EDGE_SET:
-                i -= 1
-            if (i < 0 or t[i] == "\n") and (after == "\n" or after in VOCATIVE_PUNCT):
-                return "vocative"
-        if before in "，," and _CLOSE_RE.match(t, end):
-            return "vocative"
+    if cfg.vocative and could_be_address(before, after) and is_address(t, start, end):
+        return "vocative"
     if cfg.coordination:
         if next_start == end + 1 and after in COORDINATORS:
             return "coordination"

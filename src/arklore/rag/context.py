@@ -6,7 +6,8 @@ talked about right now* (contextual: her documents about the people the message 
 ranked by embedding similarity inside ``operator_id = X AND target_id IN (named)``).
 
 Everything here reads the same global knowledge base (the graph and the live Chroma
-collection); chat code never reads the matrix directly.
+collection); chat code never reads the matrix directly. One :class:`RelationRAG` per process
+(the workspace owns it) serves every thread.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.graph.model import Edge, RelationGraph
 from arklore.rag.docs import RelationDoc, template_description
-from arklore.rag.embedders import Embedder, QueryCache, get_embedder
-from arklore.rag.index import RagIndexError, open_active, pointer_path
-from arklore.rag.tokens import TokenCounter, get_token_counter
+from arklore.rag.embedders import Embedder, QueryCache
+from arklore.rag.index import RagIndexError, make_client, open_active, pointer_path
 
 DEFAULT_BUDGET = 800
 ANCHOR_K = 3
@@ -37,11 +38,25 @@ Span = tuple[str, int, int]  # (node id, start, end)
 MentionFinder = Callable[[str], list[Span]]
 
 
+def spans_from_mentions(find: Callable[[str], Iterable[Any]]) -> MentionFinder:
+    """A :data:`MentionFinder` over a mention matcher's ``find``: an ambiguous surface yields
+    every candidate (the context keeps those the operator has relations with)."""
+
+    def spans(text: str) -> list[Span]:
+        out: list[Span] = []
+        for m in find(text):
+            for cid in (m.char_id,) if m.char_id else m.candidates:
+                out.append((cid, m.start, m.end))
+        return out
+
+    return spans
+
+
 @dataclass(slots=True)
 class Relation:
     target_id: str
     target_name: str
-    rel_type: str
+    predicate: str
     strength: float
     text: str
     source: str  # doc source, or "graph" when no document exists for the pair
@@ -75,53 +90,40 @@ class RelationContext:
         }
 
 
-def default_mention_finder() -> MentionFinder:
-    """Operator mentions via :func:`arklore.names.matcher.find_mentions` (ambiguous surfaces
-    yield every candidate; the caller keeps those the operator has relations with)."""
-    from arklore.names.matcher import find_mentions
-
-    def find(text: str) -> list[Span]:
-        out: list[Span] = []
-        for m in find_mentions(text):
-            for cid in (m.char_id,) if m.char_id else m.candidates:
-                out.append((cid, m.start, m.end))
-        return out
-
-    return find
-
-
-def _budget_from_env() -> int:
-    v = os.environ.get("ARKLORE_RAG_TOKEN_BUDGET")
-    return int(v) if v else DEFAULT_BUDGET
-
-
 class RelationRAG:
     """Read-only relation knowledge for chat: build once per process, share across threads."""
 
     def __init__(
         self,
-        home: Path | None = None,
+        root: Path,
         *,
         graph: RelationGraph | None = None,
+        graph_loader: Callable[[], RelationGraph] | None = None,
         embedder: Embedder | None = None,
+        embedder_loader: Callable[[], Embedder] | None = None,
         mention_finder: MentionFinder | None = None,
-        token_counter: TokenCounter | None = None,
-        budget: int | None = None,
+        token_counter: TokenCounter = count_tokens,
+        budget: int = DEFAULT_BUDGET,
         client: Any = None,
+        client_factory: Callable[[], Any] | None = None,
         rank_always: bool = False,
     ) -> None:
-        if home is None:
-            from arklore.config import Settings
-
-            home = Settings.from_env().home
-        self.home = Path(home)
+        """``root`` is the index folder (``$ARKLORE_HOME/rag``). The graph, the embedder and
+        the Chroma client are given, or loaded on first use by their ``*_loader``/factory (a
+        turn that names nobody never loads the embedder). A graph from ``graph_loader`` is
+        loaded again when a rebuild switches the index."""
+        if graph is None and graph_loader is None:
+            raise ValueError("RelationRAG needs graph= or graph_loader=")
+        self.root = Path(root)
         self._graph = graph
-        self._graph_owned = graph is None  # loaded from file: reloaded when the index switches
+        self._graph_loader = graph_loader if graph is None else None
         self._embedder = embedder
+        self._embedder_loader = embedder_loader
         self._finder = mention_finder
-        self._counter = token_counter
-        self.budget = budget if budget is not None else _budget_from_env()
+        self.counter = token_counter
+        self.budget = budget
         self._client = client
+        self._client_factory = client_factory or (lambda: make_client(self.root))
         self.rank_always = rank_always  # benchmarks: query Chroma even when nothing to rank
         self._lock = threading.RLock()
         self._col: Any = None
@@ -134,45 +136,40 @@ class RelationRAG:
     @property
     def graph(self) -> RelationGraph:
         if self._graph is None:
-            from arklore.graph.io import default_graph_path, load_graph
-
-            self._graph = load_graph(default_graph_path(self.home))
+            assert self._graph_loader is not None
+            self._graph = self._graph_loader()
         return self._graph
 
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = get_embedder()
+            if self._embedder_loader is None:
+                raise ValueError("RelationRAG needs embedder= or embedder_loader=")
+            self._embedder = self._embedder_loader()
         return self._embedder
-
-    @property
-    def counter(self) -> TokenCounter:
-        return self._counter or get_token_counter()
 
     def _finder_fn(self) -> MentionFinder:
         if self._finder is None:
-            self._finder = default_mention_finder()
+            raise ValueError("RelationRAG needs mention_finder=")
         return self._finder
 
     def _refresh(self) -> None:
         """(Re)open the live collection when the pointer changed (a rebuild switched it)."""
         try:
-            stamp = os.stat(pointer_path(self.home)).st_mtime_ns
+            stamp = os.stat(pointer_path(self.root)).st_mtime_ns
         except FileNotFoundError as exc:
-            raise RagIndexError(f"no relation index under {self.home / 'rag'}") from exc
+            raise RagIndexError(f"no relation index under {self.root}") from exc
         if stamp == self._ptr_stamp and self._col is not None:
             return
         with self._lock:
             if stamp == self._ptr_stamp and self._col is not None:
                 return
             if self._client is None:
-                from arklore.rag.index import make_client
-
-                self._client = make_client(self.home)
-            if self._graph_owned and self._ptr_stamp is not None:
+                self._client = self._client_factory()
+            if self._graph_loader is not None and self._ptr_stamp is not None:
                 self._graph = None  # a rebuild follows a graph rebuild: read it again
                 self._npc_names = {}
-            col, _ = open_active(self.home, self.embedder, self._client)
+            col, _ = open_active(self.root, self.embedder, self._client)
             got = col.get(include=["documents", "metadatas"])
             docs: dict[tuple[str, str], list[RelationDoc]] = {}
             for did, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True):
@@ -201,7 +198,7 @@ class RelationRAG:
 
     def _relation_for_edge(self, op: str, e: Edge) -> Relation:
         docs = self._docs.get((op, e.target)) or []
-        d = next((x for x in docs if x.rel_type == e.predicate), docs[0] if docs else None)
+        d = next((x for x in docs if x.predicate == e.predicate), docs[0] if docs else None)
         name = self._name(e.target)
         if d is not None:
             return Relation(e.target, name, e.predicate, e.strength, d.text, d.source, d.doc_id,
@@ -307,7 +304,7 @@ class RelationRAG:
         return out
 
     def _doc_relation(self, d: RelationDoc) -> Relation:
-        return Relation(d.target_id, self._name(d.target_id), d.rel_type, d.strength, d.text,
+        return Relation(d.target_id, self._name(d.target_id), d.predicate, d.strength, d.text,
                         d.source, d.doc_id, None, list(d.evidence_line_ids))  # fmt: skip
 
     def build_context(
@@ -449,51 +446,3 @@ def fit_budget(
             contextual.pop(weakest)
         else:
             anchors.pop()
-
-
-# -- module-level API over one shared instance ---------------------------------------------------
-_DEFAULT: RelationRAG | None = None
-_DEFAULT_LOCK = threading.Lock()
-
-
-def default_rag() -> RelationRAG:
-    global _DEFAULT
-    with _DEFAULT_LOCK:
-        if _DEFAULT is None:
-            _DEFAULT = RelationRAG()
-        return _DEFAULT
-
-
-def set_default_rag(rag: RelationRAG | None) -> None:
-    global _DEFAULT
-    _DEFAULT = rag
-
-
-def get_anchor_relations(operator_id: str, top_k: int = ANCHOR_K) -> list[Relation]:
-    return default_rag().get_anchor_relations(operator_id, top_k)
-
-
-def get_contextual_relations(
-    operator_id: str, query_text: str, top_k: int = CONTEXT_K
-) -> list[Relation]:
-    return default_rag().get_contextual_relations(operator_id, query_text, top_k)
-
-
-def get_relation_context(
-    operator_id: str,
-    query_text: str,
-    l3_recalled_targets: Iterable[str] | None = None,
-    *,
-    budget: int | None = None,
-) -> str:
-    return default_rag().get_relation_context(
-        operator_id, query_text, l3_recalled_targets, budget=budget
-    )
-
-
-def get_all_relationships_for(operator_id: str, participants: Iterable[str]) -> list[Relation]:
-    return default_rag().get_all_relationships_for(operator_id, participants)
-
-
-def get_relation_background(operator_id: str, top_k: int = 8, *, budget: int | None = None) -> str:
-    return default_rag().get_relation_background(operator_id, top_k, budget=budget)

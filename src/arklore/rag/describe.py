@@ -1,15 +1,12 @@
 """LLM descriptions of graph edges (task ``relation_descriptions``), template fallback.
 
-Used by ``arklore rag build`` when an LLM is configured (``LLM_API_KEY`` set, or
-``LLM_BASE_URL`` pointing at a local server). Answers go through the LLM layer's cache, so
+Used by ``arklore rag build`` when an LLM is configured for the task (a key, or an endpoint
+that needs none: see ``LLMSettings.configured``). Answers go through the LLM layer's cache, so
 a rebuild asks only about edges that changed; an edge whose request fails, or whose answer
 is not 10-200 characters, falls back to the template (``generated_by = "template"``).
 """
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -23,13 +20,6 @@ PROMPT_VERSION = "1"
 
 class DescriptionResponse(BaseModel):
     description: str
-
-
-def llm_configured(env: dict[str, str] | None = None) -> bool:
-    env = dict(os.environ if env is None else env)
-    return bool(env.get("LLM_API_KEY") or env.get("LLM_RELATION_DESCRIPTIONS_API_KEY")) or bool(
-        env.get("LLM_BASE_URL") and "deepseek" not in env.get("LLM_BASE_URL", "")
-    )
 
 
 def _request(e: Edge, a: str, b: str) -> ChatRequest:
@@ -49,7 +39,7 @@ def _request(e: Edge, a: str, b: str) -> ChatRequest:
     )
 
 
-def llm_describer(llm: LLM, home: Path, *, concurrency: int = 8) -> Describer:
+def llm_describer(llm: LLM, *, concurrency: int = 8) -> Describer:
     def describe(items: list[tuple[Edge, str, str]]) -> list[tuple[str, str]]:
         out = [(template_description(e, a, b), "template") for e, a, b in items]
         jobs = [Job(_request(e, a, b), context=i) for i, (e, a, b) in enumerate(items)]
@@ -60,7 +50,7 @@ def llm_describer(llm: LLM, home: Path, *, concurrency: int = 8) -> Describer:
                 out[job.context] = (text, "llm")
             return job.key
 
-        run_jobs(jobs, llm, handler=handler, concurrency=concurrency, resume=False, home=home)
+        run_jobs(jobs, llm, handler=handler, concurrency=concurrency, resume=False)
         return out
 
     return describe

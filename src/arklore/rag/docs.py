@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from arklore.core.predicates import PREDICATE_FAMILY
+from arklore.extract.store import kept_edges
 from arklore.graph.model import Edge, RelationGraph
 
 DOC_ID_RE = re.compile(r"^[a-zA-Z0-9_\-\.]+$")
@@ -44,7 +45,7 @@ class RelationDoc:
     text: str
     operator_id: str  # whose view; the permission key
     target_id: str
-    rel_type: str  # a predicate name, "interaction", or a source-specific type
+    predicate: str  # a core.predicates name, or "interaction"
     strength: float
     source: str  # matrix | graph_edge | char_anchor | story
     source_path: str
@@ -56,7 +57,7 @@ class RelationDoc:
         return {
             "operator_id": self.operator_id,
             "target_id": self.target_id,
-            "rel_type": self.rel_type,
+            "predicate": self.predicate,
             "strength": float(self.strength),
             "source": self.source,
             "source_path": self.source_path,
@@ -71,7 +72,7 @@ class RelationDoc:
             text=text,
             operator_id=meta["operator_id"],
             target_id=meta["target_id"],
-            rel_type=meta["rel_type"],
+            predicate=meta["predicate"],
             strength=float(meta["strength"]),
             source=meta["source"],
             source_path=meta.get("source_path", ""),
@@ -166,7 +167,7 @@ def template_describer(items: list[tuple[Edge, str, str]]) -> list[tuple[str, st
 @dataclass
 class SourceContext:
     graph: RelationGraph
-    graph_path: str = "relation_graph.json"
+    graph_path: str = "graph"  # the graph file the documents came from ("graph": in memory)
     store: Any = None  # arklore.corpus.store.Store, or None when nothing is ingested
     describer: Describer = template_describer
     threshold: float = DESCRIBE_THRESHOLD
@@ -204,7 +205,7 @@ def collect_documents(
 
 
 def _matrix_text(edge: Edge) -> str | None:
-    if "matrix" in edge.sources and edge.description and edge.description.strip():
+    if "matrix" in edge.origins and edge.description and edge.description.strip():
         return edge.description.strip()
     return None
 
@@ -240,7 +241,7 @@ def _edge_doc(e: Edge, source: str, text: str, source_path: str, how: str) -> Re
         text=text,
         operator_id=e.source,
         target_id=e.target,
-        rel_type=e.predicate,
+        predicate=e.predicate,
         strength=e.strength,
         source=source,
         source_path=source_path,
@@ -254,27 +255,20 @@ def story_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
     """Kept extracted relations, one document per (subject, object, predicate)."""
     if ctx.store is None:
         return
-    conn = ctx.store.conn
-    if not conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'relation_edges'"
-    ).fetchone():
-        return
-    rows = conn.execute(
-        "SELECT stage_path, subject_id, object_id, predicate, note, evidence_line_ids"
-        " FROM relation_edges WHERE verdict = 'kept' AND subject_id IS NOT NULL"
-        " AND object_id IS NOT NULL AND subject_id != object_id"
-        " ORDER BY stage_path, chunk, idx"
-    )
     groups: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for stage, subj, obj, pred, note, ev in rows:
+    for e in kept_edges(ctx.store):
+        subj, obj = e.subject_id, e.object_id
+        if subj is None or obj is None or subj == obj:
+            continue
         a = ctx.graph.resolve(subj) or subj
         b = ctx.graph.resolve(obj) or obj
-        g = groups.setdefault((a, b, pred), {"notes": [], "ev": [], "stages": []})
-        if note and note.strip() and note.strip() not in g["notes"]:
-            g["notes"].append(note.strip())
-        g["ev"].extend(x for x in orjson.loads(ev or "[]") if x not in g["ev"])
-        if stage not in g["stages"]:
-            g["stages"].append(stage)
+        g = groups.setdefault((a, b, e.predicate), {"notes": [], "ev": [], "stages": []})
+        note = (e.note or "").strip()
+        if note and note not in g["notes"]:
+            g["notes"].append(note)
+        g["ev"].extend(x for x in e.evidence_line_ids if x not in g["ev"])
+        if e.stage not in g["stages"]:
+            g["stages"].append(e.stage)
     for (a, b, pred), g in groups.items():
         edge_strength = max(
             (e.strength for e in ctx.graph.get_relation(a, b) if e.predicate == pred), default=0.0
@@ -288,7 +282,7 @@ def story_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
             text=text,
             operator_id=a,
             target_id=b,
-            rel_type=pred,
+            predicate=pred,
             strength=edge_strength,
             source="story",
             source_path=g["stages"][0],

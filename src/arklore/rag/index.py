@@ -2,21 +2,22 @@
 
 Build = full replacement, crash-safe (a build whose documents and embedder are exactly
 those of the live collection keeps it and writes nothing; ``--force`` rebuilds anyway): documents go into a *new* collection
-``relation_rag__<build id>``; only when it is complete and counted does
-``$ARKLORE_HOME/rag/active.json`` (the pointer readers follow) get replaced atomically
-(``os.replace``); then the old collection is removed. A build killed at any point leaves the
+``relation_rag__<build id>``; only when it is complete and counted does the pointer readers
+follow (``rag/active.json`` under ARKLORE_HOME) get replaced atomically; then the old
+collection is removed. A build killed at any point leaves the
 pointer naming the previous, complete collection; leftovers are removed by the next build.
 A file lock (``rag/build.lock``) keeps two builds from writing at once.
 
-Client: embedded ``PersistentClient`` under ``$ARKLORE_HOME/rag/chroma`` (telemetry off), or a
-Chroma server (``HttpClient``) when ``CHROMA_HOST`` (and optionally ``CHROMA_PORT``) is set.
+Client: embedded ``PersistentClient`` under ``rag/chroma`` (telemetry off), or a Chroma server
+(``HttpClient``) when a host is given (settings ``CHROMA_HOST``/``CHROMA_PORT``).
+
+Every function takes ``root``, the index's folder (``$ARKLORE_HOME/rag``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import time
 import uuid
 from collections.abc import Callable
@@ -27,11 +28,12 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
+from arklore.base.files import atomic_write_bytes
 from arklore.core.errors import ArkloreError, ConfigError
 from arklore.graph.model import RelationGraph
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents
-from arklore.rag.embedders import Embedder, EmbeddingCache, embed_cached, get_embedder
-from arklore.rag.validate import Rejected, validate, write_errors
+from arklore.rag.embedders import Embedder, EmbeddingCache, embed_cached
+from arklore.rag.validate import Rejected, validate, write_rejects
 
 COLLECTION_PREFIX = "relation_rag"
 POINTER_FILE = "active.json"
@@ -48,52 +50,34 @@ class RagBuildBusyError(ArkloreError):
     default_hint = "another `arklore rag build` is running; wait for it and try again"
 
 
-def rag_dir(home: Path) -> Path:
-    return Path(home) / "rag"
+def pointer_path(root: Path) -> Path:
+    return Path(root) / POINTER_FILE
 
 
-def pointer_path(home: Path) -> Path:
-    return rag_dir(home) / POINTER_FILE
-
-
-def make_client(home: Path, env: dict[str, str] | None = None) -> Any:
-    import chromadb
+def make_client(root: Path, host: str | None = None, port: int = 8000) -> Any:
+    """The embedded Chroma under ``root/chroma``, or a Chroma server at ``host:port``."""
+    import chromadb  # heavy import: only commands that touch the index pay for it
     from chromadb.config import Settings as ChromaSettings
 
-    env = dict(os.environ if env is None else env)
     settings = ChromaSettings(anonymized_telemetry=False)
-    host = env.get("CHROMA_HOST")
     if host:
-        port = int(env.get("CHROMA_PORT") or 8000)
         return chromadb.HttpClient(host=host, port=port, settings=settings)
-    path = rag_dir(home) / "chroma"
+    path = Path(root) / "chroma"
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
-def read_pointer(home: Path) -> dict[str, Any] | None:
+def read_pointer(root: Path) -> dict[str, Any] | None:
     try:
-        return orjson.loads(pointer_path(home).read_bytes())
+        return orjson.loads(pointer_path(root).read_bytes())
     except FileNotFoundError:
         return None
-    except orjson.JSONDecodeError as exc:  # cannot happen with os.replace, but say so
-        raise RagIndexError(f"{pointer_path(home)} is unreadable: {exc}") from exc
+    except orjson.JSONDecodeError as exc:  # cannot happen with atomic writes, but say so
+        raise RagIndexError(f"{pointer_path(root)} is unreadable: {exc}") from exc
 
 
-def _write_pointer(home: Path, data: dict[str, Any]) -> None:
-    path = pointer_path(home)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as f:
-        f.write(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    with contextlib.suppress(OSError):  # make the rename itself durable
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+def _write_pointer(root: Path, data: dict[str, Any]) -> None:
+    atomic_write_bytes(pointer_path(root), orjson.dumps(data, option=orjson.OPT_INDENT_2))
 
 
 def content_hash(docs: list[RelationDoc], emb: Embedder) -> str:
@@ -129,12 +113,13 @@ Progress = Callable[[str, int, int], None]
 
 
 def build_index(
-    home: Path,
+    root: Path,
     graph: RelationGraph,
     *,
-    graph_path: str = "",
+    embedder: Embedder,
+    rejects_path: Path,
+    graph_path: str = "graph",
     store: Any = None,
-    embedder: Embedder | None = None,
     describer: Any = None,
     sources: list[str] | None = None,
     force: bool = False,
@@ -149,9 +134,9 @@ def build_index(
     content hash) nothing is written and the live collection stays, unless ``force``.
     """
     t0 = time.perf_counter()
-    home = Path(home)
-    rag_dir(home).mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(rag_dir(home) / "build.lock"))
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(root / "build.lock"))
     try:
         lock.acquire(timeout=lock_timeout)
     except Timeout as exc:
@@ -159,17 +144,15 @@ def build_index(
             f"could not take {lock.lock_file} within {lock_timeout:g}s"
         ) from exc
     try:
-        emb = embedder or get_embedder()
-        ctx = SourceContext(
-            graph=graph, graph_path=graph_path or "relation_graph.json", store=store
-        )
+        emb = embedder
+        ctx = SourceContext(graph=graph, graph_path=graph_path, store=store)
         if describer is not None:
             ctx.describer = describer
         docs = collect_documents(ctx, sources)
         ok, bad = validate(docs, graph)
         run_id = uuid.uuid4().hex[:12]
         report = BuildReport(embedder=emb.name, embedder_version=emb.version)
-        report.errors_path = str(write_errors(home, bad, run_id=run_id))
+        report.errors_path = str(write_rejects(rejects_path, bad, run_id=run_id))
         report.rejected = len(bad)
         for r in bad:
             key = (
@@ -181,8 +164,8 @@ def build_index(
         _count(report, ok)
 
         report.content_hash = content_hash(ok, emb)
-        client = client or make_client(home)
-        old = read_pointer(home)
+        client = client or make_client(root)
+        old = read_pointer(root)
         old_name = old.get("collection") if old else None
         if not force and old and old.get("content_hash") == report.content_hash:
             try:
@@ -195,7 +178,7 @@ def build_index(
                 report.seconds = round(time.perf_counter() - t0, 3)
                 return report
 
-        cache = EmbeddingCache(rag_dir(home) / "embed_cache.sqlite3")
+        cache = EmbeddingCache(root / "embed_cache.sqlite3")
         try:
             if progress:
                 progress("embed", 0, len(ok))
@@ -236,7 +219,7 @@ def build_index(
                 f"new collection {new_name} holds {n} documents, expected {len(ok)}"
             )
         _write_pointer(
-            home, {k: v for k, v in meta.items() if k != "hnsw:space"} | {"collection": new_name}
+            root, {k: v for k, v in meta.items() if k != "hnsw:space"} | {"collection": new_name}
         )
         report.collection = new_name
         if old_name and old_name != new_name:
@@ -271,11 +254,11 @@ def _collection_names(client: Any) -> list[str]:
     return out
 
 
-def open_active(home: Path, emb: Embedder, client: Any = None) -> tuple[Any, dict[str, Any]]:
+def open_active(root: Path, emb: Embedder, client: Any = None) -> tuple[Any, dict[str, Any]]:
     """The live collection and its pointer record; checks the embedder matches."""
-    ptr = read_pointer(home)
+    ptr = read_pointer(root)
     if ptr is None:
-        raise RagIndexError(f"no relation index under {rag_dir(home)}")
+        raise RagIndexError(f"no relation index under {root}")
     if ptr.get("embedder") != emb.name or ptr.get("embedder_version") != emb.version:
         raise ConfigError(
             f"the relation index was built with embedder {ptr.get('embedder')} "
@@ -283,12 +266,12 @@ def open_active(home: Path, emb: Embedder, client: Any = None) -> tuple[Any, dic
             "rebuild it before querying",
             hint="rebuild it with `arklore rag build`, or set ARKLORE_EMBEDDER to the one it was built with",
         )
-    client = client or make_client(home)
+    client = client or make_client(root)
     try:
         col = client.get_collection(ptr["collection"], embedding_function=None)
     except Exception as exc:  # noqa: BLE001 - chroma raises several types for "not found"
         raise RagIndexError(
-            f"collection {ptr['collection']} named by {pointer_path(home)} is missing: {exc}"
+            f"collection {ptr['collection']} named by {pointer_path(root)} is missing: {exc}"
         ) from exc
     cm = col.metadata or {}
     if cm.get("embedder") != emb.name or cm.get("embedder_version") != emb.version:

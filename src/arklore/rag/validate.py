@@ -2,8 +2,8 @@
 
 A document is indexed only when: its text is non-empty and 10-200 characters, every
 metadata field is present and well-typed, its operator and target exist in the graph, and
-its doc_id matches ``^[a-zA-Z0-9_\\-\\.]+$`` and is unique. Failures are written to
-``$ARKLORE_HOME/distill_errors.jsonl`` (one JSON object per line, with the reason) and skipped.
+its doc_id matches ``^[a-zA-Z0-9_\\-\\.]+$`` and is unique. Failures are appended to the rejects
+file (``$ARKLORE_HOME/rag_rejects.jsonl``: one JSON object per line, with the reason) and skipped.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import orjson
 
 from arklore.graph.model import RelationGraph
 from arklore.rag.docs import DOC_ID_RE, DOC_SOURCES, MAX_CHARS, MIN_CHARS, RelationDoc
-
-ERRORS_FILE = "distill_errors.jsonl"
 
 
 @dataclass(slots=True)
@@ -35,7 +33,7 @@ def check(doc: RelationDoc, graph: RelationGraph) -> str | None:
     n = len(doc.text.strip())
     if n < MIN_CHARS or n > MAX_CHARS:
         return f"length {n} outside {MIN_CHARS}-{MAX_CHARS} characters"
-    for name in ("operator_id", "target_id", "rel_type", "source", "source_path"):
+    for name in ("operator_id", "target_id", "predicate", "source", "source_path"):
         v = getattr(doc, name)
         if not isinstance(v, str) or not v.strip():
             return f"missing metadata {name}"
@@ -74,9 +72,9 @@ def validate(
     return ok, bad
 
 
-def write_errors(home: Path, rejected: list[Rejected], *, run_id: str = "") -> Path:
-    """Append one line per rejected document to ``distill_errors.jsonl``."""
-    path = Path(home) / ERRORS_FILE
+def write_rejects(path: Path, rejected: list[Rejected], *, run_id: str = "") -> Path:
+    """Append one line per rejected document to the rejects file ``path``."""
+    path = Path(path)
     if not rejected:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)

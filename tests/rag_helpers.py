@@ -1,15 +1,16 @@
-"""Shared helpers for the relation RAG tests (no tests here): a small invented graph, a
-name-substring mention finder and a RelationRAG over the ``hash`` embedder."""
+"""Shared helpers for the relation RAG tests: a small invented graph, a name-substring mention
+finder, index builds and a RelationRAG over the ``hash`` embedder."""
 
 from __future__ import annotations
 
 import zlib
 from pathlib import Path
 
-from arklore.graph.io import default_graph_path, save_graph
+from arklore.graph.io import save_graph
 from arklore.graph.model import Edge, Node, RelationGraph
 from arklore.rag.context import RelationRAG
 from arklore.rag.embedders import HashEmbedder
+from arklore.rag.index import BuildReport, build_index
 
 AMIYA, KALTS, CHEN, HOSHI, SWIRE, LONELY = (
     "char_002_amiya", "char_003_kalts", "char_010_chen", "char_136_hsguma",
@@ -86,11 +87,44 @@ def name_finder(graph: RelationGraph):
 
 
 def write_graph(home: Path, graph: RelationGraph) -> Path:
-    path = default_graph_path(home)
+    path = home / "relation_graph.json"
     save_graph(graph, path)
     return path
+
+
+def build(root: Path, graph: RelationGraph, **kw) -> BuildReport:
+    """``build_index`` into ``root`` with the hash embedder and a rejects file beside it."""
+    kw.setdefault("embedder", HashEmbedder())
+    return build_index(root, graph, rejects_path=root / "rag_rejects.jsonl", **kw)
 
 
 def make_rag(home: Path, graph: RelationGraph, **kw) -> RelationRAG:
     return RelationRAG(home, graph=graph, embedder=HashEmbedder(),
                        mention_finder=name_finder(graph), **kw)  # fmt: skip
+
+
+def names_store(home: Path, graph: RelationGraph) -> Path:
+    """A store whose registry holds the graph's operators (one invented stage, an ingest run
+    recorded), so commands that detect names in a message work through the workspace."""
+    from arklore.core.model import Line, LineKind, Source, Stage
+    from arklore.core.operators import Operator
+    from arklore.corpus.ingest import _rebuild_speakers
+    from arklore.names.build import rebuild_names
+    from arklore.names.registry import Registry
+    from arklore.workspace import open_store
+
+    ops = {i: Operator(i, n.name) for i, n in graph.nodes.items() if n.kind == "operator"}
+    path = home / "arklore.sqlite3"
+    with open_store(path) as store:
+        run = store.begin_ingest_run(None, None, ["avg"])
+        lines = [
+            Line("test/x", 1, LineKind.DIALOGUE, "你好。", speaker="阿米娅", speaker_raw="阿米娅")
+        ]
+        with store.transaction() as c:
+            store.replace_stage(
+                Stage("test/x", Source.AVG, "test/x.txt", content_hash="x", lines=lines)
+            )
+            _rebuild_speakers(c)
+        rebuild_names(store, Registry(ops))
+        store.finish_ingest_run(run, "")
+    return path

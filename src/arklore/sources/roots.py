@@ -1,8 +1,7 @@
-"""Where things are: the two data checkouts and the state folder, from the environment."""
+"""Where the two data checkouts are, and the folders inside them the readers use."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,29 +10,16 @@ from arklore.core.errors import DataNotFoundError
 STORY_SUBDIR = Path("zh_CN/gamedata/story")
 EXCEL_SUBDIR = Path("zh_CN/gamedata/excel")
 ASTR_ZH = Path("zh_CN")
+CHARDICT = "chardict.json"
 
 
 @dataclass(frozen=True)
-class Settings:
-    home: Path  # ARKLORE_HOME: all state lives here, never inside the data checkouts
-    gamedata: Path | None  # ARKLORE_GAMEDATA: Kengxxiao/ArknightsGameData checkout
-    astr: Path | None  # ARKLORE_ASTR: 050644zf/ArknightsStoryJson checkout
+class DataRoots:
+    """The ArknightsGameData (``gamedata``) and ArknightsStoryJson (``astr``) checkouts; either
+    may be None. The ``*_root`` methods raise DataNotFoundError naming the setting to fix."""
 
-    @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        env = dict(os.environ if env is None else env)
-        home = Path(env.get("ARKLORE_HOME") or "var")
-        gamedata = env.get("ARKLORE_GAMEDATA")
-        astr = env.get("ARKLORE_ASTR")
-        return cls(
-            home=home,
-            gamedata=Path(gamedata) if gamedata else None,
-            astr=Path(astr) if astr else None,
-        )
-
-    @property
-    def db_path(self) -> Path:
-        return self.home / "arklore.sqlite3"
+    gamedata: Path | None = None
+    astr: Path | None = None
 
     def require_gamedata(self) -> Path:
         return _require(self.gamedata, "ARKLORE_GAMEDATA", STORY_SUBDIR)
@@ -52,6 +38,18 @@ class Settings:
 
     def astr_zh_root(self) -> Path:
         return self.require_astr() / ASTR_ZH
+
+    def excel_root_or_none(self) -> Path | None:
+        """The excel folder when the checkout has one (voice lines, factions are optional)."""
+        if self.gamedata is not None and (self.gamedata / EXCEL_SUBDIR).is_dir():
+            return self.gamedata / EXCEL_SUBDIR
+        return None
+
+    def chardict_or_none(self) -> Path | None:
+        """ASTR's ``zh_CN/chardict.json`` when present."""
+        if self.astr is not None and (self.astr / ASTR_ZH / CHARDICT).is_file():
+            return self.astr / ASTR_ZH / CHARDICT
+        return None
 
 
 def _require(root: Path | None, var: str, sub: Path) -> Path:

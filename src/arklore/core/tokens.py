@@ -1,9 +1,9 @@
-"""Token counting for the context budget: pluggable, and never below a DeepSeek-style count.
+"""The one token counter: the context budget and the LLM cost estimates both use it.
 
-The default counter is deliberately conservative: 0.6 token per CJK character, 0.3 per ASCII
-character, 1 per other BMP character (full-width punctuation, kana, symbols) and 4 per
-character outside the BMP (emoji fall back to byte tokens), rounded up. Real tokenisers come
-out lower, so a block that fits here fits there.
+Deliberately conservative: 0.6 token per CJK character, 0.3 per ASCII character, 1 per other
+BMP character (full-width punctuation, kana, symbols) and 4 per character outside the BMP
+(emoji fall back to byte tokens), rounded up. Real tokenisers (DeepSeek's included) come out
+lower, so a block that fits here fits there, and an estimate never undershoots.
 """
 
 from __future__ import annotations
@@ -46,17 +46,3 @@ def count_tokens(text: str) -> int:
     return math.ceil(
         cjk * CJK_TOKENS + ascii_ * ASCII_TOKENS + other * OTHER_TOKENS + astral * ASTRAL_TOKENS
     )
-
-
-_COUNTER: TokenCounter = count_tokens
-
-
-def get_token_counter() -> TokenCounter:
-    """The process-wide counter :mod:`arklore.rag.context` uses when none is passed."""
-    return _COUNTER
-
-
-def set_token_counter(counter: TokenCounter | None) -> None:
-    """Plug in another counter (e.g. the chat model's real tokenizer); None restores the default."""
-    global _COUNTER
-    _COUNTER = counter or count_tokens

@@ -1,0 +1,79 @@
+"""The module-level API a chat backend calls, over one default :class:`Workspace`.
+
+The default workspace is made from the environment (:meth:`Settings.from_env`) on first use;
+this module is, with the CLI and the service factory, one of the entry points allowed to read
+it. A program that manages its own settings builds a ``Workspace(settings)`` and calls its
+methods instead; tests call :func:`set_default_workspace`.
+
+Every function raises a one-line :class:`~arklore.core.errors.ArkloreError` when the knowledge
+base is missing (nothing ingested, no graph built): never an empty answer that looks valid.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from arklore.names.matcher import Mention, MentionContext
+from arklore.rag.context import ANCHOR_K, CONTEXT_K, Relation
+from arklore.settings import Settings
+from arklore.workspace import Workspace
+
+_DEFAULT: Workspace | None = None
+_LOCK = threading.Lock()
+
+
+def default_workspace() -> Workspace:
+    """The process-wide workspace behind the functions below, made from the environment."""
+    global _DEFAULT
+    with _LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = Workspace(Settings.from_env())
+        return _DEFAULT
+
+
+def set_default_workspace(workspace: Workspace | None) -> None:
+    """Use ``workspace`` from now on (None: make a new one from the environment next time)."""
+    global _DEFAULT
+    with _LOCK:
+        if _DEFAULT is not None and _DEFAULT is not workspace:
+            _DEFAULT.close()
+        _DEFAULT = workspace
+
+
+def find_mentions(
+    text: str, context: MentionContext | Mapping[str, Any] | None = None
+) -> list[Mention]:
+    """Operator mentions in ``text`` (see :class:`arklore.names.matcher.MentionMatcher`)."""
+    return default_workspace().find_mentions(text, context)  # type: ignore[arg-type]
+
+
+def get_relation_context(
+    operator_id: str,
+    query_text: str,
+    l3_recalled_targets: Iterable[str] | None = None,
+    *,
+    budget: int | None = None,
+) -> str:
+    """The relation block for one chat turn (anchors + the people the message names)."""
+    ws = default_workspace()
+    return ws.context(operator_id, query_text, l3_recalled_targets or (), budget=budget).text
+
+
+def get_anchor_relations(operator_id: str, top_k: int = ANCHOR_K) -> list[Relation]:
+    return default_workspace().rag().get_anchor_relations(operator_id, top_k)
+
+
+def get_contextual_relations(
+    operator_id: str, query_text: str, top_k: int = CONTEXT_K
+) -> list[Relation]:
+    return default_workspace().rag().get_contextual_relations(operator_id, query_text, top_k)
+
+
+def get_all_relationships_for(operator_id: str, participants: Iterable[str]) -> list[Relation]:
+    return default_workspace().rag().get_all_relationships_for(operator_id, participants)
+
+
+def get_relation_background(operator_id: str, top_k: int = 8, *, budget: int | None = None) -> str:
+    return default_workspace().rag().get_relation_background(operator_id, top_k, budget=budget)

@@ -1,0 +1,171 @@
+"""Who is present around some lines of a stage: the one implementation every check uses
+(relation gate 3, curated relations at graph build, story-event actors).
+
+A person is *present* in a run of lines when she
+
+* **speaks** one of them (her name, or a name that resolves to the same operator);
+* is **addressed** by name in one of them (:mod:`arklore.core.vocatives`, the word kept only
+  when it is on the known-speaker whitelist, so fragments like ``好了，`` never count);
+* is the Doctor and a line is a **choice** (the player picks it) or a spoken line that
+  addresses ``Dr.{@nickname}``.
+
+Narration never makes anyone present by itself: a narrator's word is not an interaction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from arklore.core.model import NICKNAME_TOKEN, Line, LineKind, is_doctor, normalize_speaker
+from arklore.core.vocatives import addressed, strip_honorific
+
+WINDOW = 2
+"""Lines either side of an evidence line in which both parties of a relation must be present."""
+
+_SALUTATION = re.compile(r"^\s*(?:我?亲爱的|敬爱的|致|给)?\s*([^\s：:，,。！？!?]{1,12})\s*[：:]")
+_LETTER_LOOKBACK = 12
+
+SameFn = Callable[[str, str], bool]
+ResolveFn = Callable[[str], str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Presence:
+    ok: bool
+    reason: str  # both_speak | vocative | doctor_present | narration_only | apart
+    at: int | None = None  # the evidence line_no whose window showed them together
+
+
+def is_narration(line: Line) -> bool:
+    """Text nobody speaks (narration, subtitles, speakerless multiline)."""
+    return line.kind is not LineKind.CHOICE and not line.speaker
+
+
+def known_name(word: str, speakers: set[str]) -> str | None:
+    """The whitelisted form of a candidate name (quotes/trailing ? and one honorific
+    stripped when needed), or None."""
+    return strip_honorific(normalize_speaker(word)[0], speakers.__contains__)
+
+
+def vocatives(text: str, speakers: set[str]) -> list[str]:
+    """Names a line addresses (:func:`arklore.core.vocatives.addressed`), kept only when they
+    are known speakers: the position rule alone also matches fragments like ``好了，``."""
+    return addressed(text, lambda w: known_name(w, speakers))
+
+
+def letter_addressee(
+    line: Line, by_no: dict[int, Line], speakers: set[str], resolve: ResolveFn
+) -> str | None:
+    """For narration evidence: the name a letter is addressed to (``亲爱的X：``/``X：``) on
+    this line or earlier in the same run of narration lines, if X is a known name."""
+    if not is_narration(line):
+        return None
+    for no in range(line.line_no, line.line_no - _LETTER_LOOKBACK, -1):
+        prev = by_no.get(no)
+        if prev is None or not is_narration(prev):
+            return None
+        match = _SALUTATION.match(prev.text)
+        if match:
+            word = normalize_speaker(match.group(1))[0]
+            name = known_name(word, speakers)
+            if name is None and resolve(word) is not None:
+                name = word
+            if name is not None:
+                return name
+    return None
+
+
+def default_same_person(resolve: ResolveFn) -> SameFn:
+    """Same person if the normalized names are equal or both resolve to the same id."""
+
+    def same(a: str, b: str) -> bool:
+        if a == b:
+            return True
+        ia = resolve(a)
+        return ia is not None and ia == resolve(b)
+
+    return same
+
+
+def is_party(party: str, name: str, same: SameFn) -> bool:
+    """Is ``name`` (a speaker or an addressed name) the person ``party``?"""
+    if not name:
+        return False
+    if is_doctor(party):
+        return is_doctor(name)
+    name = normalize_speaker(name)[0]
+    return party == name or same(party, name)
+
+
+def speaks_in(party: str, lines: Iterable[Line], same: SameFn) -> bool:
+    """The party speaks one of the lines; the Doctor also by a choice or a spoken line that
+    addresses Dr.{@nickname}."""
+    doctor = is_doctor(party)
+    for line in lines:
+        if is_party(party, line.speaker, same):
+            return True
+        if doctor:
+            if line.kind is LineKind.CHOICE:
+                return True
+            if (line.addresses_doctor or NICKNAME_TOKEN in line.text) and not is_narration(line):
+                return True
+    return False
+
+
+def addressed_in(
+    party: str,
+    lines: Iterable[Line],
+    speakers: set[str],
+    same: SameFn,
+    *,
+    by: str | None = None,
+) -> bool:
+    """Some line (spoken by ``by``, when given) calls the party by name."""
+    return any(
+        (by is None or is_party(by, line.speaker, same))
+        and any(is_party(party, name, same) for name in vocatives(line.text, speakers))
+        for line in lines
+        if line.speaker
+    )
+
+
+def presence_in(party: str, lines: list[Line], speakers: set[str], same: SameFn) -> str | None:
+    """Why the party is present in ``lines`` (``speaks`` | ``doctor`` | ``addressed``), or None."""
+    if speaks_in(party, lines, same):
+        return "doctor" if is_doctor(party) else "speaks"
+    if addressed_in(party, lines, speakers, same):
+        return "addressed"
+    return None
+
+
+def window(by_no: dict[int, Line], line_no: int, size: int = WINDOW) -> list[Line]:
+    """The lines within ``size`` of ``line_no`` that exist."""
+    return [by_no[n] for n in range(line_no - size, line_no + size + 1) if n in by_no]
+
+
+def check_presence(
+    subject: str,
+    obj: str,
+    evidence_lines: list[Line],
+    by_no: dict[int, Line],
+    *,
+    speakers: set[str],
+    same_person: SameFn,
+) -> Presence:
+    """Are both parties present within ±WINDOW lines of ANY evidence line (both speak, or one
+    calls the other by name)? Narration-only evidence never shows presence."""
+    if all(is_narration(line) for line in evidence_lines):
+        return Presence(False, "narration_only")
+    s, o = normalize_speaker(subject)[0], normalize_speaker(obj)[0]
+    for ev in evidence_lines:
+        lines = window(by_no, ev.line_no)
+        if speaks_in(s, lines, same_person) and speaks_in(o, lines, same_person):
+            reason = "doctor_present" if is_doctor(s) or is_doctor(o) else "both_speak"
+            return Presence(True, reason, ev.line_no)
+        if addressed_in(o, lines, speakers, same_person, by=s) or addressed_in(
+            s, lines, speakers, same_person, by=o
+        ):
+            return Presence(True, "vocative", ev.line_no)
+    return Presence(False, "apart")

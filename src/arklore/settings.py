@@ -1,0 +1,230 @@
+"""Every setting arklore has, read from the environment in this one module and validated.
+
+:meth:`Settings.from_env` is called by the entry points only (the ``arklore`` command, the HTTP
+service factory, the default workspace behind the module-level API); library code receives
+values, never the environment. A bad value is a :class:`~arklore.core.errors.ConfigError` with
+one line naming the variable, its value and what is allowed.
+
+==============================  ==================================================  ==========================
+variable                        meaning                                             default
+==============================  ==================================================  ==========================
+``ARKLORE_HOME``                where arklore keeps all its state                   ``./var``
+``ARKLORE_GAMEDATA``            Kengxxiao/ArknightsGameData checkout (zh_CN)        (none)
+``ARKLORE_ASTR``                050644zf/ArknightsStoryJson checkout                (none)
+``ARKLORE_ALIASES``             the user alias file (``[[alias]]``/``[[block]]``)   the packaged
+                                                                                    ``data/aliases.toml``
+``ARKLORE_EMBEDDER``            ``e5-small`` | ``bge-small-zh`` | ``hash``          ``e5-small``
+``ARKLORE_E5_THREADS``          threads of the e5 embedder                          ``1``
+``ARKLORE_RAG_TOKEN_BUDGET``    tokens of the relation block per chat turn          ``800``
+``ARKLORE_MAX_MESSAGE_CHARS``   longest chat message accepted (characters)          ``8000``
+``CHROMA_HOST``/``CHROMA_PORT`` a Chroma server instead of the embedded index       (embedded) / ``8000``
+``LLM_BASE_URL``                any OpenAI-compatible endpoint                      ``https://api.deepseek.com``
+``LLM_MODEL``                   model name sent to the endpoint                     ``deepseek-flash``
+``LLM_API_KEY``                 bearer key (never written anywhere)                 (none)
+``LLM_<TASK>_BASE_URL``         per-task endpoint / model / key, e.g.               the global value
+``LLM_<TASK>_MODEL``            ``LLM_RELATIONS_MODEL``,
+``LLM_<TASK>_API_KEY``          ``LLM_RELATION_DESCRIPTIONS_BASE_URL``
+``LLM_JSON_MODE``               send ``response_format=json_object`` (0 for         ``1``
+                                endpoints without JSON mode)
+``LLM_TIMEOUT``                 seconds per HTTP request                            ``120``
+``LLM_MAX_RETRIES``             retries after the first attempt                     ``3``
+``LLM_BACKOFF_INITIAL``         first backoff wait, doubled each retry (s)          ``1``
+``LLM_BACKOFF_MAX``             longest wait, also caps ``Retry-After`` (s)         ``30``
+``LLM_PRICE_INPUT_HIT``         USD per million cached input tokens                 ``0.07``
+``LLM_PRICE_INPUT_MISS``        USD per million uncached input tokens               ``0.27``
+``LLM_PRICE_OUTPUT``            USD per million output tokens                       ``1.10``
+==============================  ==================================================  ==========================
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from arklore.core.errors import ConfigError
+from arklore.llm.config import (
+    DEFAULT_BASE_URL,
+    DEFAULT_MODEL,
+    DEFAULT_PRICE_INPUT_HIT,
+    DEFAULT_PRICE_INPUT_MISS,
+    DEFAULT_PRICE_OUTPUT,
+    LLMConfig,
+    Prices,
+    task_var,
+)
+
+EmbedderName = Literal["e5-small", "bge-small-zh", "hash"]
+EMBEDDER_NAMES: tuple[str, ...] = ("e5-small", "bge-small-zh", "hash")
+
+_TASK_OVERRIDE = re.compile(r"^LLM_([A-Z0-9_]+?)_(BASE_URL|MODEL|API_KEY)$")
+
+
+class LLMSettings(BaseModel):
+    """The global ``LLM_*`` values plus the raw per-task overrides."""
+
+    model_config = ConfigDict(frozen=True)
+
+    base_url: str = DEFAULT_BASE_URL
+    model: str = DEFAULT_MODEL
+    api_key: str = Field(default="", repr=False)
+    json_mode: bool = True
+    timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=100)
+    backoff_initial: float = Field(default=1.0, ge=0)
+    backoff_max: float = Field(default=30.0, ge=0)
+    price_input_hit: float = Field(default=DEFAULT_PRICE_INPUT_HIT, ge=0)
+    price_input_miss: float = Field(default=DEFAULT_PRICE_INPUT_MISS, ge=0)
+    price_output: float = Field(default=DEFAULT_PRICE_OUTPUT, ge=0)
+    overrides: dict[str, str] = Field(default_factory=dict, repr=False)  # LLM_<TASK>_* -> value
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not re.match(r"^https?://[^/\s]+", v):
+            raise ValueError("is not an http(s) URL")
+        return v.rstrip("/")
+
+    def config(self, task: str | None = None, **changes: Any) -> LLMConfig:
+        """The resolved settings of ``task`` (global values unless ``LLM_<TASK>_*`` is set)."""
+
+        def pick(name: str, default: str) -> str:
+            return (self.overrides.get(task_var(task, name)) if task else None) or default
+
+        base_url = pick("BASE_URL", self.base_url).rstrip("/")
+        if not re.match(r"^https?://[^/\s]+", base_url):
+            raise ConfigError(
+                f"{task_var(task or '', 'BASE_URL')}={base_url!r} is not an http(s) URL"
+            )
+        values: dict[str, Any] = {
+            "base_url": base_url,
+            "model": pick("MODEL", self.model),
+            "api_key": pick("API_KEY", self.api_key),
+            "json_mode": self.json_mode,
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "backoff_initial": self.backoff_initial,
+            "backoff_max": self.backoff_max,
+            "prices": Prices(self.price_input_hit, self.price_input_miss, self.price_output),
+        }
+        values.update(changes)
+        return LLMConfig(**values)
+
+    def configured(self, task: str | None = None) -> bool:
+        """Is there an LLM to call for ``task``: a key, or an endpoint that needs none
+        (a local server)? With neither, commands use their no-LLM path."""
+        cfg = self.config(task)
+        return bool(cfg.api_key) or not cfg.is_deepseek
+
+    def secrets(self) -> list[str]:
+        """Every configured API key, so writers can redact them defensively."""
+        keys = [self.api_key] + [v for k, v in self.overrides.items() if k.endswith("_API_KEY")]
+        return [k for k in keys if k]
+
+
+class Settings(BaseModel):
+    """All settings, validated; see the module docstring for the variables."""
+
+    model_config = ConfigDict(frozen=True)
+
+    home: Path = Path("var")
+    gamedata: Path | None = None
+    astr: Path | None = None
+    aliases_file: Path | None = None
+    embedder: EmbedderName = "e5-small"
+    e5_threads: int = Field(default=1, ge=1, le=64)
+    rag_token_budget: int = Field(default=800, ge=1, le=100_000)
+    max_message_chars: int = Field(default=8000, ge=1, le=10_000_000)
+    chroma_host: str | None = None
+    chroma_port: int = Field(default=8000, ge=1, le=65535)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @field_validator("home", "gamedata", "astr", "aliases_file")
+    @classmethod
+    def _path(cls, v: Path | None) -> Path | None:
+        if v is not None and not str(v).strip():
+            raise ValueError("is an empty path")
+        return v
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read and validate every variable; ConfigError naming the first bad one."""
+        env = os.environ if env is None else env
+        raw: dict[str, Any] = {}
+        for var, field_name in _VARS.items():
+            value = env.get(var)
+            if value is not None and value.strip() != "":
+                raw[field_name] = value.strip()
+        llm: dict[str, Any] = {}
+        for var, field_name in _LLM_VARS.items():
+            value = env.get(var)
+            if value is not None and value.strip() != "":
+                llm[field_name] = value.strip()
+        llm["overrides"] = {
+            k: v.strip()
+            for k, v in env.items()
+            if _TASK_OVERRIDE.match(k) and k not in _LLM_VARS and v.strip()
+        }
+        try:
+            llm_settings = LLMSettings(**llm)
+        except ValidationError as exc:
+            raise _config_error(exc, env, {f: v for v, f in _LLM_VARS.items()}) from None
+        try:
+            return cls(**raw, llm=llm_settings)
+        except ValidationError as exc:
+            raise _config_error(exc, env, {f: v for v, f in _VARS.items()}) from None
+
+    def llm_config(self, task: str | None = None, **changes: Any) -> LLMConfig:
+        return self.llm.config(task, **changes)
+
+
+_VARS: dict[str, str] = {
+    "ARKLORE_HOME": "home",
+    "ARKLORE_GAMEDATA": "gamedata",
+    "ARKLORE_ASTR": "astr",
+    "ARKLORE_ALIASES": "aliases_file",
+    "ARKLORE_EMBEDDER": "embedder",
+    "ARKLORE_E5_THREADS": "e5_threads",
+    "ARKLORE_RAG_TOKEN_BUDGET": "rag_token_budget",
+    "ARKLORE_MAX_MESSAGE_CHARS": "max_message_chars",
+    "CHROMA_HOST": "chroma_host",
+    "CHROMA_PORT": "chroma_port",
+}
+_LLM_VARS: dict[str, str] = {
+    "LLM_BASE_URL": "base_url",
+    "LLM_MODEL": "model",
+    "LLM_API_KEY": "api_key",
+    "LLM_JSON_MODE": "json_mode",
+    "LLM_TIMEOUT": "timeout",
+    "LLM_MAX_RETRIES": "max_retries",
+    "LLM_BACKOFF_INITIAL": "backoff_initial",
+    "LLM_BACKOFF_MAX": "backoff_max",
+    "LLM_PRICE_INPUT_HIT": "price_input_hit",
+    "LLM_PRICE_INPUT_MISS": "price_input_miss",
+    "LLM_PRICE_OUTPUT": "price_output",
+}
+_ALLOWED = {
+    "ARKLORE_EMBEDDER": "one of " + ", ".join(EMBEDDER_NAMES),
+    "LLM_JSON_MODE": "1 or 0",
+}
+
+
+def _config_error(
+    exc: ValidationError, env: Mapping[str, str], variables: dict[str, str]
+) -> ConfigError:
+    """The first validation error as one line naming the variable (never a key's value)."""
+    err = exc.errors()[0]
+    field_name = str(err["loc"][0]) if err["loc"] else ""
+    var = variables.get(field_name, field_name)
+    msg = _ALLOWED.get(var) or str(err.get("msg", "invalid")).removeprefix("Value error, ")
+    if var in _ALLOWED:
+        msg = f"must be {msg}"
+    shown = "" if var.endswith("API_KEY") else f"={env.get(var, '')!r}"
+    return ConfigError(
+        f"{var}{shown}: {msg}",
+        hint=f"fix or unset {var} (`arklore settings` lists every variable and its default)",
+    )

@@ -1,0 +1,545 @@
+"""The composition root: one :class:`Workspace` made from one :class:`Settings` owns every
+path under ``ARKLORE_HOME``, every setting, and the handles the pipeline needs (store, alias
+table, matcher, LLM per task, embedder, graph, relation index), and runs the pipeline steps.
+
+Library modules never read the environment or pick a path: they get what they need as
+arguments from here. The ``arklore`` command and the HTTP service are thin adapters over the
+same steps (``ws.ingest()``, ``ws.build_graph()``, ``ws.build_index()``, ``ws.context()``...).
+
+Handles are opened on first use and kept for the workspace's life (a CLI run, a server
+process); :meth:`Workspace.close` releases them. Nothing here is process-global: two
+workspaces on two homes never share state.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any
+
+from arklore.base.db import Migration
+from arklore.core.errors import (
+    AmbiguousNameError,
+    DataRootsChangedError,
+    IncompleteIngestError,
+    InputFileError,
+    NotIngestedError,
+    UnknownNameError,
+)
+from arklore.core.operators import Alias
+from arklore.corpus import anchors, crosscheck
+from arklore.corpus import schema as corpus_schema
+from arklore.corpus.ingest import IngestReport, tables_fingerprint
+from arklore.corpus.ingest import ingest as ingest_corpus
+from arklore.corpus.store import Store
+from arklore.extract import runner as relations_runner
+from arklore.extract import schema as extract_schema
+from arklore.extract import store as edges_db
+from arklore.graph.build import build_graph
+from arklore.graph.importer import load_import
+from arklore.graph.io import load_graph, loads_graph, save_graph
+from arklore.graph.model import RelationGraph
+from arklore.graph.people import People
+from arklore.llm import LLM, Estimate, LLMFiles
+from arklore.names import build as names_db
+from arklore.names import schema as names_schema
+from arklore.names.aliases import AliasTable, default_alias_path, load_user_aliases
+from arklore.names.matcher import Mention, MentionContext, MentionMatcher
+from arklore.names.registry import build_registry
+from arklore.rag import describe
+from arklore.rag.context import RelationContext, RelationRAG, spans_from_mentions
+from arklore.rag.embedders import Embedder, make_embedder
+from arklore.rag.index import BuildReport, build_index, make_client, read_pointer
+from arklore.settings import Settings
+from arklore.sources.roots import DataRoots
+
+Progress = Callable[[str, int, int], None]
+
+STORE_MIGRATIONS: tuple[Migration, ...] = (
+    corpus_schema.MIGRATIONS[0],
+    *names_schema.MIGRATIONS,  # copies the 0.1 speaker ids before corpus/002 drops them
+    *corpus_schema.MIGRATIONS[1:],
+    *extract_schema.MIGRATIONS,
+)
+"""Every layer's tables in the store, in the order they are applied."""
+
+
+def open_store(path: Path | str, *, create: bool = True) -> Store:
+    """The store at ``path`` with every layer's migrations applied (tests and tools)."""
+    return Store(path, create=create, migrations=STORE_MIGRATIONS)
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Everything arklore writes, under ``home`` (``ARKLORE_HOME``)."""
+
+    home: Path
+
+    @property
+    def db(self) -> Path:
+        return self.home / "arklore.sqlite3"
+
+    @property
+    def llm(self) -> LLMFiles:
+        return LLMFiles(
+            cache=self.home / "llm_cache.sqlite3",
+            state=self.home / "llm_state.sqlite3",
+            errors=self.home / "llm_errors.jsonl",
+        )
+
+    @property
+    def graph(self) -> Path:
+        return self.home / "relation_graph.json"
+
+    @property
+    def graph_imports(self) -> Path:
+        """Registered relation imports, merged by every graph build."""
+        return self.home / "graph_imports"
+
+    @property
+    def rag(self) -> Path:
+        return self.home / "rag"
+
+    @property
+    def rag_rejects(self) -> Path:
+        return self.home / "rag_rejects.jsonl"
+
+    @property
+    def relation_exports(self) -> Path:
+        return self.home / "exports" / "relations"
+
+
+@dataclass
+class GraphBuild:
+    """A built and saved graph with its build report."""
+
+    graph: RelationGraph
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+class Workspace:
+    """Settings, paths, handles and pipeline steps of one ``ARKLORE_HOME`` (see module doc)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.paths = Paths(Path(settings.home))
+        self.roots = DataRoots(settings.gamedata, settings.astr)
+        self._store: Store | None = None
+        self._user_aliases: list[Alias] | None = None
+        self._aliases: AliasTable | None = None
+        self._matcher: MentionMatcher | None = None
+        self._people: People | None = None
+        self._embedders: dict[str, Embedder] = {}
+        self._graph: RelationGraph | None = None
+        self._rag: RelationRAG | None = None
+        self._chroma: Any = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def reload(self) -> None:
+        """Forget cached names, graph and index handles (after a rebuild or a user-file edit)."""
+        self._user_aliases = self._aliases = self._matcher = self._people = None
+        self._graph = None
+        self._rag = None
+
+    # -- the store ---------------------------------------------------------------------------
+    def store(self, *, check_roots: bool = False, allow_data_change: bool = False) -> Store:
+        """The ingested store. Raises when nothing was ingested, when the last ingest did not
+        finish, and (``check_roots``: commands that read the data files) when it was ingested
+        from other data checkouts than the settings name, unless ``allow_data_change``."""
+        if self._store is None and not self.paths.db.exists():
+            raise NotIngestedError(f"no store at {self.paths.db}")
+        store = self._open_store()
+        store.require_ingested()
+        run = store.last_ingest_run()
+        if run is None or not run.finished:
+            raise IncompleteIngestError(
+                f"the last ingest into {self.paths.db} did not finish"
+                + (f" (started {run.started_at})" if run is not None else "")
+            )
+        if check_roots and not allow_data_change:
+            self._check_roots(run.gamedata, run.astr)
+        return store
+
+    def _open_store(self) -> Store:
+        if self._store is None:
+            self._store = open_store(self.paths.db)
+        return self._store
+
+    def _check_roots(self, gamedata: str | None, astr: str | None) -> None:
+        for var, was, now in (
+            ("ARKLORE_GAMEDATA", gamedata, self.roots.gamedata),
+            ("ARKLORE_ASTR", astr, self.roots.astr),
+        ):
+            now_s = str(Path(now).resolve()) if now is not None else None
+            if was is not None and now_s is not None and was != now_s:
+                raise DataRootsChangedError(
+                    f"the store was ingested from {var}={was}, but {var} is now {now_s}"
+                )
+
+    # -- names -------------------------------------------------------------------------------
+    def user_aliases(self) -> list[Alias]:
+        """The user alias file (``ARKLORE_ALIASES``, else the packaged ``data/aliases.toml``)."""
+        if self._user_aliases is None:
+            self._user_aliases = load_user_aliases(
+                self.settings.aliases_file or default_alias_path()
+            )
+        return self._user_aliases
+
+    def aliases(self) -> AliasTable:
+        """The store's alias table plus the user file: the names every command resolves."""
+        if self._aliases is None:
+            self._aliases = names_db.load_alias_table(self.store(), self.user_aliases())
+        return self._aliases
+
+    def matcher(self) -> MentionMatcher:
+        if self._matcher is None:
+            self._matcher = MentionMatcher(self.aliases())
+        return self._matcher
+
+    def people(self) -> People:
+        """Names -> graph node ids (registry, alias table and corpus speakers)."""
+        if self._people is None:
+            store = self.store()
+            self._people = People(
+                names_db.stored_registry(store), self.matcher(), sorted(store.speaker_counts())
+            )
+        return self._people
+
+    def resolve_operator(self, name: str) -> str:
+        """Any name the alias table knows (or an operator id) -> the operator id; a one-line
+        error with the closest names when unknown, every candidate when ambiguous."""
+        table = self.aliases()
+        res = table.resolve(name)
+        if res.ambiguous:
+            raise AmbiguousNameError(name, list(res.ids))
+        if res.char_id is None:
+            raise UnknownNameError(
+                f"no operator is called {name!r}", hint=_closest_hint(name, table.surfaces())
+            )
+        return res.char_id
+
+    def find_mentions(
+        self, text: str, context: MentionContext | dict[str, Any] | None = None
+    ) -> list[Mention]:
+        """Operator mentions in ``text`` with the store's alias table."""
+        return self.matcher().find(text, context)
+
+    # -- ingest ------------------------------------------------------------------------------
+    def ingest(
+        self,
+        *,
+        sources: Sequence[str] = ("avg", "astr"),
+        force: bool = False,
+        allow_data_change: bool = False,
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        """Both story sources -> the corpus tables, then the names layer (registry, aliases,
+        speaker ids). The registry and the user alias file are read first, so a broken table
+        or file fails before anything is written. Recorded as an ingest run: a run that does
+        not finish leaves the store marked incomplete."""
+        registry = build_registry(self.roots.excel_root(), self.roots.chardict_or_none())
+        user = self.user_aliases()
+        store = self._open_store()
+        previous = store.last_ingest_run()
+        if previous is not None and previous.finished and not allow_data_change:
+            self._check_roots(previous.gamedata, previous.astr)
+        run_id = store.begin_ingest_run(
+            _abs(self.roots.gamedata), _abs(self.roots.astr), list(sources)
+        )
+        report = ingest_corpus(
+            self.roots, store, sources=tuple(sources), progress=progress, force=force
+        )
+        if report.post_processed or previous is None or not previous.finished:
+            names_db.rebuild_names(store, registry, user)
+            report.names_rebuilt = True
+        report.warnings = list(registry.warnings)
+        report.counts = self.counts()
+        store.finish_ingest_run(run_id, tables_fingerprint(self.roots))
+        self.reload()
+        return report
+
+    def counts(self) -> dict[str, int]:
+        """What the store holds (corpus and names)."""
+        store = self._open_store()
+        return store.counts() | {"operators": names_db.operator_count(store)}
+
+    def stats(self) -> dict[str, Any]:
+        store = self.store()
+        run = store.last_ingest_run()
+        return {
+            "counts": self.counts(),
+            "ingest_errors": store.ingest_errors(),
+            "warnings": names_db.registry_warnings(store),
+            "last_ingest": None if run is None else {
+                "started_at": run.started_at,
+                "finished_at": run.finished_at,
+                "gamedata": run.gamedata,
+                "astr": run.astr,
+            },
+        }  # fmt: skip
+
+    def verify_anchors(
+        self,
+        *,
+        full: bool = False,
+        allow_data_change: bool = False,
+        progress: Progress | None = None,
+    ) -> anchors.AnchorReport:
+        """Every stored and cited line id checked against the current data files."""
+        store = self.store(check_roots=True, allow_data_change=allow_data_change)
+        return anchors.verify_anchors(
+            self.roots,
+            store,
+            citations=edges_db.cited_line_ids(store),
+            full=full,
+            progress=progress,
+        )
+
+    def crosscheck(
+        self, *, from_files: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> crosscheck.CrosscheckReport:
+        if from_files:
+            return crosscheck.crosscheck(
+                self.roots.avg_story_root(), self.roots.astr_story_root(), progress
+            )
+        return crosscheck.crosscheck_store(self.store(), progress)
+
+    # -- relation extraction -----------------------------------------------------------------
+    def llm(self, *, no_cache: bool = False, **changes: Any) -> LLM:
+        """A new LLM service (its own run id and cost line); ``changes`` override the task
+        settings (e.g. ``max_retries`` from ``--retry``). Close it when done."""
+        llm_settings = self.settings.llm
+        return LLM(
+            lambda task: llm_settings.config(task, **changes),
+            self.paths.llm,
+            secrets=llm_settings.secrets(),
+            no_cache=no_cache,
+        )
+
+    def extract_relations(
+        self,
+        stage_paths: list[str],
+        *,
+        concurrency: int = 8,
+        resume: bool = True,
+        no_cache: bool = False,
+        retry: int | None = None,
+        out: Path | None = None,
+        progress: Progress | None = None,
+    ) -> relations_runner.RunReport:
+        """Extract, gate, store and export the relations of ``stage_paths``."""
+        store = self.store()
+        changes = {} if retry is None else {"max_retries": retry}
+        llm = self.llm(no_cache=no_cache, **changes)
+        try:
+            report = relations_runner.extract_relations(
+                store,
+                llm,
+                stage_paths,
+                concurrency=concurrency,
+                resume=resume,
+                progress=progress,
+                resolve=relations_runner.table_resolver(self.aliases()),
+            )
+            out_dir = out or self.paths.relation_exports
+            report.exports = [
+                str(p) for p in relations_runner.export_stages(store, stage_paths, out_dir)
+            ]
+        finally:
+            llm.close()
+        return report
+
+    def extract_relations_dry_run(self, stage_paths: list[str]) -> Estimate:
+        prices = self.settings.llm_config(relations_runner.TASK).prices
+        return relations_runner.dry_run(self.store(), stage_paths, prices)
+
+    def select_stages(
+        self, paths: list[str] | None = None, *, event: str | None = None, all_: bool = False
+    ) -> list[str]:
+        return relations_runner.select_stages(self.store(), paths, event=event, all_=all_)
+
+    # -- the relation graph ------------------------------------------------------------------
+    def registered_imports(self) -> list[Path]:
+        d = self.paths.graph_imports
+        return sorted(d.glob("*.json")) if d.is_dir() else []
+
+    def build_graph(
+        self,
+        *,
+        matrix: Path | None = None,
+        imports: Sequence[Path] | None = None,
+        progress: Progress | None = None,
+    ) -> GraphBuild:
+        """Build the graph from the corpus, the matrix and the relation imports (``None``: the
+        registered ones), and save it atomically: a failed build keeps the previous file."""
+        t0 = time.perf_counter()
+        graph = build_graph(
+            self.store(check_roots=True),
+            self.people(),
+            matrix_path=matrix,
+            import_paths=self.registered_imports() if imports is None else imports,
+            excel_root=self.roots.excel_root_or_none(),
+            progress=progress,
+        )
+        save_graph(graph, self.paths.graph)
+        self._graph = graph
+        self._rag = None
+        report = {"path": str(self.paths.graph), **graph.meta}
+        report["seconds"] = round(time.perf_counter() - t0, 2)
+        return GraphBuild(graph, report)
+
+    def graph(self) -> RelationGraph:
+        """The saved relation graph (``arklore graph build`` writes it)."""
+        if self._graph is None:
+            self._graph = load_graph(self.paths.graph)
+        return self._graph
+
+    def install_graph(self, data: bytes, where: str) -> RelationGraph:
+        """Install relation_graph.json bytes (an export) as the current graph."""
+        graph = loads_graph(data, where)
+        save_graph(graph, self.paths.graph)
+        self._graph = graph
+        return graph
+
+    def register_import(self, path: Path, *, build: bool = True) -> tuple[Path, GraphBuild | None]:
+        """Validate a relation import, copy it under ``graph_imports`` and (``build``) rebuild
+        with it; a bad file is rejected before anything is copied or rebuilt."""
+        dest = self.paths.graph_imports / path.name
+        others = [p for p in self.registered_imports() if p.name != path.name]
+        built = None
+        if build:
+            built = self.build_graph(imports=[*others, path])
+        else:
+            load_import(path, self.people().user_node)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if path.resolve() != dest.resolve():
+            shutil.copyfile(path, dest)
+        return dest, built
+
+    # -- the relation index ------------------------------------------------------------------
+    def embedder(self, name: str | None = None) -> Embedder:
+        """The embedder called ``name`` (default: the setting), loaded once per workspace."""
+        name = name or self.settings.embedder
+        if name not in self._embedders:
+            self._embedders[name] = make_embedder(name, e5_threads=self.settings.e5_threads)
+        return self._embedders[name]
+
+    def chroma(self) -> Any:
+        """The Chroma client: a server when ``CHROMA_HOST`` is set, else embedded."""
+        if self._chroma is None:
+            self._chroma = make_client(
+                self.paths.rag, self.settings.chroma_host, self.settings.chroma_port
+            )
+        return self._chroma
+
+    def build_index(
+        self,
+        *,
+        embedder: str | None = None,
+        no_llm: bool = False,
+        force: bool = False,
+        graph_path: Path | None = None,
+        progress: Progress | None = None,
+    ) -> BuildReport:
+        """Relation documents from the graph (and extracted relations) -> a new Chroma
+        collection, switched in atomically."""
+        gpath = graph_path or self.paths.graph
+        graph = load_graph(gpath)
+        store = self._open_store() if self.paths.db.exists() else None
+        llm = None
+        describer = None
+        if not no_llm and self.settings.llm.configured(describe.TASK):
+            llm = self.llm()
+            describer = describe.llm_describer(llm)
+        try:
+            report = build_index(
+                self.paths.rag,
+                graph,
+                embedder=self.embedder(embedder),
+                rejects_path=self.paths.rag_rejects,
+                graph_path=str(gpath),
+                store=store,
+                describer=describer,
+                force=force,
+                progress=progress,
+                client=self.chroma(),
+            )
+        finally:
+            if llm is not None:
+                llm.close()
+        self._rag = None
+        return report
+
+    def index_status(self) -> dict[str, Any] | None:
+        return read_pointer(self.paths.rag)
+
+    def rag(self) -> RelationRAG:
+        """The relation context service over the saved graph and the live index."""
+        if self._rag is None:
+            self._rag = RelationRAG(
+                self.paths.rag,
+                graph_loader=lambda: load_graph(self.paths.graph),
+                embedder_loader=self.embedder,
+                mention_finder=spans_from_mentions(self.find_mentions),
+                budget=self.settings.rag_token_budget,
+                client_factory=self.chroma,
+            )
+        return self._rag
+
+    def context(
+        self,
+        operator: str,
+        message: str,
+        l3_targets: Iterable[str] = (),
+        *,
+        budget: int | None = None,
+    ) -> RelationContext:
+        """The relation block a chat turn with ``operator`` injects for ``message``."""
+        rag = self.rag()
+        op = rag.graph.resolve(operator) or self.graph_node(operator)
+        return rag.build_context(op, message, list(l3_targets), budget=budget)
+
+    def graph_node(self, name: str) -> str:
+        """A name, alias or id -> its node in the saved graph (one-line error when unknown)."""
+        graph = self.graph()
+        nid = graph.resolve(name)
+        if nid is None:
+            try:
+                nid = graph.resolve(self.resolve_operator(name))
+            except (UnknownNameError, AmbiguousNameError, NotIngestedError, InputFileError):
+                nid = None
+        if nid is None:
+            names = [n.name for n in graph.nodes.values()]
+            raise UnknownNameError(
+                f"{name!r} is not in the relation graph", hint=_closest_hint(name, names)
+            )
+        return nid
+
+
+def _abs(p: Path | None) -> str | None:
+    return str(Path(p).resolve()) if p is not None else None
+
+
+def _closest_hint(name: str, candidates: Iterable[str]) -> str:
+    near = get_close_matches(name, list(candidates), n=3, cutoff=0.5)
+    if near:
+        return "did you mean " + ", ".join(near) + "?"
+    return "check the spelling, or add the name to the alias file (data/aliases.toml)"
+
+
+__all__ = ["GraphBuild", "Paths", "Workspace", "open_store"]
