@@ -30,12 +30,14 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# everything except the real-data and the slow (> ~20 s) tests: the loop while editing
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m 'not realdata'
+	$(BIN)/python -m pytest -q -m 'not realdata and not slow'
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

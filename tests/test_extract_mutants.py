@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_every_gate_mutant_is_caught_by_the_gate_tests(metrics) -> None:
     proc = subprocess.run(
         [sys.executable, "bench/check_gate_mutants.py"],

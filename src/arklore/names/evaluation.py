@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from arklore.core.operators import Operator
+from arklore.names.registry import build_registry
 
 
 def eval_set_path() -> Path:
@@ -82,8 +83,6 @@ def operators_from_excel(excel_root: str | Path) -> list[Operator]:
     English names as appellations, char_meta_table alternate-form groups)."""
     root = Path(excel_root)
     try:
-        from arklore.names.registry import build_registry
-
         ops = list(build_registry(root))
         if ops:
             return ops
