@@ -23,7 +23,7 @@ from pathlib import Path
 
 from arklore.core.predicates import PREDICATE_FAMILY
 from arklore.corpus.store import Store
-from arklore.graph import interaction, mentions, story
+from arklore.graph import curated_check, interaction, mentions, story
 from arklore.graph.importer import load_import
 from arklore.graph.matrix import Curated, default_matrix_path, load_matrix
 from arklore.graph.model import DOCTOR_ID, INTERACTION, SOURCES, Edge, Node, RelationGraph
@@ -141,6 +141,10 @@ def build_graph(
     resolve = Resolver(people, speakers)
     inp = _Inputs()
     inp.curated, inp.report = read_user_files(resolve, matrix_path, import_paths)
+    inp.curated = curated_check.keep_checked(
+        inp.curated, store, people, speakers, inp.report, npc_names=resolve.npc_names,
+        require_evidence=[str(default_matrix_path())],
+    )  # fmt: skip
 
     lines = interaction.load_spoken(store, people)
     for name in speakers:
@@ -242,10 +246,12 @@ def _edge(pair: tuple[str, str], n: _Named | None, ps: interaction.PairStats | N
             signals["matrix"] = 1
             used.add("matrix")
             description = n.matrix.description
+            evidence.update(n.matrix.evidence_line_ids)
         if n.imported is not None:
             signals["import"] = 1
             used.add("import")
             description = description or n.imported.description
+            evidence.update(n.imported.evidence_line_ids)
         if n.story is not None:
             for k, v in n.story.counts().items():
                 if v:
