@@ -54,6 +54,9 @@ def candidates_cmd(
     no_graph: Annotated[
         bool, typer.Option("--no-graph", help="Skip interaction signals from the graph.")
     ] = False,
+    brief: Annotated[
+        bool, typer.Option("--brief", help="Evidence lines only, without their context.")
+    ] = False,
 ) -> None:
     """Relations worth curating for OPERATOR: vocatives, kinship/role words, archive
     sentences and interaction, each with its evidence lines and +-2 lines of context."""
@@ -78,10 +81,15 @@ def candidates_cmd(
     if json:
         print_json(report.to_dict())
         return
-    _print_report(report)
+    _print_report(report, brief)
 
 
-def _print_report(report) -> None:
+def _flat(text: str, cut: int) -> str:
+    text = " ".join(text.split())
+    return text[:cut] + "…" if cut and len(text) > cut else text
+
+
+def _print_report(report, brief: bool = False) -> None:
     out = console.print
     out(
         f"{report.name} ({report.node}): {report.lines} lines in {report.stages} stages "
@@ -114,15 +122,17 @@ def _print_report(report) -> None:
             word = f" [{ev.word}]" if ev.word else ""
             out(f"   [{ev.signal}{word}] {ev.line_id}", highlight=False, markup=False)
             for ctx in ev.context:
+                if brief and not ctx.focus:
+                    continue
                 mark = ">" if ctx.focus else " "
                 out(
-                    f"     {mark} {ctx.speaker or '(narration)'}: {ctx.text}",
+                    f"     {mark} {ctx.speaker or '(narration)'}: {_flat(ctx.text, 0)}",
                     highlight=False,
                     markup=False,
                 )
         for a in c.archive:
             out(
-                f"   [{a.signal}] {a.char_id} {a.title}: {a.sentence}",
+                f"   [{a.signal}] {a.char_id} {a.title}: {_flat(a.sentence, 0)}",
                 highlight=False,
                 markup=False,
             )
@@ -251,5 +261,7 @@ def search_cmd(
         for c in h.context:
             mark = ">" if c.focus else " "
             console.print(
-                f"   {mark} {c.speaker or '(narration)'}: {c.text}", highlight=False, markup=False
+                f"   {mark} {c.speaker or '(narration)'}: {_flat(c.text, 0)}",
+                highlight=False,
+                markup=False,
             )

@@ -28,6 +28,7 @@ resolves to them, alternate forms folded into the base), the set the shipped mat
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -54,10 +55,10 @@ _KIN_GROUPS: tuple[tuple[str, str, str], ...] = (
      " 老爸 老妈 爹 娘 父王 母后 舅舅 叔叔 伯伯 姑姑 阿姨 姨妈 爷爷 奶奶 外公 外婆 祖父 祖母"
      " 女儿 儿子 孩子 侄女 侄子 外甥 外甥女 姐夫 嫂子"),
     ("远亲", "both", "表姐 表妹 表哥 表弟 堂姐 堂妹 堂哥 堂弟"),
-    ("师徒", "addressee", "老师 师父 师傅 导师 教官 先生"),
+    ("师徒", "addressee", "老师 师父 师傅 导师 教官"),
     ("上下级", "addressee", "队长 长官 团长 头儿 老大 老板 将军 指挥官 领袖 首领 组长 局长 会长"
      " 舰长 殿下 陛下"),
-    ("主仆", "addressee", "主人 大小姐 少爷 老爷 小姐 夫人"),
+    ("主仆", "addressee", "主人 大小姐 少爷 老爷"),
     ("战友", "both", "搭档 伙伴 战友"),
     ("同事", "both", "前辈 学姐 学长 师姐 师兄 同事"),
 )  # fmt: skip
@@ -65,7 +66,8 @@ KIN_WORDS: dict[str, tuple[str, str]] = {
     w: (pred, subject) for pred, subject, words in _KIN_GROUPS for w in words.split()
 }
 """Kinship and role words looked for as vocatives and next to names, with the predicate they
-suggest. A suggestion, not a verdict."""
+suggest. A suggestion, not a verdict. Plain honorifics (小姐, 先生, 女士) are left out: they are
+said to anyone."""
 
 _SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]?")
 
@@ -349,6 +351,7 @@ def _suggest(me: str, other: str, acc: _Acc) -> list[Suggestion]:
     return [Suggestion(s, t, p, ", ".join(why)) for (s, t, p), why in out.items()]
 
 
+# score = sum(weight * log(1 + count)) + 10 * graph strength: only orders the list
 _WEIGHTS = {
     "vocative_by": 2.0, "vocative_to": 2.0, "kin_by": 1.0, "kin_to": 1.0, "kin_named": 3.0,
     "archive_by": 2.0, "archive_to": 2.0,
@@ -416,8 +419,8 @@ def candidates(
                 e = edges[0]
                 inter = {"strength": e.strength}
                 inter.update({k: v for k, v in e.signals.items() if k != "matrix"})
-        score = sum(_WEIGHTS.get(k, 0.0) * v for k, v in acc.signals.items())
-        score = min(score, 40.0) + 20.0 * float(inter.get("strength", 0.0))
+        score = sum(_WEIGHTS.get(k, 0.0) * math.log1p(v) for k, v in acc.signals.items())
+        score += 10.0 * float(inter.get("strength", 0.0))
         out.append(
             Candidate(
                 node=other,
