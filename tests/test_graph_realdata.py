@@ -1,5 +1,5 @@
 """The relation graph built from the whole real corpus with no LLM (interaction, mentions,
-the packaged example matrix). Skips without ARKLORE_GAMEDATA / ARKLORE_ASTR."""
+the packaged curated matrix). Skips without ARKLORE_GAMEDATA / ARKLORE_ASTR."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def test_real_graph_covers_300_operators_fast(real_graph) -> None:
     c = graph.meta["counts"]
     assert c["operator_nodes_with_edges"] >= 300, c
     assert seconds < 60, seconds
-    assert graph.meta["voice_lines"] > 1000 and graph.meta["matrix"]["examples"] >= 1
+    assert graph.meta["voice_lines"] > 1000 and graph.meta["matrix"]["relations"] >= 200
+    assert graph.meta["matrix"]["examples"] == 0 and graph.meta["curated"]["rejected"] == 0
 
 
 def test_threshold_selects_a_sensible_set(real_graph) -> None:
@@ -41,8 +42,10 @@ def test_amiya_top3_anchors_with_signals(real_graph) -> None:
     top = graph.get_top_anchor_relations("阿米娅", k=3)
     assert len(top) == 3
     assert [e.strength for e in top] == sorted((e.strength for e in top), reverse=True)
-    targets = {e.target for e in top}
-    assert {"char_003_kalts", DOCTOR_ID} <= targets  # the two example-matrix relations
+    # her strongest anchors are curated relations from the packaged matrix
+    curated = {e.target for e in graph.out_edges("阿米娅") if "matrix" in e.sources}
+    assert {"char_003_kalts", DOCTOR_ID} <= curated and len(curated) >= 5
+    assert all("matrix" in e.sources for e in top) and {e.target for e in top} <= curated
     assert all(e.signals and e.sources for e in top)
     assert graph.get_faction("阿米娅")  # members of her nation/group from the registry
 
