@@ -349,11 +349,15 @@ def test_import_rejects_unknown_name_duplicate_and_wrong_type(world, people, tmp
                   kind="import")  # fmt: skip
 
 
-def test_packaged_matrix_examples_are_marked() -> None:
+def test_packaged_matrix_is_curated_with_evidence_and_no_examples() -> None:
     import tomllib
 
     doc = tomllib.loads(default_matrix_path().read_text(encoding="utf-8"))
-    assert doc["relation"] and all(r.get("example") is True for r in doc["relation"])
+    rels = doc["relation"]
+    assert len(rels) >= 200 and not any(r.get("example") for r in rels)
+    assert all(1 <= len(r.get("evidence", [])) <= 3 for r in rels)
+    assert all(15 <= len(r["description"]) <= 80 for r in rels)
+    assert not any(r["description"].startswith("示例") for r in rels)
 
 
 # -- CLI -------------------------------------------------------------------------------------

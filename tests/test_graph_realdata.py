@@ -1,6 +1,6 @@
 """The relation graph built from the whole real corpus with no LLM (interaction, mentions, the
-packaged matrix). Skips without ARKLORE_GAMEDATA / ARKLORE_ASTR. Build and load times are
-measured by ``python -m bench bench_graph``, not asserted here."""
+packaged curated matrix). Skips without ARKLORE_GAMEDATA / ARKLORE_ASTR. Build and load times
+are measured by ``python -m bench bench_graph``, not asserted here."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def test_real_graph_covers_300_operators(real_graph_built) -> None:
     graph = real_graph_built
     c = graph.meta["counts"]
     assert c["operator_nodes_with_edges"] >= 300, c
-    assert graph.meta["voice_lines"] > 1000 and graph.meta["matrix"]["relations"] >= 1
+    assert graph.meta["voice_lines"] > 1000 and graph.meta["matrix"]["relations"] >= 200
+    assert graph.meta["matrix"]["examples"] == 0 and graph.meta["curated"]["rejected"] == 0
 
 
 def test_threshold_selects_a_sensible_set(real_graph_built) -> None:
@@ -34,8 +35,10 @@ def test_amiya_top3_anchors_with_signals(real_graph_built) -> None:
     top = graph.get_top_anchor_relations("阿米娅", k=3)
     assert len(top) == 3
     assert [e.strength for e in top] == sorted((e.strength for e in top), reverse=True)
-    targets = {e.target for e in top}
-    assert {"char_003_kalts", DOCTOR_ID} <= targets  # the two matrix relations
+    # her strongest anchors are curated relations from the packaged matrix
+    curated = {e.target for e in graph.out_edges("阿米娅") if "matrix" in e.origins}
+    assert {"char_003_kalts", DOCTOR_ID} <= curated and len(curated) >= 5
+    assert all("matrix" in e.origins for e in top) and {e.target for e in top} <= curated
     assert all(e.signals and e.origins for e in top)
     assert graph.get_faction("阿米娅")  # members of her nation/group from the registry
 

@@ -33,6 +33,19 @@ def print_build(report: dict) -> None:
         highlight=False,
         markup=False,
     )
+    cur = report.get("curated") or {}
+    if cur:
+        console.print(
+            f"curated relations: {cur['with_evidence']} with evidence, "
+            f"{cur['no_evidence']} without, {cur['rejected']} rejected",
+            highlight=False,
+        )
+    for r in report.get("curated_rejected") or []:
+        console.print(
+            f"rejected: {r['path']}:{r['line']} {r['from']} -> {r['to']}: {r['reason']}",
+            highlight=False,
+            markup=False,
+        )
     console.print(f"wrote {report['path']} in {report['seconds']:.1f} s", highlight=False)
 
 

@@ -270,6 +270,22 @@ class Store:
         )
         return [r[0] for r in rows]
 
+    def find_text(
+        self, text: str, *, speakers: Sequence[str] | None = None
+    ) -> Iterator[tuple[str, int]]:
+        """(stage_path, line_no) of primary-corpus lines containing ``text`` (spoken by one of
+        ``speakers`` when given), in story order."""
+        q = (
+            "SELECT l.stage_path, l.line_no FROM primary_lines l JOIN primary_stages s"
+            " ON s.source = l.source AND s.stage_path = l.stage_path WHERE instr(l.text, ?) > 0"
+        )
+        args: list[object] = [text]
+        if speakers:
+            q += f" AND l.speaker IN ({','.join('?' * len(speakers))})"
+            args += list(speakers)
+        q += " ORDER BY s.order_rank, l.stage_path, l.line_no"
+        yield from self.conn.execute(q, args)
+
     def ingest_errors(self) -> list[dict[str, str]]:
         """Files the last ingest could not parse, with the reason."""
         return [

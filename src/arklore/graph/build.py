@@ -23,7 +23,7 @@ from pathlib import Path
 
 from arklore.core.predicates import PREDICATE_FAMILY
 from arklore.corpus.store import Store
-from arklore.graph import interaction, mentions, story
+from arklore.graph import curated_check, interaction, mentions, story
 from arklore.graph.importer import load_import
 from arklore.graph.matrix import Curated, default_matrix_path, load_matrix
 from arklore.graph.model import GRAPH_FORMAT, INTERACTION, ORIGINS, Edge, Node, RelationGraph
@@ -86,6 +86,9 @@ def build_graph(
     store.require_ingested()
     inp = _Inputs()
     inp.curated, inp.report = read_user_files(people, matrix_path, import_paths)
+    inp.curated = curated_check.keep_checked(
+        inp.curated, store, people, inp.report, require_evidence=[str(default_matrix_path())]
+    )
 
     lines = interaction.load_spoken(store, people)
     inp.npc_names.update(people.npc_names)
@@ -183,10 +186,12 @@ def _edge(pair: tuple[str, str], n: _Named | None, ps: interaction.PairStats | N
             signals["matrix"] = 1
             used.add("matrix")
             description = n.matrix.description
+            evidence.update(n.matrix.evidence_line_ids)
         if n.imported is not None:
             signals["import"] = 1
             used.add("import")
             description = description or n.imported.description
+            evidence.update(n.imported.evidence_line_ids)
         if n.story is not None:
             for k, v in n.story.counts().items():
                 if v:

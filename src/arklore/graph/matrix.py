@@ -8,6 +8,7 @@ The file (default: the packaged ``data/relationship_matrix.toml``; ``arklore gra
     to = "凯尔希"
     predicate = "监护"       # one of arklore.core.predicates.PREDICATE_NAMES
     description = "..."     # optional: how A sees B, in your own words (shown as written)
+    evidence = ["obt/main/level_main_01-01_beg#12:abcd1234"]  # optional: 1-3 line ids showing it
     example = true          # optional: marks the shipped examples written for this project
 
 Rules (any violation raises :class:`~arklore.core.errors.InputFileError` naming the file, the
@@ -18,6 +19,9 @@ line and the key; the previously built graph is left untouched):
   rejected (use the char id);
 * ``predicate`` must be a whitelisted predicate; ``from`` and ``to`` must differ;
 * one record per (from, to, predicate family): a second one is a duplicate;
+* ``evidence`` holds 1-3 well-formed line ids (see the corpus contract); whether they still
+  name stored lines with both parties around them is checked at graph build
+  (:mod:`arklore.graph.curated_check`), which leaves a failing entry out with the reason;
 * no other keys, no other top-level tables; every value has the type above.
 """
 
@@ -26,12 +30,13 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 from arklore.base.userfiles import read_user_text
 from arklore.core.errors import InputFileError
+from arklore.core.model import parse_line_id
 from arklore.core.predicates import PREDICATE_FAMILY, PREDICATE_NAMES
 
 Resolve = Callable[[str], "str | None"]
@@ -48,13 +53,20 @@ class Curated:
     description: str | None = None
     example: bool = False
     origin: str = "matrix"  # matrix | import
+    evidence_line_ids: list[str] = field(default_factory=list)
+    path: str = ""  # the file it was read from
+    line: int = 0  # line of its [[relation]] header (0 when unknown)
 
 
 def default_matrix_path() -> Path:
     return Path(str(resources.files("arklore") / "data" / "relationship_matrix.toml"))
 
 
-_KEYS = {"from": str, "to": str, "predicate": str, "description": str, "example": bool}
+_KEYS = {
+    "from": str, "to": str, "predicate": str, "description": str, "example": bool,
+    "evidence": list,
+}  # fmt: skip
+MAX_EVIDENCE = 3
 _REQUIRED = ("from", "to", "predicate")
 _HEADER = re.compile(r"^\s*\[\[\s*relation\s*\]\]")
 
@@ -112,12 +124,34 @@ def check_record(
         raise InputFileError(
             path, where, f"duplicate relation {ids[0]} -> {ids[1]} ({pred}); first at {seen[key]}"
         )
+    evidence = _evidence(path, where, rec["evidence"]) if "evidence" in rec else []
     seen[key] = where
     desc = rec.get("description")
     return Curated(
         ids[0], ids[1], pred, desc.strip() if isinstance(desc, str) and desc.strip() else None,
-        bool(rec.get("example", False)), origin,
+        bool(rec.get("example", False)), origin, evidence, path,
     )  # fmt: skip
+
+
+def _evidence(path: str, where: str, value: list) -> list[str]:
+    """1-3 distinct, well-formed line ids (``<stage_path>#<line_no>:<8 hex>``)."""
+    at = f"{where} key 'evidence'"
+    if not 1 <= len(value) <= MAX_EVIDENCE:
+        raise InputFileError(path, at, f"expected 1-{MAX_EVIDENCE} line ids, got {len(value)}")
+    out: list[str] = []
+    for v in value:
+        if not isinstance(v, str):
+            raise InputFileError(path, at, f"wrong type: expected string, got {_tname(v)}")
+        try:
+            stage, no, digest = parse_line_id(v.strip())
+        except ValueError:
+            stage, no, digest = "", 0, ""
+        if not stage or no < 1 or any(c not in "0123456789abcdef" for c in digest):
+            raise InputFileError(path, at, f"not a line id: {v!r} (<stage_path>#<line_no>:<8 hex>)")
+        if v.strip() in out:
+            raise InputFileError(path, at, f"line id {v!r} given twice")
+        out.append(v.strip())
+    return out
 
 
 def _tname(v: object) -> str:
@@ -150,5 +184,7 @@ def load_matrix(path: Path, resolve: Resolve) -> list[Curated]:
     out = []
     for i, rec in enumerate(records):
         line = f"line {lines[i]} " if i < len(lines) else ""
-        out.append(check_record(p, f"{line}[[relation]] #{i + 1}", rec, resolve, seen))
+        c = check_record(p, f"{line}[[relation]] #{i + 1}", rec, resolve, seen)
+        c.line = lines[i] if i < len(lines) else 0
+        out.append(c)
     return out

@@ -1,0 +1,235 @@
+"""Curation commands: relation candidates for one person, with evidence, for the matrix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from arklore.cli._common import JsonOpt, console, print_json, workspace
+from arklore.cli.app import app
+from arklore.graph.curate import (
+    candidates,
+    central_operators,
+    load_handbook,
+    operator_line_counts,
+    search_lines,
+)
+from arklore.graph.curated_check import check_curated
+from arklore.graph.matrix import default_matrix_path, load_matrix
+from arklore.graph.model import RelationGraph
+
+curate_app = typer.Typer(
+    help="Curate the relationship matrix from the corpus.", no_args_is_help=True
+)
+app.add_typer(curate_app, name="curate")
+
+
+def _graph() -> RelationGraph:
+    """The saved relation graph, else one built (and saved) now."""
+    ws = workspace()
+    return ws.graph() if ws.paths.graph.is_file() else ws.build_graph().graph
+
+
+@curate_app.command("candidates")
+def candidates_cmd(
+    operator: Annotated[
+        str, typer.Argument(help="Operator name, alias or char id (or 博士, an NPC speaker).")
+    ],
+    json: JsonOpt = False,
+    with_: Annotated[
+        str | None, typer.Option("--with", help="Only the candidate relation with this person.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many candidates.")] = 15,
+    per_signal: Annotated[
+        int, typer.Option("--per-signal", help="Evidence lines shown per signal.")
+    ] = 2,
+    no_graph: Annotated[
+        bool, typer.Option("--no-graph", help="Skip interaction signals from the graph.")
+    ] = False,
+    brief: Annotated[
+        bool, typer.Option("--brief", help="Evidence lines only, without their context.")
+    ] = False,
+) -> None:
+    """Relations worth curating for OPERATOR: vocatives, kinship/role words, archive
+    sentences and interaction, each with its evidence lines and +-2 lines of context."""
+    ws = workspace()
+    report = candidates(
+        ws.store(),
+        ws.people(),
+        operator,
+        graph=None if no_graph else _graph(),
+        handbook=load_handbook(ws.roots.excel_root_or_none()),
+        limit=limit,
+        per_signal=per_signal,
+        only=with_,
+    )
+    if json:
+        print_json(report.to_dict())
+        return
+    _print_report(report, brief)
+
+
+def _flat(text: str, cut: int) -> str:
+    text = " ".join(text.split())
+    return text[:cut] + "…" if cut and len(text) > cut else text
+
+
+def _print_report(report, brief: bool = False) -> None:
+    out = console.print
+    out(
+        f"{report.name} ({report.node}): {report.lines} lines in {report.stages} stages "
+        f"as {', '.join(report.speaker_names) or '-'}",
+        highlight=False,
+        markup=False,
+    )
+    if not report.candidates:
+        out("no candidates")
+    for i, c in enumerate(report.candidates, 1):
+        sig = " ".join(f"{k}={v}" for k, v in sorted(c.signals.items()))
+        inter = " ".join(
+            f"{k}={v:.3f}" if k == "strength" else f"{k}={v:g}" for k, v in c.interaction.items()
+        )
+        out(f"\n{i}. {c.name} ({c.node})  score {c.score:g}", highlight=False, markup=False)
+        if sig:
+            out(f"   signals: {sig}", highlight=False, markup=False)
+        if c.words:
+            words = ", ".join(f"{w}×{n}" for w, n in c.words.items())
+            out(f"   words: {words}", highlight=False, markup=False)
+        if inter:
+            out(f"   graph: {inter}", highlight=False, markup=False)
+        for s in c.suggestions:
+            out(
+                f"   suggest: {s.source} -> {s.target} {s.predicate} ({s.because})",
+                highlight=False,
+                markup=False,
+            )
+        for ev in c.evidence:
+            word = f" [{ev.word}]" if ev.word else ""
+            out(f"   [{ev.signal}{word}] {ev.line_id}", highlight=False, markup=False)
+            for ctx in ev.context:
+                if brief and not ctx.focus:
+                    continue
+                mark = ">" if ctx.focus else " "
+                out(
+                    f"     {mark} {ctx.speaker or '(narration)'}: {_flat(ctx.text, 0)}",
+                    highlight=False,
+                    markup=False,
+                )
+        for a in c.archive:
+            out(
+                f"   [{a.signal}] {a.char_id} {a.title}: {_flat(a.sentence, 0)}",
+                highlight=False,
+                markup=False,
+            )
+
+
+@curate_app.command("central")
+def central_cmd(
+    n: Annotated[int, typer.Argument(help="How many operators.")] = 60,
+    json: JsonOpt = False,
+) -> None:
+    """The N operators with the most story lines (the set the shipped matrix covers)."""
+    ws = workspace()
+    table = ws.aliases()
+    ids = central_operators(ws.store(), n, table)
+    counts = operator_line_counts(ws.store(), table)
+    rows = [{"char_id": c, "name": table.canonical_name(c) or c, "lines": counts[c]} for c in ids]
+    if json:
+        print_json(rows)
+        return
+    for i, r in enumerate(rows, 1):
+        console.print(f"{i:3}. {r['name']} ({r['char_id']}) {r['lines']:,}", highlight=False)
+
+
+@curate_app.command("check")
+def check_cmd(
+    matrix: Annotated[
+        Path | None,
+        typer.Option("--matrix", help="Relationship matrix TOML (default: the packaged one)."),
+    ] = None,
+    central: Annotated[
+        int, typer.Option("--central", help="Also report coverage of the N most central operators.")
+    ] = 60,
+    json: JsonOpt = False,
+) -> None:
+    """Check a matrix against the corpus without building the graph: evidence ids must name
+    stored lines and both parties must be around one of them. Exits 1 on any rejection."""
+    ws = workspace()
+    path = matrix if matrix is not None else default_matrix_path()
+    store, people = ws.store(), ws.people()
+    entries = load_matrix(path, people.user_node)
+    _, failures = check_curated(
+        entries, store, people, require_evidence=[str(default_matrix_path())]
+    )
+    top = central_operators(store, central, people.table) if central > 0 else []
+    bad = {(f.line, f.source, f.target) for f in failures}
+    per_from: dict[str, int] = {}
+    for e in entries:  # coverage counts only the entries that pass
+        if (e.line, e.source, e.target) not in bad:
+            per_from[e.source] = per_from.get(e.source, 0) + 1
+    short = [c for c in top if per_from.get(c, 0) < 2]
+    out = {
+        "path": str(path),
+        "relations": len(entries),
+        "with_evidence": sum(bool(e.evidence_line_ids) for e in entries),
+        "rejected": [f.to_dict() for f in failures],
+        "central": len(top),
+        "central_with_2": len(top) - len(short),  # central operators with >= 2 passing
+        "central_short": [
+            {"char_id": c, "name": people.operator_name(c), "relations": per_from.get(c, 0)}
+            for c in short
+        ],
+    }
+    if json:
+        print_json(out)
+    else:
+        console.print(
+            f"{out['relations']} relations ({out['with_evidence']} with evidence), "
+            f"{len(failures)} rejected; {out['central_with_2']}/{len(top)} central operators "
+            "have >= 2",
+            highlight=False,
+        )
+        for f in failures:
+            console.print(
+                f"rejected: line {f.line} {f.source} -> {f.target}: {f.reason}",
+                highlight=False,
+                markup=False,
+            )
+        for s in out["central_short"]:
+            console.print(
+                f"short: {s['name']} ({s['char_id']}) has {s['relations']}", highlight=False
+            )
+    if failures:
+        raise typer.Exit(1)
+
+
+@curate_app.command("search")
+def search_cmd(
+    text: Annotated[str, typer.Argument(help="Substring of the line text ('' for any).")],
+    speaker: Annotated[
+        str | None, typer.Option("--speaker", help="Only lines spoken by this person.")
+    ] = None,
+    near: Annotated[
+        str | None,
+        typer.Option("--near", help="Only lines with this person speaking within +-2 lines."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
+    json: JsonOpt = False,
+) -> None:
+    """Primary-corpus lines containing TEXT, with their line ids and +-2 lines of context."""
+    ws = workspace()
+    hits = search_lines(ws.store(), ws.people(), text, speaker=speaker, near=near, limit=limit)
+    if json:
+        print_json([h.__dict__ | {"context": [c.__dict__ for c in h.context]} for h in hits])
+        return
+    for h in hits:
+        console.print(f"{h.line_id}", highlight=False, markup=False)
+        for c in h.context:
+            mark = ">" if c.focus else " "
+            console.print(
+                f"   {mark} {c.speaker or '(narration)'}: {_flat(c.text, 0)}",
+                highlight=False,
+                markup=False,
+            )
