@@ -44,9 +44,11 @@ from arklore.profiles.quotes import (
     GateResult,
     QuoteChoice,
     StoryLine,
+    VoiceLine,
     choose_quotes,
     story_sources,
     verify_quotes,
+    voice_index,
     voice_lines_from_table,
     voice_sources,
 )
@@ -89,14 +91,17 @@ def draft_profile(
     tables: Tables,
     *,
     story_lines: Sequence[StoryLine] = (),
+    voice: Sequence[VoiceLine] | None = None,
     graph: RelationGraph | None = None,
     generated_at: str | None = None,
     model: str | None = None,
 ) -> Draft:
-    """The tier-B file text for one operator, with everything the reviewer needs."""
+    """The tier-B file text for one operator, with everything the reviewer needs
+    (``voice``: her voice lines when already indexed, else read from ``tables.charword``)."""
     cid = op.char_id
     anchor = structured_anchor(cid, tables)
-    voice = voice_lines_from_table(tables.charword, cid)
+    if voice is None:
+        voice = voice_lines_from_table(tables.charword, cid)
     choice = choose_quotes(voice, story_lines)
     owners = {cid} | ({op.base_id} if op.base_id else set())
     gate = verify_quotes(
@@ -223,9 +228,15 @@ def draft_all(
 ) -> list[Draft]:
     """:func:`draft_profile` for each operator, in char id order, one timestamp for all."""
     at = generated_at or utc_now()
+    voices = voice_index(tables.charword)
     return [
         draft_profile(
-            op, tables, story_lines=lines_for(op, story_by_operator), graph=graph, generated_at=at
+            op,
+            tables,
+            story_lines=lines_for(op, story_by_operator),
+            voice=voices.get(op.char_id, []),
+            graph=graph,
+            generated_at=at,
         )
         for op in sorted(operators, key=lambda o: o.char_id)
     ]

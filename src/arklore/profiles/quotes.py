@@ -100,8 +100,11 @@ def normalize_ws(text: str) -> str:
     return " ".join(text.split())
 
 
+_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
 def _cjk(text: str) -> int:
-    return sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    return len(_CJK.findall(text))
 
 
 def _without_doctor(text: str) -> str:
@@ -170,28 +173,34 @@ def voice_owner(word: Mapping) -> str | None:
     return cid if isinstance(cid, str) else None
 
 
-def voice_lines_from_table(charword_table: Mapping | None, char_id: str) -> list[VoiceLine]:
-    """Her voice lines from ``charword_table.json`` (already parsed), in voiceIndex order."""
+def voice_index(charword_table: Mapping | None) -> dict[str, list[VoiceLine]]:
+    """Every voice line of ``charword_table.json`` (already parsed) by the form it belongs
+    to, each list in voiceIndex order: one pass for all operators."""
     words = (charword_table or {}).get("charWords") or {}
-    out = []
+    out: dict[str, list[VoiceLine]] = {}
     for key, w in words.items():
-        if not isinstance(w, dict) or voice_owner(w) != char_id:
+        if not isinstance(w, dict):
             continue
-        text = w.get("voiceText")
-        if not isinstance(text, str):
+        owner, text, idx = voice_owner(w), w.get("voiceText"), w.get("voiceIndex")
+        if owner is None or not isinstance(text, str):
             continue
-        idx = w.get("voiceIndex")
-        out.append(
+        out.setdefault(owner, []).append(
             VoiceLine(
                 str(w.get("charWordId") or key),
-                char_id,
+                owner,
                 str(w.get("voiceTitle") or ""),
                 idx if isinstance(idx, int) else 0,
                 text,
             )
         )
-    out.sort(key=lambda v: (v.index, v.word_id))
+    for lines in out.values():
+        lines.sort(key=lambda v: (v.index, v.word_id))
     return out
+
+
+def voice_lines_from_table(charword_table: Mapping | None, char_id: str) -> list[VoiceLine]:
+    """Her voice lines from ``charword_table.json`` (already parsed), in voiceIndex order."""
+    return voice_index(charword_table).get(char_id, [])
 
 
 # -- the quote and its line in the file --------------------------------------------------

@@ -59,7 +59,10 @@ class ReviewEntry:
 
 def render_entry(e: ReviewEntry) -> str:
     lines = [f"### {e.name} ({e.char_id}) — tier {e.tier}", ""]
-    lines.append(f"- file: `{e.path}`" if e.path else "- file: none (tier C)")
+    if e.path:
+        lines.append(f"- file: `{e.path}`")
+    else:
+        lines.append("- file: none (tier C)" if e.tier == "C" else "- file: not written yet")
     if e.write:
         lines.append(f"- write: {e.write}")
     if e.gaps:
