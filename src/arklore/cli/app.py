@@ -26,7 +26,7 @@ def _root() -> None:
 
 def _register() -> None:
     # Each area registers its commands in its own module; imported here for the side effect.
-    from arklore.cli import corpus, extract, graph, names, rag  # noqa: F401
+    from arklore.cli import corpus, extract, graph, names, profiles, rag  # noqa: F401
 
 
 def main() -> None:
