@@ -270,6 +270,43 @@ class Store:
         )
         return [r[0] for r in rows]
 
+    def dialogue_lines(
+        self, speakers: Sequence[str], *, max_chars: int | None = None
+    ) -> Iterator[tuple[str, str, int, int, str, str, StageInfo]]:
+        """Attributed (not uncertain) dialogue lines of ``speakers`` in the primary corpus:
+        (line_id, stage_path, line_no, order_rank, speaker, text, stage info) in no set order."""
+        infos: dict[str, StageInfo] = {}
+        names = sorted(set(speakers))
+        for i in range(0, len(names), 500):
+            chunk = names[i : i + 500]
+            q = (
+                "SELECT line_id, stage_path, line_no, speaker, text FROM primary_lines"
+                f" WHERE kind = 'dialogue' AND uncertain = 0 AND speaker IN ({','.join('?' * len(chunk))})"
+            )
+            args: list[object] = list(chunk)
+            if max_chars is not None:
+                q += " AND length(text) <= ?"
+                args.append(max_chars)
+            for line_id, path, no, speaker, text in self.conn.execute(q, args).fetchall():
+                info = infos.get(path)
+                if info is None:
+                    info = infos[path] = self.stage_info(path)  # type: ignore[assignment]
+                yield line_id, path, no, info.order_rank or 0, speaker, text, info
+
+    def lines_by_id(self, line_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """line_id -> (speaker, text) for the ids the primary corpus holds (others absent)."""
+        ids = sorted(set(line_ids))
+        out: dict[str, tuple[str, str]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            rows = self.conn.execute(
+                "SELECT line_id, speaker, text FROM primary_lines"
+                f" WHERE line_id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            out.update({lid: (sp, text) for lid, sp, text in rows})
+        return out
+
     def find_text(
         self, text: str, *, speakers: Sequence[str] | None = None
     ) -> Iterator[tuple[str, int]]:

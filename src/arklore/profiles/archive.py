@@ -1,0 +1,372 @@
+"""Task A without a model: the structured anchor, copied from the archive by code.
+
+Race, height, birthplace, birthday, infection status, combat experience and the like are
+facts the game states in fields; a model must never write them, because a model that
+"remembers" a height gets it wrong sooner or later. Every :class:`Fact` here is copied from
+one source field and says which table and field it came from. The model later writes only
+``核心经历`` (:attr:`Anchor.core`).
+
+Sources (tables are passed in already parsed, see :class:`Tables`):
+
+* ``handbook_info_table`` -- ``handbookDict[<id>].storyTextAudio[]``. Her sections are those
+  of her own entry whose stories' ``patchIdList`` is null or names her, or, for a form with no
+  entry of its own (阿米娅's alternate forms), the sections of another entry whose
+  ``patchIdList`` names her. ``基础档案`` (the first one of hers) holds ``【字段】值`` lines:
+  every field is copied, in source order, from its *first* occurrence (a later garbled copy
+  of the block, as in one operator's archive, never overrides it). A field whose value is
+  not on its line (``【矿石病感染情况】``) takes the next non-empty line that is not another
+  field. ``临床诊断分析`` adds its ``【…源石…】值`` measurements (体细胞与源石融合率,
+  血液源石结晶密度 and their variants).
+* ``character_table`` -- ``nationId`` / ``groupId`` / ``teamId`` as ``势力`` / ``组织`` /
+  ``小队``, named by ``handbook_team_table[<id>].powerName``.
+
+The shared data's tables are snapshots of different dates (character_table 2021-08,
+charword_table 2021-11, handbook_info_table 2024-10), so newer operators have stories but no
+archive: what is missing is reported per operator as :class:`Gap` lines
+(``no source: handbook_info_table (archive), charword_table (voice)``), never skipped silently.
+
+:func:`structured_fields_equal_source` is the check for anything written later (by a model
+or a person): a structured field whose value differs from its source is replaced by the
+source value, one the source does not have is removed, one missing is added; each change is
+reported as a :class:`Correction`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+HANDBOOK = "handbook_info_table"
+CHARACTER = "character_table"
+CHARWORD = "charword_table"
+TEAM = "handbook_team_table"
+STORY = "story"
+
+BASIC = "基础档案"
+CLINICAL = "临床诊断分析"
+CORE = "核心经历"
+INFECTION = "矿石病感染情况"
+
+FACTION_FIELDS: tuple[tuple[str, str], ...] = (
+    ("nationId", "势力"),
+    ("groupId", "组织"),
+    ("teamId", "小队"),
+)
+
+STRUCTURED_LABELS = frozenset(
+    {
+        "代号", "性别", "战斗经验", "出身地", "生日", "种族", "身高", INFECTION, "体重",
+        "角长度", "尾巴长度", "型号", "设定性别", "出厂时间", "制造商", "产地", "出厂日",
+        "高度", "重量", "维护检测报告", "体细胞与源石融合率", "血液源石结晶密度",
+        "血液内源石密度", "血液中源石结晶密度", "体内源石融合度", "势力", "组织", "小队",
+    }
+)  # fmt: skip
+"""Field names that only a source may fill: written elsewhere they are checked (and dropped
+when her sources lack them). Any field the sources give is checked as well."""
+
+_FIELD_LINE = re.compile(r"^\s*【([\u4e00-\u9fff]{1,12})】(.*)$")
+_BODY_TAGS = ("体重", "重量", "角长度", "尾巴长度")
+_UNDISCLOSED = ("未公开", "未知", "不明", "保密", "不公开", "——", "■")
+
+
+def _disclosed(value: str) -> bool:
+    """A value that says something (not 未公开 / 未知 / 保密 / redacted): worth a tag."""
+    return not any(u in value for u in _UNDISCLOSED)
+
+
+@dataclass(frozen=True, slots=True)
+class Tables:
+    """The excel tables profiles read, parsed; ``None`` = the table file is absent."""
+
+    handbook_info: Mapping[str, Any] | None = None
+    character: Mapping[str, Any] | None = None
+    charword: Mapping[str, Any] | None = None
+    handbook_team: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    label: str  # the source's field name: 种族, 身高, 势力, ...
+    value: str
+    table: str  # handbook_info_table | character_table
+    field: str  # where in the table, e.g. handbookDict.char_x.storyTextAudio[0].stories[0]【身高】
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """A source that has nothing for this operator."""
+
+    table: str
+    what: str  # archive | voice | story lines | faction
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.table} ({self.what})"
+
+
+def gaps_line(gaps: list[Gap]) -> str:
+    """``no source: handbook_info_table (archive), charword_table (voice)``; "" for none."""
+    return "no source: " + ", ".join(str(g) for g in gaps) if gaps else ""
+
+
+@dataclass(slots=True)
+class Anchor:
+    char_id: str
+    facts: list[Fact] = field(default_factory=list)
+    core: str | None = None  # 核心经历: written by a model or a person, never by this module
+    sources: list[str] = field(default_factory=list)  # header lines "<table>: <ids> (...)"
+    gaps: list[Gap] = field(default_factory=list)
+
+    def get(self, label: str) -> Fact | None:
+        return next((f for f in self.facts if f.label == label), None)
+
+    def value(self, label: str) -> str | None:
+        f = self.get(label)
+        return f.value if f else None
+
+    def render(self) -> str:
+        """The ``## 锚`` body: ``- 字段：值`` per fact, then ``核心经历`` when there is one."""
+        lines = [f"- {f.label}：{f.value}" for f in self.facts]
+        if self.core:
+            lines.append(f"- {CORE}：{self.core}")
+        return "\n".join(lines)
+
+    def physical_tags(self) -> list[str]:
+        """``## 物理标签`` derived by code from the facts: race, height, body measures
+        (undisclosed values skipped), infection status and visible crystals."""
+        tags: list[str] = []
+        race = self.value("种族")
+        if race and _disclosed(race):
+            tags.append(race)
+        for label in ("身高", "高度", *_BODY_TAGS):
+            v = self.value(label)
+            if v and _disclosed(v):
+                tags.append(f"{label} {v}")
+        inf = self.value(INFECTION)
+        if inf:
+            if "非感染者" in inf:
+                tags.append("非感染者")
+            elif "感染者" in inf:
+                tags.append("感染者")
+            if re.search(r"体表有[^，。,]*源石结晶", inf):
+                tags.append("体表可见源石结晶")
+        return tags
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    label: str
+    written: str | None  # what the anchor said (None: it was missing)
+    source: str | None  # what the source says (None: the source has no such field)
+    table: str
+    field: str
+    action: str  # replaced | removed | added
+
+    def __str__(self) -> str:
+        if self.action == "replaced":
+            return f"{self.label}: {self.written!r} -> {self.source!r} ({self.table} {self.field})"
+        if self.action == "removed":
+            return f"{self.label}: {self.written!r} removed (no source field)"
+        return f"{self.label}: added {self.source!r} ({self.table} {self.field})"
+
+
+# -- the handbook archive ----------------------------------------------------------------
+
+
+def _patch_ids(section: Mapping[str, Any]) -> set[str] | None:
+    ids: set[str] = set()
+    seen = False
+    for st in section.get("stories") or []:
+        lst = st.get("patchIdList") if isinstance(st, dict) else None
+        if isinstance(lst, list):
+            seen = True
+            ids.update(x for x in lst if isinstance(x, str))
+    return ids if seen else None
+
+
+def archive_sections(
+    handbook_info: Mapping[str, Any] | None, char_id: str
+) -> list[tuple[str, int, Mapping[str, Any]]]:
+    """Her archive sections as (entry id, index in storyTextAudio, section), source order."""
+    book = (handbook_info or {}).get("handbookDict") or {}
+    out: list[tuple[str, int, Mapping[str, Any]]] = []
+    own = book.get(char_id)
+    if isinstance(own, dict):
+        for i, sec in enumerate(own.get("storyTextAudio") or []):
+            if isinstance(sec, dict):
+                ids = _patch_ids(sec)
+                if ids is None or char_id in ids:
+                    out.append((char_id, i, sec))
+        return out
+    for entry_id in sorted(book):
+        entry = book[entry_id]
+        if not isinstance(entry, dict):
+            continue
+        for i, sec in enumerate(entry.get("storyTextAudio") or []):
+            if isinstance(sec, dict) and char_id in (_patch_ids(sec) or set()):
+                out.append((entry_id, i, sec))
+    return out
+
+
+def parse_fields(text: str) -> list[tuple[str, str, int]]:
+    """``【字段】值`` lines -> (field, value, line index), first occurrence of each field; a
+    value not on its line is the next non-empty line that is not a field."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[tuple[str, str, int]] = []
+    seen: set[str] = set()
+    for i, ln in enumerate(lines):
+        m = _FIELD_LINE.match(ln)
+        if m is None or m.group(1) in seen:
+            continue
+        key, value = m.group(1), m.group(2).strip()
+        if not value:
+            for nxt in lines[i + 1 :]:
+                if _FIELD_LINE.match(nxt):
+                    break
+                if nxt.strip():
+                    value = nxt.strip()
+                    break
+        seen.add(key)
+        if value:
+            out.append((key, value, i))
+    return out
+
+
+def _story_texts(sec: Mapping[str, Any]) -> list[tuple[int, str]]:
+    return [
+        (j, st["storyText"])
+        for j, st in enumerate(sec.get("stories") or [])
+        if isinstance(st, dict) and isinstance(st.get("storyText"), str)
+    ]
+
+
+def structured_anchor(char_id: str, tables: Tables) -> Anchor:
+    """Her structured anchor: every fact copied from a source field, with its provenance,
+    and the gaps (sources that have nothing for her)."""
+    anchor = Anchor(char_id)
+    secs = archive_sections(tables.handbook_info, char_id)
+    used: dict[str, list[str]] = {}
+    basic = next(((e, i, s) for e, i, s in secs if s.get("storyTitle") == BASIC), None)
+    clinical = next(((e, i, s) for e, i, s in secs if s.get("storyTitle") == CLINICAL), None)
+    if basic is not None:
+        entry, i, sec = basic
+        for j, text in _story_texts(sec):
+            for key, value, _ in parse_fields(text):
+                if anchor.get(key) is None:
+                    anchor.facts.append(Fact(key, value, HANDBOOK, _field(entry, i, j, key)))
+        used.setdefault(entry, []).append(BASIC)
+    if clinical is not None:
+        entry, i, sec = clinical
+        found = False
+        for j, text in _story_texts(sec):
+            for key, value, _ in parse_fields(text):
+                if "源石" in key and anchor.get(key) is None:
+                    anchor.facts.append(Fact(key, value, HANDBOOK, _field(entry, i, j, key)))
+                    found = True
+        if found:
+            used.setdefault(entry, []).append(CLINICAL)
+    for entry, titles in used.items():
+        anchor.sources.append(f"{HANDBOOK}: {entry} ({', '.join(titles)})")
+    if tables.handbook_info is None:
+        anchor.gaps.append(Gap(HANDBOOK, "archive", "table absent"))
+    elif not secs:
+        anchor.gaps.append(Gap(HANDBOOK, "archive", "no entry for this operator"))
+    elif basic is None:
+        anchor.gaps.append(Gap(HANDBOOK, "archive", f"no {BASIC} section"))
+    _faction_facts(anchor, tables)
+    return anchor
+
+
+def _field(entry: str, i: int, j: int, key: str) -> str:
+    return f"handbookDict.{entry}.storyTextAudio[{i}].stories[{j}].storyText【{key}】"
+
+
+def _faction_facts(anchor: Anchor, tables: Tables) -> None:
+    char_id = anchor.char_id
+    row = (tables.character or {}).get(char_id)
+    if tables.character is None:
+        anchor.gaps.append(Gap(CHARACTER, "faction", "table absent"))
+        return
+    if not isinstance(row, dict):
+        anchor.gaps.append(Gap(CHARACTER, "faction", "no row for this operator"))
+        return
+    teams = tables.handbook_team or {}
+    fields_used: list[str] = []
+    team_ids: list[str] = []
+    for key, label in FACTION_FIELDS:
+        tid = row.get(key)
+        if not isinstance(tid, str) or not tid:
+            continue
+        team = teams.get(tid)
+        name = team.get("powerName") if isinstance(team, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            continue
+        anchor.facts.append(
+            Fact(label, name.strip(), CHARACTER, f"{char_id}.{key}={tid} → {TEAM}.{tid}.powerName")
+        )
+        fields_used.append(key)
+        team_ids.append(tid)
+    if fields_used:
+        anchor.sources.append(f"{CHARACTER}: {char_id} ({', '.join(fields_used)})")
+        anchor.sources.append(f"{TEAM}: {', '.join(team_ids)}")
+
+
+# -- checking a written anchor -----------------------------------------------------------
+
+
+def anchor_from_section(char_id: str, body: str) -> Anchor:
+    """Read a ``## 锚`` body back: ``- 字段：值`` bullets (``:`` works too); ``核心经历``
+    becomes :attr:`Anchor.core`. Facts read from a file carry no provenance yet."""
+    anchor = Anchor(char_id)
+    for ln in body.replace("\r\n", "\n").split("\n"):
+        m = re.match(r"^\s*[-*]\s+([^：:]+?)\s*[：:]\s*(.*?)\s*$", ln)
+        if m is None:
+            continue
+        label, value = m.group(1), m.group(2)
+        if label == CORE:
+            anchor.core = value or None
+        else:
+            anchor.facts.append(Fact(label, value, "", ""))
+    return anchor
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def structured_fields_equal_source(
+    anchor: Anchor, tables: Tables
+) -> tuple[Anchor, list[Correction]]:
+    """(the anchor with every structured field equal to its source, the corrections made).
+
+    A wrong value is replaced by the source value; a structured field her sources do not
+    have is removed; a source field the anchor lacks is added (at the end, source order).
+    Other fields and ``核心经历`` are kept as written."""
+    truth = structured_anchor(anchor.char_id, tables)
+    src = {f.label: f for f in truth.facts}
+    fixed: list[Fact] = []
+    corrections: list[Correction] = []
+    seen: set[str] = set()
+    for f in anchor.facts:
+        s = src.get(f.label)
+        if f.label in seen and (s is not None or f.label in STRUCTURED_LABELS):
+            corrections.append(Correction(f.label, f.value, None, "", "", "removed"))
+            continue
+        seen.add(f.label)
+        if s is not None:
+            if not _same(f.value, s.value):
+                corrections.append(
+                    Correction(f.label, f.value, s.value, s.table, s.field, "replaced")
+                )
+            fixed.append(s)
+        elif f.label in STRUCTURED_LABELS:
+            corrections.append(Correction(f.label, f.value, None, "", "", "removed"))
+        else:
+            fixed.append(f)
+    for s in truth.facts:
+        if s.label not in seen:
+            corrections.append(Correction(s.label, None, s.value, s.table, s.field, "added"))
+            fixed.append(s)
+    return replace(anchor, facts=fixed, sources=truth.sources, gaps=truth.gaps), corrections

@@ -1,0 +1,72 @@
+"""The one place profiles read the store and the excel tables (repoint it here, nowhere else).
+
+Everything else in :mod:`arklore.profiles` takes plain values: :class:`~.archive.Tables`,
+lists of :class:`~.quotes.StoryLine`, :class:`~arklore.core.operators.Operator` records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from arklore.core.operators import Operator
+from arklore.corpus.store import Store
+from arklore.names.build import load_operators as _load_operators
+from arklore.names.build import speaker_ids
+from arklore.profiles.archive import CHARACTER, CHARWORD, HANDBOOK, TEAM, Tables
+from arklore.profiles.quotes import QuoteSource, StoryLine
+from arklore.sources.gamedata import read_table
+
+MAX_RAW_CHARS = 400
+"""Story lines longer than this (raw) are never quote candidates; not loaded."""
+
+
+def load_tables(excel_root: Path | None) -> Tables:
+    """The four tables profiles read; a missing file (or no excel root) is ``None``."""
+    if excel_root is None:
+        return Tables()
+    return Tables(
+        handbook_info=read_table(excel_root, HANDBOOK),
+        character=read_table(excel_root, CHARACTER),
+        charword=read_table(excel_root, CHARWORD),
+        handbook_team=read_table(excel_root, TEAM),
+    )
+
+
+def load_operators(store: Store) -> list[Operator]:
+    """Every operator of the registry the store holds, by char id."""
+    return _load_operators(store)
+
+
+def _label(code: str | None, tag: str | None, name: str | None) -> str:
+    return " ".join(p for p in (code, name, tag) if p)
+
+
+def story_lines(store: Store, char_ids: Iterable[str] | None = None) -> dict[str, list[StoryLine]]:
+    """Dialogue lines of the primary corpus whose speaker resolves to an operator (the names
+    layer's speaker ids), by that operator, in story order. Lines whose speaker is written
+    with a question mark (uncertain) are left out."""
+    ids = speaker_ids(store)
+    if char_ids is not None:
+        wanted = set(char_ids)
+        ids = {sp: cid for sp, cid in ids.items() if cid in wanted}
+    out: dict[str, list[StoryLine]] = {}
+    for lid, path, no, order, speaker, text, info in store.dialogue_lines(
+        list(ids), max_chars=MAX_RAW_CHARS
+    ):
+        cid = ids[speaker]
+        label = _label(info.story_code, info.avg_tag, info.story_name)
+        out.setdefault(cid, []).append(StoryLine(lid, path, no, order, speaker, cid, text, label))
+    for lines in out.values():
+        lines.sort(key=lambda s: (s.order, s.stage_path, s.line_no))
+    return out
+
+
+def story_line_sources(store: Store, line_ids: Iterable[str]) -> dict[str, QuoteSource]:
+    """``story:<line_id>`` -> the line's text and its speaker's operator, for the verbatim
+    gate; ids the primary corpus no longer holds are simply absent."""
+    ids = speaker_ids(store)
+    return {
+        f"story:{lid}": QuoteSource(text, ids.get(speaker))
+        for lid, (speaker, text) in store.lines_by_id(line_ids).items()
+    }

@@ -1,0 +1,169 @@
+"""Task A without a model: the structured anchor copied from invented archive tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arklore.profiles.archive import (
+    CHARACTER,
+    HANDBOOK,
+    Anchor,
+    Fact,
+    Tables,
+    anchor_from_section,
+    archive_sections,
+    gaps_line,
+    parse_fields,
+    structured_anchor,
+    structured_fields_equal_source,
+)
+from arklore.profiles.sources import load_tables
+
+FIXTURES = Path(__file__).parent / "fixtures" / "profiles"
+
+
+@pytest.fixture(scope="module")
+def tables() -> Tables:
+    return load_tables(FIXTURES)
+
+
+def _raw_basic(entry: str, index: int = 0) -> str:
+    book = json.loads((FIXTURES / "handbook_info_table.json").read_text(encoding="utf-8"))
+    return book["handbookDict"][entry]["storyTextAudio"][index]["stories"][0]["storyText"]
+
+
+def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
+    a = structured_anchor("char_900_tester", tables)
+    got = {f.label: f.value for f in a.facts}
+    assert got == {
+        "代号": "测试员",
+        "性别": "女",
+        "战斗经验": "三年",
+        "出身地": "测试国",  # trailing space of the source value trimmed
+        "生日": "4月1日",
+        "种族": "菲林",
+        "身高": "163cm",
+        "矿石病感染情况": "体表有源石结晶分布，参照医学检测报告，确认为感染者。",
+        "体细胞与源石融合率": "6%",
+        "血液源石结晶密度": "0.25u/L",
+        "势力": "测试国",
+        "组织": "测试社",
+    }
+    # order: 基础档案 as written, then 临床诊断分析, then the character table
+    assert [f.label for f in a.facts][:3] == ["代号", "性别", "战斗经验"]
+    # every archive value is a line of the raw source text
+    raw = _raw_basic("char_900_tester")
+    for f in a.facts:
+        in_basic = f.field.startswith("handbookDict.char_900_tester.storyTextAudio[0].")
+        if f.table == HANDBOOK and in_basic:
+            assert f"【{f.label}】" in raw and f.value in raw
+    height = a.get("身高")
+    assert height.table == HANDBOOK
+    assert height.field == (
+        "handbookDict.char_900_tester.storyTextAudio[0].stories[0].storyText【身高】"
+    )
+    assert a.get("组织").table == CHARACTER and "groupId=testgroup" in a.get("组织").field
+    assert a.sources == [
+        "handbook_info_table: char_900_tester (基础档案, 临床诊断分析)",
+        "character_table: char_900_tester (nationId, groupId)",
+        "handbook_team_table: testland, testgroup",
+    ]
+    assert a.gaps == [] and a.core is None
+
+
+def test_first_occurrence_wins_over_a_garbled_copy() -> None:
+    fields = parse_fields(
+        "【身高】160cm\n【代号】甲\n乱码\n【身高】999cm\n【种族】\n\n佩洛\n【性别】女"
+    )
+    assert fields == [
+        ("身高", "160cm", 0),
+        ("代号", "甲", 1),
+        ("种族", "佩洛", 4),
+        ("性别", "女", 7),
+    ]
+    assert parse_fields("【矿石病感染情况】\n【性别】女") == [
+        ("性别", "女", 1)
+    ]  # no value: no fact
+
+
+def test_alternate_form_found_through_patch_ids(tables: Tables) -> None:
+    base = structured_anchor("char_902_twin", tables)
+    form = structured_anchor("char_1902_twin2", tables)
+    later = structured_anchor("char_1903_twin3", tables)
+    assert base.value("身高") == "150cm" and form.value("身高") == "150cm"
+    assert later.value("身高") == "158cm" and later.value("血液源石结晶密度") == "0.13u/L"
+    assert [t["storyTitle"] for _, _, t in archive_sections(tables.handbook_info, "char_1903_twin3")] == [
+        "基础档案", "临床诊断分析", "？？？"
+    ]  # fmt: skip
+    assert later.get("身高").field.startswith("handbookDict.char_902_twin.storyTextAudio[3]")
+    # the team id the team table does not know gives no fact
+    assert base.value("势力") == "远方" and base.value("小队") is None
+    assert str(form.gaps[0]) == "character_table (faction)"
+
+
+def test_missing_sources_are_reported_not_skipped(tables: Tables) -> None:
+    a = structured_anchor("char_999_newcomer", tables)
+    assert a.facts == []
+    assert (
+        gaps_line(a.gaps) == "no source: handbook_info_table (archive), character_table (faction)"
+    )
+    none = structured_anchor("char_900_tester", Tables())
+    assert none.facts == [] and {g.detail for g in none.gaps} == {"table absent"}
+
+
+def test_physical_tags(tables: Tables) -> None:
+    assert structured_anchor("char_900_tester", tables).physical_tags() == [
+        "菲林", "身高 163cm", "感染者", "体表可见源石结晶"
+    ]  # fmt: skip
+    # race 未公开 is no tag; the tail length is
+    assert structured_anchor("char_901_guide", tables).physical_tags() == [
+        "身高 177cm", "尾巴长度 40cm", "非感染者"
+    ]  # fmt: skip
+
+
+def test_render_and_read_back(tables: Tables) -> None:
+    a = structured_anchor("char_901_guide", tables)
+    a.core = "在测试国的北边长大，熟悉每一座桥。"
+    body = a.render()
+    assert body.splitlines()[0] == "- 代号：向导"
+    assert body.splitlines()[-1] == "- 核心经历：在测试国的北边长大，熟悉每一座桥。"
+    back = anchor_from_section("char_901_guide", body)
+    assert [(f.label, f.value) for f in back.facts] == [(f.label, f.value) for f in a.facts]
+    assert back.core == a.core
+    fixed, corrections = structured_fields_equal_source(back, tables)
+    assert corrections == [] and fixed.core == a.core
+
+
+def test_wrong_height_replaced_by_source_and_reported(tables: Tables) -> None:
+    written = anchor_from_section(
+        "char_900_tester",
+        "- 代号：测试员\n- 身高：170cm\n- 种族： 菲林 \n- 体重：45kg\n- 口头禅：再检查一遍\n"
+        "- 核心经历：从小在测试国巡逻。",
+    )
+    fixed, corrections = structured_fields_equal_source(written, tables)
+    by = {c.label: c for c in corrections}
+    assert by["身高"].action == "replaced"
+    assert (by["身高"].written, by["身高"].source) == ("170cm", "163cm")
+    assert by["身高"].table == HANDBOOK and by["身高"].field.endswith("【身高】")
+    assert "170cm" in str(by["身高"]) and "163cm" in str(by["身高"])
+    assert by["体重"].action == "removed"  # her archive has no weight: a model made it up
+    assert by["性别"].action == "added" and by["性别"].source == "女"
+    assert "种族" not in by  # only whitespace differed
+    assert fixed.value("身高") == "163cm" and fixed.value("体重") is None
+    assert fixed.value("口头禅") == "再检查一遍"  # not a structured field: kept as written
+    assert fixed.core == "从小在测试国巡逻。"
+    truth = {f.label: f.value for f in structured_anchor("char_900_tester", tables).facts}
+    assert {f.label: f.value for f in fixed.facts if f.label in truth} == truth
+
+
+def test_duplicate_structured_field_is_removed(tables: Tables) -> None:
+    a = Anchor(
+        "char_900_tester",
+        [Fact("身高", "163cm", "", ""), Fact("身高", "200cm", "", "")],
+    )
+    fixed, corrections = structured_fields_equal_source(a, tables)
+    assert [f.value for f in fixed.facts if f.label == "身高"] == ["163cm"]
+    assert any(c.label == "身高" and c.action == "removed" for c in corrections)

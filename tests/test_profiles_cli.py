@@ -1,0 +1,125 @@
+"""The store adapter (profiles/sources.py) on a tiny invented store, and the thin CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arklore.core.model import Line, LineKind, Source, Stage
+from arklore.core.operators import Operator
+from arklore.corpus.ingest import _rebuild_speakers
+from arklore.corpus.store import Store
+from arklore.names.build import rebuild_names
+from arklore.names.registry import Registry
+from arklore.profiles import sources
+from arklore.profiles.charfile import TIER_B, TIER_S, CharProfile
+from arklore.workspace import open_store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "profiles"
+T, NEW = "char_900_tester", "char_999_newcomer"
+OPS = [Operator(T, "测试员"), Operator(NEW, "岚烟")]
+
+NEW_LINES = [
+    "我第一次来到测试国的时候，连一张像样的地图都没有。",
+    "那时候我只能跟着河流一直走，走到看见灯塔的光为止。",
+    "你们的巡逻队总是这么早出发吗，天都还没有亮呢。",
+    "如果我能画出一条没有人走过的路，那条路会有我的名字吗？",
+    "我想留在这里，至少等到这一次的雨季彻底结束以后。",
+    "灯塔的光又亮起来了，今晚大家都能平安地回家了吧。",
+    "谢谢你们愿意收留我，我会尽快学会怎么看懂地图的。",
+]
+
+
+def _line(path: str, no: int, speaker: str, text: str, uncertain: bool = False) -> Line:
+    return Line(
+        path, no, LineKind.DIALOGUE, text, speaker=speaker, speaker_raw=speaker, uncertain=uncertain
+    )
+
+
+def make_store(path: Path) -> Store:
+    store = open_store(path)
+    run = store.begin_ingest_run(None, None, ["avg"])
+    with store.transaction() as c:
+        for k in range(4):
+            sp = f"test/s{k}"
+            lines = [_line(sp, i + 1, "岚烟", t) for i, t in enumerate(NEW_LINES[k::4])]
+            lines.append(_line(sp, 10, "测试员", "北边的桥每到雨季就会松动，要小心。"))
+            lines.append(_line(sp, 11, "岚烟", "这一句的说话人带着问号，不能算是她说的。", True))
+            store.replace_stage(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=lines))
+        _rebuild_speakers(c)
+    rebuild_names(store, Registry({o.char_id: o for o in OPS}))
+    store.finish_ingest_run(run, "")
+    return store
+
+
+def test_story_lines_and_sources_from_the_store(tmp_path: Path) -> None:
+    with make_store(tmp_path / "arklore.sqlite3") as store:
+        by_op = sources.story_lines(store)
+        assert set(by_op) == {T, NEW}
+        new = by_op[NEW]
+        assert len(new) == len(NEW_LINES)  # the uncertain line is not hers
+        assert [(s.stage_path, s.line_no) for s in new] == sorted(
+            (s.stage_path, s.line_no) for s in new
+        )
+        assert all(s.char_id == NEW and s.speaker == "岚烟" for s in new)
+        assert sources.story_lines(store, [T]).keys() == {T}
+        src = sources.story_line_sources(store, [new[0].line_id, "test/s0#99:deadbeef"])
+        assert list(src) == [f"story:{new[0].line_id}"]
+        assert src[f"story:{new[0].line_id}"].text == new[0].text
+        assert src[f"story:{new[0].line_id}"].owner == NEW
+        assert [o.char_id for o in sources.load_operators(store)] == [T, NEW]
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import arklore.cli.profiles  # noqa: F401 - registers the sub-app
+    from arklore.cli.app import app
+
+    home = tmp_path / "home"
+    gamedata = tmp_path / "gamedata"
+    (gamedata / "zh_CN/gamedata/story").mkdir(parents=True)
+    shutil.copytree(FIXTURES, gamedata / "zh_CN/gamedata/excel")
+    monkeypatch.setenv("ARKLORE_HOME", str(home))
+    monkeypatch.setenv("ARKLORE_GAMEDATA", str(gamedata))
+    make_store(home / "arklore.sqlite3").close()
+    runner = CliRunner()
+
+    def run(*args: str):
+        return runner.invoke(app, list(args), catch_exceptions=True)
+
+    return run, home
+
+
+def test_cli_draft_and_show(cli) -> None:
+    run, home = cli
+    r = run("profiles", "draft", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["actions"] == {"written": 2}
+    chars = home / "chars"
+    new = CharProfile.read(chars / f"{NEW}.char")
+    assert new.tier == TIER_B and len(new.quotes()) == 6
+    assert all(q.kind == "story" for q in new.quotes())
+    entry = next(e for e in out["entries"] if e["char_id"] == NEW)
+    assert entry["gaps"].startswith("no source: handbook_info_table (archive)")
+    assert (chars / "review.md").read_text(encoding="utf-8").startswith("# Profile review queue")
+    assert len(out["spot_check"]) == 1
+
+    r = run("profiles", "show", NEW, "--json")
+    shown = json.loads(r.stdout)
+    assert shown["tier"] == "B" and [s["title"] for s in shown["sections"]] == ["语录"]
+
+    # a person takes the tester's file over: the next run leaves it alone
+    (chars / f"{T}.char").write_text("# 测试员\n\n## 我·性格\n认真。\n", encoding="utf-8")
+    r = run("profiles", "draft", T)
+    assert r.exit_code == 0, r.output
+    assert "draft 1" in r.stdout
+    assert CharProfile.read(chars / f"{T}.char").tier == TIER_S
+    assert (chars / f"{T}.char.draft").exists()
+
+    r = run("profiles", "draft", "谁也不是")
+    assert r.exit_code != 0 and "谁也不是" in str(r.exception)

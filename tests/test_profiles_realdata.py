@@ -1,0 +1,188 @@
+"""Profiles on the real data (no model): the structured anchor equals the archive, every
+quote is verbatim in its cited source, the writer produces tier-B files, and counts over all
+operators. Skips without ARKLORE_GAMEDATA / ARKLORE_ASTR."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from arklore.profiles.archive import BASIC, CHARACTER, HANDBOOK, archive_sections
+from arklore.profiles.charfile import (
+    ANCHOR,
+    PHYSICAL,
+    QUOTES,
+    TIER_B,
+    CharProfile,
+    allowed_sections,
+)
+from arklore.profiles.draft import draft_all, draft_profile, lines_for, write_draft
+from arklore.profiles.quotes import MAX_QUOTES, MIN_QUOTES, normalize_ws, voice_owner
+from arklore.profiles.sources import (
+    load_operators,
+    load_tables,
+    story_line_sources,
+    story_lines,
+)
+from arklore.workspace import open_store
+
+pytestmark = pytest.mark.realdata
+
+THREE = {"char_172_svrash": "银灰", "char_002_amiya": "阿米娅", "char_003_kalts": "凯尔希"}
+AT = "2026-01-01T00:00:00Z"
+_FIELD = re.compile(
+    r"^handbookDict\.(\w+)\.storyTextAudio\[(\d+)\]\.stories\[(\d+)\]\.storyText【(.+)】$"
+)
+
+
+@pytest.fixture(scope="module")
+def real(real_store_path: Path, gamedata_root: Path):
+    tables = load_tables(gamedata_root / "zh_CN/gamedata/excel")
+    with open_store(real_store_path) as store:
+        ops = {o.char_id: o for o in load_operators(store)}
+        lines = story_lines(store)
+    return tables, ops, lines
+
+
+def _source_value(raw: str, label: str) -> str:
+    """The value of the first 【label】 of a raw archive text: the rest of its line, else the
+    next non-empty line (read independently of the code under test)."""
+    rest = raw[raw.index(f"【{label}】") + len(label) + 2 :].replace("\r", "")
+    first, _, after = rest.partition("\n")
+    if first.strip():
+        return first.strip()
+    return next(ln.strip() for ln in after.split("\n") if ln.strip())
+
+
+@pytest.mark.parametrize("char_id", sorted(THREE))
+def test_structured_anchor_equals_the_archive(real, char_id: str) -> None:
+    tables, ops, lines = real
+    d = draft_profile(
+        ops[char_id], tables, story_lines=lines_for(ops[char_id], lines), generated_at=AT
+    )
+    a = d.anchor
+    assert {"代号", "性别", "种族", "身高", "出身地", "生日", "战斗经验", "矿石病感染情况"} <= {
+        f.label for f in a.facts
+    }
+    assert a.value("代号") == THREE[char_id]
+    book = tables.handbook_info["handbookDict"]
+    for f in a.facts:
+        if f.table == HANDBOOK:
+            entry, i, j, label = _FIELD.match(f.field).groups()
+            sec = book[entry]["storyTextAudio"][int(i)]
+            assert sec["storyTitle"] in (BASIC, "临床诊断分析")
+            assert label == f.label
+            assert f.value == _source_value(sec["stories"][int(j)]["storyText"], label), f
+        else:
+            assert f.table == CHARACTER
+            row = tables.character[char_id]
+            key, tid = re.match(r"^\w+\.(\w+)=(\w+) ", f.field).groups()
+            assert row[key] == tid and tables.handbook_team[tid]["powerName"] == f.value
+    assert a.gaps == [] and d.entry.tasks["anchor"].status == "ok"
+
+
+@pytest.mark.parametrize("char_id", sorted(THREE))
+def test_quotes_occur_verbatim_in_their_sources(real, real_store_path: Path, char_id: str) -> None:
+    tables, ops, lines = real
+    d = draft_profile(
+        ops[char_id], tables, story_lines=lines_for(ops[char_id], lines), generated_at=AT
+    )
+    quotes = d.gate.kept
+    assert MIN_QUOTES <= len(quotes) <= MAX_QUOTES and d.gate.removed == []
+    words = tables.charword["charWords"]
+    with open_store(real_store_path) as store:
+        for q in quotes:
+            kind, _, sid = q.source_id.partition(":")
+            if kind == "voice":
+                w = words[sid]
+                assert voice_owner(w) == char_id
+                assert normalize_ws(q.text) in normalize_ws(w["voiceText"])
+            else:
+                text, cid = store.conn.execute(
+                    "SELECT l.text, s.char_id FROM primary_lines l JOIN speakers s"
+                    " ON s.name = l.speaker WHERE l.line_id = ?",
+                    (sid,),
+                ).fetchone()
+                assert cid == char_id and normalize_ws(q.text) in normalize_ws(text)
+    # the quote lines of the file carry the same ids
+    prof = CharProfile.parse(d.text)
+    assert [q.source_id for q in prof.quotes()] == [q.source_id for q in quotes]
+
+
+@pytest.mark.parametrize("char_id", sorted(THREE))
+def test_writer_produces_a_tier_b_file(real, tmp_path: Path, char_id: str) -> None:
+    tables, ops, lines = real
+    d = draft_profile(
+        ops[char_id], tables, story_lines=lines_for(ops[char_id], lines), generated_at=AT
+    )
+    res = write_draft(d, tmp_path)
+    assert res.action == "written"
+    prof = CharProfile.read(tmp_path / f"{char_id}.char")
+    assert prof.text() == d.text and prof.tier == TIER_B and not prof.hand_edited
+    assert prof.char_id == char_id and prof.name == THREE[char_id]
+    allowed = allowed_sections(prof)
+    assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES]
+    assert {t for t, _ in allowed.excluded} == {"我·性格", "我·关于博士"}
+    assert all(s.tokens > 0 for s in allowed.sections) and allowed.total_tokens < 800
+    # rewriting the same draft changes nothing
+    assert write_draft(d, tmp_path).action == "unchanged"
+
+
+@pytest.mark.slow
+def test_all_operators_counts(real, real_store_path: Path, real_graph_built, metrics) -> None:
+    tables, ops, lines = real
+    graph = real_graph_built
+    drafts = draft_all(ops.values(), tables, lines, graph=graph, generated_at=AT)
+    assert len(drafts) == len(ops)
+    with open_store(real_store_path) as store:
+        ids = [
+            q.source_id.partition(":")[2] for d in drafts for q in d.gate.kept if q.kind == "story"
+        ]
+        sources = story_line_sources(store, ids)
+    # every story quote is verbatim in a line its speaker resolves to her (or her base form)
+    for d in drafts:
+        owners = {d.char_id, ops[d.char_id].base_id}
+        for q in d.gate.kept:
+            if q.kind == "story":
+                src = sources[q.source_id]
+                assert src.owner in owners and normalize_ws(q.text) in normalize_ws(src.text)
+    # an anchor for every operator whose archive has a 基础档案, and for no other
+    has_basic = {
+        cid
+        for cid in ops
+        if any(
+            s.get("storyTitle") == BASIC for _, _, s in archive_sections(tables.handbook_info, cid)
+        )
+    }
+    anchored = {
+        d.char_id
+        for d in drafts
+        if d.anchor.facts and any(f.table == HANDBOOK for f in d.anchor.facts)
+    }
+    assert anchored == has_basic
+    # never silently skipped: no file means the entry says which sources were missing
+    for d in drafts:
+        if d.text is None:
+            assert d.entry.gaps.startswith("no source: ") and d.entry.tier == "C"
+    origin = Counter(d.choice.origin for d in drafts)
+    gap_kinds = Counter(str(g) for d in drafts for g in d.gaps)
+    with_cands = sum(1 for d in drafts if d.candidates)
+    metrics(
+        f"profiles: {len(drafts)} operators; structured anchor {len(anchored)}; "
+        f"files (tier B) {sum(d.text is not None for d in drafts)}, tier C {sum(d.text is None for d in drafts)}"
+    )
+    metrics(
+        "profiles quotes by origin: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(origin.items()))
+        + f"; quotes kept {sum(len(d.gate.kept) for d in drafts)}, removed by the gate "
+        f"{sum(len(d.gate.removed) for d in drafts)}"
+    )
+    metrics(
+        f"profiles with 'no source' gaps: {sum(1 for d in drafts if d.gaps)} ("
+        + ", ".join(f"{k} {v}" for k, v in sorted(gap_kinds.items()))
+        + f"); with relation candidates from mentions: {with_cands}"
+    )
+    assert len(anchored) >= 300 and origin["voice"] >= 200 and origin["story"] >= 100
