@@ -279,16 +279,16 @@ def cli_env(small, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> Env
     return settings
 
 
-def test_cli_exits_1_on_gate_drops_and_exports(cli_env: Env, llm_stub: StubServer) -> None:
+def test_cli_exits_5_on_gate_drops_and_exports(cli_env: Env, llm_stub: StubServer) -> None:
     llm_stub.default = Responder(faults=False, bad_edge="all")
     res = CliRunner().invoke(app, ["extract", "relations", STAGE, "--json"])
-    assert res.exit_code == 1, res.output
+    assert res.exit_code == 5, res.output
     data = json.loads(res.stdout)
     assert data["summary"]["drop_reasons"] == {"evidence_out_of_range": 1}
     assert Path(data["exports"][0]).is_file()
     assert data["exports"][0].startswith(str(cli_env.home / "exports" / "relations"))
     res = CliRunner().invoke(app, ["extract", "relations", STAGE])
-    assert res.exit_code == 1
+    assert res.exit_code == 5
     assert "evidence_out_of_range: 1" in res.stdout and "cost $0.0000" in res.stdout
 
 
@@ -314,6 +314,113 @@ def test_cli_dry_run_and_config_errors(cli_env: Env, llm_stub: StubServer) -> No
     assert llm_stub.requests == []
     res = CliRunner().invoke(app, ["extract", "relations", "nope/stage"])
     assert isinstance(res.exception, ConfigError) and res.exception.exit_code == 2
+
+
+# --- failures a script must be able to trust -------------------------------------------
+
+
+@pytest.fixture
+def many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, llm_stub: StubServer) -> Path:
+    """14 invented stages ingested into a home the CLI uses (ARKLORE_HOME)."""
+    roots = _generated_tree(tmp_path / "data")
+    with make_workspace(tmp_path / "home", roots.gamedata, roots.astr) as ws:
+        ws.ingest()
+    monkeypatch.setenv("ARKLORE_HOME", str(tmp_path / "home"))
+    for k, v in fast_env(llm_stub).items():
+        monkeypatch.setenv(k, v)
+    return tmp_path / "home"
+
+
+def test_a_dead_endpoint_trips_the_breaker_with_one_line_and_exit_4(
+    many: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("LLM_BREAKER_FAILURES", "3")
+    res = CliRunner().invoke(
+        app, ["extract", "relations", "--all", "--concurrency", "1", "--json"], catch_exceptions=False
+    )
+    assert res.exit_code == 4, res.output
+    data = json.loads(res.stdout)
+    assert data["failed"] == 3 and data["not_started"] == data["jobs"] - 3 == 11
+    assert data["exports"] == []  # no stage has results
+    (line,) = [x for x in res.stderr.splitlines() if x.startswith("stopped:")]
+    assert "3 requests in a row could not reach the endpoint" in line and "LLM_BASE_URL" in line
+    assert "Traceback" not in res.output
+    # every attempt is on the cost line: 3 jobs x (1 + 2 retries), all failed
+    assert "LLM: 9 requests (0 cached, 9 failed)" in res.stderr
+
+
+def test_a_bad_key_trips_the_breaker_without_retrying(many: Path, llm_stub: StubServer, monkeypatch):
+    monkeypatch.setenv("LLM_BREAKER_FAILURES", "2")
+    llm_stub.default = lambda body: Reply.unauthorized()
+    res = CliRunner().invoke(app, ["extract", "relations", "--all", "--concurrency", "1"])
+    assert res.exit_code == 4 and len(llm_stub.requests) == 2  # permanent: no retries
+
+
+def test_some_failed_chunks_exit_3_and_a_rerun_retries_them(many: Path, llm_stub: StubServer):
+    ok = Responder(faults=False, bad_edge="none")
+    llm_stub.default = lambda body: (
+        Reply.server_error() if "level_gen_03" in body["messages"][-1]["content"] else ok(body)
+    )
+    res = CliRunner().invoke(app, ["extract", "relations", "--all", "--json"])
+    assert res.exit_code == 3, res.output
+    data = json.loads(res.stdout)
+    assert data["failed"] == 1 and data["failures"] == ["obt/main/level_gen_03_beg#c0"]
+    assert len(data["exports"]) == 13  # the failed stage has no results to export
+    llm_stub.default = ok
+    res = CliRunner().invoke(app, ["extract", "relations", "--all", "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["done"] == 1
+
+
+def test_max_cost_stops_before_the_limit_and_a_resume_finishes(
+    many: Path, llm_stub: StubServer, monkeypatch, tmp_path: Path
+) -> None:
+    # 300 USD per million input tokens, 300 billed per request (fewer than the prompt has by
+    # arklore's conservative count, as with a real tokenizer): ~0.09 USD a chunk
+    monkeypatch.setenv("LLM_PRICE_INPUT_MISS", "300")
+    monkeypatch.setenv("LLM_PRICE_INPUT_HIT", "300")
+    responder = Responder(faults=False, bad_edge="none")
+    usage = {"prompt_tokens": 300, "completion_tokens": 10, "prompt_cache_miss_tokens": 300}
+
+    def billed(body):
+        reply = responder(body)
+        reply.usage = usage
+        return reply
+
+    llm_stub.default = billed
+    res = CliRunner().invoke(
+        app, ["extract", "relations", "--all", "--max-cost", "0.5", "--concurrency", "2", "--json"]
+    )
+    assert res.exit_code == 4, res.output
+    first = json.loads(res.stdout)
+    assert 0 < first["done"] < 14 and first["not_started"] > 0
+    assert "stopped before passing --max-cost $0.5000" in res.stderr
+    spent = float(re.search(r"cost \$([0-9.]+)", res.stderr).group(1))
+    assert spent <= 0.5
+    res = CliRunner().invoke(app, ["extract", "relations", "--all", "--max-cost", "100", "--json"])
+    assert res.exit_code == 0, res.output
+    second = json.loads(res.stdout)
+    assert second["skipped"] == first["done"] and second["done"] == 14 - first["done"]
+    with open_store(many / "arklore.sqlite3") as store:
+        resumed = dump(store)
+    # the same chunks run without a limit give the same rows
+    fresh = tmp_path / "fresh"
+    shutil.copytree(many, fresh)
+    with open_store(fresh / "arklore.sqlite3") as store:
+        store.conn.execute("DELETE FROM relation_edges")
+        store.conn.execute("DELETE FROM relation_chunks")
+        run(store, fresh, llm_stub, store.stage_paths())
+        assert dump(store) == resumed
+
+
+def test_dry_run_models_the_prefix_cache(small) -> None:
+    _, store = small
+    est = runner.dry_run(store, store.stage_paths(), Prices(input_hit=0.1, input_miss=1.0))
+    # every request repeats the system prompt: from the second on it is read from the cache
+    assert est.requests == 2 and 0 < est.cached_input_tokens < est.input_tokens
+    assert est.cached_input_tokens % 64 == 0
+    assert est.cost_with_cache_usd < est.cost_usd
+    assert "with the provider's prefix cache" in est.line()
 
 
 # --- real data: 20 stages, faults, rerun, kill and resume ------------------------------

@@ -28,6 +28,9 @@ variable                        meaning                                         
                                 endpoints without JSON mode)
 ``LLM_TIMEOUT``                 seconds per HTTP request                            ``120``
 ``LLM_MAX_RETRIES``             retries after the first attempt                     ``3``
+``LLM_BREAKER_FAILURES``        stop a run after this many requests in a row could  ``5``
+                                not reach the endpoint (refused, DNS, TLS, 401/403;
+                                0: never)
 ``LLM_BACKOFF_INITIAL``         first backoff wait, doubled each retry (s)          ``1``
 ``LLM_BACKOFF_MAX``             longest wait, also caps ``Retry-After`` (s)         ``30``
 ``LLM_PRICE_INPUT_HIT``         USD per million cached input tokens                 ``0.07``
@@ -75,6 +78,7 @@ class LLMSettings(BaseModel):
     json_mode: bool = True
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=100)
+    breaker_failures: int = Field(default=5, ge=0, le=10_000)
     backoff_initial: float = Field(default=1.0, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)
     price_input_hit: float = Field(default=DEFAULT_PRICE_INPUT_HIT, ge=0)
@@ -201,6 +205,7 @@ _LLM_VARS: dict[str, str] = {
     "LLM_JSON_MODE": "json_mode",
     "LLM_TIMEOUT": "timeout",
     "LLM_MAX_RETRIES": "max_retries",
+    "LLM_BREAKER_FAILURES": "breaker_failures",
     "LLM_BACKOFF_INITIAL": "backoff_initial",
     "LLM_BACKOFF_MAX": "backoff_max",
     "LLM_PRICE_INPUT_HIT": "price_input_hit",

@@ -339,10 +339,12 @@ class Workspace:
         resume: bool = True,
         no_cache: bool = False,
         retry: int | None = None,
+        max_cost: float | None = None,
         out: Path | None = None,
         progress: Progress | None = None,
     ) -> relations_runner.RunReport:
-        """Extract, gate, store and export the relations of ``stage_paths``."""
+        """Extract, gate, store and export the relations of ``stage_paths`` (stops early at
+        the circuit breaker or at ``max_cost`` USD; a rerun resumes)."""
         store = self.store()
         changes = {} if retry is None else {"max_retries": retry}
         llm = self.llm(no_cache=no_cache, **changes)
@@ -355,6 +357,8 @@ class Workspace:
                 resume=resume,
                 progress=progress,
                 resolve=relations_runner.table_resolver(self.aliases()),
+                stop_after_unreachable=self.settings.llm.breaker_failures,
+                max_cost=max_cost,
             )
             out_dir = out or self.paths.relation_exports
             report.exports = [

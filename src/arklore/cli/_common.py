@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from arklore.core.errors import ArkloreError
 from arklore.settings import Settings
 from arklore.workspace import Workspace
 
@@ -24,6 +25,28 @@ console = Console()
 err_console = Console(stderr=True)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable result on stdout.")]
+
+# The options every LLM batch command shares (extract relations, extract events, distill).
+RetryOpt = Annotated[
+    int | None,
+    typer.Option("--retry", min=0, help="Retries per request (default: LLM_MAX_RETRIES, else 3)."),
+]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight.")]
+ResumeOpt = Annotated[bool, typer.Option("--resume/--no-resume", help="Skip work already stored.")]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Do not answer from the response cache.")
+]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Estimate tokens and cost; call nothing.")
+]
+MaxCostOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        min=0,
+        help="Stop before this run would spend more than this many USD (a rerun resumes).",
+    ),
+]
 
 _WORKSPACE: Workspace | None = None
 
@@ -41,6 +64,22 @@ def close_workspace() -> None:
     if _WORKSPACE is not None:
         _WORKSPACE.close()
         _WORKSPACE = None
+
+
+def end_llm_run(stopped: ArkloreError | None, failed: int, exit_code: int) -> None:
+    """The end of every LLM batch command: one line on stderr when it stopped early or items
+    failed, then the documented exit code (see arklore.core.errors)."""
+    if stopped is not None:
+        err_console.print(
+            f"[bold red]stopped:[/] {stopped.one_line()}", highlight=False, soft_wrap=True
+        )
+    elif failed:
+        err_console.print(
+            f"[yellow]{failed} requests failed[/] after their retries (see llm_errors.jsonl; "
+            "run the command again to retry them)",
+            highlight=False,
+        )
+    raise typer.Exit(exit_code)
 
 
 def print_json(data: object) -> None:

@@ -12,7 +12,21 @@ from typing import Annotated
 
 import typer
 
-from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
+from arklore.cli._common import (
+    ConcurrencyOpt,
+    DryRunOpt,
+    JsonOpt,
+    MaxCostOpt,
+    NoCacheOpt,
+    ResumeOpt,
+    RetryOpt,
+    console,
+    end_llm_run,
+    err_console,
+    print_json,
+    progress_bar,
+    workspace,
+)
 from arklore.cli.app import app
 from arklore.core.errors import ConfigError
 from arklore.extract import review
@@ -32,24 +46,12 @@ def extract_relations(
         str | None, typer.Option("--event", help="Every stage of this event id.")
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every primary stage.")] = False,
-    retry: Annotated[
-        int | None,
-        typer.Option(
-            "--retry", min=0, help="Retries per request (default: LLM_MAX_RETRIES, else 3)."
-        ),
-    ] = None,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Requests in flight.")
-    ] = 8,
-    resume: Annotated[
-        bool, typer.Option("--resume/--no-resume", help="Skip chunks already stored.")
-    ] = True,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Do not answer from the response cache.")
-    ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Estimate tokens and cost; call nothing.")
-    ] = False,
+    retry: RetryOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    resume: ResumeOpt = True,
+    no_cache: NoCacheOpt = False,
+    dry_run: DryRunOpt = False,
+    max_cost: MaxCostOpt = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Export folder (default: $ARKLORE_HOME/exports/relations)."),
@@ -58,7 +60,8 @@ def extract_relations(
 ) -> None:
     """Propose relations with the LLM, gate them, store them and export story_relations_<stage>.json.
 
-    Exits 1 when any edge was dropped by a gate; failed requests go to llm_errors.jsonl.
+    Exit codes: 0 done; 3 some chunks failed (see llm_errors.jsonl, rerun to retry); 4 stopped
+    early (endpoint unreachable, or --max-cost reached; rerun resumes); 5 edges dropped by a gate.
     """
     ws = workspace()
     paths = ws.select_stages(stages, event=event, all_=all_)
@@ -76,6 +79,7 @@ def extract_relations(
             resume=resume,
             no_cache=no_cache,
             retry=retry,
+            max_cost=max_cost,
             out=out,
             progress=progress,
         )
@@ -85,7 +89,7 @@ def extract_relations(
         err_console.print(report.cost_line, highlight=False)
     else:
         _print_report(report, out_dir)
-    raise typer.Exit(1 if report.dropped else 0)
+    end_llm_run(report.stopped, report.failed, report.exit_code)
 
 
 def _print_report(report: RunReport, out_dir: Path) -> None:
@@ -115,7 +119,11 @@ def _print_report(report: RunReport, out_dir: Path) -> None:
             f"[yellow]{len(report.failures)} chunks failed[/] (see {report.errors_file}; rerun to retry)",
             highlight=False,
         )
-    console.print(f"exported {len(report.exports)} files to {out_dir}", highlight=False)
+    if report.not_started:
+        console.print(f"{report.not_started} chunks not sent (the run stopped)", highlight=False)
+    console.print(
+        f"exported {len(report.exports)} files (stages with results) to {out_dir}", highlight=False
+    )
     console.print(report.cost_line, highlight=False)
 
 

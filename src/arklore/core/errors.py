@@ -1,16 +1,29 @@
-"""One rooted exception hierarchy.
+"""One rooted exception hierarchy, and the exit codes a script can trust.
 
 Every error carries a ``hint`` that tells the user what to do; the CLI prints
-``error: <message> (<hint>)`` on one line and exits non-zero.
+``error: <message> (<hint>)`` on one line and exits with the error's ``exit_code``:
+
+====  =========================================================================================
+0     done as asked
+1     error: the command could not do what was asked (no store, unknown name, bad input file)
+2     configuration or usage error (a setting, an option, a missing data checkout)
+3     done, but some items failed (LLM requests given up on, files that did not parse): rerun
+4     stopped early on purpose (circuit breaker, cost limit): finished work is kept, rerun
+5     done, with findings to review (edges dropped by a gate, drifted anchors, rejected entries)
+130   interrupted (Ctrl-C)
+====  =========================================================================================
 """
 
 from __future__ import annotations
+
+EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_PARTIAL, EXIT_STOPPED, EXIT_FINDINGS = 0, 1, 2, 3, 4, 5
+EXIT_INTERRUPTED = 130
 
 
 class ArkloreError(Exception):
     """Root of every error arklore raises on purpose."""
 
-    exit_code = 1
+    exit_code = EXIT_ERROR
     default_hint = ""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
@@ -26,7 +39,7 @@ class ArkloreError(Exception):
 class ConfigError(ArkloreError):
     """A setting is missing or invalid."""
 
-    exit_code = 2
+    exit_code = EXIT_CONFIG
 
 
 class DataNotFoundError(ConfigError):
@@ -75,7 +88,7 @@ class DataRootsChangedError(StoreError):
 class UsageError(ArkloreError):
     """A command-line option or argument has a value the command cannot use."""
 
-    exit_code = 2
+    exit_code = EXIT_CONFIG
 
 
 class OutputPathError(ArkloreError):
@@ -115,7 +128,13 @@ class InputFileError(ArkloreError):
 
 
 class LLMError(ArkloreError):
-    """The model endpoint failed or answered something unusable."""
+    """The model endpoint failed or answered something unusable.
+
+    ``unreachable`` marks failures that say nothing about the request and everything about
+    the endpoint (connection refused, DNS, TLS, 401/403): enough of them in a row stop a run.
+    """
+
+    unreachable = False
 
 
 class TransientLLMError(LLMError):
@@ -126,3 +145,27 @@ class PermanentLLMError(LLMError):
     """Not worth retrying: bad key, unknown model, request rejected."""
 
     default_hint = "check LLM_BASE_URL, LLM_MODEL and LLM_API_KEY"
+
+
+class RunStoppedError(ArkloreError):
+    """A batch run stopped early on purpose; what finished is kept and a rerun resumes."""
+
+    exit_code = EXIT_STOPPED
+
+
+class EndpointUnreachableError(RunStoppedError):
+    """The circuit breaker: several requests in a row could not reach the endpoint."""
+
+    default_hint = "check LLM_BASE_URL and LLM_API_KEY (and the network), then run it again"
+
+
+class CostLimitError(RunStoppedError):
+    """The next request would pass the run's --max-cost."""
+
+    default_hint = "run it again with a higher --max-cost to finish; finished work is kept"
+
+
+class MessageTooLongError(ArkloreError):
+    """A chat message is longer than the configured maximum."""
+
+    default_hint = "send a shorter message, or raise ARKLORE_MAX_MESSAGE_CHARS"

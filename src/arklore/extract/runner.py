@@ -18,7 +18,13 @@ from typing import Any
 import orjson
 
 from arklore.base.files import atomic_write_bytes
-from arklore.core.errors import ConfigError
+from arklore.core.errors import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    ConfigError,
+    RunStoppedError,
+)
 from arklore.core.model import Line
 from arklore.corpus.store import Store
 from arklore.extract import store as edges_db
@@ -185,10 +191,21 @@ class RunReport:
     cost_line: str = ""
     errors_file: str = ""
     exports: list[str] = field(default_factory=list)
+    stopped: RunStoppedError | None = None  # the run stopped early (breaker, cost limit)
+    not_started: int = 0  # chunks never sent because the run stopped
 
     @property
     def dropped(self) -> int:
         return int(self.summary.get("dropped", 0))
+
+    @property
+    def exit_code(self) -> int:
+        """Stopped early (4) > some chunks failed (3) > edges dropped by a gate (5) > ok (0)."""
+        if self.stopped is not None:
+            return self.stopped.exit_code
+        if self.failed:
+            return EXIT_PARTIAL
+        return EXIT_FINDINGS if self.dropped else EXIT_OK
 
     def drop_reasons(self) -> dict[str, int]:
         return dict(self.summary.get("drop_reasons", {}))
@@ -206,6 +223,9 @@ class RunReport:
             "cost_line": self.cost_line,
             "errors_file": self.errors_file,
             "exports": self.exports,
+            "stopped": self.stopped.one_line() if self.stopped else None,
+            "not_started": self.not_started,
+            "exit_code": self.exit_code,
         }
 
 
@@ -225,6 +245,8 @@ def extract_relations(
     speakers: set[str] | None = None,
     resolve: ResolveFn = lambda name: None,
     files: LLMFiles | None = None,
+    stop_after_unreachable: int = 5,
+    max_cost: float | None = None,
 ) -> RunReport:
     """Extract, gate and store the relations of ``stage_paths``; failed chunks are logged to
     the errors file and the run goes on. ``resolve`` maps a name to an operator id (the
@@ -295,8 +317,11 @@ def extract_relations(
         resume=False,  # resume was decided above from the store itself
         progress=on_progress,
         files=files,
+        stop_after_unreachable=stop_after_unreachable,
+        max_cost=max_cost,
     )
     report.done, report.cached, report.failed = summary.done, summary.cached, summary.failed
+    report.stopped, report.not_started = summary.stopped, summary.not_started
     report.failures = _failed_keys(files.state, [j.key for j in todo])
     _fill_stage_counts(store, report)
     cost_line = getattr(llm, "format_cost_line", None)
@@ -354,4 +379,7 @@ def export_stage(store: Store, stage_path: str, out_dir: Path) -> Path:
 
 
 def export_stages(store: Store, stage_paths: list[str], out_dir: Path) -> list[Path]:
-    return [export_stage(store, sp, out_dir) for sp in stage_paths]
+    """Export the stages that have results (a stage whose every chunk failed has none)."""
+    return [
+        export_stage(store, sp, out_dir) for sp in stage_paths if edges_db.has_chunks(store, sp)
+    ]

@@ -62,7 +62,9 @@ def classify(exc: openai.APIError, secrets: Sequence[str] = ()) -> LLMError:
     if isinstance(exc, openai.APITimeoutError):
         return TransientLLMError("request timed out", hint="raise LLM_TIMEOUT or retry later")
     if isinstance(exc, openai.APIConnectionError):
-        return TransientLLMError("could not connect to the endpoint", hint="check LLM_BASE_URL")
+        err = TransientLLMError("could not connect to the endpoint", hint="check LLM_BASE_URL")
+        err.unreachable = True  # refused, DNS, TLS: no request will get through
+        return err
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = redact(_short(exc.message), secrets)
@@ -70,7 +72,9 @@ def classify(exc: openai.APIError, secrets: Sequence[str] = ()) -> LLMError:
             err: LLMError = TransientLLMError(f"HTTP {status}: {detail}")
             err.retry_after = _retry_after(exc)  # type: ignore[attr-defined]
             return err
-        return PermanentLLMError(f"HTTP {status}: {detail}")
+        err = PermanentLLMError(f"HTTP {status}: {detail}")
+        err.unreachable = status in (401, 403)  # a bad key fails every request alike
+        return err
     return TransientLLMError(f"unusable response: {redact(_short(str(exc)), secrets)}")
 
 

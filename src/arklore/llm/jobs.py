@@ -18,8 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from arklore.base.db import Database, Migration
-from arklore.core.errors import LLMError
+from arklore.core.errors import (
+    CostLimitError,
+    EndpointUnreachableError,
+    LLMError,
+    RunStoppedError,
+)
 from arklore.llm.errorlog import ErrorLog
+from arklore.llm.estimate import estimate
 from arklore.llm.types import ChatModel, ChatRequest, ChatResult, LLMFiles
 
 log = logging.getLogger("arklore.llm.jobs")
@@ -69,6 +75,8 @@ class JobsSummary:
     failed: int = 0
     skipped: int = 0  # already done in an earlier run (resume)
     cached: int = 0
+    stopped: RunStoppedError | None = None  # the run stopped early (breaker, cost limit)
+    not_started: int = 0  # jobs never sent because the run stopped
 
     @property
     def finished(self) -> int:
@@ -146,6 +154,26 @@ def _call(model: ChatModel, request: ChatRequest) -> _Outcome:
         return _Outcome(error=exc)
 
 
+def _spent(model: ChatModel) -> float:
+    """What ``model`` (an LLM service) spent in this run, from its cost ledger."""
+    summary = getattr(model, "summary", None)
+    return float(summary().cost_usd) if summary else 0.0
+
+
+WORST_CASE_OUTPUT_TOKENS = 4096
+"""Output tokens the cost limit assumes for a request without ``max_tokens``: the limit
+check needs an upper bound (the input side already is one: the token counter overcounts)."""
+
+
+def _estimated_cost(model: ChatModel, job: Job) -> float:
+    config_for = getattr(model, "config_for", None)
+    if config_for is None:
+        return 0.0
+    prices = config_for(job.task).prices
+    worst = job.request.max_tokens or WORST_CASE_OUTPUT_TOKENS
+    return estimate([job.request], expected_output_tokens=worst, prices=prices).cost_usd
+
+
 def _configured_model(model: ChatModel, task: str) -> str:
     config_for = getattr(model, "config_for", None)
     return config_for(task).model if config_for else ""
@@ -163,6 +191,8 @@ def run_jobs(
     store: JobStore | None = None,
     errors: ErrorLog | None = None,
     run_id: str = "",
+    stop_after_unreachable: int = 5,
+    max_cost: float | None = None,
 ) -> JobsSummary:
     """Run ``jobs`` through ``model`` with at most ``concurrency`` requests in flight.
 
@@ -171,6 +201,12 @@ def run_jobs(
     exhausted or permanent error) is marked failed, written to ``llm_errors.jsonl``, and
     the run goes on. With ``resume`` jobs already done with the same request are skipped;
     failed ones are tried again. ``jobs`` may be a lazy iterable.
+
+    The run stops early (``summary.stopped``, nothing more is sent, what finished is kept)
+    when ``stop_after_unreachable`` jobs in a row failed because the endpoint could not be
+    reached at all (the circuit breaker: refused, DNS, TLS, 401/403), or when the next
+    request's estimated cost, added to what this run spent and what is in flight, would pass
+    ``max_cost`` (USD).
     """
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
@@ -186,11 +222,15 @@ def run_jobs(
     summary = JobsSummary(total=len(jobs) if isinstance(jobs, Sized) else None)
     seen: set[tuple[str, str]] = set()
     in_flight: dict[Future[_Outcome], Job] = {}
+    in_flight_cost: dict[Future[_Outcome], float] = {}
+    unreachable: list[LLMError] = []  # the current run of consecutive unreachable failures
 
     def finish(fut: Future[_Outcome]) -> None:
         job = in_flight.pop(fut)
+        in_flight_cost.pop(fut, None)
         outcome = fut.result()
         if outcome.result is not None:
+            unreachable.clear()
             ref = handler(job, outcome.result)
             store.mark(job, "done", attempts=outcome.result.attempts, result_ref=ref)
             summary.done += 1
@@ -198,6 +238,10 @@ def run_jobs(
         else:
             err = outcome.error
             assert err is not None
+            if err.unreachable:
+                unreachable.append(err)
+            else:
+                unreachable.clear()
             attempts = int(getattr(err, "attempts", 1))
             reason = f"{type(err).__name__}: {err.message}"
             log.warning(
@@ -222,6 +266,24 @@ def run_jobs(
             for fut in finished:
                 finish(fut)
 
+    def should_stop(job: Job) -> RunStoppedError | None:
+        if stop_after_unreachable and len(unreachable) >= stop_after_unreachable:
+            last = unreachable[-1]
+            return EndpointUnreachableError(
+                f"stopped after {len(unreachable)} requests in a row could not reach the "
+                f"endpoint ({last.message})"
+            )
+        if max_cost is not None:
+            spent = _spent(model)
+            pending = sum(in_flight_cost.values())
+            next_cost = _estimated_cost(model, job)
+            if spent + pending + next_cost > max_cost:
+                return CostLimitError(
+                    f"stopped before passing --max-cost ${max_cost:.4f}: this run spent "
+                    f"${spent:.4f}, ${pending:.4f} in flight, the next request ~${next_cost:.4f}"
+                )
+        return None
+
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm")
     try:
         for job in jobs:
@@ -229,13 +291,23 @@ def run_jobs(
             if ident in seen:
                 raise ValueError(f"duplicate job {job.task}/{job.key} in one run")
             seen.add(ident)
+            if summary.stopped is not None:
+                summary.not_started += 1
+                continue
             if resume and store.is_done(job):
                 summary.skipped += 1
                 if progress:
                     progress(summary)
                 continue
             drain(concurrency)
-            in_flight[pool.submit(_call, model, job.request)] = job
+            summary.stopped = should_stop(job)
+            if summary.stopped is not None:
+                summary.not_started += 1
+                continue
+            fut = pool.submit(_call, model, job.request)
+            in_flight[fut] = job
+            if max_cost is not None:
+                in_flight_cost[fut] = _estimated_cost(model, job)
         drain(1)
     except BaseException:
         # Interrupted (Ctrl-C, handler error): drop queued work, keep what is committed.

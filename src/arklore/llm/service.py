@@ -87,7 +87,14 @@ class LLM:
         def attempt() -> ChatResult:
             nonlocal attempts
             attempts += 1
-            raw = backend.complete(request)
+            try:
+                raw = backend.complete(request)
+            except LLMError:  # no answer at all: still an attempt the cost line counts
+                self.ledger.record(
+                    run_id=self.run_id, task=request.task, key=request.key,
+                    model=request.model or "", usage=Usage(), prices=cfg.prices, ok=False,
+                )  # fmt: skip
+                raise
             ok = False
             try:
                 data, parsed = decode(request, raw.content)
