@@ -337,7 +337,9 @@ def test_a_dead_endpoint_trips_the_breaker_with_one_line_and_exit_4(
     monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("LLM_BREAKER_FAILURES", "3")
     res = CliRunner().invoke(
-        app, ["extract", "relations", "--all", "--concurrency", "1", "--json"], catch_exceptions=False
+        app,
+        ["extract", "relations", "--all", "--concurrency", "1", "--json"],
+        catch_exceptions=False,
     )
     assert res.exit_code == 4, res.output
     data = json.loads(res.stdout)
@@ -350,7 +352,9 @@ def test_a_dead_endpoint_trips_the_breaker_with_one_line_and_exit_4(
     assert "LLM: 9 requests (0 cached, 9 failed)" in res.stderr
 
 
-def test_a_bad_key_trips_the_breaker_without_retrying(many: Path, llm_stub: StubServer, monkeypatch):
+def test_a_bad_key_trips_the_breaker_without_retrying(
+    many: Path, llm_stub: StubServer, monkeypatch
+):
     monkeypatch.setenv("LLM_BREAKER_FAILURES", "2")
     llm_stub.default = lambda body: Reply.unauthorized()
     res = CliRunner().invoke(app, ["extract", "relations", "--all", "--concurrency", "1"])
