@@ -495,3 +495,54 @@ def _real_ops(root: Path) -> list:
     if root not in _REAL:
         _REAL[root] = operators_from_excel(root / "zh_CN/gamedata/excel")
     return _REAL[root]
+
+
+# --- long messages: linear work, same mentions as line by line ----------------------------------
+def _one_line(n_chars: int, seed: int = 7) -> str:
+    """Eval messages joined by ``，`` into one long message (no newline): the per-line rules
+    (repeat, vocative) see the whole of it as one line."""
+    from arklore.names.evaluation import load_eval_set
+
+    msgs = [r["text"].replace("\n", "，") for r in load_eval_set()]
+    return chat_like(msgs, n_chars, seed).replace("\n", "，")[:n_chars]
+
+
+def _calls_during(fn) -> int:
+    """Python and C function calls made while ``fn()`` runs: a deterministic work count."""
+    import sys
+
+    calls = 0
+
+    def count(_frame, event, _arg):
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+#: one operator named, and an ordinary word that is another operator's name (银灰 "silver
+#: grey", dropped): the worst case of the repeat rule, many dropped names on one line of mentions
+_NAMED_AND_WORD = "凯尔希来了，这颜色是银灰的，"
+
+
+def test_work_is_linear_in_the_length_of_one_message(matcher: MentionMatcher) -> None:
+    """Ten times the text may cost about ten times the calls, not a hundred (the repeat rule
+    walked the line's mentions once per dropped name: a 400 KB message took 10 s)."""
+    small, big = _NAMED_AND_WORD * 150, _NAMED_AND_WORD * 1500
+    assert [m.how for m in matcher.find(_NAMED_AND_WORD)] == ["exact"]
+    n_small = _calls_during(lambda: matcher.find(small))
+    n_big = _calls_during(lambda: matcher.find(big))
+    assert n_big <= 10 * 1.5 * n_small, (n_small, n_big)
+
+
+def test_same_mentions_as_reference_on_one_long_line(matcher: MentionMatcher) -> None:
+    text = _one_line(60_000) + _NAMED_AND_WORD * 100 + "红和能天使，红是特种"
+    got = _as_rows(matcher.find(text))
+    assert got == _as_rows(ReferenceMatcher(matcher.table).find(text))
+    assert any(row[4] == "repeat" for row in got)
