@@ -382,7 +382,9 @@ def _reference_decide(t, start, end, key, ids_, neighbours, ctx_ids, cfg) -> str
         after = t[end] if end < len(t) else "\n"
         if before == "\n" or before in r._EDGE_SET:
             i = start - 1
-            while i >= 0 and t[i] in r._EDGE_SET:
+            # only the line's own edge characters: the newline before it ends the walk
+            # (walking on through it made a name opening any line but the first no vocative)
+            while i >= 0 and t[i] in r._EDGE_SET and t[i] != "\n":
                 i -= 1
             if (i < 0 or t[i] == "\n") and (after == "\n" or after in r.VOCATIVE_PUNCT):
                 return "vocative"
@@ -546,3 +548,30 @@ def test_same_mentions_as_reference_on_one_long_line(matcher: MentionMatcher) ->
     got = _as_rows(matcher.find(text))
     assert got == _as_rows(ReferenceMatcher(matcher.table).find(text))
     assert any(row[4] == "repeat" for row in got)
+
+
+def _by_line(m: MentionMatcher, text: str) -> list[tuple]:
+    """Each line searched on its own, offsets moved to the whole text."""
+    rows, offset = [], 0
+    for line in text.split("\n"):
+        for r in _as_rows(m.find(line)):
+            rows.append((r[0], r[1], r[2] + offset, r[3] + offset, r[4], r[5]))
+        offset += len(line) + 1
+    return rows
+
+
+@pytest.mark.parametrize("config", [RuleConfig().without("game_cue"), RuleConfig()])
+def test_long_multiline_text_is_searched_line_by_line(config: RuleConfig) -> None:
+    """The contract of ``find``: many messages, one per line, give what each line gives alone
+    (repeat and vocative work per line). The game-cue window (8 characters either side) is
+    not per line, so with it on the messages are separated by a line of filler."""
+    from arklore.names.evaluation import load_eval_set
+
+    m = build_matcher(operators=OPS, config=config, user_aliases=False)
+    msgs = [r["text"] for r in load_eval_set()] + [t for t, _ in FIND_CASES]
+    text = chat_like(msgs, 200_000, seed=3)
+    if config.game_cue:
+        text = text.replace("\n", "\n" + "嗯" * 10 + "\n")
+    whole = _as_rows(m.find(text))
+    assert whole == _by_line(m, text)
+    assert {"repeat", "vocative"} <= {row[4] for row in whole}

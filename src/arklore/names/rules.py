@@ -31,7 +31,8 @@ Signals for risky aliases (in the order they are tried)
 4. ``context`` – the operator is the one being talked to (``speaking_to``) or was detected in an
    earlier message of the conversation (``history``).
 5. ``vocative`` – the name opens the message and is followed by a pause (``夕，…``, ``年！…``), or
-   closes it after a comma (``画好了吗，夕？``), or is the whole message.
+   closes it after a comma (``画好了吗，夕？``), or is the whole message.  A message is a line
+   of the text: a name opening the second line is as vocative as one opening the first.
 6. ``coordination`` – joined to another candidate name by 和/与/跟/同/、 (年和夕, 初雪和崖心).
 7. ``subject`` – followed by a verb or adverb that takes a person as subject (说 问 笑 在 又 还
    今天 …): 夕在看夕阳, 宴说她… .
@@ -262,6 +263,8 @@ def _alternation(words: Iterable[str]) -> re.Pattern[str]:
 _HON_RE = _alternation(HONORIFIC_SUFFIXES)
 _SUBJ_RE = _alternation(SUBJECT_FOLLOWERS)
 _EDGE_SET = frozenset(_EDGE_PUNCT)
+#: what may stand between the start of a line and a vocative name (a newline ends the walk)
+_LEAD_SET = _EDGE_SET - {"\n"}
 _CLOSE_RE = re.compile("[" + re.escape(_EDGE_PUNCT) + r"]*(?:\n|\Z)")
 _HONORIFIC_SET = frozenset(HONORIFIC_SUFFIXES)
 _PREFIX_SET = frozenset(ADDRESS_PREFIXES)
@@ -370,7 +373,7 @@ def decide(
     if cfg.vocative:
         if before == "\n" or before in _EDGE_SET:
             i = start - 1
-            while i >= 0 and t[i] in _EDGE_SET:
+            while i >= 0 and t[i] in _LEAD_SET:
                 i -= 1
             if (i < 0 or t[i] == "\n") and (after == "\n" or after in VOCATIVE_PUNCT):
                 return "vocative"
