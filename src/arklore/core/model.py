@@ -92,6 +92,9 @@ class Stage:
     start_time: int | None = None  # the event's startTime (unix seconds)
     content_hash: str = ""  # sha1 of the file bytes: unchanged file -> skipped on ingest
     lines: list[Line] = field(default_factory=list)
+    #: what the reader found malformed and read around ("line 12: Decision with ..."); the
+    #: readers keep only data they can trust from such commands (see sources/_commands.py)
+    parse_warnings: list[str] = field(default_factory=list)
 
 
 def content_hash(speaker: str, text: str) -> str:
