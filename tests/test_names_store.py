@@ -44,6 +44,13 @@ def store(tmp_path: Path):
     (story / "level_t_04.txt").write_text(
         _stage("神秘的女性", "avg_010_chen_1#3", MIN_LINES + 5), encoding="utf-8"
     )
+    # popup speech names its speaker by an avatar id only
+    (story / "level_t_05.txt").write_text(
+        '[PopupDialog(dialogHead="$avatar_chen2")]小心。\n'
+        '[PopupDialog(dialogHead="$avatar_chen2")]跟上。\n'
+        '[PopupDialog(dialogHead="$avatar_npc_77")]有人吗？\n',
+        encoding="utf-8",
+    )
     settings = Settings(home=tmp_path / "home", gamedata=gamedata, astr=astr)
     s = Store(settings.db_path)
     ingest(settings, s)
@@ -90,6 +97,20 @@ def test_user_file_edits_apply_without_reingest_and_win(store, tmp_path):
     )
     res = load_alias_table(store, user).resolve("维多利亚之女")
     assert (res.char_id, res.source) == ("char_010_chen", "user")
+
+
+def test_avatar_ids_of_popup_speakers_resolve_to_the_operator_they_show(store):
+    speakers = dict(store.conn.execute("SELECT name, char_id FROM speakers").fetchall())
+    assert speakers["$avatar_chen2"] == "char_1013_chen2"
+    assert speakers["$avatar_npc_77"] is None  # no operator has that avatar: stays unresolved
+    res = load_alias_table(store).resolve("$avatar_chen2")
+    assert (res.char_id, res.source) == ("char_1013_chen2", "avatar")
+    rows = store.conn.execute(
+        "SELECT speaker, speaker_raw, uncertain FROM lines WHERE stage_path = 'obt/main/level_t_05'"
+    ).fetchall()
+    assert rows == [("$avatar_chen2", "$avatar_chen2", 1)] * 2 + [
+        ("$avatar_npc_77", "$avatar_npc_77", 1)
+    ]
 
 
 @pytest.mark.realdata

@@ -219,3 +219,20 @@ def test_real_astr_files_all_parse(astr_root: Path) -> None:
             failures[exc.path] = exc.reason
     assert failures == {}
     assert count >= 1900
+
+
+def test_popup_dialog_element_gives_the_same_line_as_the_raw_script() -> None:
+    """ASTR holds no PopupDialog today; one in its shape of a text command (the text in
+    ``attributes.content``, as for ``multiline``) is read as the raw script's popup line."""
+    raw = avg.parse_avg('一\n[PopupDialog(dialogHead="$avatar_beta")]小心。\n二', SP)
+    story = doc(
+        el("name", content="一"),
+        el("PopupDialog", dialogHead="$avatar_beta", content="小心。"),
+        el("name", content="二"),
+    )
+    assert parse_astr(story, SP) == raw
+    assert [(x.line_no, x.speaker, x.uncertain) for x in raw] == [
+        (1, "", False),
+        (2, "$avatar_beta", True),
+        (3, "", False),
+    ]

@@ -482,3 +482,40 @@ def test_read_stage_carries_the_warnings(tmp_path: Path) -> None:
     stage = read_avg_stage(tmp_path, f)
     assert len(stage.lines) == 2
     assert len(stage.parse_warnings) == 1 and stage.parse_warnings[0].startswith("line 2: ")
+
+
+# --- PopupDialog: speech in battle and tutorials, the speaker known by an avatar id -------------
+
+
+def test_popup_dialog_text_is_a_dialogue_line_with_the_avatar_id_as_uncertain_speaker() -> None:
+    text = (
+        '[name="甲"]一\n'
+        '[Character(name="char_1")]\n'
+        '[PopupDialog(dialogHead="$avatar_beta", dialogX="$x")]小心，前面有敌人。\n'
+        '[popupdialog(dialogHead="$avatar_beta")] \\\n'
+        "  第二句。\n"
+        '[PopupDialog(dialogHead="$avatar_beta")]\n'
+        '[name="甲"]二'
+    )
+    lines = parse_avg(text, SP)
+    assert [(ln.line_no, ln.kind.value, ln.text) for ln in lines] == [
+        (1, "dialogue", "一"),
+        (2, "dialogue", "小心，前面有敌人。"),
+        (3, "dialogue", "第二句。"),
+        (4, "dialogue", "二"),
+    ]
+    popup = lines[1]
+    assert (popup.speaker, popup.speaker_raw, popup.uncertain) == (
+        "$avatar_beta",
+        "$avatar_beta",
+        True,
+    )
+    assert popup.figure_art is None  # the avatar is no portrait of the Character commands
+    assert lines[3].figure_art == "char_1" and not lines[3].uncertain
+
+
+def test_popup_dialog_without_avatar_is_narration() -> None:
+    lines = parse_avg("[PopupDialog(focusX=1, \\\n focusY=2)]点击这里部署。", SP)
+    assert [(ln.kind.value, ln.speaker, ln.text) for ln in lines] == [
+        ("narration", "", "点击这里部署。")
+    ]

@@ -2,7 +2,7 @@
 
 Line numbering is a contract the rest of the project relies on: a stage's lines
 are its text elements in order (dialogue, narration, subtitle/sticker/multiline
-text and one line per Decision); stage commands are never counted. ``line_no``
+text, popup speech and one line per Decision); stage commands are never counted. ``line_no``
 is the 1-based position in that list and
 
     line_id = "<stage_path>#<line_no>:<first 8 hex of sha1(speaker + '\\n' + text)>"

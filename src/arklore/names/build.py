@@ -4,6 +4,7 @@ Sources (see :mod:`arklore.names.aliases` for their precedence):
 
 * the registry: code names, alternate-form names, appellations, handbook 代号;
 * speaker <-> portrait statistics over the primary corpus (:mod:`arklore.names.portraits`);
+* avatar-id speakers of popup lines (``$avatar_nearl``, :mod:`arklore.names.avatars`);
 * ``data/aliases.toml``, the user file, read fresh on every load so an edit takes effect
   without re-ingesting; its entries always win.
 
@@ -20,6 +21,7 @@ import orjson
 from arklore.core.operators import Alias, Operator
 from arklore.corpus.store import Store, register_schema
 from arklore.names.aliases import AliasTable, aliases_from_operators, load_user_aliases
+from arklore.names.avatars import avatar_aliases
 from arklore.names.portraits import portrait_aliases
 
 SCHEMA = """
@@ -66,6 +68,10 @@ def rebuild_aliases(store: Store, code_names: dict[str, str] | None = None) -> d
     base_of = {op.char_id: op.base_id for op in ops if op.base_id}
     portrait, stats = portrait_aliases(pairs, [op.char_id for op in ops], base_of=base_of)
     items += portrait
+    items += avatar_aliases(
+        (r[0] for r in store.conn.execute("SELECT name FROM speakers")),
+        [op.char_id for op in ops],
+    )
     with store.transaction() as c:
         c.execute("DELETE FROM aliases")
         c.executemany(

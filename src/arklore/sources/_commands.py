@@ -348,7 +348,9 @@ def build_lines(
         kind, text, speaker_raw = made
         speaker, uncertain = normalize_speaker(speaker_raw)
         figure = None  # ASTR gives a portrait to named lines only
-        if kind is LineKind.DIALOGUE:
+        if prop == "popupdialog":  # named by an avatar id: a portrait, not a written name
+            uncertain = uncertain or bool(speaker)
+        elif kind is LineKind.DIALOGUE:
             figure = figures.current if figures is not None else element.figure_art
         lines.append(
             Line(
@@ -379,6 +381,13 @@ def text_of(prop: str, attrs: dict[str, Any]) -> tuple[LineKind, str, str | None
     if prop == "multiline":
         text = normalize_text(attr_str(attrs, "content") or "")
         return (LineKind.MULTILINE, text, attr_str(attrs, "name")) if text else None
+    if prop == "popupdialog":  # speech in battle/tutorial popups: the avatar id as speaker
+        text = normalize_text(attr_str(attrs, "content") or "")
+        raw = attr_str(attrs, "dialoghead")
+        if raw is not None and not raw.strip(" \t\u3000"):
+            raw = None
+        kind = LineKind.DIALOGUE if raw is not None else LineKind.NARRATION
+        return (kind, text, raw) if text else None
     if prop in ("subtitle", "sticker"):
         text = normalize_text(attr_str(attrs, "text") or "")
         kind = LineKind.SUBTITLE if prop == "subtitle" else LineKind.STICKER

@@ -11,10 +11,15 @@ both sources hold, since ASTR records what the game shows:
   ``[Sticker(text=...)]`` are lines only when they carry text.
 - ``[Narration]``, ``[Title]``, ``[Dialog(...)]`` and ``[VoiceWithin(...)]`` followed by
   text (detective/chat files that ASTR does not hold) are speakerless narration.
+- ``[PopupDialog(dialogHead="$avatar_nearl", ...)]text`` (speech in battles, tutorials and
+  activity mini-games; ASTR holds none of these stages) is a dialogue line whose speaker is
+  the avatar id as written, flagged ``uncertain``: the script names a portrait, not a person.
+  The reader does not resolve it (sources know no registry); the names layer maps avatar ids
+  to operators at alias rebuild (``names/avatars.py``). A popup without ``dialogHead`` is
+  narration. Its ``figure_art`` is None: the Character portraits are not what it shows.
 - Every other tag is a stage command, and text after it on the same line is dropped, as
   ASTR does: ``[HEADER(...)] title``, ``[Blocker(...)]d``, ``[charslot(...)]。``,
-  ``[Div] Part.02``, ``[Tutorial(...)]``/``[PopupDialog(...)]`` hints (gameplay help,
-  not story).
+  ``[Div] Part.02``, ``[Tutorial(...)]`` hints (gameplay help, not story).
 - Command names and attribute keys are case-insensitive; attribute values may be quoted
   (any of ``;,=]`` inside) or bare; spaces around ``=`` are allowed. Inside quotes only
   ``\\"`` is an escape: ``\\n`` in a Sticker/Subtitle text stays as written, as in ASTR.
@@ -61,7 +66,16 @@ SKIP_FILES = frozenset({"avg_segment_report.txt"})
 TEXT_COMMANDS = frozenset({"narration", "title", "dialog", "voicewithin"})
 
 _READ_ATTRS = frozenset(
-    {"character", "charslot", "decision", "predicate", "subtitle", "sticker", "multiline"}
+    {
+        "character",
+        "charslot",
+        "decision",
+        "predicate",
+        "subtitle",
+        "sticker",
+        "multiline",
+        "popupdialog",
+    }
 )
 _QUOTED = r'"(?:\\"|[^"])*"'
 _SIMPLE_NAME = re.compile(r'\[\s*name\s*=\s*"([^"\\]*)"\s*\](.*)', re.I | re.S)
@@ -182,7 +196,7 @@ def _tag_element(line: str, problems: list[str] | None = None) -> Element | None
             return Element("name", {"content": rest})
         # only the commands the line builder reads need their attributes parsed
         attrs = parse_attrs(call.group(2) or "") if prop in _READ_ATTRS else {}
-        if prop == "multiline":
+        if prop in ("multiline", "popupdialog"):
             attrs["content"] = rest
         return Element(prop, attrs)
     if tag is None:
