@@ -21,6 +21,7 @@ ids in ``candidates``: the matcher never picks silently.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,8 +96,8 @@ class MentionMatcher:
     and checks word boundaries only for Latin hits; what is known about a pattern (kind, ids,
     key, …) sits in lists indexed by its number.  Most risky candidates are ordinary words that
     no signal accepts, so :func:`rules.decide` only sees those that pass a cheap gate (see
-    :meth:`_decide_all`), and the repeat rule looks dropped names up in per-line sets of
-    accepted operators, one pass over the text (see :meth:`_repeat`).
+    :meth:`_decide_all`), and the repeat rule skips a dropped name at once when its neighbour
+    mentions lie beyond the newlines around it (see :meth:`_repeat`: linear in the text).
     """
 
     def __init__(self, table: AliasTable, config: RuleConfig | None = None) -> None:
@@ -295,39 +296,47 @@ class MentionMatcher:
         """Signal 11: a dropped risky name whose operator is accepted on the same line.
 
         ``dropped`` holds ``(k, start, end, ids)`` where ``k`` is ``len(out)`` when the name was
-        dropped (the mentions before it are ``out[:k]``).  Linear in the text and the mentions:
-        one left-to-right pass numbers the lines of the accepted mentions (``str.count`` of the
-        newlines since the previous position, so every character is counted once) and files
-        their operators by line; each dropped name then costs one set lookup, however long its
-        line.  (Walking outwards from every dropped name over the mentions of its line was
-        quadratic: a 1 MB message without a newline took two minutes.)
+        dropped: the mentions before it are ``out[:k]``.  A mention before the name shares its
+        line when no newline lies between the mention's end and the name's start, one after
+        it when none lies between the name's end and the mention's start.
 
-        A mention before the name shares its line when no newline lies between the mention's
-        end and the name's start, a mention after it when none lies between the name's end and
-        the mention's start; so mentions are filed under the line of their end and of their
-        start (the same line unless a surface holds a newline), and the name is looked up under
-        the line of its start and of its end.
+        Linear in the text and the mentions (walking outwards from every dropped name over the
+        mentions of its line was quadratic: a 1 MB message without a newline took two
+        minutes).  The bounds of the name's line come from newline searches that never cover
+        a character twice: backwards from the name to the previous dropped name, forwards from
+        the name only once the previous search's newline is behind it.  Most dropped names
+        are ordinary words on a line whose neighbour mentions lie beyond those bounds: skipped
+        at once.  Otherwise the mentions of the line are found by bisection and their
+        operators put in a set, once per line.
         """
-        count = t.count
-        by_end: dict[int, set[tuple[str, ...]]] = {}
-        by_start: dict[int, set[tuple[str, ...]]] = {}
-        line = pos = 0
-        for m in out:
-            line += count("\n", pos, m.start)
-            by_start.setdefault(line, set()).add(m.candidates)
-            line += count("\n", m.start, m.end)
-            pos = m.end
-            by_end.setdefault(line, set()).add(m.candidates)
         merged: list[Mention] = []
         done = 0  # out[:done] is in merged
-        none: set[tuple[str, ...]] = set()
-        line = pos = 0
+        n_out, n = len(out), len(t)
+        rfind, find = t.rfind, t.find
+        line_start = searched = 0  # t[:searched] was searched backwards for newlines
+        line_end = -1  # the first newline at or after the last name's end (n: none)
+        starts: list[int] = []
+        ends: list[int] = []
+        on_line: dict[tuple[int, int], set[tuple[str, ...]]] = {}
         for k, s, e, ids in dropped:
-            line += count("\n", pos, s)
-            before = by_end.get(line, none)
-            line += count("\n", s, e)
-            pos = e
-            if ids in before or ids in by_start.get(line, none):
+            nl = rfind("\n", searched, s)
+            if nl >= 0:
+                line_start = nl + 1
+            searched = s
+            if line_end < e:
+                line_end = find("\n", e)
+                if line_end < 0:
+                    line_end = n
+            if (k == 0 or out[k - 1].end < line_start) and (k == n_out or out[k].start > line_end):
+                continue  # no accepted mention on this line (the common case)
+            if not starts:
+                starts = [m.start for m in out]
+                ends = [m.end for m in out]
+            span = (bisect_left(ends, line_start), bisect_right(starts, line_end))
+            seen = on_line.get(span)
+            if seen is None:
+                seen = on_line[span] = {m.candidates for m in out[span[0] : span[1]]}
+            if ids in seen:
                 merged += out[done:k]
                 done = k
                 cid = ids[0] if len(ids) == 1 else None
