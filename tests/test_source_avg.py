@@ -10,6 +10,7 @@ import pytest
 from arklore.core.errors import MalformedSourceError
 from arklore.core.model import DOCTOR, Branch, LineKind, Source, content_hash
 from arklore.sources import avg
+from arklore.sources._commands import warning_kind
 from arklore.sources.avg import iter_avg_files, parse_avg, read_avg_stage, stage_path_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "story" / "avg"
@@ -519,3 +520,21 @@ def test_popup_dialog_without_avatar_is_narration() -> None:
     assert [(ln.kind.value, ln.speaker, ln.text) for ln in lines] == [
         ("narration", "", "点击这里部署。")
     ]
+
+
+def test_decision_without_options_keeps_its_line_and_opens_nothing() -> None:
+    lines, warnings = parsed('[Decision(values="1;2")]\n[Predicate(references="2")]\n二')
+    assert [(ln.kind.value, ln.text, ln.branch) for ln in lines] == [
+        ("choice", "", None),
+        ("narration", "二", None),
+    ]
+    assert [warning_kind(w) for w in warnings] == [
+        "decision_no_options",
+        "predicate_unknown_option",
+    ]
+
+
+def test_command_missing_its_bracket_is_read_with_a_warning() -> None:
+    lines, warnings = parsed('[spellsticker(id="s", block=true)\n一')
+    assert [ln.text for ln in lines] == ["一"]
+    assert [warning_kind(w) for w in warnings] == ["tag_not_closed"]
