@@ -10,7 +10,8 @@ from pathlib import Path
 
 def main() -> int:
     here = Path(__file__).parent
-    names = sys.argv[1:] or sorted(
+    # options (``--scaling-only``) are left in sys.argv for the modules' own parsers
+    names = [a for a in sys.argv[1:] if not a.startswith("-")] or sorted(
         m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_")
     )
     for name in names:

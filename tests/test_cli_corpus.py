@@ -75,7 +75,7 @@ def test_verify_anchors_exit_code_follows_drift(env, monkeypatch, capsys):
     f = avg_file(env, "level_test_01_end")
     f.write_text(f.read_text(encoding="utf-8").replace("站住。", "停下。"), encoding="utf-8")
     code, out, _ = run(monkeypatch, capsys, "verify-anchors", "--json")
-    assert code == 1 and json.loads(out)["by_kind"] == {"changed": 1}
+    assert code == 5 and json.loads(out)["by_kind"] == {"changed": 1}
 
 
 def test_names_resolve_find_and_audit(env, monkeypatch, capsys):

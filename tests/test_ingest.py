@@ -96,6 +96,21 @@ def test_malformed_file_is_reported_and_stored_version_kept(env):
     assert store.counts()["ingest_errors"] == 1
 
 
+def test_parse_warnings_are_counted_per_source_and_listed(env):
+    settings, store = env
+    f = avg_file(settings.gamedata, "level_test_01_end")
+    f.write_text(
+        f.read_text(encoding="utf-8") + '[Predicate(references="3")]\n[Delay=2]\n',
+        encoding="utf-8",
+    )
+    report = ingest(settings, store)
+    assert report.sources["avg"].warnings == 2 and report.sources["astr"].warnings == 0
+    listed = report.to_dict()["parse_warnings"]
+    assert [(w["source"], w["path"]) for w in listed] == [("avg", "obt/main/level_test_01_end.txt")]
+    assert [w.split(":")[0] for w in listed[0]["warnings"]] == ["line 4", "line 5"]
+    assert report.errors == [] and store.counts()["avg_lines"] == 10  # the lines are all kept
+
+
 def test_removed_file_removes_its_stage(env):
     roots, store = env
     ingest(roots, store)

@@ -480,3 +480,81 @@ def _real_ops(root: Path) -> list:
     if root not in _REAL:
         _REAL[root] = operators_from_excel(root / "zh_CN/gamedata/excel")
     return _REAL[root]
+
+
+# --- long messages: linear work, same mentions as line by line ----------------------------------
+def _one_line(n_chars: int, seed: int = 7) -> str:
+    """Eval messages joined by ``，`` into one long message (no newline): the per-line rules
+    (repeat, vocative) see the whole of it as one line."""
+    from arklore.names.evaluation import load_eval_set
+
+    msgs = [r["text"].replace("\n", "，") for r in load_eval_set()]
+    return chat_like(msgs, n_chars, seed).replace("\n", "，")[:n_chars]
+
+
+def _calls_during(fn) -> int:
+    """Python and C function calls made while ``fn()`` runs: a deterministic work count."""
+    import sys
+
+    calls = 0
+
+    def count(_frame, event, _arg):
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+#: one operator named, and an ordinary word that is another operator's name (银灰 "silver
+#: grey", dropped): the worst case of the repeat rule, many dropped names on one line of mentions
+_NAMED_AND_WORD = "凯尔希来了，这颜色是银灰的，"
+
+
+def test_work_is_linear_in_the_length_of_one_message(matcher: MentionMatcher) -> None:
+    """Ten times the text may cost about ten times the calls, not a hundred (the repeat rule
+    walked the line's mentions once per dropped name: a 400 KB message took 10 s)."""
+    small, big = _NAMED_AND_WORD * 150, _NAMED_AND_WORD * 1500
+    assert [m.how for m in matcher.find(_NAMED_AND_WORD)] == ["exact"]
+    n_small = _calls_during(lambda: matcher.find(small))
+    n_big = _calls_during(lambda: matcher.find(big))
+    assert n_big <= 10 * 1.5 * n_small, (n_small, n_big)
+
+
+def test_same_mentions_as_reference_on_one_long_line(matcher: MentionMatcher) -> None:
+    text = _one_line(60_000) + _NAMED_AND_WORD * 100 + "红和能天使，红是特种"
+    got = _as_rows(matcher.find(text))
+    assert got == _as_rows(ReferenceMatcher(matcher.table).find(text))
+    assert any(row[4] == "repeat" for row in got)
+
+
+def _by_line(m: MentionMatcher, text: str) -> list[tuple]:
+    """Each line searched on its own, offsets moved to the whole text."""
+    rows, offset = [], 0
+    for line in text.split("\n"):
+        for r in _as_rows(m.find(line)):
+            rows.append((r[0], r[1], r[2] + offset, r[3] + offset, r[4], r[5]))
+        offset += len(line) + 1
+    return rows
+
+
+@pytest.mark.parametrize("config", [RuleConfig().without("game_cue"), RuleConfig()])
+def test_long_multiline_text_is_searched_line_by_line(config: RuleConfig) -> None:
+    """The contract of ``find``: many messages, one per line, give what each line gives alone
+    (repeat and vocative work per line). The game-cue window (8 characters either side) is
+    not per line, so with it on the messages are separated by a line of filler."""
+    from arklore.names.evaluation import load_eval_set
+
+    m = build_matcher(operators=OPS, config=config)
+    msgs = [r["text"] for r in load_eval_set()] + [t for t, _ in FIND_CASES]
+    text = chat_like(msgs, 200_000, seed=3)
+    if config.game_cue:
+        text = text.replace("\n", "\n" + "嗯" * 10 + "\n")
+    whole = _as_rows(m.find(text))
+    assert whole == _by_line(m, text)
+    assert {"repeat", "vocative"} <= {row[4] for row in whole}

@@ -43,6 +43,13 @@ def store(tmp_path: Path):
     (story / "level_t_04.txt").write_text(
         _stage("神秘的女性", "avg_010_chen_1#3", MIN_LINES + 5), encoding="utf-8"
     )
+    # popup speech names its speaker by an avatar id only
+    (story / "level_t_05.txt").write_text(
+        '[PopupDialog(dialogHead="$avatar_chen2")]小心。\n'
+        '[PopupDialog(dialogHead="$avatar_chen2")]跟上。\n'
+        '[PopupDialog(dialogHead="$avatar_npc_77")]有人吗？\n',
+        encoding="utf-8",
+    )
     ws = make_workspace(tmp_path / "home", gamedata, astr)
     ws.ingest()
     yield ws.store()
@@ -85,6 +92,20 @@ def test_user_file_edits_apply_without_reingest_and_win(store, tmp_path):
     )
     res = load_alias_table(store, load_user_aliases(user)).resolve("维多利亚之女")
     assert (res.char_id, res.source) == ("char_010_chen", "user")
+
+
+def test_avatar_ids_of_popup_speakers_resolve_to_the_operator_they_show(store):
+    ids = speaker_ids(store)
+    assert ids["$avatar_chen2"] == "char_1013_chen2"
+    assert "$avatar_npc_77" in store.speaker_counts() and "$avatar_npc_77" not in ids
+    res = load_alias_table(store).resolve("$avatar_chen2")
+    assert (res.char_id, res.source) == ("char_1013_chen2", "avatar")
+    rows = store.conn.execute(
+        "SELECT speaker, speaker_raw, uncertain FROM lines WHERE stage_path = 'obt/main/level_t_05'"
+    ).fetchall()
+    assert rows == [("$avatar_chen2", "$avatar_chen2", 1)] * 2 + [
+        ("$avatar_npc_77", "$avatar_npc_77", 1)
+    ]
 
 
 @pytest.mark.realdata

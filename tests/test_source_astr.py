@@ -120,6 +120,62 @@ def test_element_id_is_never_used_for_numbering() -> None:
 # --- malformed input ---------------------------------------------------------------------------
 
 
+def test_malformed_choice_commands_are_warnings_naming_the_element() -> None:
+    """The same checks as the raw reader's: the choice line stays, no branch is invented."""
+    warnings: list[str] = []
+    lines = parse_astr(
+        doc(
+            el("Decision", options="甲;乙", values="1"),
+            el("Predicate", references="1"),
+            el("name", content="一", name="丁"),
+            el("Predicate", references="9"),
+            el("name", content="九", name="丁"),
+        ),
+        SP,
+        warnings=warnings,
+    )
+    assert [(x.text, x.branch) for x in lines] == [("甲;乙", None), ("一", None), ("九", None)]
+    assert [w.split(":")[0] for w in warnings] == ["storyList[0]", "storyList[3]"]
+
+
+def test_both_readers_warn_alike_on_the_same_stage() -> None:
+    raw = (
+        '[Decision(options="甲;乙", values="1;2")]\n[Predicate(references="1")]\n一\n'
+        '[Predicate(references="2;7")]\n二\n[Predicate(references="1;2")]\n合'
+    )
+    avg_warnings: list[str] = []
+    astr_warnings: list[str] = []
+    avg_lines = avg.parse_avg(raw, SP, warnings=avg_warnings)
+    astr_lines = parse_astr(
+        doc(
+            el("Decision", options="甲;乙", values="1;2"),
+            el("Predicate", references="1"),
+            el("name", content="一"),
+            el("Predicate", references="2;7"),
+            el("name", content="二"),
+            el("Predicate", references="1;2"),
+            el("name", content="合"),
+        ),
+        SP,
+        warnings=astr_warnings,
+    )
+    assert [x.branch for x in avg_lines] == [x.branch for x in astr_lines]
+    assert astr_lines[2].branch == Branch(1, ("2",))
+    assert [w.split(": ", 1)[1] for w in avg_warnings] == [
+        w.split(": ", 1)[1] for w in astr_warnings
+    ]
+    assert len(astr_warnings) == 1 and "7" in astr_warnings[0]
+
+
+def test_read_stage_carries_the_warnings(tmp_path: Path) -> None:
+    f = tmp_path / "w.json"
+    f.write_text(json.dumps(doc(el("Predicate", references="1"))), encoding="utf-8")
+    assert read_astr_stage(tmp_path, f).parse_warnings == [
+        "storyList[0]: Predicate references 1 before any Decision: no branch"
+    ]
+    assert read_astr_stage(ASTR, FX_FILE).parse_warnings == []
+
+
 def write(tmp_path: Path, data: bytes) -> Path:
     file = tmp_path / "obt" / "bad.json"
     file.parent.mkdir(exist_ok=True)
@@ -163,3 +219,20 @@ def test_real_astr_files_all_parse(astr_root: Path) -> None:
             failures[exc.path] = exc.reason
     assert failures == {}
     assert count >= 1900
+
+
+def test_popup_dialog_element_gives_the_same_line_as_the_raw_script() -> None:
+    """ASTR holds no PopupDialog today; one in its shape of a text command (the text in
+    ``attributes.content``, as for ``multiline``) is read as the raw script's popup line."""
+    raw = avg.parse_avg('一\n[PopupDialog(dialogHead="$avatar_beta")]小心。\n二', SP)
+    story = doc(
+        el("name", content="一"),
+        el("PopupDialog", dialogHead="$avatar_beta", content="小心。"),
+        el("name", content="二"),
+    )
+    assert parse_astr(story, SP) == raw
+    assert [(x.line_no, x.speaker, x.uncertain) for x in raw] == [
+        (1, "", False),
+        (2, "$avatar_beta", True),
+        (3, "", False),
+    ]

@@ -10,6 +10,7 @@ import pytest
 from arklore.core.errors import MalformedSourceError
 from arklore.core.model import DOCTOR, Branch, LineKind, Source, content_hash
 from arklore.sources import avg
+from arklore.sources._commands import warning_kind
 from arklore.sources.avg import iter_avg_files, parse_avg, read_avg_stage, stage_path_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "story" / "avg"
@@ -340,3 +341,200 @@ def test_real_scripts_all_parse_with_expected_volume(gamedata_root: Path) -> Non
     assert stages >= 3600
     assert lines >= 400_000
     assert len(speakers) >= 6000
+
+
+# --- parse warnings: malformed commands are reported, never turned into lines or branches -------
+
+
+def parsed(text: str) -> tuple[list, list[str]]:
+    warnings: list[str] = []
+    return parse_avg(text, SP, warnings=warnings), warnings
+
+
+def test_unreadable_tag_is_a_warning_and_dropped_with_its_text() -> None:
+    lines, warnings = parsed('[name="甲"]一\n[Dialog(head="x", ]]]] [[[ 乱码\n[name="甲"]二')
+    assert [(ln.line_no, ln.text) for ln in lines] == [(1, "一"), (2, "二")]
+    assert len(warnings) == 1 and warnings[0].startswith("line 2: ")
+
+
+def test_attribute_tag_that_names_nothing_is_a_warning() -> None:
+    # [Delay=2] is neither a command call nor a name tag; text after such a tag stays narration
+    lines, warnings = parsed("[Delay=2]\n[fadetime=1]旁白")
+    assert [(ln.kind.value, ln.text) for ln in lines] == [("narration", "旁白")]
+    assert [w.split(":")[0] for w in warnings] == ["line 1", "line 2"]
+
+
+def test_known_junk_tags_are_warnings_too() -> None:
+    lines, warnings = parsed("[]\n[[character(fadetime=0.3)]]\n一")
+    assert [ln.text for ln in lines] == ["一"]
+    assert [w.split(":")[0] for w in warnings] == ["line 1", "line 2"]
+
+
+def test_well_formed_script_has_no_warnings(fx_stage) -> None:
+    assert fx_stage.parse_warnings == []
+
+
+def test_decision_with_fewer_values_than_options() -> None:
+    """The choice line keeps its text; options with a value open branches, the others none."""
+    lines, warnings = parsed(
+        '[Decision(options="甲;乙", values="1")]\n'
+        '[Predicate(references="1")]\n一\n[Predicate(references="2")]\n二'
+    )
+    choice = lines[0]
+    assert (choice.kind, choice.text) == (LineKind.CHOICE, "甲;乙")
+    assert choice.options == ("甲", "乙") and choice.option_values == ("1",)
+    assert [ln.branch for ln in lines[1:]] == [None, None]  # 1 closes it; 2 is offered by none
+    assert [w.split(":")[0] for w in warnings] == ["line 1", "line 4"]
+    assert "2 options" in warnings[0] and "1 value" in warnings[0]
+
+
+def test_decision_with_more_values_than_options_opens_only_the_options() -> None:
+    lines, warnings = parsed(
+        '[Decision(options="嗯。", values="1;2;3")]\n'
+        '[Predicate(references="1")]\n一\n[Predicate(references="2")]\n二'
+    )
+    assert [ln.branch for ln in lines] == [None, None, None]
+    assert len(warnings) == 2 and "1 option" in warnings[0] and "3 values" in warnings[0]
+
+
+def test_predicate_naming_no_option_gets_no_invented_branch() -> None:
+    text = "\n".join(
+        [
+            '[Decision(options="甲;乙", values="1;2")]',
+            '[Predicate(references="1")]',
+            "一",
+            '[Predicate(references="9")]',
+            "九",
+            '[Predicate(references="2")]',
+            "二",
+            '[Predicate(references="1;2")]',
+            "合",
+        ]
+    )
+    lines, warnings = parsed(text)
+    branches = {ln.text: ln.branch for ln in lines}
+    assert branches == {
+        "甲;乙": None,
+        "一": Branch(1, ("1",)),
+        "九": None,  # today: Branch(1, ("9",)), a branch no option opens
+        "二": Branch(1, ("2",)),
+        "合": None,
+    }
+    assert len(warnings) == 1 and warnings[0].startswith("line 4: ") and "9" in warnings[0]
+
+
+def test_predicate_naming_an_option_and_a_missing_one_keeps_the_real_option() -> None:
+    lines, warnings = parsed(
+        '[Decision(options="甲;乙", values="1;2")]\n[Predicate(references="1;9")]\n一'
+    )
+    assert lines[1].branch == Branch(1, ("1",))
+    assert len(warnings) == 1 and "9" in warnings[0]
+
+
+def test_predicate_before_any_decision_is_a_warning() -> None:
+    lines, warnings = parsed('[Predicate(references="1")]\n一')
+    assert lines[0].branch is None and len(warnings) == 1
+
+
+def test_single_option_decision_inside_a_block_does_not_end_the_outer_choice() -> None:
+    """A one-option Decision reusing value 1 inside option 1's block (a pattern of the real
+    scripts): the next Predicate naming option 2 is the outer Decision's, not a warning."""
+    text = "\n".join(
+        [
+            '[Decision(options="甲;乙", values="1;2")]',
+            '[Predicate(references="1")]',
+            '[Decision(options="嗯。", values="1")]',
+            '[Predicate(references="1")]',
+            "一",
+            '[Predicate(references="2")]',
+            "二",
+            '[Predicate(references="1;2")]',
+            "合",
+        ]
+    )
+    lines, warnings = parsed(text)
+    branches = {ln.text: ln.branch for ln in lines}
+    # (the one-option Decision still ends the outer one for the lines of its own block)
+    assert branches["二"] == Branch(1, ("2",))  # today: Branch(3, ("2",)), which 嗯。 never offers
+    assert branches["合"] is None
+    assert warnings == []
+
+
+def test_numbered_decision_options_are_read() -> None:
+    """``Decision(option1=..., value1=..., option2=...)`` (sandbox scripts) is the same choice."""
+    lines, warnings = parsed(
+        '[Decision(option1="甲", value1="1.1", option2="乙", value2="1.2")]\n'
+        '[Predicate(references="1.2")]\n二\n[Predicate(references="1.1;1.2")]\n合'
+    )
+    choice = lines[0]
+    assert (choice.text, choice.options, choice.option_values) == (
+        "甲;乙",
+        ("甲", "乙"),
+        ("1.1", "1.2"),
+    )
+    assert [ln.branch for ln in lines[1:]] == [Branch(1, ("1.2",)), None]
+    assert warnings == []
+
+
+def test_read_stage_carries_the_warnings(tmp_path: Path) -> None:
+    f = tmp_path / "obt" / "w.txt"
+    f.parent.mkdir()
+    f.write_text('一\n[Decision(options="甲;乙", values="1")]\n', encoding="utf-8")
+    stage = read_avg_stage(tmp_path, f)
+    assert len(stage.lines) == 2
+    assert len(stage.parse_warnings) == 1 and stage.parse_warnings[0].startswith("line 2: ")
+
+
+# --- PopupDialog: speech in battle and tutorials, the speaker known by an avatar id -------------
+
+
+def test_popup_dialog_text_is_a_dialogue_line_with_the_avatar_id_as_uncertain_speaker() -> None:
+    text = (
+        '[name="甲"]一\n'
+        '[Character(name="char_1")]\n'
+        '[PopupDialog(dialogHead="$avatar_beta", dialogX="$x")]小心，前面有敌人。\n'
+        '[popupdialog(dialogHead="$avatar_beta")] \\\n'
+        "  第二句。\n"
+        '[PopupDialog(dialogHead="$avatar_beta")]\n'
+        '[name="甲"]二'
+    )
+    lines = parse_avg(text, SP)
+    assert [(ln.line_no, ln.kind.value, ln.text) for ln in lines] == [
+        (1, "dialogue", "一"),
+        (2, "dialogue", "小心，前面有敌人。"),
+        (3, "dialogue", "第二句。"),
+        (4, "dialogue", "二"),
+    ]
+    popup = lines[1]
+    assert (popup.speaker, popup.speaker_raw, popup.uncertain) == (
+        "$avatar_beta",
+        "$avatar_beta",
+        True,
+    )
+    assert popup.figure_art is None  # the avatar is no portrait of the Character commands
+    assert lines[3].figure_art == "char_1" and not lines[3].uncertain
+
+
+def test_popup_dialog_without_avatar_is_narration() -> None:
+    lines = parse_avg("[PopupDialog(focusX=1, \\\n focusY=2)]点击这里部署。", SP)
+    assert [(ln.kind.value, ln.speaker, ln.text) for ln in lines] == [
+        ("narration", "", "点击这里部署。")
+    ]
+
+
+def test_decision_without_options_keeps_its_line_and_opens_nothing() -> None:
+    lines, warnings = parsed('[Decision(values="1;2")]\n[Predicate(references="2")]\n二')
+    assert [(ln.kind.value, ln.text, ln.branch) for ln in lines] == [
+        ("choice", "", None),
+        ("narration", "二", None),
+    ]
+    assert [warning_kind(w) for w in warnings] == [
+        "decision_no_options",
+        "predicate_unknown_option",
+    ]
+
+
+def test_command_missing_its_bracket_is_read_with_a_warning() -> None:
+    lines, warnings = parsed('[spellsticker(id="s", block=true)\n一')
+    assert [ln.text for ln in lines] == ["一"]
+    assert [warning_kind(w) for w in warnings] == ["tag_not_closed"]

@@ -284,6 +284,7 @@ class Workspace:
         return {
             "counts": self.counts(),
             "ingest_errors": store.ingest_errors(),
+            "parse_warnings": store.parse_warnings(),
             "warnings": names_db.registry_warnings(store),
             "last_ingest": None if run is None else {
                 "started_at": run.started_at,

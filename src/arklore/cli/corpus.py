@@ -9,8 +9,9 @@ import typer
 from rich.table import Table
 
 from arklore import __version__
-from arklore.cli._common import JsonOpt, console, print_json, progress_bar, workspace
+from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
 from arklore.cli.app import app
+from arklore.core.errors import EXIT_FINDINGS, EXIT_PARTIAL
 from arklore.corpus.crosscheck import CrosscheckReport
 from arklore.names.build import load_operators, speaker_ids
 
@@ -42,7 +43,11 @@ def ingest(
     force: Annotated[bool, typer.Option(help="Re-parse every file even if unchanged.")] = False,
     data_changed: DataChangedOpt = False,
 ) -> None:
-    """Read both story sources into the store under ARKLORE_HOME (unchanged stages are skipped)."""
+    """Read both story sources into the store under ARKLORE_HOME (unchanged stages are skipped).
+
+    Exit codes: 0 done; 3 some files did not parse (listed; a stage that had been ingested
+    before keeps that older version); 1/2 nothing usable (unreadable registry table, settings).
+    """
     sources = tuple(source or ("avg", "astr"))
     for name in sources:
         if name not in ("avg", "astr"):
@@ -55,24 +60,50 @@ def ingest(
         )
     if json:
         print_json(report.to_dict())
-        return
-    t = Table(
-        "source", "files", "added", "updated", "unchanged", "removed", "failed", "lines written"
-    )
-    for name, r in report.sources.items():
-        values = (r.files, r.added, r.updated, r.unchanged, r.removed, r.failed, r.lines_written)
-        t.add_row(name, *(str(v) for v in values))
-    console.print(t)
-    for e in report.errors[:20]:
-        console.print(
-            f"[yellow]skipped[/] {e['source']}:{e['path']}: {e['reason']}", highlight=False
+    else:
+        t = Table(
+            "source", "files", "added", "updated", "unchanged", "removed", "failed", "warnings",
+            "lines written",
+        )  # fmt: skip
+        for name, r in report.sources.items():
+            values = (r.files, r.added, r.updated, r.unchanged, r.removed, r.failed, r.warnings,
+                      r.lines_written)  # fmt: skip
+            t.add_row(name, *(str(v) for v in values))
+        console.print(t)
+        print_problems(report.errors, report.parse_warnings, report.warnings)
+        print_counts(report.counts)
+        console.print(f"done in {report.seconds:.1f} s")
+    if report.errors:
+        kept = sum(e["kept_previous"] for e in report.errors)
+        err_console.print(
+            f"[yellow]{len(report.errors)} files did not parse[/] ({kept} of their stages keep "
+            "the version ingested before): fix or restore them and run `arklore ingest` again",
+            highlight=False,
         )
-    if len(report.errors) > 20:
-        console.print(f"... and {len(report.errors) - 20} more (see `arklore stats --json`)")
-    for w in report.warnings:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+def print_problems(errors: list[dict], parse_warnings: list[dict], warnings: list[str]) -> None:
+    """Files that failed (and whether an older version is kept), parse warnings, table warnings."""
+    for e in errors[:20]:
+        kept = " (kept the version ingested before)" if e.get("kept_previous") else ""
+        console.print(
+            f"[yellow]skipped[/] {e['source']}:{e['path']}: {e['reason']}{kept}", highlight=False
+        )
+    if len(errors) > 20:
+        console.print(f"... and {len(errors) - 20} more (see `arklore stats --json`)")
+    n = sum(len(p["warnings"]) for p in parse_warnings)
+    if n:
+        console.print(
+            f"{n} parse warnings in {len(parse_warnings)} stages (lines the readers could not "
+            "trust; see `arklore stats --json`), e.g.:",
+            highlight=False,
+        )
+        for p in parse_warnings[:5]:
+            where = p.get("path") or p.get("stage")
+            console.print(f"  {p['source']}:{where}: {p['warnings'][0]}", highlight=False)
+    for w in warnings:
         console.print(f"[yellow]warning[/] {w}", highlight=False)
-    print_counts(report.counts)
-    console.print(f"done in {report.seconds:.1f} s")
 
 
 def print_counts(c: dict[str, int]) -> None:
@@ -93,12 +124,7 @@ def stats(json: JsonOpt = False) -> None:
         print_json(result)
         return
     print_counts(result["counts"])
-    for e in result["ingest_errors"]:
-        console.print(
-            f"[yellow]skipped[/] {e['source']}:{e['path']}: {e['reason']}", highlight=False
-        )
-    for w in result["warnings"]:
-        console.print(f"[yellow]warning[/] {w}", highlight=False)
+    print_problems(result["ingest_errors"], result["parse_warnings"], result["warnings"])
 
 
 @app.command("verify-anchors")
@@ -111,7 +137,7 @@ def verify_anchors(
 ) -> None:
     """Report every stored line id whose stage no longer holds that text at that position.
 
-    Exits 1 when any anchor drifted.
+    Exits 5 (findings) when any anchor drifted.
     """
     with progress_bar(not json) as progress:
         report = workspace().verify_anchors(
@@ -133,7 +159,7 @@ def verify_anchors(
             console.print(f"  {d.kind:13} {d.line_id}{where}{now}{by}", highlight=False)
         if len(report.drifts) > 50:
             console.print(f"  ... {len(report.drifts) - 50} more (use --json)")
-    raise typer.Exit(0 if report.ok else 1)
+    raise typer.Exit(0 if report.ok else EXIT_FINDINGS)
 
 
 @operators_app.command("show")

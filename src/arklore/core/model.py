@@ -2,7 +2,7 @@
 
 Line numbering is a contract the rest of the project relies on: a stage's lines
 are its text elements in order (dialogue, narration, subtitle/sticker/multiline
-text and one line per Decision); stage commands are never counted. ``line_no``
+text, popup speech and one line per Decision); stage commands are never counted. ``line_no``
 is the 1-based position in that list and
 
     line_id = "<stage_path>#<line_no>:<first 8 hex of sha1(speaker + '\\n' + text)>"
@@ -100,6 +100,9 @@ class Stage:
     start_time: int | None = None  # the event's startTime (unix seconds)
     content_hash: str = ""  # sha1 of the file bytes: unchanged file -> skipped on ingest
     lines: list[Line] = field(default_factory=list)
+    #: what the reader found malformed and read around ("line 12: Decision with ..."); the
+    #: readers keep only data they can trust from such commands (see sources/_commands.py)
+    parse_warnings: list[str] = field(default_factory=list)
 
 
 def content_hash(speaker: str, text: str) -> str:

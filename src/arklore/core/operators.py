@@ -29,5 +29,5 @@ class Alias:
 
     alias: str
     char_id: str
-    source: str  # registry | appellation | alternate_form | handbook | portrait | user
+    source: str  # registry | appellation | alternate_form | handbook | portrait | avatar | user
     evidence: dict = field(default_factory=dict)  # e.g. {"share": 0.93, "lines": 412}

@@ -39,12 +39,15 @@ class SourceReport:
     removed: int = 0
     failed: int = 0
     lines_written: int = 0
+    warnings: int = 0  # parse warnings of the stages read in this run (Stage.parse_warnings)
 
 
 @dataclass
 class IngestReport:
     sources: dict[str, SourceReport] = field(default_factory=dict)
     errors: list[dict] = field(default_factory=list)
+    #: {"source", "path", "warnings": [...]} per stage read with parse warnings
+    parse_warnings: list[dict] = field(default_factory=list)
     post_processed: bool = False
     seconds: float = 0.0
     counts: dict[str, int] = field(default_factory=dict)
@@ -60,6 +63,7 @@ class IngestReport:
             "sources": {k: vars(v) for k, v in self.sources.items()},
             "errors": self.errors,
             "warnings": self.warnings,
+            "parse_warnings": self.parse_warnings,
             "post_processed": self.post_processed,
             "names_rebuilt": self.names_rebuilt,
             "seconds": round(self.seconds, 3),
@@ -182,6 +186,11 @@ def _ingest_source(
                     meta_loader.apply(stage)
                 pending.append(stage)
                 out.lines_written += len(stage.lines)
+                if stage.parse_warnings:
+                    out.warnings += len(stage.parse_warnings)
+                    report.parse_warnings.append(
+                        {"source": src, "path": rel, "warnings": stage.parse_warnings}
+                    )
                 if stage_path in stored:
                     out.updated += 1
                 else:

@@ -90,8 +90,19 @@ CREATE TABLE IF NOT EXISTS ingest_runs (
 );
 """
 
+_PARSE_WARNINGS = """
+CREATE TABLE IF NOT EXISTS parse_warnings (
+    source TEXT NOT NULL,
+    stage_path TEXT NOT NULL,
+    idx INTEGER NOT NULL,            -- order within the stage
+    warning TEXT NOT NULL,           -- 'line 12: Decision has 2 options but 1 value ...'
+    PRIMARY KEY (source, stage_path, idx)
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("corpus", "001_stages_lines_speakers", _CORE),
     Migration("corpus", "002_speakers_without_char_id", run=_drop_speaker_char_id),
     Migration("corpus", "003_ingest_runs", _INGEST_RUNS),
+    Migration("corpus", "004_parse_warnings", _PARSE_WARNINGS),
 )

@@ -141,6 +141,17 @@ class Store:
                 orjson.dumps(principal or []).decode(),
             ),
         )
+        c.execute(
+            "DELETE FROM parse_warnings WHERE source = ? AND stage_path = ?",
+            (stage.source, stage.stage_path),
+        )
+        c.executemany(
+            "INSERT INTO parse_warnings (source, stage_path, idx, warning) VALUES (?,?,?,?)",
+            [
+                (str(stage.source), stage.stage_path, i, w)
+                for i, w in enumerate(stage.parse_warnings)
+            ],
+        )
         c.executemany(
             "INSERT INTO lines (source, stage_path, line_no, line_id, kind, speaker, speaker_raw,"
             " uncertain, text, figure_art, branch, addresses_doctor, options)"
@@ -149,6 +160,9 @@ class Store:
         )
 
     def delete_stage(self, source: str, stage_path: str) -> None:
+        self.conn.execute(
+            "DELETE FROM parse_warnings WHERE source = ? AND stage_path = ?", (source, stage_path)
+        )
         self.conn.execute(
             "DELETE FROM lines WHERE source = ? AND stage_path = ?", (source, stage_path)
         )
@@ -205,6 +219,7 @@ class Store:
             "speakers": q("SELECT count(*) FROM speakers").fetchone()[0],
             "avg_speakers": q("SELECT count(*) FROM speakers WHERE avg_lines > 0").fetchone()[0],
             "ingest_errors": q("SELECT count(*) FROM ingest_errors").fetchone()[0],
+            "parse_warnings": q("SELECT count(*) FROM parse_warnings").fetchone()[0],
         }
 
     # -- what other layers read ------------------------------------------------------------
@@ -363,6 +378,15 @@ class Store:
         if self.get_meta("post_done"):
             return IngestRun(0, "", "", None, None, self.get_meta("tables_hash"), ())
         return None
+
+    def parse_warnings(self) -> list[dict[str, object]]:
+        """Per stage with warnings: what the readers could not trust and dropped or kept as is."""
+        out: dict[tuple[str, str], list[str]] = {}
+        for source, path, warning in self.conn.execute(
+            "SELECT source, stage_path, warning FROM parse_warnings ORDER BY source, stage_path, idx"
+        ):
+            out.setdefault((source, path), []).append(warning)
+        return [{"source": s, "stage": p, "warnings": w} for (s, p), w in out.items()]
 
     def get_meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

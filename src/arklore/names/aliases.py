@@ -5,7 +5,8 @@ handbook real names, portrait statistics, the user file) can contribute without 
 knowing about it.
 
 Precedence (first wins, see :data:`SOURCE_PRECEDENCE`): ``user`` > ``registry`` >
-``alternate_form`` > ``appellation`` > ``handbook`` > ``portrait``.  For one surface, only the ids
+``alternate_form`` > ``appellation`` > ``handbook`` > ``portrait`` > ``avatar`` (avatar ids
+of popup speakers, :mod:`arklore.names.avatars`).  For one surface, only the ids
 given by the best-ranked source that knows the surface count; several ids at that rank make the
 surface *ambiguous* (never a silent pick).  One exception, because it is the same person: if all
 those ids are one base character and its alternate forms (异格), the base id is chosen.
@@ -38,6 +39,7 @@ SOURCE_PRECEDENCE: tuple[str, ...] = (
     "appellation",
     "handbook",
     "portrait",
+    "avatar",
 )
 BLOCK_SOURCE = "block"
 _RANK = {s: i for i, s in enumerate(SOURCE_PRECEDENCE)}

@@ -5,6 +5,7 @@ step calls it): it stores the operator registry, then recomputes every alias fro
 
 * the registry: code names, alternate-form names, appellations, handbook 代号;
 * speaker <-> portrait statistics over the primary corpus (:mod:`arklore.names.portraits`);
+* avatar-id speakers of popup lines (``$avatar_nearl``, :mod:`arklore.names.avatars`);
 
 and which operator each corpus speaker is (``speaker_ids``), resolved with those aliases plus
 the user file (``data/aliases.toml`` or ``ARKLORE_ALIASES``), whose entries always win. The user
@@ -21,6 +22,7 @@ import orjson
 from arklore.core.operators import Alias, Operator
 from arklore.corpus.store import Store
 from arklore.names.aliases import AliasTable, aliases_from_operators
+from arklore.names.avatars import avatar_aliases
 from arklore.names.matcher import MentionMatcher
 from arklore.names.portraits import portrait_aliases
 from arklore.names.registry import Registry
@@ -66,6 +68,7 @@ def rebuild_names(
         store.dialogue_portraits(), [op.char_id for op in ops], base_of=base_of
     )
     items += portrait
+    items += avatar_aliases(store.speaker_counts(), [op.char_id for op in ops])
     table = AliasTable(items + list(user_aliases))
     speaker_only = {
         sp: s["char_id"] for sp, s in stats.items() if s["accepted"] and s["speaker_only"]

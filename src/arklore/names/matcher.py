@@ -21,6 +21,7 @@ ids in ``candidates``: the matcher never picks silently.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -107,8 +108,8 @@ class MentionMatcher:
     and checks word boundaries only for Latin hits; what is known about a pattern (kind, ids,
     key, …) sits in lists indexed by its number.  Most risky candidates are ordinary words that
     no signal accepts, so :func:`rules.decide` only sees those that pass a cheap gate (see
-    :meth:`_decide_all`), and the repeat rule first checks for a newline between a dropped
-    name and its neighbour mentions (see :meth:`_repeat`).
+    :meth:`_decide_all`), and the repeat rule skips a dropped name at once when its neighbour
+    mentions lie beyond the newlines around it (see :meth:`_repeat`: linear in the text).
     """
 
     def __init__(self, table: AliasTable, config: RuleConfig | None = None) -> None:
@@ -307,20 +308,47 @@ class MentionMatcher:
         """Signal 11: a dropped risky name whose operator is accepted on the same line.
 
         ``dropped`` holds ``(k, start, end, ids)`` where ``k`` is ``len(out)`` when the name was
-        dropped: the accepted mentions of its line are the ones right before and after index
-        ``k``.  Most dropped names are ordinary words on a line with no accepted mention, so the
-        first ``find`` of a newline between the name and its neighbour mention ends the search.
+        dropped: the mentions before it are ``out[:k]``.  A mention before the name shares its
+        line when no newline lies between the mention's end and the name's start, one after
+        it when none lies between the name's end and the mention's start.
+
+        Linear in the text and the mentions (walking outwards from every dropped name over the
+        mentions of its line was quadratic: a 1 MB message without a newline took two
+        minutes).  The bounds of the name's line come from newline searches that never cover
+        a character twice: backwards from the name to the previous dropped name, forwards from
+        the name only once the previous search's newline is behind it.  Most dropped names
+        are ordinary words on a line whose neighbour mentions lie beyond those bounds: skipped
+        at once.  Otherwise the mentions of the line are found by bisection and their
+        operators put in a set, once per line.
         """
         merged: list[Mention] = []
         done = 0  # out[:done] is in merged
-        n_out = len(out)
-        find = t.find
+        n_out, n = len(out), len(t)
+        rfind, find = t.rfind, t.find
+        line_start = searched = 0  # t[:searched] was searched backwards for newlines
+        line_end = -1  # the first newline at or after the last name's end (n: none)
+        starts: list[int] = []
+        ends: list[int] = []
+        on_line: dict[tuple[int, int], set[tuple[str, ...]]] = {}
         for k, s, e, ids in dropped:
-            if (k == 0 or find("\n", out[k - 1].end, s) >= 0) and (
-                k == n_out or find("\n", e, out[k].start) >= 0
-            ):
-                continue  # no accepted mention on this line (the common case): skip the call
-            if MentionMatcher._accepted_on_line(t, out, k, s, e, ids):
+            nl = rfind("\n", searched, s)
+            if nl >= 0:
+                line_start = nl + 1
+            searched = s
+            if line_end < e:
+                line_end = find("\n", e)
+                if line_end < 0:
+                    line_end = n
+            if (k == 0 or out[k - 1].end < line_start) and (k == n_out or out[k].start > line_end):
+                continue  # no accepted mention on this line (the common case)
+            if not starts:
+                starts = [m.start for m in out]
+                ends = [m.end for m in out]
+            span = (bisect_left(ends, line_start), bisect_right(starts, line_end))
+            seen = on_line.get(span)
+            if seen is None:
+                seen = on_line[span] = {m.candidates for m in out[span[0] : span[1]]}
+            if ids in seen:
                 merged += out[done:k]
                 done = k
                 cid = ids[0] if len(ids) == 1 else None
@@ -329,27 +357,6 @@ class MentionMatcher:
             return out
         merged += out[done:]
         return merged
-
-    @staticmethod
-    def _accepted_on_line(
-        t: str, out: list[Mention], k: int, start: int, end: int, ids: tuple[str, ...]
-    ) -> bool:
-        """Is a mention of ``ids`` in ``out`` on the line of ``t[start:end]``?
-
-        ``out`` is in text order and ``out[:k]`` ends before ``start``, so walk outwards from
-        ``k`` while no newline separates the mention from the name.
-        """
-        j = k - 1
-        while j >= 0 and t.find("\n", out[j].end, start) < 0:
-            if out[j].candidates == ids:
-                return True
-            j -= 1
-        j = k
-        while j < len(out) and t.find("\n", end, out[j].start) < 0:
-            if out[j].candidates == ids:
-                return True
-            j += 1
-        return False
 
 
 def build_matcher(

@@ -5,6 +5,18 @@ Each reader turns its file into a list of :class:`Element` shaped like an ASTR e
 with the text in ``content``). :func:`build_lines` then decides what is a line, numbers
 it, and tracks the choice branch and, for the raw scripts, the portrait on screen.
 Sharing this step is what makes both readers give the same lines for the same stage.
+
+Parse warnings (``build_lines(..., warnings=[...])``, kept on ``Stage.parse_warnings``):
+malformed choice commands are reported, each naming where it stands (``line 12`` in a raw
+script, ``storyList[12]`` in ASTR), and only the data that can be trusted is kept:
+
+- a Decision with no options, or with as many options as values not matching: the choice
+  line is kept as written (text, options, values); only an option that has a value opens a
+  branch, and a value without an option opens none;
+- a Predicate naming a value no Decision before it offers: the value is dropped from the
+  block's branch; a Predicate left naming nothing puts its block back on the path of the
+  innermost Decision (never on an invented ``<decision>:<value>`` branch); one before any
+  Decision changes nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ class Element:
     prop: str  # lower-cased command name; "name" for dialogue and narration
     attrs: dict[str, Any] = field(default_factory=dict)  # keys lower-cased
     figure_art: str | None = None  # ASTR only: the portrait ASTR recorded for the line
+    where: str = ""  # where it stands in its file, for warnings: "line 12", "storyList[12]"
 
 
 def attr_str(attrs: dict[str, Any], key: str) -> str | None:
@@ -55,6 +68,45 @@ def split_list(value: str | None) -> tuple[str, ...]:
 def _aligned(value: str | None) -> tuple[str, ...]:
     """``"a;;b"`` -> ``("a", "", "b")``: empty items kept so options line up with values."""
     return tuple(item.strip() for item in value.split(";")) if value and value.strip() else ()
+
+
+def decision_lists(attrs: dict[str, Any]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """(text, options, values) of a Decision: ``options="a;b", values="1;2"``, or the numbered
+    form of the sandbox scripts ``option1="a", value1="1.1", option2=...`` (text ``a;b``)."""
+    text = attr_str(attrs, "options")
+    raw_values = attr_str(attrs, "values")
+    if text is None and raw_values is None and ("option1" in attrs or "value1" in attrs):
+        n = 1
+        while f"option{n + 1}" in attrs or f"value{n + 1}" in attrs:
+            n += 1
+        options = tuple((attr_str(attrs, f"option{i}") or "").strip() for i in range(1, n + 1))
+        values = tuple((attr_str(attrs, f"value{i}") or "").strip() for i in range(1, n + 1))
+        return ";".join(options), options, values
+    return text or "", _aligned(text), _aligned(raw_values)
+
+
+#: the kinds of parse warning, by the words each message starts with (see :func:`warning_kind`)
+WARNING_KINDS: dict[str, str] = {
+    "Decision without options": "decision_no_options",
+    "Decision with ": "decision_options_values_mismatch",
+    "Predicate references ": "predicate_unknown_option",
+    "unreadable tag": "unreadable_tag",
+    "tag neither a command nor a name tag": "attribute_tag_without_speaker",
+    "tag not closed by": "tag_not_closed",
+}
+
+
+def warning_kind(warning: str) -> str:
+    """The kind of a parse warning (``line 12: Decision with ...`` -> ``decision_...``)."""
+    for message in (warning, warning.partition(": ")[2]):  # with or without its location
+        for start, kind in WARNING_KINDS.items():
+            if message.startswith(start):
+                return kind
+    return "other"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _number(value: Any) -> float | None:
@@ -140,6 +192,10 @@ class BranchTracker:
 
     def __init__(self) -> None:
         self._stack: list[_Frame] = []
+        #: decisions ended by a Decision reusing their values inside one of their blocks, with
+        #: their depth, latest last: a later Predicate naming another option goes back to them
+        self._ended: list[tuple[int, _Frame]] = []
+        self._offered: set[str] = set()  # every value a Decision of the stage has offered
 
     @property
     def current(self) -> Branch | None:
@@ -151,8 +207,11 @@ class BranchTracker:
     def on_decision(self, line_no: int, values: tuple[str, ...]) -> Branch | None:
         """Open a decision; returns the branch the Decision line itself belongs to."""
         value_set = frozenset(values)
+        self._offered |= value_set
         while self._stack and (self._stack[-1].closed or self._stack[-1].values & value_set):
-            self._stack.pop()
+            frame = self._stack.pop()
+            if frame.refs is not None and not frame.closed:  # the new one is in its block
+                self._ended.append((len(self._stack), frame))
         branch = self.current
         for frame in self._stack:
             if frame.refs is not None and not frame.closed:
@@ -162,20 +221,36 @@ class BranchTracker:
         self._stack.append(_Frame(line_no, value_set))
         return branch
 
-    def on_predicate(self, references: tuple[str, ...]) -> None:
+    def on_predicate(self, references: tuple[str, ...]) -> str | None:
+        """Enter a Predicate block; returns a warning when it names values no Decision offers.
+
+        A Predicate naming no open decision goes back to the latest decision that a Decision
+        reusing its values ended, if that one offers them (a one-option Decision inside an
+        option's block, then the Predicate of the next option); else its block is put back
+        on the innermost decision's own path rather than on a branch no option opens.
+        """
         if not references:  # a bare [Predicate] ends the options (ASTR reads it so too)
             if not self._stack:
-                return
+                return None
             references = tuple(sorted(self._stack[-1].values))
+        named = ";".join(references)
+        if not self._stack:
+            return f"Predicate references {named} before any Decision: no branch"
+        unknown = [r for r in references if r not in self._offered]
+        references = tuple(r for r in references if r in self._offered)
         refs = frozenset(references)
-        depth = next(
-            (d for d in range(len(self._stack) - 1, -1, -1) if self._stack[d].reached(refs)),
-            None,
-        )
-        if depth is None:  # names no open decision: read it as about the innermost one
-            if self._stack:
-                self._stack[-1].refs, self._stack[-1].closed = references, False
-            return
+        depth = self._depth(refs)
+        if depth is None and refs:
+            depth = self._reopen(refs)
+        if depth is None:  # names no option at all: back on the innermost decision's path
+            self._stack[-1].refs, self._stack[-1].closed = None, True
+            return f"Predicate references {named}, which no open Decision offers: no branch"
+        warning = None
+        if unknown:
+            warning = (
+                f"Predicate references {';'.join(unknown)}, which no Decision offers: "
+                "left out of its branch"
+            )
         del self._stack[depth + 1 :]
         frame = self._stack[depth]
         if frame.reached(refs) >= frame.values:
@@ -187,28 +262,69 @@ class BranchTracker:
                 outer.closed, outer.refs = True, None
         else:
             frame.refs, frame.closed = references, False
+        return warning
+
+    def _depth(self, refs: frozenset[str]) -> int | None:
+        """The innermost open decision a Predicate naming ``refs`` belongs to."""
+        for d in range(len(self._stack) - 1, -1, -1):
+            if self._stack[d].reached(refs):
+                return d
+        return None
+
+    def _reopen(self, refs: frozenset[str]) -> int | None:
+        """Put back the latest ended decision that offers ``refs``; its depth, or None."""
+        for i in range(len(self._ended) - 1, -1, -1):
+            depth, frame = self._ended[i]
+            if frame.reached(refs) and depth <= len(self._stack):
+                del self._ended[i]
+                del self._stack[depth:]
+                self._stack.append(frame)
+                return depth
+        return None
 
 
-def build_lines(elements: Iterable[Element], stage_path: str, *, track_figures: bool) -> list[Line]:
+def build_lines(
+    elements: Iterable[Element],
+    stage_path: str,
+    *,
+    track_figures: bool,
+    warnings: list[str] | None = None,
+) -> list[Line]:
     """Number the text elements of a stage and attach speaker, branch and portrait.
 
     ``track_figures``: derive ``figure_art`` from the portrait commands (raw scripts)
-    instead of taking the element's own ``figure_art`` (ASTR).
+    instead of taking the element's own ``figure_art`` (ASTR). ``warnings``: a list that
+    receives the malformed choice commands (see the module docstring).
     """
     lines: list[Line] = []
     branches = BranchTracker()
     figures = FigureTracker() if track_figures else None
+
+    def warn(element: Element, message: str) -> None:
+        if warnings is not None:
+            warnings.append(f"{element.where}: {message}" if element.where else message)
+
     for element in elements:
         prop, attrs = element.prop, element.attrs
         if prop == "predicate":
-            branches.on_predicate(split_list(attr_str(attrs, "references")))
+            problem = branches.on_predicate(split_list(attr_str(attrs, "references")))
+            if problem:
+                warn(element, problem)
             continue
         if prop == "decision":
             line_no = len(lines) + 1
-            options = _aligned(attr_str(attrs, "options"))
-            values = _aligned(attr_str(attrs, "values"))
-            branch = branches.on_decision(line_no, tuple(v for v in values if v))
-            text = normalize_text(attr_str(attrs, "options") or "")
+            text, options, values = decision_lists(attrs)
+            if not options:
+                warn(element, "Decision without options")
+            elif len(options) != len(values):
+                warn(
+                    element,
+                    f"Decision with {_plural(len(options), 'option')} and "
+                    f"{_plural(len(values), 'value')}: only options with a value open a branch",
+                )
+            opened = tuple(v for v, _option in zip(values, options, strict=False) if v)
+            branch = branches.on_decision(line_no, opened)
+            text = normalize_text(text)
             lines.append(
                 Line(
                     stage_path,
@@ -232,7 +348,9 @@ def build_lines(elements: Iterable[Element], stage_path: str, *, track_figures: 
         kind, text, speaker_raw = made
         speaker, uncertain = normalize_speaker(speaker_raw)
         figure = None  # ASTR gives a portrait to named lines only
-        if kind is LineKind.DIALOGUE:
+        if prop == "popupdialog":  # named by an avatar id: a portrait, not a written name
+            uncertain = uncertain or bool(speaker)
+        elif kind is LineKind.DIALOGUE:
             figure = figures.current if figures is not None else element.figure_art
         lines.append(
             Line(
@@ -263,6 +381,13 @@ def text_of(prop: str, attrs: dict[str, Any]) -> tuple[LineKind, str, str | None
     if prop == "multiline":
         text = normalize_text(attr_str(attrs, "content") or "")
         return (LineKind.MULTILINE, text, attr_str(attrs, "name")) if text else None
+    if prop == "popupdialog":  # speech in battle/tutorial popups: the avatar id as speaker
+        text = normalize_text(attr_str(attrs, "content") or "")
+        raw = attr_str(attrs, "dialoghead")
+        if raw is not None and not raw.strip(" \t\u3000"):
+            raw = None
+        kind = LineKind.DIALOGUE if raw is not None else LineKind.NARRATION
+        return (kind, text, raw) if text else None
     if prop in ("subtitle", "sticker"):
         text = normalize_text(attr_str(attrs, "text") or "")
         kind = LineKind.SUBTITLE if prop == "subtitle" else LineKind.STICKER

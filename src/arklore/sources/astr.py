@@ -7,6 +7,10 @@ array index and never used. The elements go through the same line builder as the
 scripts (``_commands.build_lines``), so both readers agree on what a line is, its number,
 its speaker and its branch; ``figure_art`` is ASTR's own. ``targetLine``/``endOfOpt``
 are not needed: the Predicate references carry the same structure.
+
+Malformed Decision/Predicate elements are parse warnings (``Stage.parse_warnings``, each
+naming the element as ``storyList[i]``), read exactly as the raw reader reads them (the checks
+live in the shared line builder: see ``_commands``).
 """
 
 from __future__ import annotations
@@ -59,8 +63,9 @@ def read_astr_stage(story_root: Path, file: Path, data: bytes | None = None) -> 
             ) from bad
         raise MalformedSourceError(rel, f"bad JSON: {exc.msg} at line {exc.lineno}") from exc
     stage_path = stage_path_for(story_root, file)
+    warnings: list[str] = []
     try:
-        lines = parse_astr(doc, stage_path)
+        lines = parse_astr(doc, stage_path, warnings=warnings)
     except MalformedSourceError as exc:  # name the file, not just the stage
         raise MalformedSourceError(rel, exc.reason) from None
     meta = {field: _opt_str(doc.get(key)) for field, key in _HEADER.items()}
@@ -70,18 +75,22 @@ def read_astr_stage(story_root: Path, file: Path, data: bytes | None = None) -> 
         source_path=rel,
         content_hash=hashlib.sha1(data).hexdigest(),
         lines=lines,
+        parse_warnings=warnings,
         **meta,
     )
 
 
-def parse_astr(doc: dict, stage_path: str) -> list[Line]:
-    """The lines of one parsed ASTR document (pure); MalformedSourceError on a wrong shape."""
+def parse_astr(doc: dict, stage_path: str, *, warnings: list[str] | None = None) -> list[Line]:
+    """The lines of one parsed ASTR document (pure); MalformedSourceError on a wrong shape.
+    ``warnings`` receives the malformed choice commands."""
     if not isinstance(doc, dict):
         raise MalformedSourceError(stage_path, f"expected a JSON object, got {type(doc).__name__}")
     story = doc.get("storyList")
     if not isinstance(story, list):
         raise MalformedSourceError(stage_path, "no storyList array")
-    return build_lines(_elements(story, stage_path), stage_path, track_figures=False)
+    return build_lines(
+        _elements(story, stage_path), stage_path, track_figures=False, warnings=warnings
+    )
 
 
 def _elements(story: list[Any], stage_path: str) -> Iterator[Element]:
@@ -97,6 +106,7 @@ def _elements(story: list[Any], stage_path: str) -> Iterator[Element]:
             item["prop"].strip().lower(),
             {str(k).lower(): v for k, v in attrs.items()},
             figure if isinstance(figure, str) and figure else None,
+            f"storyList[{index}]",
         )
 
 

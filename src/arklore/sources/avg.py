@@ -11,10 +11,15 @@ both sources hold, since ASTR records what the game shows:
   ``[Sticker(text=...)]`` are lines only when they carry text.
 - ``[Narration]``, ``[Title]``, ``[Dialog(...)]`` and ``[VoiceWithin(...)]`` followed by
   text (detective/chat files that ASTR does not hold) are speakerless narration.
+- ``[PopupDialog(dialogHead="$avatar_nearl", ...)]text`` (speech in battles, tutorials and
+  activity mini-games; ASTR holds none of these stages) is a dialogue line whose speaker is
+  the avatar id as written, flagged ``uncertain``: the script names a portrait, not a person.
+  The reader does not resolve it (sources know no registry); the names layer maps avatar ids
+  to operators at alias rebuild (``names/avatars.py``). A popup without ``dialogHead`` is
+  narration. Its ``figure_art`` is None: the Character portraits are not what it shows.
 - Every other tag is a stage command, and text after it on the same line is dropped, as
   ASTR does: ``[HEADER(...)] title``, ``[Blocker(...)]d``, ``[charslot(...)]。``,
-  ``[Div] Part.02``, ``[Tutorial(...)]``/``[PopupDialog(...)]`` hints (gameplay help,
-  not story).
+  ``[Div] Part.02``, ``[Tutorial(...)]`` hints (gameplay help, not story).
 - Command names and attribute keys are case-insensitive; attribute values may be quoted
   (any of ``;,=]`` inside) or bare; spaces around ``=`` are allowed. Inside quotes only
   ``\\"`` is an escape: ``\\n`` in a Sticker/Subtitle text stays as written, as in ASTR.
@@ -22,7 +27,14 @@ both sources hold, since ASTR records what the game shows:
   starting with ``//`` are comments. Empty lines are nothing. BOM and CRLF are accepted.
 - A tag whose quote never closes, or whose ``]`` is missing on a ``name``/text tag, makes
   the file malformed. A missing ``]`` after a complete ``Command(...)`` is tolerated
-  (``[spellsticker(...)`` in main 17-17).
+  (``[spellsticker(...)`` in main 17-17), with a parse warning.
+- Parse warnings (``Stage.parse_warnings``, ``line N: what``): a tag that is neither a
+  ``Command(...)`` nor readable attributes (``[Dialog(head="x", ]]]] [[[ ...``, ``[]``,
+  ``[[character(...)]]``) is dropped with the text after it, as a command's text is; an
+  attribute tag naming no speaker attribute (``[Delay=2]``, ``[fadetime=1.5]text``) changes
+  nothing (its text stays narration) but is reported; malformed Decision/Predicate commands:
+  see ``_commands``. The data kept is what can be trusted: no line and no branch is made
+  from a tag that cannot be read.
 - Choices and branches: see ``_commands.BranchTracker``; a bare ``[Predicate]`` ends the
   options (ASTR fills in every value there).
 - Portraits (ASTR's rules, 99.3% agreement): only dialogue lines get ``figure_art``.
@@ -54,7 +66,16 @@ SKIP_FILES = frozenset({"avg_segment_report.txt"})
 TEXT_COMMANDS = frozenset({"narration", "title", "dialog", "voicewithin"})
 
 _READ_ATTRS = frozenset(
-    {"character", "charslot", "decision", "predicate", "subtitle", "sticker", "multiline"}
+    {
+        "character",
+        "charslot",
+        "decision",
+        "predicate",
+        "subtitle",
+        "sticker",
+        "multiline",
+        "popupdialog",
+    }
 )
 _QUOTED = r'"(?:\\"|[^"])*"'
 _SIMPLE_NAME = re.compile(r'\[\s*name\s*=\s*"([^"\\]*)"\s*\](.*)', re.I | re.S)
@@ -90,8 +111,9 @@ def read_avg_stage(story_root: Path, file: Path, data: bytes | None = None) -> S
     except UnicodeDecodeError as exc:
         raise MalformedSourceError(rel, f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     stage_path = stage_path_for(story_root, file)
+    warnings: list[str] = []
     try:
-        lines = parse_avg(text, stage_path)
+        lines = parse_avg(text, stage_path, warnings=warnings)
     except MalformedSourceError as exc:  # name the file, not just the stage
         raise MalformedSourceError(rel, exc.reason) from None
     return Stage(
@@ -100,12 +122,16 @@ def read_avg_stage(story_root: Path, file: Path, data: bytes | None = None) -> S
         source_path=rel,
         content_hash=hashlib.sha1(data).hexdigest(),
         lines=lines,
+        parse_warnings=warnings,
     )
 
 
-def parse_avg(text: str, stage_path: str) -> list[Line]:
-    """The lines of one script (pure); raises MalformedSourceError on a broken tag."""
-    return build_lines(_elements(text, stage_path), stage_path, track_figures=True)
+def parse_avg(text: str, stage_path: str, *, warnings: list[str] | None = None) -> list[Line]:
+    """The lines of one script (pure); raises MalformedSourceError on a broken tag.
+    ``warnings`` receives what was malformed but could be read around (see above)."""
+    return build_lines(
+        _elements(text, stage_path, warnings), stage_path, track_figures=True, warnings=warnings
+    )
 
 
 def _physical_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -123,7 +149,8 @@ def _physical_lines(text: str) -> Iterator[tuple[int, str]]:
         yield start, pending.strip()
 
 
-def _elements(text: str, stage_path: str) -> Iterator[Element]:
+def _elements(text: str, stage_path: str, warnings: list[str] | None = None) -> Iterator[Element]:
+    problems: list[str] = []
     for number, line in _physical_lines(text):
         if not line or line.startswith("//"):
             continue
@@ -131,15 +158,25 @@ def _elements(text: str, stage_path: str) -> Iterator[Element]:
             yield Element("name", {"content": line})
             continue
         try:
-            element = _tag_element(line)
+            element = _tag_element(line, problems)
         except ValueError as exc:
             raise MalformedSourceError(stage_path, f"line {number}: {exc}") from None
+        if problems:
+            if warnings is not None:
+                warnings.extend(f"line {number}: {p}" for p in problems)
+            problems.clear()
         if element is not None:
+            element.where = f"line {number}"
             yield element
 
 
-def _tag_element(line: str) -> Element | None:
-    """One ``[...]rest`` line as an element; ValueError when the tag is broken."""
+#: attributes of a ``[name="X", avatarId=..., isAvatarRight=...]`` tag
+_SPEECH_ATTRS = frozenset({"name", "avatarid", "isavatarright"})
+
+
+def _tag_element(line: str, problems: list[str] | None = None) -> Element | None:
+    """One ``[...]rest`` line as an element; ValueError when the tag is broken, and what is
+    malformed but readable around appended to ``problems``."""
     simple = _SIMPLE_NAME.match(line)
     if simple:  # the common case, [name="X"]  text
         return Element("name", {"name": simple.group(1), "content": simple.group(2)})
@@ -152,21 +189,32 @@ def _tag_element(line: str) -> Element | None:
     if call and (call.group(2) is not None or "=" not in inner):
         if tag is None and call.group(2) is None:
             raise ValueError(f"unterminated tag {line[:40]!r}")
+        if tag is None and problems is not None:
+            problems.append(f"tag not closed by ']': {line[:40]!r}")
         prop = call.group(1).lower()
         if prop in TEXT_COMMANDS and rest.strip():
             return Element("name", {"content": rest})
         # only the commands the line builder reads need their attributes parsed
         attrs = parse_attrs(call.group(2) or "") if prop in _READ_ATTRS else {}
-        if prop == "multiline":
+        if prop in ("multiline", "popupdialog"):
             attrs["content"] = rest
         return Element(prop, attrs)
     if tag is None:
         raise ValueError(f"unterminated tag {line[:40]!r}")
     attrs = parse_attrs(inner)  # [name="X", avatarId=...]: a dialogue line
-    if not attrs:
-        return None  # "[]", "[[character(...)]]": junk, not shown
+    if not attrs or _has_strays(inner):  # "[]", "[[character(...)]]", a broken call
+        if problems is not None:
+            problems.append(f"unreadable tag, dropped with its text: {line[: tag.end()][:40]!r}")
+        return None
+    if problems is not None and _SPEECH_ATTRS.isdisjoint(attrs):
+        problems.append(f"tag neither a command nor a name tag: {line[: tag.end()][:40]!r}")
     attrs["content"] = rest
     return Element("name", attrs)
+
+
+def _has_strays(src: str) -> bool:
+    """Does an attribute list hold words that are not ``key=value`` (a broken command)?"""
+    return any(m.group(1) is None and m.group(0).strip(" \t,") for m in _ATTR.finditer(src))
 
 
 def parse_attrs(src: str) -> dict[str, str]:
