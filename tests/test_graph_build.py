@@ -296,7 +296,7 @@ def _expect_error(world, people, tmp_path, text: str, *needles: str, name="m.tom
 
 def test_matrix_rejects_unknown_name_with_line_and_key(world, people, tmp_path) -> None:
     _expect_error(world, people, tmp_path, MATRIX.replace('to = "墨弦"', 'to = "无名氏"'),
-                  "line 1 [[relation]] #1", "'to'", "unknown or ambiguous name '无名氏'")  # fmt: skip
+                  "line 3 [[relation]] #1", "'to'", "unknown or ambiguous name '无名氏'")  # fmt: skip
 
 
 def test_matrix_rejects_duplicate_relation(world, people, tmp_path) -> None:

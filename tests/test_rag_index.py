@@ -45,15 +45,27 @@ def test_build_switches_and_second_build_embeds_nothing(home):
     assert same.unchanged and same.collection == r1.collection and same.embedded == 0
     r2 = build(home, g, force=True)
     assert r2.embedded == 0 and r2.cached == 9 and not r2.unchanged
-    assert r2.collection != r1.collection and r1.collection in r2.removed_collections
+    assert r2.collection != r1.collection and r2.removed_collections == []
     assert r2.content_hash == r1.content_hash
     assert _ids(home) == first
-    names = [c.name for c in make_client(home).list_collections()]
-    assert names == [r2.collection]  # the old one is gone
+    names = sorted(c.name for c in make_client(home).list_collections())
+    assert names == sorted([r1.collection, r2.collection])  # the replaced one kept for rollback
+    assert read_pointer(home)["previous"] == r1.collection
     # an edit: only the changed text is embedded, and the new content is what serves
     r3 = build(home, small_graph(variant=1))
     assert r3.embedded == 2 and r3.documents == 10
     assert _ids(home)["matrix.char_002_amiya.char_003_kalts.mentorship"].startswith("第1版")
+    assert r3.removed_collections == [r1.collection]  # older than the previous one
+
+
+def test_repeated_builds_keep_two_collections_and_no_orphaned_folders(home):
+    folders = []
+    for i in range(5):
+        build(home, story_edges_graph(10, 3 + i % 2), force=True)
+        folders.append(sorted(p.name for p in (home / "chroma").iterdir() if p.is_dir()))
+    assert len(make_client(home).list_collections()) == 2
+    # one vector-segment folder per kept collection; deleted collections leave none behind
+    assert all(len(f) <= 2 for f in folders), folders
 
 
 def test_leftover_collections_of_killed_builds_are_removed(home):
@@ -63,7 +75,7 @@ def test_leftover_collections_of_killed_builds_are_removed(home):
     r = build(home, small_graph())
     assert r.unchanged and "relation_rag__dead" in r.removed_collections
     names = [c.name for c in make_client(home).list_collections()]
-    assert names == [r.collection]
+    assert names == [r.collection]  # (the first build had no previous one)
     # a live collection that vanished is rebuilt, not trusted
     make_client(home).delete_collection(r.collection)
     r2 = build(home, small_graph())

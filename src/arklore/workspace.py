@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from arklore.base.db import Migration
+from arklore.base.files import file_fingerprint
 from arklore.core.errors import (
     AmbiguousNameError,
     DataRootsChangedError,
@@ -31,6 +32,7 @@ from arklore.core.errors import (
     UnknownNameError,
 )
 from arklore.core.operators import Alias
+from arklore.core.text import check_message
 from arklore.corpus import anchors, crosscheck
 from arklore.corpus import schema as corpus_schema
 from arklore.corpus.ingest import IngestReport, tables_fingerprint
@@ -53,7 +55,7 @@ from arklore.names.registry import build_registry
 from arklore.rag import describe
 from arklore.rag.context import RelationContext, RelationRAG, spans_from_mentions
 from arklore.rag.embedders import Embedder, make_embedder
-from arklore.rag.index import BuildReport, build_index, make_client, read_pointer
+from arklore.rag.index import BuildReport, build_index, disk_bytes, make_client, read_pointer
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
 
@@ -236,7 +238,9 @@ class Workspace:
     def find_mentions(
         self, text: str, context: MentionContext | dict[str, Any] | None = None
     ) -> list[Mention]:
-        """Operator mentions in ``text`` with the store's alias table."""
+        """Operator mentions in ``text`` with the store's alias table (MessageTooLongError over
+        ``ARKLORE_MAX_MESSAGE_CHARS``)."""
+        check_message(text, self.settings.max_message_chars)
         return self.matcher().find(text, context)
 
     # -- ingest ------------------------------------------------------------------------------
@@ -369,9 +373,11 @@ class Workspace:
             llm.close()
         return report
 
-    def extract_relations_dry_run(self, stage_paths: list[str]) -> Estimate:
+    def extract_relations_dry_run(
+        self, stage_paths: list[str], progress: Progress | None = None
+    ) -> Estimate:
         prices = self.settings.llm_config(relations_runner.TASK).prices
-        return relations_runner.dry_run(self.store(), stage_paths, prices)
+        return relations_runner.dry_run(self.store(), stage_paths, prices, progress)
 
     def select_stages(
         self, paths: list[str] | None = None, *, event: str | None = None, all_: bool = False
@@ -465,6 +471,7 @@ class Workspace:
         collection, switched in atomically."""
         gpath = graph_path or self.paths.graph
         graph = load_graph(gpath)
+        fingerprint = file_fingerprint(gpath)
         store = self._open_store() if self.paths.db.exists() else None
         llm = None
         describer = None
@@ -478,6 +485,7 @@ class Workspace:
                 embedder=self.embedder(embedder),
                 rejects_path=self.paths.rag_rejects,
                 graph_path=str(gpath),
+                graph_fingerprint=fingerprint,
                 store=store,
                 describer=describer,
                 force=force,
@@ -491,7 +499,28 @@ class Workspace:
         return report
 
     def index_status(self) -> dict[str, Any] | None:
-        return read_pointer(self.paths.rag)
+        """The live index (pointer record) with ``stale`` (the graph changed since it was
+        built: run ``arklore rag build``) and ``disk_bytes``; None when none was built."""
+        ptr = read_pointer(self.paths.rag)
+        if ptr is None:
+            return None
+        return ptr | {"stale": self.index_stale(ptr), "disk_bytes": disk_bytes(self.paths.rag)}
+
+    def index_stale(self, ptr: dict[str, Any] | None = None) -> str | None:
+        """Why the live index no longer matches the saved graph, or None when it does (or
+        when there is no graph or no index to compare)."""
+        ptr = ptr if ptr is not None else read_pointer(self.paths.rag)
+        if ptr is None or not self.paths.graph.is_file():
+            return None
+        built = ptr.get("graph")
+        if not built:
+            return "the index does not record which graph it was built from"
+        now = self.paths.graph.stat()
+        if (now.st_size, now.st_mtime_ns) == (built.get("size"), built.get("mtime_ns")):
+            return None
+        if file_fingerprint(self.paths.graph)["sha256"] == built.get("sha256"):
+            return None
+        return "the relation graph changed since the index was built (run `arklore rag build`)"
 
     def rag(self) -> RelationRAG:
         """The relation context service over the saved graph and the live index."""
@@ -514,10 +543,16 @@ class Workspace:
         *,
         budget: int | None = None,
     ) -> RelationContext:
-        """The relation block a chat turn with ``operator`` injects for ``message``."""
+        """The relation block a chat turn with ``operator`` injects for ``message``
+        (MessageTooLongError over ``ARKLORE_MAX_MESSAGE_CHARS``)."""
+        check_message(message, self.settings.max_message_chars)
         rag = self.rag()
         op = rag.graph.resolve(operator) or self.graph_node(operator)
-        return rag.build_context(op, message, list(l3_targets), budget=budget)
+        ctx = rag.build_context(op, message, list(l3_targets), budget=budget)
+        stale = self.index_stale()
+        if stale:
+            ctx.warnings.append(stale)
+        return ctx
 
     def graph_node(self, name: str) -> str:
         """A name, alias or id -> its node in the saved graph (one-line error when unknown)."""

@@ -8,6 +8,7 @@ Files get the usual permissions (0666 minus the umask), not the 0600 ``mkstemp``
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -61,3 +62,12 @@ def atomic_write_bytes(path: Path | str, data: bytes) -> Path:
 def atomic_write_text(path: Path | str, text: str) -> Path:
     """:func:`atomic_write_bytes` of ``text`` as UTF-8."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def file_fingerprint(path: Path | str) -> dict[str, int | str]:
+    """Size, mtime and sha256 of a file: enough to tell later whether it changed (the cheap
+    size+mtime first, the hash when they differ)."""
+    path = Path(path)
+    st = path.stat()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}

@@ -16,8 +16,10 @@ import orjson
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from arklore.core.errors import ArkloreError
+from arklore.core.text import check_message
 from arklore.settings import Settings
 from arklore.workspace import Workspace
 
@@ -80,6 +82,22 @@ def end_llm_run(stopped: ArkloreError | None, failed: int, exit_code: int) -> No
             highlight=False,
         )
     raise typer.Exit(exit_code)
+
+
+def table(*headers: str, title: str | None = None) -> Table:
+    """A Rich table whose cells wrap instead of being cut (ids like char_4228_closur stay whole)."""
+    t = Table(title=title)
+    for h in headers:
+        t.add_column(h, overflow="fold")
+    return t
+
+
+def read_message(message: str, limit: int) -> str:
+    """A message argument; ``-`` reads standard input (at most ``limit`` characters are read,
+    one more tells it is too long, so a huge input is refused without reading all of it)."""
+    if message != "-":
+        return check_message(message, limit)
+    return check_message(sys.stdin.read(limit + 1), limit)
 
 
 def print_json(data: object) -> None:

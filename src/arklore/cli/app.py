@@ -15,6 +15,7 @@ app = typer.Typer(
     help="Arknights story knowledge for character role-play.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: no "<bool>" metavars on flags, no boxes
     add_completion=False,
 )
 err_console = Console(stderr=True)

@@ -6,10 +6,17 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from arklore import __version__
-from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
+from arklore.cli._common import (
+    JsonOpt,
+    console,
+    err_console,
+    print_json,
+    progress_bar,
+    table,
+    workspace,
+)
 from arklore.cli.app import app
 from arklore.core.errors import EXIT_FINDINGS, EXIT_PARTIAL
 from arklore.corpus.crosscheck import CrosscheckReport
@@ -61,7 +68,7 @@ def ingest(
     if json:
         print_json(report.to_dict())
     else:
-        t = Table(
+        t = table(
             "source", "files", "added", "updated", "unchanged", "removed", "failed", "warnings",
             "lines written",
         )  # fmt: skip
@@ -205,7 +212,7 @@ def speakers(
     if json:
         print_json([dict(zip(keys, r, strict=True)) for r in rows])
         return
-    t = Table(*keys)
+    t = table(*keys)
     for r in rows:
         t.add_row(*(str(v) if v is not None else "" for v in r))
     console.print(t)
@@ -233,7 +240,7 @@ def crosscheck(
 def print_crosscheck(report: CrosscheckReport, limit: int) -> None:
     console.print(report.summary(), highlight=False)
     if report.disagreeing:
-        t = Table("stage", "category", "first difference (raw | ASTR)")
+        t = table("stage", "category", "first difference (raw | ASTR)")
         for cmp in report.disagreeing[:limit]:
             d = cmp.first_diff
             diff = ""

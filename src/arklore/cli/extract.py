@@ -66,11 +66,17 @@ def extract_relations(
     ws = workspace()
     paths = ws.select_stages(stages, event=event, all_=all_)
     if dry_run:
-        est = ws.extract_relations_dry_run(paths)
+        with progress_bar(not json) as progress:
+            est = ws.extract_relations_dry_run(paths, progress)
         if json:
             print_json({"stages": len(paths), **vars(est)})
         else:
+            per = est.per_10k_chars()
             console.print(f"{len(paths)} stages: {est.line()}", highlight=False)
+            console.print(
+                f"per 10,000 characters of story sent: ${per[0]:.4f} (${per[1]:.4f} with the cache)",
+                highlight=False,
+            )
         return
     with progress_bar(not json) as progress:
         report = ws.extract_relations(

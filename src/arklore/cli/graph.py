@@ -7,10 +7,17 @@ from typing import Annotated, Any
 
 import orjson
 import typer
-from rich.table import Table
 
 from arklore.base.userfiles import read_user_bytes
-from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
+from arklore.cli._common import (
+    JsonOpt,
+    console,
+    err_console,
+    print_json,
+    progress_bar,
+    table,
+    workspace,
+)
 from arklore.cli.app import app
 from arklore.core.errors import InputFileError, UsageError
 from arklore.core.predicates import PREDICATE_NAMES
@@ -85,8 +92,8 @@ def _signals_text(e: Edge) -> str:
     return " ".join(f"{k}={v}" for k, v in e.signals.items())
 
 
-def _edges_table(graph: RelationGraph, edges: list[Edge], title: str) -> Table:
-    t = Table("target", "predicate", "strength", "origins", "signals", title=title)
+def _edges_table(graph: RelationGraph, edges: list[Edge], title: str) -> Any:
+    t = table("target", "predicate", "strength", "origins", "signals", title=title)
     for e in edges:
         name = graph.nodes[e.target].name if e.target in graph.nodes else e.target
         t.add_row(

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from arklore.cli._common import JsonOpt, console, print_json, workspace
+from arklore.cli._common import JsonOpt, console, print_json, read_message, table, workspace
 from arklore.cli.app import app
 from arklore.core.errors import UnknownNameError
 from arklore.names.audit import audit
@@ -60,7 +59,7 @@ def resolve(name: str, json: JsonOpt = False) -> None:
 
 @names_app.command("find")
 def find(
-    text: str,
+    text: Annotated[str, typer.Argument(help="The text to search ('-': read stdin).")],
     json: JsonOpt = False,
     speaking_to: Annotated[
         str | None, typer.Option(help="The operator being talked to (id or name).")
@@ -68,6 +67,7 @@ def find(
 ) -> None:
     """Operator mentions in a text, with how each was matched."""
     ws = workspace()
+    text = read_message(text, ws.settings.max_message_chars)
     matcher = ws.matcher()
     ctx = {"speaking_to": ws.resolve_operator(speaking_to)} if speaking_to else None
     mentions = matcher.find(text, ctx)
@@ -109,7 +109,7 @@ def audit_cmd(json: JsonOpt = False) -> None:
         f"{report['big_speakers_operators']} operators, {report['big_speakers_npcs']} NPCs",
         highlight=False,
     )
-    t = Table("speaker", "lines", "reasons", "candidates")
+    t = table("speaker", "lines", "reasons", "candidates")
     for s in report["suspects"][:60]:
         t.add_row(
             s["speaker"], str(s["lines"]), "; ".join(s["reasons"]), ", ".join(s["candidates"])

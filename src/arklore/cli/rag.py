@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
+from arklore.cli._common import (
+    JsonOpt,
+    console,
+    err_console,
+    print_json,
+    progress_bar,
+    read_message,
+    workspace,
+)
 from arklore.cli.app import app
 from arklore.rag.index import RagIndexError
 
@@ -67,21 +75,25 @@ def rag_build(
 
 @rag_app.command("status")
 def rag_status(json: JsonOpt = False) -> None:
-    """Which collection is live, with which embedder and how many documents."""
+    """Which collection is live, with which embedder, how many documents, whether it is older
+    than the graph, and the disk it uses."""
     ptr = workspace().index_status()
     if ptr is None:
         raise RagIndexError("no relation index yet")
     if json:
         print_json(ptr)
-    else:
-        for k, v in ptr.items():
+        return
+    for k, v in ptr.items():
+        if k not in ("stale", "graph"):
             console.print(f"{k}: {v}", highlight=False)
+    if ptr["stale"]:
+        err_console.print(f"[yellow]stale:[/] {ptr['stale']}", highlight=False)
 
 
 @app.command("context")
 def context_cmd(
     operator: Annotated[str, typer.Argument(help="Operator id or name (whose view).")],
-    message: Annotated[str, typer.Argument(help="The user's chat message.")],
+    message: Annotated[str, typer.Argument(help="The user's chat message ('-': read stdin).")],
     l3: Annotated[
         str | None,
         typer.Option(
@@ -95,9 +107,12 @@ def context_cmd(
 ) -> None:
     """The relation context a chat turn with OPERATOR would inject for MESSAGE."""
     ws = workspace()
-    targets = [x.strip() for x in (l3 or "").split(",") if x.strip()]
+    message = read_message(message, ws.settings.max_message_chars)
+    targets = [ws.graph_node(x.strip()) for x in (l3 or "").split(",") if x.strip()]
     op = ws.graph_node(operator)
     ctx = ws.context(op, message, targets, budget=budget)
+    for w in ctx.warnings:
+        err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
     if json:
         print_json({"operator_id": op, **ctx.to_dict()})
     else:

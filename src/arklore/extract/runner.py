@@ -152,15 +152,21 @@ def stage_jobs(store: Store, stage_path: str, lines: list[Line]) -> list[Job]:
     return jobs
 
 
-def iter_requests(store: Store, stage_paths: list[str]) -> Iterator[ChatRequest]:
-    for sp in stage_paths:
+def iter_requests(
+    store: Store, stage_paths: list[str], progress: Progress | None = None
+) -> Iterator[ChatRequest]:
+    for i, sp in enumerate(stage_paths, 1):
         for job in stage_jobs(store, sp, store.lines(sp)):
             yield job.request
+        if progress:
+            progress("estimate", i, len(stage_paths))
 
 
-def dry_run(store: Store, stage_paths: list[str], prices: Prices) -> Estimate:
+def dry_run(
+    store: Store, stage_paths: list[str], prices: Prices, progress: Progress | None = None
+) -> Estimate:
     """Tokens and cost of extracting ``stage_paths`` at ``prices``; calls nothing."""
-    return estimate(iter_requests(store, stage_paths), prices=prices)
+    return estimate(iter_requests(store, stage_paths, progress), prices=prices)
 
 
 # --- the run ---------------------------------------------------------------------------

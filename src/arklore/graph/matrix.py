@@ -179,12 +179,32 @@ def load_matrix(path: Path, resolve: Resolve) -> list[Curated]:
     records = doc.get("relation", [])
     if not isinstance(records, list):
         raise InputFileError(p, "key 'relation'", "must be an array of tables: [[relation]]")
-    lines = [i for i, ln in enumerate(text.splitlines(), 1) if _HEADER.match(ln)]
+    rows = text.splitlines()
+    lines = [i for i, ln in enumerate(rows, 1) if _HEADER.match(ln)]
     seen: dict[tuple[str, str, str], str] = {}
     out = []
     for i, rec in enumerate(records):
         line = f"line {lines[i]} " if i < len(lines) else ""
-        c = check_record(p, f"{line}[[relation]] #{i + 1}", rec, resolve, seen)
+        try:
+            c = check_record(p, f"{line}[[relation]] #{i + 1}", rec, resolve, seen)
+        except InputFileError as e:
+            raise _at_key_line(e, rows, lines, i) from None
         c.line = lines[i] if i < len(lines) else 0
         out.append(c)
     return out
+
+
+_KEY_IN_WHERE = re.compile(r"^line \d+ (.*key '(\w+)'.*)$")
+
+
+def _at_key_line(e: InputFileError, rows: list[str], headers: list[int], i: int) -> InputFileError:
+    """The error with the line of the offending key (not of its ``[[relation]]`` header)."""
+    m = _KEY_IN_WHERE.match(e.where)
+    if m is None or i >= len(headers):
+        return e
+    end = headers[i + 1] - 1 if i + 1 < len(headers) else len(rows)
+    key = re.compile(rf"^\s*\"?{re.escape(m.group(2))}\"?\s*=")
+    for no in range(headers[i] + 1, end + 1):
+        if key.match(rows[no - 1]):
+            return InputFileError(e.path, f"line {no} {m.group(1)}", e.reason)
+    return e

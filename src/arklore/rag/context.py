@@ -77,10 +77,12 @@ class RelationContext:
     budget: int
     timings_ms: dict[str, float] = field(default_factory=dict)
     embedded: bool = False
+    warnings: list[str] = field(default_factory=list)  # e.g. the index is older than the graph
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,
+            "warnings": self.warnings,
             "tokens": self.tokens,
             "budget": self.budget,
             "anchors": [r.to_dict() for r in self.anchors],

@@ -1,10 +1,12 @@
 """The ChromaDB index: ``arklore rag build`` and opening the live collection.
 
 Build = full replacement, crash-safe (a build whose documents and embedder are exactly
-those of the live collection keeps it and writes nothing; ``--force`` rebuilds anyway): documents go into a *new* collection
-``relation_rag__<build id>``; only when it is complete and counted does the pointer readers
-follow (``rag/active.json`` under ARKLORE_HOME) get replaced atomically; then the old
-collection is removed. A build killed at any point leaves the
+those of the live collection keeps it and writes nothing; ``--force`` rebuilds anyway):
+documents go into a *new* collection ``relation_rag__<build id>``; only when it is complete and
+counted does the pointer readers follow (``rag/active.json`` under ARKLORE_HOME) get replaced
+atomically. The collection it replaced is kept as ``previous`` (one step of rollback); every
+older one, and the leftovers of killed builds, are deleted together with the segment folders
+Chroma leaves behind on disk after a delete. A build killed at any point leaves the
 pointer naming the previous, complete collection; leftovers are removed by the next build.
 A file lock (``rag/build.lock``) keeps two builds from writing at once.
 
@@ -18,6 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
+import shutil
+import sqlite3
 import time
 import uuid
 from collections.abc import Callable
@@ -119,6 +124,7 @@ def build_index(
     embedder: Embedder,
     rejects_path: Path,
     graph_path: str = "graph",
+    graph_fingerprint: dict[str, Any] | None = None,
     store: Any = None,
     describer: Any = None,
     sources: list[str] | None = None,
@@ -174,7 +180,9 @@ def build_index(
                 live_count = -1
             if live_count == len(ok):
                 report.collection, report.unchanged, report.cached = old_name, True, len(ok)
-                _drop_leftovers(client, old_name, report)
+                _prune(root, client, {old_name, old.get("previous")}, report)
+                if graph_fingerprint and old.get("graph") != graph_fingerprint:
+                    _write_pointer(root, old | {"graph": graph_fingerprint})  # same documents
                 report.seconds = round(time.perf_counter() - t0, 3)
                 return report
 
@@ -189,7 +197,6 @@ def build_index(
         finally:
             cache.close()
 
-        _drop_leftovers(client, old_name, report)
         new_name = f"{COLLECTION_PREFIX}__{time.strftime('%Y%m%dT%H%M%S')}_{run_id[:6]}"
         meta = {
             "embedder": emb.name,
@@ -218,26 +225,58 @@ def build_index(
             raise RagIndexError(
                 f"new collection {new_name} holds {n} documents, expected {len(ok)}"
             )
-        _write_pointer(
-            root, {k: v for k, v in meta.items() if k != "hnsw:space"} | {"collection": new_name}
-        )
+        pointer = {k: v for k, v in meta.items() if k != "hnsw:space"}
+        pointer |= {"collection": new_name, "previous": old_name, "graph": graph_fingerprint}
+        _write_pointer(root, pointer)
         report.collection = new_name
-        if old_name and old_name != new_name:
-            with contextlib.suppress(Exception):  # removed by the next build otherwise
-                client.delete_collection(old_name)
-                report.removed_collections.append(old_name)
+        with contextlib.suppress(Exception):  # what is left is removed by the next build
+            _prune(root, client, {new_name, old_name}, report)
         report.seconds = round(time.perf_counter() - t0, 3)
         return report
     finally:
         lock.release()
 
 
-def _drop_leftovers(client: Any, live: str | None, report: BuildReport) -> None:
-    """Collections of killed builds (never the live one)."""
+def _prune(root: Path, client: Any, keep: set[str | None], report: BuildReport) -> None:
+    """Delete every index collection not in ``keep`` (older ones, leftovers of killed builds),
+    then the segment folders Chroma leaves on disk for deleted collections."""
     for name in _collection_names(client):
-        if name.startswith(COLLECTION_PREFIX + "__") and name != live:
+        if name.startswith(COLLECTION_PREFIX + "__") and name not in keep:
             client.delete_collection(name)
             report.removed_collections.append(name)
+    remove_orphan_segments(root)
+
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def remove_orphan_segments(root: Path) -> list[str]:
+    """Segment folders under ``root/chroma`` that no segment of the embedded Chroma refers to
+    (Chroma 1.x keeps a deleted collection's vector folder on disk). Only folders named like a
+    segment id are considered; nothing is removed when Chroma's catalogue cannot be read."""
+    chroma = Path(root) / "chroma"
+    catalogue = chroma / "chroma.sqlite3"
+    if not catalogue.is_file():
+        return []
+    try:
+        conn = sqlite3.connect(f"file:{catalogue}?mode=ro", uri=True, timeout=30)
+        try:
+            live = {row[0] for row in conn.execute("SELECT id FROM segments")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+    removed = []
+    for d in chroma.iterdir():
+        if d.is_dir() and _UUID.match(d.name) and d.name not in live:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d.name)
+    return removed
+
+
+def disk_bytes(root: Path) -> int:
+    """Bytes the index folder takes on disk (collections, embedding cache)."""
+    return sum(f.stat().st_size for f in Path(root).rglob("*") if f.is_file())
 
 
 def _count(report: BuildReport, ok: list[RelationDoc]) -> None:
