@@ -125,7 +125,7 @@ def test_writer_produces_a_tier_b_file(real, tmp_path: Path, char_id: str) -> No
     assert prof.char_id == char_id and prof.name == THREE[char_id]
     allowed = allowed_sections(prof)
     assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES]
-    assert {t for t, _ in allowed.excluded} == {"我·性格", "我·关于博士"}
+    assert {t for t, _ in allowed.excluded} == {"我·性格", "我·关于博士", "我·身边的人"}
     assert all(s.tokens > 0 for s in allowed.sections) and allowed.total_tokens < 800
     # rewriting the same draft changes nothing
     assert write_draft(d, tmp_path).action == "unchanged"
