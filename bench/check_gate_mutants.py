@@ -139,6 +139,7 @@ RAG_CONTEXT = "tests/test_rag_context.py"
 INGEST = "tests/test_ingest.py"
 ANCHORS = "tests/test_anchors.py"
 DISTILL = "tests/test_distill.py"
+TASKS = "tests/test_distill_tasks.py"
 
 # mutant -> (the tests that must catch it, the patch)
 MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
@@ -151,8 +152,11 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "rag_budget_drops_anchors_first": (RAG_CONTEXT, _rag_budget_drops_anchors_first),
     "ingest_without_rollback": (INGEST, _ingest_without_rollback),
     "anchor_drift_blind": (ANCHORS, _anchor_drift_blind),
-    "verbatim_gate_disabled": (("tests/test_profiles_quotes.py", DISTILL), _verbatim_gate_disabled),
-    "anchor_check_blind": (("tests/test_profiles_archive.py", DISTILL), _anchor_check_blind),
+    "verbatim_gate_disabled": (
+        ("tests/test_profiles_quotes.py", DISTILL, TASKS),
+        _verbatim_gate_disabled,
+    ),
+    "anchor_check_blind": (("tests/test_profiles_archive.py", DISTILL, TASKS), _anchor_check_blind),
     "writer_overwrites_everything": (
         ("tests/test_profiles_charfile.py", DISTILL),
         _writer_overwrites_everything,

@@ -2,7 +2,8 @@
 
 Input: the relation documents whose subject is her (curated matrix relations with their
 descriptions, extracted story relations, evidence-built graph edges; see
-:data:`~arklore.profiles.inputs.DOC_RANK`), at most :data:`MAX_DOCS`, each shown with its
+:data:`~arklore.profiles.inputs.DOC_RANK`; not those about the Doctor, task C's), at most
+:data:`MAX_DOCS`, each shown with its
 document id and the other person's node id. The model writes one first-person sentence per
 key person and cites the documents it used. Checked item by item before anything is stored:
 the person must be one the documents are about, every cited id must be a given document
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 from pydantic import field_validator
 
+from arklore.core.model import DOCTOR
 from arklore.llm import ChatRequest
 from arklore.profiles.inputs import OperatorInputs
 from arklore.profiles.results import FAILED, OK, SKIPPED, TaskResult
 from arklore.profiles.rules import Shape, check_text
+from arklore.rag.docs import RelationDoc
 
 LETTER = "D"
 TASK = "distill_d"
@@ -58,9 +61,14 @@ class PeopleResponse(Shape):
         return v
 
 
-def docs_for(inp: OperatorInputs):
-    """The documents shown to the model (her view, best first)."""
-    return [d for d in inp.relation_docs if d.operator_id != d.target_id][:MAX_DOCS]
+DOCTOR_NODE = f"npc:{DOCTOR}"
+"""Left out: her attitude to the Doctor is task C's (``## 我·关于博士``)."""
+
+
+def docs_for(inp: OperatorInputs) -> list[RelationDoc]:
+    """The documents shown to the model (her view, best first; not about the Doctor)."""
+    docs = [d for d in inp.relation_docs if d.target_id not in (d.operator_id, DOCTOR_NODE)]
+    return docs[:MAX_DOCS]
 
 
 def _name(inp: OperatorInputs, node_id: str) -> str:
