@@ -261,3 +261,18 @@ def test_approved_view_feeds_the_index_ranked_below_curated(setup) -> None:
         assert {r.target_id: r.source for r in rels} == {G: "matrix", "npc:灯塔守": "graph_edge"}
         # the guide's draft is tier B: its view is not indexed
         assert not [m for m in got["metadatas"] if m["operator_id"] == G]
+
+
+def test_persona_rechecks_the_quotes_of_a_hand_edited_draft(setup) -> None:
+    ws, home, fake, stub = setup
+    with ws() as w:
+        w.distill(["B"], [T], generated_at=AT)
+        path = home / "chars" / f"{T}.char"
+        prof = CharProfile.read(path)
+        first = prof.quotes()[0]
+        path.write_text(prof.text().replace(first.text, "一句被人改过的台词。"), encoding="utf-8")
+        p = w.persona(T)
+    assert p.hand_edited and p.tier == "B"
+    quotes = next(s for s in p.sections if s.title == QUOTES).text
+    assert "一句被人改过的台词" not in quotes
+    assert all(q.source_id in quotes for q in prof.quotes()[1:])

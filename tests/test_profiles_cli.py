@@ -99,6 +99,11 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 def test_cli_distill_persona_review(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run, home = cli
+    r = run("distill", "--dry-run", "--json")
+    assert r.exit_code == 0, r.output
+    est = json.loads(r.stdout)
+    assert est["B"]["requests"] == 2 and est["total"]["cost_usd"] > 0
+    assert not (home / "chars").exists()
     r = run("distill", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
