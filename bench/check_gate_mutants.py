@@ -214,12 +214,12 @@ def check() -> list[tuple[str, int, int, bool]]:
 
 def main() -> int:
     rows = check()
-    print(f"{'mutant':<32} {'tests':<48} {'failed':>6} {'passed':>6}  verdict")
+    print(f"{'mutant':<32} {'tests':<64} {'failed':>6} {'passed':>6}  verdict")
     for name, failed, passed, ok in rows:
         verdict = "ok" if ok else "SURVIVED" if name != "(unbroken)" else "BROKEN"
         files = _files(MUTANTS[name][0]) if name in MUTANTS else []
         tests = "+".join(f.removeprefix("tests/") for f in files) or "all of them"
-        print(f"{name:<32} {tests:<48} {failed:>6} {passed:>6}  {verdict}")
+        print(f"{name:<32} {tests:<64} {failed:>6} {passed:>6}  {verdict}")
     return 0 if all(ok for *_, ok in rows) else 1
 
 
