@@ -4,7 +4,10 @@ fail (and pass unbroken).
 Gates covered: the three evidence gates of relation extraction (tests/test_extract_gates.py),
 RAG document validation before indexing (tests/test_rag_docs.py), the chat-context token
 budget (tests/test_rag_context.py), the all-or-nothing stage write of ingest
-(tests/test_ingest.py) and anchor drift detection (tests/test_anchors.py).
+(tests/test_ingest.py), anchor drift detection (tests/test_anchors.py), and the profile
+gates: the verbatim quote gate, the structured-field check against the archive, the writer
+that never overwrites a tier-S or hand-edited file, and the tier rule of what a chat may use
+(tests/test_profiles_*.py and tests/test_distill.py).
 
 Run: ``.venv/bin/python bench/check_gate_mutants.py`` — prints mutant -> failed tests and
 exits non-zero if any mutant survives. Each run is a subprocess
@@ -101,11 +104,42 @@ def _anchor_drift_blind(_: Any) -> None:
     anchors._compare = lambda *a, **k: None
 
 
+def _verbatim_gate_disabled(_: Any) -> None:
+    from arklore.profiles import quotes
+
+    quotes.verify_quotes = lambda qs, sources, owners=None: quotes.GateResult(kept=list(qs))
+
+
+def _anchor_check_blind(_: Any) -> None:
+    from arklore.profiles import archive
+
+    archive.structured_fields_equal_source = lambda anchor, tables: (anchor, [])
+
+
+def _writer_overwrites_everything(_: Any) -> None:
+    from arklore.base.files import atomic_write_text
+    from arklore.profiles import charfile
+
+    def write(path, text, *, replace_approved=False):  # noqa: ANN001, ANN202
+        atomic_write_text(path, text)
+        return charfile.WriteResult("written", Path(path), "mutant")
+
+    charfile.write_profile = write
+
+
+def _tier_b_shows_everything(_: Any) -> None:
+    from arklore.profiles import charfile
+
+    charfile.B_ALLOWED = charfile.SECTION_ORDER
+
+
 EXTRACT = "tests/test_extract_gates.py"
 RAG_DOCS = "tests/test_rag_docs.py"
 RAG_CONTEXT = "tests/test_rag_context.py"
 INGEST = "tests/test_ingest.py"
 ANCHORS = "tests/test_anchors.py"
+DISTILL = "tests/test_distill.py"
+TASKS = "tests/test_distill_tasks.py"
 
 # mutant -> (the tests that must catch it, the patch)
 MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
@@ -118,8 +152,27 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "rag_budget_drops_anchors_first": (RAG_CONTEXT, _rag_budget_drops_anchors_first),
     "ingest_without_rollback": (INGEST, _ingest_without_rollback),
     "anchor_drift_blind": (ANCHORS, _anchor_drift_blind),
+    "verbatim_gate_disabled": (
+        ("tests/test_profiles_quotes.py", DISTILL, TASKS),
+        _verbatim_gate_disabled,
+    ),
+    "anchor_check_blind": (("tests/test_profiles_archive.py", DISTILL, TASKS), _anchor_check_blind),
+    "writer_overwrites_everything": (
+        ("tests/test_profiles_charfile.py", DISTILL),
+        _writer_overwrites_everything,
+    ),
+    "tier_b_shows_everything": (
+        ("tests/test_profiles_charfile.py", DISTILL),
+        _tier_b_shows_everything,
+    ),
 }
-ALL_TESTS = sorted({tests for tests, _ in MUTANTS.values()})
+
+
+def _files(tests: str | tuple[str, ...]) -> list[str]:
+    return [tests] if isinstance(tests, str) else list(tests)
+
+
+ALL_TESTS = sorted({f for tests, _ in MUTANTS.values() for f in _files(tests)})
 
 
 def _apply_from_env() -> None:
@@ -139,7 +192,7 @@ def run(mutant: str | None) -> tuple[int, int, int]:
     env = {k: v for k, v in os.environ.items() if k != ENV}
     if mutant:
         env[ENV] = mutant
-    tests = [MUTANTS[mutant][0]] if mutant else ALL_TESTS
+    tests = _files(MUTANTS[mutant][0]) if mutant else ALL_TESTS
     cmd = [sys.executable, "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider"]
     cmd += ["-m", "not realdata", "-p", "bench.check_gate_mutants", "-o", "addopts="]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
@@ -161,11 +214,12 @@ def check() -> list[tuple[str, int, int, bool]]:
 
 def main() -> int:
     rows = check()
-    print(f"{'mutant':<32} {'tests':<28} {'failed':>6} {'passed':>6}  verdict")
+    print(f"{'mutant':<32} {'tests':<64} {'failed':>6} {'passed':>6}  verdict")
     for name, failed, passed, ok in rows:
         verdict = "ok" if ok else "SURVIVED" if name != "(unbroken)" else "BROKEN"
-        tests = MUTANTS[name][0].removeprefix("tests/") if name in MUTANTS else "all of them"
-        print(f"{name:<32} {tests:<28} {failed:>6} {passed:>6}  {verdict}")
+        files = _files(MUTANTS[name][0]) if name in MUTANTS else []
+        tests = "+".join(f.removeprefix("tests/") for f in files) or "all of them"
+        print(f"{name:<32} {tests:<64} {failed:>6} {passed:>6}  {verdict}")
     return 0 if all(ok for *_, ok in rows) else 1
 
 

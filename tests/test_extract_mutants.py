@@ -1,6 +1,8 @@
 """Each safety gate's tests must fail when the gate is broken on purpose (and pass when it is
 not): runs bench/check_gate_mutants.py, which re-runs the gate's tests under each mutant in a
-subprocess (evidence gates, RAG validation, token budget, ingest rollback, anchor drift).
+subprocess (evidence gates, RAG validation, token budget, ingest rollback, anchor drift, and
+the profile gates: verbatim quotes, anchor fields equal to source, no overwrite of S/edited
+files, the tier rule).
 Kept in its own file so the mutant runs do not recurse into it."""
 
 from __future__ import annotations
@@ -35,5 +37,9 @@ def test_every_gate_mutant_is_caught_by_the_gate_tests(metrics) -> None:
         "rag_budget_drops_anchors_first",
         "ingest_without_rollback",
         "anchor_drift_blind",
+        "verbatim_gate_disabled",
+        "anchor_check_blind",
+        "writer_overwrites_everything",
+        "tier_b_shows_everything",
     ):
         assert mutant in proc.stdout

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from arklore.core.errors import UsageError
 from arklore.core.model import Line, LineKind, Source, Stage
 from arklore.core.operators import Operator
 from arklore.corpus.ingest import _rebuild_speakers
@@ -16,7 +17,7 @@ from arklore.corpus.store import Store
 from arklore.names.build import rebuild_names
 from arklore.names.registry import Registry
 from arklore.profiles import sources
-from arklore.profiles.charfile import TIER_B, TIER_S, CharProfile
+from arklore.profiles.charfile import TIER_B, CharProfile
 from arklore.workspace import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiles"
@@ -76,7 +77,7 @@ def test_story_lines_and_sources_from_the_store(tmp_path: Path) -> None:
 
 @pytest.fixture
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import arklore.cli.profiles  # noqa: F401 - registers the sub-app
+    import arklore.cli.profiles  # noqa: F401 - registers the commands
     from arklore.cli.app import app
 
     home = tmp_path / "home"
@@ -85,6 +86,8 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     shutil.copytree(FIXTURES, gamedata / "zh_CN/gamedata/excel")
     monkeypatch.setenv("ARKLORE_HOME", str(home))
     monkeypatch.setenv("ARKLORE_GAMEDATA", str(gamedata))
+    for var in ("LLM_API_KEY", "LLM_BASE_URL", "ARKLORE_CHARS_DIR"):
+        monkeypatch.delenv(var, raising=False)
     make_store(home / "arklore.sqlite3").close()
     runner = CliRunner()
 
@@ -94,32 +97,63 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return run, home
 
 
-def test_cli_draft_and_show(cli) -> None:
+def test_cli_distill_persona_review(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run, home = cli
-    r = run("profiles", "draft", "--json")
+    r = run("distill", "--dry-run", "--json")
+    assert r.exit_code == 0, r.output
+    est = json.loads(r.stdout)
+    assert est["B"]["requests"] == 2 and est["total"]["cost_usd"] > 0
+    assert not (home / "chars").exists()
+    r = run("distill", "--json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert out["actions"] == {"written": 2}
+    assert out["writes"] == {"written": 2} and out["llm_tasks"] == []
+    assert out["statuses"]["C"] == {"skipped": 2}
     chars = home / "chars"
     new = CharProfile.read(chars / f"{NEW}.char")
     assert new.tier == TIER_B and len(new.quotes()) == 6
     assert all(q.kind == "story" for q in new.quotes())
-    entry = next(e for e in out["entries"] if e["char_id"] == NEW)
-    assert entry["gaps"].startswith("no source: handbook_info_table (archive)")
-    assert (chars / "review.md").read_text(encoding="utf-8").startswith("# Profile review queue")
-    assert len(out["spot_check"]) == 1
 
-    r = run("profiles", "show", NEW, "--json")
+    r = run("persona", "岚烟", "--json")
     shown = json.loads(r.stdout)
     assert shown["tier"] == "B" and [s["title"] for s in shown["sections"]] == ["语录"]
+    assert shown["sections"][0]["tokens"] > 0 and shown["relation_context"] is True
+
+    r = run("review-queue", "--json")
+    assert r.exit_code == 0, r.output
+    queue = json.loads(r.stdout)
+    entry = next(e for e in queue["entries"] if e["char_id"] == NEW)
+    assert entry["gaps"].startswith("no source: handbook_info_table (archive)")
+    assert entry["tasks"]["B"]["status"] == "ok" and entry["tasks"]["D"]["status"] == "skipped"
+    md = Path(queue["path"]).read_text(encoding="utf-8")
+    assert md.startswith("# Character profile review queue") and "## No source" in md
+    r = run("review-queue", "--html", "--out", str(tmp_path / "q.html"))
+    assert r.exit_code == 0 and (tmp_path / "q.html").read_text().startswith("<!DOCTYPE html>")
 
     # a person takes the tester's file over: the next run leaves it alone
-    (chars / f"{T}.char").write_text("# 测试员\n\n## 我·性格\n认真。\n", encoding="utf-8")
-    r = run("profiles", "draft", T)
+    person = "# 测试员\n\n## 我·性格\n认真。\n"
+    (chars / f"{T}.char").write_text(person, encoding="utf-8")
+    r = run("distill", "--op", "测试员", "--json")
     assert r.exit_code == 0, r.output
-    assert "draft 1" in r.stdout
-    assert CharProfile.read(chars / f"{T}.char").tier == TIER_S
-    assert (chars / f"{T}.char.draft").exists()
+    assert json.loads(r.stdout)["protected"] == {T: str(chars / f"{T}.char")}
+    assert (chars / f"{T}.char").read_text(encoding="utf-8") == person
 
-    r = run("profiles", "draft", "谁也不是")
+    r = run("review", "approve", "岚烟")
+    assert r.exit_code == 0, r.output
+    assert CharProfile.read(chars / f"{NEW}.char").tier == "A"
+    r = run("review", "approve", "测试员")
+    assert r.exit_code == 1 and "written by a person" in str(r.exception)
+
+    # a folder of hand-written files is read first and never written to
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / f"{NEW}.char").write_text("# 岚烟\n\n## 我·性格\n爱看灯塔。\n", encoding="utf-8")
+    monkeypatch.setenv("ARKLORE_CHARS_DIR", str(mine))
+    r = run("persona", NEW, "--json")
+    assert json.loads(r.stdout)["tier"] == "S"
+    r = run("distill", "--out", str(mine))
+    assert isinstance(r.exception, UsageError) and r.exception.exit_code == 2
+    assert "never written to" in r.exception.hint
+
+    r = run("distill", "--op", "谁也不是")
     assert r.exit_code != 0 and "谁也不是" in str(r.exception)

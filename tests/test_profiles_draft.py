@@ -140,9 +140,12 @@ def test_draft_of_an_operator_with_archive_and_voice(tables, tmp_path: Path) -> 
     allowed = allowed_sections(prof)
     assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES]
     e = d.entry
-    assert e.tasks["anchor"] == TaskStatus(OK, "12 fields copied from source")
-    assert e.tasks["quotes"] == TaskStatus(OK, "7 quotes (voice)")
-    assert e.tasks["core"].status == SKIPPED and e.tasks["relations"].status == OK
+    assert e.tasks["A"] == TaskStatus(OK, "12 fields copied from source; 核心经历: needs a model")
+    assert e.tasks["B"] == TaskStatus(
+        OK, "7 quotes by the rule (voice); personality: needs a model"
+    )
+    assert e.tasks["C"].status == SKIPPED and e.tasks["D"].status == SKIPPED
+    assert e.tasks["E"].status == OK
     assert e.gaps == "no source: story (story lines)"
     assert e.relation_candidates[0].startswith("新人 (char_999_newcomer): 5 story")
     # same inputs, same bytes
@@ -165,7 +168,9 @@ def test_alternate_form_uses_its_voice_and_base_story_lines(tables) -> None:
         "voice:char_1902_twin2_CN_002", "voice:char_1902_twin2_CN_003",
         "story:s/t#1:00000000", "story:s/t#2:00000000",
     ]  # fmt: skip
-    assert d.entry.tasks["quotes"].reason == "only 4 quotes (voice+story): few candidates"
+    assert d.entry.tasks["B"].reason == (
+        "4 quotes by the rule (voice+story): few candidates; personality: needs a model"
+    )
     assert d.anchor.value("身高") == "150cm"
     assert d.entry.gaps == "no source: character_table (faction)"
 
@@ -178,7 +183,7 @@ def test_operator_with_no_source_gets_no_file(tables, tmp_path: Path) -> None:
         "no source: handbook_info_table (archive), character_table (faction), "
         "charword_table (voice), story (story lines)"
     )
-    assert d.entry.tasks["quotes"].status == SKIPPED
+    assert d.entry.tasks["B"].status == SKIPPED
     assert write_draft(d, tmp_path) is None and not any(tmp_path.iterdir())
 
 
@@ -209,7 +214,7 @@ def _entries(n: int) -> list[ReviewEntry]:
     out = []
     for i in range(n):
         e = ReviewEntry(f"char_{i:03d}_x", f"干员{i}", f"/c/char_{i:03d}_x.char", TIER_B)
-        e.tasks = {"anchor": TaskStatus(OK, "")}
+        e.tasks = {"A": TaskStatus(OK, "")}
         out.append(e)
     return out
 
@@ -217,7 +222,7 @@ def _entries(n: int) -> list[ReviewEntry]:
 def test_review_queue_markdown(tables) -> None:
     entries = [d.entry for d in draft_all(OPS.values(), tables, {}, generated_at=AT)]
     entries[0].quotes_removed.append("「编的」 voice:x_CN_001: not verbatim in voice:x_CN_001")
-    entries[1].tasks["quotes"] = TaskStatus(FAILED, "every chosen quote failed the verbatim gate")
+    entries[1].tasks["B"] = TaskStatus(FAILED, "every chosen quote failed the verbatim gate")
     md = render_queue(entries)
     assert md.startswith("# Profile review queue\n")
     assert "5 operators; tiers B 4, C 1; 5 with missing sources; 2 need attention." in md

@@ -81,7 +81,7 @@ def test_structured_anchor_equals_the_archive(real, char_id: str) -> None:
             row = tables.character[char_id]
             key, tid = re.match(r"^\w+\.(\w+)=(\w+) ", f.field).groups()
             assert row[key] == tid and tables.handbook_team[tid]["powerName"] == f.value
-    assert a.gaps == [] and d.entry.tasks["anchor"].status == "ok"
+    assert a.gaps == [] and d.entry.tasks["A"].status == "ok"
 
 
 @pytest.mark.parametrize("char_id", sorted(THREE))
@@ -125,7 +125,7 @@ def test_writer_produces_a_tier_b_file(real, tmp_path: Path, char_id: str) -> No
     assert prof.char_id == char_id and prof.name == THREE[char_id]
     allowed = allowed_sections(prof)
     assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES]
-    assert {t for t, _ in allowed.excluded} == {"我·性格", "我·关于博士"}
+    assert {t for t, _ in allowed.excluded} == {"我·性格", "我·关于博士", "我·身边的人"}
     assert all(s.tokens > 0 for s in allowed.sections) and allowed.total_tokens < 800
     # rewriting the same draft changes nothing
     assert write_draft(d, tmp_path).action == "unchanged"

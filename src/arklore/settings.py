@@ -18,12 +18,18 @@ variable                        meaning                                         
 ``ARKLORE_RAG_TOKEN_BUDGET``    tokens of the relation block per chat turn          ``800``
 ``ARKLORE_MAX_MESSAGE_CHARS``   longest chat message accepted (characters)          ``8000``
 ``CHROMA_HOST``/``CHROMA_PORT`` a Chroma server instead of the embedded index       (embedded) / ``8000``
+``ARKLORE_CHARS_DIR``           a folder of hand-written ``.char`` profiles: read   (none)
+                                first, never written to
+``ARKLORE_TIER_C_RELATIONS``    1: a tier-C operator (no profile) still gets        ``0``
+                                relation context (the design says she does not)
 ``LLM_BASE_URL``                any OpenAI-compatible endpoint                      ``https://api.deepseek.com``
 ``LLM_MODEL``                   model name sent to the endpoint                     ``deepseek-flash``
 ``LLM_API_KEY``                 bearer key (never written anywhere)                 (none)
 ``LLM_<TASK>_BASE_URL``         per-task endpoint / model / key, e.g.               the global value
 ``LLM_<TASK>_MODEL``            ``LLM_RELATIONS_MODEL``,
-``LLM_<TASK>_API_KEY``          ``LLM_RELATION_DESCRIPTIONS_BASE_URL``
+``LLM_<TASK>_API_KEY``          ``LLM_RELATION_DESCRIPTIONS_BASE_URL``; profile
+                                tasks ``distill_a`` ... ``distill_d``
+                                (``LLM_DISTILL_C_MODEL``...)
 ``LLM_JSON_MODE``               send ``response_format=json_object`` (0 for         ``1``
                                 endpoints without JSON mode)
 ``LLM_TIMEOUT``                 seconds per HTTP request                            ``120``
@@ -145,9 +151,11 @@ class Settings(BaseModel):
     max_message_chars: int = Field(default=8000, ge=1, le=10_000_000)
     chroma_host: str | None = None
     chroma_port: int = Field(default=8000, ge=1, le=65535)
+    chars_dir: Path | None = None
+    tier_c_relations: bool = False
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
-    @field_validator("home", "gamedata", "astr", "aliases_file")
+    @field_validator("home", "gamedata", "astr", "aliases_file", "chars_dir")
     @classmethod
     def _path(cls, v: Path | None) -> Path | None:
         if v is not None and not str(v).strip():
@@ -197,6 +205,8 @@ _VARS: dict[str, str] = {
     "ARKLORE_MAX_MESSAGE_CHARS": "max_message_chars",
     "CHROMA_HOST": "chroma_host",
     "CHROMA_PORT": "chroma_port",
+    "ARKLORE_CHARS_DIR": "chars_dir",
+    "ARKLORE_TIER_C_RELATIONS": "tier_c_relations",
 }
 _LLM_VARS: dict[str, str] = {
     "LLM_BASE_URL": "base_url",
@@ -215,6 +225,7 @@ _LLM_VARS: dict[str, str] = {
 _ALLOWED = {
     "ARKLORE_EMBEDDER": "one of " + ", ".join(EMBEDDER_NAMES),
     "LLM_JSON_MODE": "1 or 0",
+    "ARKLORE_TIER_C_RELATIONS": "1 or 0",
 }
 
 

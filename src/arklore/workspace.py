@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from arklore.base.db import Migration
-from arklore.base.files import file_fingerprint
+from arklore.base.files import atomic_write_text, file_fingerprint
 from arklore.core.errors import (
     AmbiguousNameError,
     DataRootsChangedError,
@@ -30,8 +30,9 @@ from arklore.core.errors import (
     InputFileError,
     NotIngestedError,
     UnknownNameError,
+    UsageError,
 )
-from arklore.core.operators import Alias
+from arklore.core.operators import Alias, Operator
 from arklore.core.text import check_message
 from arklore.corpus import anchors, crosscheck
 from arklore.corpus import schema as corpus_schema
@@ -52,10 +53,26 @@ from arklore.names import schema as names_schema
 from arklore.names.aliases import AliasTable, default_alias_path, load_user_aliases
 from arklore.names.matcher import Mention, MentionContext, MentionMatcher
 from arklore.names.registry import build_registry
+from arklore.profiles import distill as distill_run
+from arklore.profiles import feedback as profile_feedback
+from arklore.profiles import review as profile_review
+from arklore.profiles import schema as profiles_schema
+from arklore.profiles import sources as profile_sources
+from arklore.profiles.archive import Tables
+from arklore.profiles.charfile import SUFFIX as CHAR_SUFFIX
+from arklore.profiles.charfile import ApproveRefusedError, CharProfile
+from arklore.profiles.charfile import approve as approve_text
+from arklore.profiles.draft import utc_now
+from arklore.profiles.inputs import DOC_RANK, OperatorInputs
+from arklore.profiles.persona import Persona, persona
+from arklore.profiles.quotes import voice_index, voice_sources
+from arklore.profiles.results import load_results
 from arklore.rag import describe
 from arklore.rag.context import RelationContext, RelationRAG, spans_from_mentions
+from arklore.rag.docs import RelationDoc, SourceContext, collect_documents
 from arklore.rag.embedders import Embedder, make_embedder
 from arklore.rag.index import BuildReport, build_index, disk_bytes, make_client, read_pointer
+from arklore.rag.validate import validate as validate_docs
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
 
@@ -66,6 +83,7 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     *names_schema.MIGRATIONS,  # copies the 0.1 speaker ids before corpus/002 drops them
     *corpus_schema.MIGRATIONS[1:],
     *extract_schema.MIGRATIONS,
+    *profiles_schema.MIGRATIONS,
 )
 """Every layer's tables in the store, in the order they are applied."""
 
@@ -114,6 +132,19 @@ class Paths:
     def relation_exports(self) -> Path:
         return self.home / "exports" / "relations"
 
+    @property
+    def chars(self) -> Path:
+        """Generated ``.char`` profiles (``arklore distill`` writes them here by default)."""
+        return self.home / "chars"
+
+    @property
+    def distill_errors(self) -> Path:
+        return self.home / "distill_errors.jsonl"
+
+    @property
+    def review_queue(self) -> Path:
+        return self.home / "char-auto-review-queue.md"
+
 
 @dataclass
 class GraphBuild:
@@ -139,6 +170,7 @@ class Workspace:
         self._graph: RelationGraph | None = None
         self._rag: RelationRAG | None = None
         self._chroma: Any = None
+        self._profile_tables: Tables | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -488,6 +520,7 @@ class Workspace:
                 graph_fingerprint=fingerprint,
                 store=store,
                 describer=describer,
+                extra_documents=profile_feedback.char_anchor_documents(self.profiles(), graph),
                 force=force,
                 progress=progress,
                 client=self.chroma(),
@@ -569,6 +602,236 @@ class Workspace:
                 f"{name!r} is not in the relation graph", hint=_closest_hint(name, names)
             )
         return nid
+
+    # -- character profiles ------------------------------------------------------------------
+    def char_dirs(self) -> list[Path]:
+        """Where profiles are read, first match wins: the user's folder of hand-written files
+        (``ARKLORE_CHARS_DIR``, never written to), then the generated ones."""
+        dirs = [Path(self.settings.chars_dir)] if self.settings.chars_dir is not None else []
+        return [*dirs, self.paths.chars]
+
+    def profile(self, char_id: str) -> tuple[Path, CharProfile] | None:
+        """Her ``.char`` file and its parsed text (None: tier C, no profile)."""
+        for d in self.char_dirs():
+            p = d / f"{char_id}{CHAR_SUFFIX}"
+            if p.is_file():
+                return p, CharProfile.read(p)
+        return None
+
+    def profiles(self) -> list[tuple[Path, CharProfile]]:
+        """Every profile, one per operator (the user's folder wins), by file name."""
+        seen: set[str] = set()
+        out: list[tuple[Path, CharProfile]] = []
+        for d in self.char_dirs():
+            if not d.is_dir():
+                continue
+            for p in sorted(d.glob(f"*{CHAR_SUFFIX}")):
+                prof = CharProfile.read(p)
+                if prof.char_id and prof.char_id not in seen:
+                    seen.add(prof.char_id)
+                    out.append((p, prof))
+        return out
+
+    def profile_tables(self) -> Tables:
+        """The excel tables profiles read (archive, characters, voice, teams), parsed once."""
+        if self._profile_tables is None:
+            self._profile_tables = profile_sources.load_tables(self.roots.excel_root_or_none())
+        return self._profile_tables
+
+    def select_operators(self, names: Sequence[str] | None = None) -> list[Operator]:
+        """The registry's operators named (any alias-table name or id), else all of them."""
+        ops = profile_sources.load_operators(self.store())
+        if not names:
+            return ops
+        by_id = {o.char_id: o for o in ops}
+        wanted = dict.fromkeys(self.resolve_operator(n) for n in names)
+        return [by_id[c] for c in wanted if c in by_id]
+
+    def relation_documents(self) -> dict[str, list[RelationDoc]]:
+        """Graph node -> the relation documents of her view that the index is built from
+        without a model (curated, extracted, evidence-built); {} when no graph was built."""
+        if self._graph is None and not self.paths.graph.exists():
+            return {}
+        graph = self.graph()
+        store = self._open_store() if self.paths.db.exists() else None
+        ctx = SourceContext(graph=graph, graph_path=str(self.paths.graph), store=store)
+        ok, _ = validate_docs(collect_documents(ctx, list(DOC_RANK)), graph)
+        out: dict[str, list[RelationDoc]] = {}
+        for d in ok:
+            out.setdefault(d.operator_id, []).append(d)
+        return out
+
+    def profile_inputs(self, operators: Sequence[Operator]) -> list[OperatorInputs]:
+        """What the distillation tasks read about each of ``operators``."""
+        graph = self.graph() if self._graph is not None or self.paths.graph.exists() else None
+        return profile_sources.operator_inputs(
+            self.store(),
+            self.profile_tables(),
+            operators,
+            graph=graph,
+            docs_by_operator=self.relation_documents() if graph is not None else None,
+        )
+
+    def _chars_out(self, out: Path | None) -> Path:
+        target = Path(out) if out is not None else self.paths.chars
+        user = self.settings.chars_dir
+        if user is not None and target.resolve() == Path(user).resolve():
+            raise UsageError(
+                f"{target} is ARKLORE_CHARS_DIR, the folder of hand-written profiles",
+                hint="it is never written to: write to another folder (--out)",
+            )
+        return target
+
+    def distill(
+        self,
+        tasks: Sequence[str] = ("all",),
+        operators: Sequence[str] | None = None,
+        *,
+        out: Path | None = None,
+        retry: int | None = None,
+        concurrency: int = 8,
+        resume: bool = True,
+        no_cache: bool = False,
+        max_cost: float | None = None,
+        generated_at: str | None = None,
+        progress: Progress | None = None,
+    ) -> distill_run.DistillReport:
+        """Run the distillation tasks for ``operators`` (names; None: all) and write their
+        profiles (``out``, default ``$ARKLORE_HOME/chars``). A task whose LLM setting
+        (``LLM_DISTILL_<X>_*``, else the global one) has a model uses it; the others run
+        their rule. Operators with a file in ``ARKLORE_CHARS_DIR`` or a tier-S file are
+        skipped. Stops early at the circuit breaker or ``max_cost``; a rerun resumes."""
+        letters = self._tasks(tasks)
+        out_dir = self._chars_out(out)
+        inputs = self.profile_inputs(self.select_operators(operators))
+        cfg = self.settings.llm
+        llm_tasks = [
+            t for t in letters if t in distill_run.TASK_NAMES
+            and cfg.configured(distill_run.TASK_NAMES[t])
+        ]  # fmt: skip
+        models = {t: cfg.config(distill_run.TASK_NAMES[t]).model for t in llm_tasks}
+        protected = {}
+        if self.settings.chars_dir is not None:
+            for inp in inputs:
+                p = Path(self.settings.chars_dir) / f"{inp.char_id}{CHAR_SUFFIX}"
+                if p.is_file():
+                    protected[inp.char_id] = p
+        llm = None
+        if llm_tasks:
+            llm = self.llm(no_cache=no_cache, **({} if retry is None else {"max_retries": retry}))
+        try:
+            return distill_run.run_distill(
+                self.store(),
+                inputs,
+                letters,
+                out_dir=out_dir,
+                llm=llm,
+                llm_tasks=llm_tasks,
+                models=models,
+                protected=protected,
+                files=self.paths.llm,
+                errors_path=self.paths.distill_errors,
+                concurrency=concurrency,
+                resume=resume,
+                stop_after_unreachable=cfg.breaker_failures,
+                max_cost=max_cost,
+                generated_at=generated_at or utc_now(),
+                progress=progress,
+                secrets=cfg.secrets(),
+            )
+        finally:
+            if llm is not None:
+                llm.close()
+
+    def distill_dry_run(
+        self, tasks: Sequence[str] = ("all",), operators: Sequence[str] | None = None
+    ) -> dict[str, Estimate]:
+        """Task letter -> tokens and cost of its requests at its model's prices; sends nothing."""
+        inputs = self.profile_inputs(self.select_operators(operators))
+        return distill_run.dry_run(
+            inputs, self._tasks(tasks), lambda task: self.settings.llm_config(task).prices
+        )
+
+    @staticmethod
+    def _tasks(tasks: Sequence[str]) -> list[str]:
+        try:
+            return distill_run.parse_tasks(tasks)
+        except ValueError as exc:
+            raise UsageError(str(exc), hint="tasks are A, B, C, D, E or all") from None
+
+    def persona(self, name: str) -> Persona:
+        """Exactly the sections a chat may inject for her tier, with their token counts."""
+        cid = self.resolve_operator(name)
+        op = next((o for o in self.select_operators() if o.char_id == cid), None)
+        found = self.profile(cid)
+        sources = owners = None
+        if found is not None and found[1].tier == "B" and found[1].hand_edited:
+            # the hash no longer vouches for the quotes: check them against their sources
+            tables = self.profile_tables()
+            ids = [q.source_id.partition(":")[2] for q in found[1].quotes()]
+            sources = voice_sources(voice_index(tables.charword).get(cid, []))
+            sources |= profile_sources.story_line_sources(self.store(), ids)
+            owners = {cid} | ({op.base_id} if op is not None and op.base_id else set())
+        return persona(
+            cid,
+            op.name if op is not None else (found[1].name if found else cid),
+            found,
+            tier_c_relations=self.settings.tier_c_relations,
+            quote_sources=sources,
+            owners=owners,
+        )
+
+    def review_queue(
+        self, *, seed: int = 0, operators: Sequence[str] | None = None
+    ) -> profile_review.Queue:
+        """The review queue: an entry per operator with results or a profile, and every
+        operator some source has nothing for ("no source: ...")."""
+        return profile_review.build_queue(
+            self.select_operators(operators),
+            self.profile_tables(),
+            load_results(self.store()),
+            profiles={cid: found for cid in self._ids() if (found := self.profile(cid))},
+            has_story=profile_sources.operators_with_story_lines(self.store()),
+            relation_docs=self.relation_documents(),
+            graph=self.graph() if self._graph is not None or self.paths.graph.exists() else None,
+            seed=seed,
+        )
+
+    def _ids(self) -> list[str]:
+        return [o.char_id for o in self.select_operators()]
+
+    def approve_profile(
+        self, name: str, *, accept_edits: bool = False, char_dir: Path | None = None
+    ) -> Path:
+        """A reviewer's approval: her tier-B draft becomes tier A (the marker only)."""
+        cid = self.resolve_operator(name)
+        if self.settings.chars_dir is not None:
+            mine = Path(self.settings.chars_dir) / f"{cid}{CHAR_SUFFIX}"
+            if mine.is_file():
+                raise ApproveRefusedError(
+                    f"{mine} is in ARKLORE_CHARS_DIR, the folder of hand-written profiles",
+                    hint="that folder is never written to; nothing to approve",
+                )
+        path = self._chars_out(char_dir) / f"{cid}{CHAR_SUFFIX}"
+        if not path.is_file():
+            raise ApproveRefusedError(
+                f"{name}: no profile at {path} (tier C)",
+                hint=f"run `arklore distill --op {name}` first",
+            )
+        prof = CharProfile.read(path)
+        if prof.tier != "B":
+            what = "already approved (tier A)" if prof.tier == "A" else "written by a person (S)"
+            raise ApproveRefusedError(
+                f"{path}: {what}", hint="only tier-B drafts ([AUTO-DRAFT]) can be approved"
+            )
+        if prof.hand_edited and not accept_edits:
+            raise ApproveRefusedError(
+                f"{path} was edited by hand since it was generated (its hash no longer "
+                "matches): approving would vouch for edits nobody checked against the sources",
+                hint="review the edits, then run `arklore review approve` with --accept-edits",
+            )
+        atomic_write_text(path, approve_text(prof.text()))
+        return path
 
 
 def _abs(p: Path | None) -> str | None:

@@ -7,6 +7,8 @@ from arklore.cli.app import app
 from arklore.cli.corpus import print_counts, print_crosscheck
 from arklore.cli.graph import print_build
 from arklore.names.audit import audit
+from arklore.profiles.charfile import ANCHOR, CharProfile
+from arklore.profiles.draft import draft_profile
 
 DEMO_OPERATOR = "char_002_amiya"
 
@@ -35,6 +37,7 @@ def demo(json: JsonOpt = False) -> None:
         }
         for e in graph.get_top_anchor_relations(DEMO_OPERATOR, 3)
     ]
+    profile = _profile_excerpt(ws, graph)
     if json:
         print_json(
             {
@@ -45,6 +48,7 @@ def demo(json: JsonOpt = False) -> None:
                 | {"suspects": len(names["suspects"])},
                 "graph": built.report,
                 "anchors": {DEMO_OPERATOR: anchors},
+                "profile": profile,
             }
         )
         return
@@ -76,3 +80,26 @@ def demo(json: JsonOpt = False) -> None:
             highlight=False,
             markup=False,
         )
+    console.rule("character profile (no LLM: tasks A and B by their rules)")
+    console.print(f"{DEMO_OPERATOR} {profile['name']} (tier {profile['tier']}):", highlight=False)
+    for b in profile["anchor"]:
+        console.print(f"  锚 {b}", highlight=False, markup=False)
+    for q in profile["quotes"]:
+        console.print(f"  「{q['text']}」 —— {q['source_id']}", highlight=False, markup=False)
+
+
+def _profile_excerpt(ws, graph) -> dict:  # noqa: ANN001
+    """One generated profile, in memory (nothing written): anchor + 3 quotes with ids."""
+    inp = ws.profile_inputs(ws.select_operators([DEMO_OPERATOR]))[0]
+    d = draft_profile(
+        inp.op, ws.profile_tables(), story_lines=inp.story, voice=inp.voice, graph=graph
+    )
+    prof = CharProfile.parse(d.text or "")
+    anchor = prof.section(ANCHOR).bullets()[:8] if prof.section(ANCHOR) else []
+    quotes = [{"text": q.text, "source_id": q.source_id} for q in prof.quotes()[:3]]
+    return {
+        "name": inp.name,
+        "tier": prof.tier if d.text else "C",
+        "anchor": anchor,
+        "quotes": quotes,
+    }

@@ -1,4 +1,11 @@
-"""Profile commands: draft .char files without a model, show what a chat may use of one."""
+"""Character profile commands: `arklore distill`, `arklore persona`, `arklore review-queue`,
+`arklore review approve`.
+
+Exit codes of `distill` (see arklore.core.errors): 0 done; 3 some tasks failed for some
+operators (see distill_errors.jsonl; rerun to retry); 4 stopped early (endpoint unreachable
+or --max-cost; rerun resumes); 5 done, with gate findings to review (quotes removed,
+anchor fields corrected, people dropped).
+"""
 
 from __future__ import annotations
 
@@ -8,108 +15,202 @@ from typing import Annotated
 import typer
 
 from arklore.base.files import atomic_write_text
-from arklore.cli._common import JsonOpt, console, print_json, workspace
+from arklore.cli._common import (
+    ConcurrencyOpt,
+    DryRunOpt,
+    JsonOpt,
+    MaxCostOpt,
+    NoCacheOpt,
+    ResumeOpt,
+    RetryOpt,
+    console,
+    end_llm_run,
+    err_console,
+    print_json,
+    progress_bar,
+    workspace,
+)
 from arklore.cli.app import app
-from arklore.graph.io import load_graph
-from arklore.profiles import sources
-from arklore.profiles.charfile import SUFFIX, CharProfile, allowed_sections
-from arklore.profiles.draft import draft_all, write_draft
-from arklore.profiles.review import render_queue, spot_check_sample
+from arklore.cli.extract import review_app
+from arklore.profiles.distill import TASK_NAMES, DistillReport, total_estimate
 
-profiles_app = typer.Typer(help="Character profiles (.char files).", no_args_is_help=True)
-app.add_typer(profiles_app, name="profiles")
-OutOpt = Annotated[
+TaskOpt = Annotated[
+    list[str],
+    typer.Option("--task", help="A, B, C, D, E or all (repeat or comma-separate for several)."),
+]
+OpOpt = Annotated[
+    list[str] | None,
+    typer.Option("--op", help="An operator (any name the alias table knows, or her id); repeat."),
+]
+OutDirOpt = Annotated[
     Path | None,
-    typer.Option("--dir", help="Folder of the .char files (default $ARKLORE_HOME/chars)."),
+    typer.Option(
+        "--out", help="Folder of the generated .char files (default $ARKLORE_HOME/chars)."
+    ),
 ]
 
 
-def _char_dir(d: Path | None) -> Path:
-    return d if d is not None else workspace().paths.home / "chars"
-
-
-@profiles_app.command("draft")
-def draft(
-    only: Annotated[
-        list[str] | None, typer.Argument(help="Char ids or names (default: all).")
+@app.command("distill")
+def distill_cmd(
+    task: TaskOpt = ["all"],  # noqa: B006 - typer reads the default, never mutates it
+    op: OpOpt = None,
+    retry: RetryOpt = None,
+    resume: ResumeOpt = True,
+    concurrency: ConcurrencyOpt = 8,
+    dry_run: DryRunOpt = False,
+    max_cost: MaxCostOpt = None,
+    no_cache: NoCacheOpt = False,
+    out: OutDirOpt = None,
+    generated_at: Annotated[
+        str | None,
+        typer.Option("--generated-at", hidden=True, help="Pin the header's generated time."),
     ] = None,
-    char_dir: OutOpt = None,
-    review: Annotated[
-        Path | None, typer.Option(help="Review queue Markdown (default <dir>/review.md).")
-    ] = None,
-    no_graph: Annotated[bool, typer.Option("--no-graph", help="Skip relation candidates.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed of the 10% spot-check sample.")] = 0,
     json: JsonOpt = False,
 ) -> None:
-    """Draft tier-B profiles from the archive, voice and story lines (no model); files people
-    wrote or edited are never overwritten (the draft goes beside them)."""
+    """Draft character profiles (.char) from the archives, voice and story lines: A anchor,
+    B quotes + personality, C attitude to the Doctor, D her key people, E relation candidates.
+
+    Tasks with a model configured (LLM_DISTILL_<X>_MODEL / _BASE_URL / _API_KEY, else the
+    global LLM_*) use it; without one A and B run their documented rules, C and D are
+    skipped. Files written by a person (tier S, or ARKLORE_CHARS_DIR) and hand-edited files
+    are never overwritten: the new draft goes beside them.
+    """
     ws = workspace()
-    tables = sources.load_tables(ws.roots.excel_root())
-    store = ws.store()
-    ops = sources.load_operators(store)
-    if only:
-        wanted = {ws.resolve_operator(who) for who in only}
-        ops = [o for o in ops if o.char_id in wanted]
-    lines = sources.story_lines(store, None if not only else _with_bases(ops))
-    gpath = ws.paths.graph
-    graph = load_graph(gpath) if not no_graph and gpath.exists() else None
-    out_dir = _char_dir(char_dir)
-    drafts = draft_all(ops, tables, lines, graph=graph)
-    actions: dict[str, int] = {}
-    for d in drafts:
-        res = write_draft(d, out_dir)
-        key = res.action if res is not None else "tier C"
-        actions[key] = actions.get(key, 0) + 1
-    entries = [d.entry for d in drafts if d.entry is not None]
-    queue = review if review is not None else out_dir / "review.md"
-    atomic_write_text(queue, render_queue(entries))
-    sample = [e.char_id for e in spot_check_sample(entries, seed=seed)]
-    if json:
-        print_json(
-            {
-                "dir": str(out_dir),
-                "review": str(queue),
-                "actions": actions,
-                "spot_check": sample,
-                "entries": [e.to_dict() for e in entries],
-            }
-        )
+    if dry_run:
+        parts = ws.distill_dry_run(task, op)
+        total = total_estimate(parts)
+        if json:
+            print_json({t: vars(e) for t, e in parts.items()} | {"total": vars(total)})
+            return
+        for t, est in parts.items():
+            model = ws.settings.llm_config(TASK_NAMES[t]).model
+            console.print(f"task {t} ({TASK_NAMES[t]}, {model}): {est.line()}", highlight=False)
+        console.print(f"all tasks: {total.line()}", highlight=False)
         return
+    with progress_bar(not json) as progress:
+        report = ws.distill(
+            task,
+            op,
+            out=out,
+            retry=retry,
+            concurrency=concurrency,
+            resume=resume,
+            no_cache=no_cache,
+            max_cost=max_cost,
+            generated_at=generated_at,
+            progress=progress,
+        )
+    if json:
+        print_json(report.to_dict())
+        if report.cost_line:
+            err_console.print(report.cost_line, highlight=False)
+    else:
+        _print_report(report)
+    end_llm_run(report.stopped, report.failed, report.exit_code)
+
+
+def _print_report(r: DistillReport) -> None:
+    llm = f"; with a model: {', '.join(r.llm_tasks)}" if r.llm_tasks else "; no model"
+    console.print(f"{r.operators} operators, tasks {', '.join(r.tasks)}{llm}", highlight=False)
+    for t in r.tasks:
+        counts = r.statuses.get(t, {})
+        console.print(
+            f"  {t}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), highlight=False
+        )
+    if r.llm_tasks:
+        console.print(
+            f"requests: {r.done} run ({r.cached} from cache), {r.resumed} already stored, "
+            f"{r.failed} failed, {r.not_started} not sent",
+            highlight=False,
+        )
     console.print(
-        f"{len(drafts)} operators -> {out_dir}: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(actions.items())),
+        "files: " + (", ".join(f"{k} {v}" for k, v in sorted(r.writes.items())) or "none"),
         highlight=False,
     )
-    console.print(f"review queue: {queue}", highlight=False)
-    console.print(f"spot check (seed {seed}): {', '.join(sample)}", highlight=False)
+    if r.protected:
+        console.print(f"{len(r.protected)} written by a person (skipped)", highlight=False)
+    if r.findings:
+        console.print(f"[yellow]{len(r.findings)} gate findings[/]:", highlight=False)
+        for f in r.findings[:10]:
+            console.print(f"  {f}", highlight=False, markup=False)
+        if len(r.findings) > 10:
+            console.print(f"  ... see {r.errors_file} and `arklore review-queue`")
+    if r.cost_line:
+        console.print(r.cost_line, highlight=False)
 
 
-def _with_bases(ops) -> set[str]:
-    return {o.char_id for o in ops} | {o.base_id for o in ops if o.base_id}
-
-
-@profiles_app.command("show")
-def show(char_id: str, char_dir: OutOpt = None, json: JsonOpt = False) -> None:
-    """The tier of one .char file, whether it was edited by hand, and the sections a chat may
-    use of it with their token counts."""
-    path = _char_dir(char_dir) / f"{char_id}{SUFFIX}"
-    prof = CharProfile.read(path) if path.exists() else None
-    allowed = allowed_sections(prof)
-    out = {
-        "char_id": char_id,
-        "path": str(path) if prof else None,
-        "tier": allowed.tier,
-        "hand_edited": bool(prof and prof.hand_edited),
-        "sections": [{"title": x.title, "tokens": x.tokens} for x in allowed.sections],
-        "excluded": [{"title": t, "why": w} for t, w in allowed.excluded],
-        "total_tokens": allowed.total_tokens,
-    }
+@app.command("persona")
+def persona_cmd(
+    operator: Annotated[str, typer.Argument(help="Any name the alias table knows, or an id.")],
+    json: JsonOpt = False,
+) -> None:
+    """Exactly the sections a chat may inject for her tier, with their token counts
+    (S/A: all; B: 锚, 物理标签 and verified quotes; C: nothing, and no relation context)."""
+    p = workspace().persona(operator)
     if json:
-        print_json(out)
+        print_json(p.to_dict())
         return
-    edited = " (edited by hand)" if out["hand_edited"] else ""
-    console.print(f"{char_id}: tier {allowed.tier}{edited}", highlight=False)
-    for x in allowed.sections:
-        console.print(f"  ## {x.title}: {x.tokens} tokens", highlight=False)
-    for t, w in allowed.excluded:
-        console.print(f"  (## {t}: {w})", highlight=False)
+    edited = " (edited by hand)" if p.hand_edited else ""
+    where = p.path or "no profile"
+    console.print(f"{p.name} ({p.char_id}): tier {p.tier}{edited}, {where}", highlight=False)
+    for s in p.sections:
+        console.print(f"## {s.title}  [{s.tokens} tokens]", highlight=False, markup=False)
+        console.print(s.text, highlight=False, markup=False)
+    for title, why in p.excluded:
+        console.print(f"(not used: {title}: {why})", highlight=False, markup=False)
+    console.print(f"total: {p.total_tokens} tokens", highlight=False)
+    if p.note:
+        console.print(p.note, highlight=False)
+
+
+@app.command("review-queue")
+def review_queue_cmd(
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Where to write it (default $ARKLORE_HOME/char-auto-review-queue.md)."
+        ),
+    ] = None,
+    html: Annotated[bool, typer.Option("--html", help="A self-contained HTML page.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the 10% relation-document sample.")] = 0,
+    op: OpOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Per operator: her .char file and tier, each task's status and why, quotes the
+    verbatim gate removed, anchor fields set back to source, the sources used, a seeded 10%
+    sample of her relation documents; then every operator some source has nothing for."""
+    ws = workspace()
+    queue = ws.review_queue(seed=seed, operators=op)
+    target = out or ws.paths.review_queue
+    if html and out is None:
+        target = target.with_suffix(".html")
+    atomic_write_text(target, queue.html() if html else queue.markdown())
+    if json:
+        print_json({"path": str(target)} | queue.to_dict())
+        return
+    tiers: dict[str, int] = {}
+    for e in queue.entries:
+        tiers[e.tier] = tiers.get(e.tier, 0) + 1
+    attention = sum(1 for e in queue.entries if e.needs_attention())
+    console.print(
+        f"{len(queue.entries)} operators in the queue (tiers "
+        + ", ".join(f"{t} {n}" for t, n in sorted(tiers.items()))
+        + f"), {attention} need attention; {len(queue.no_source)} with missing sources",
+        highlight=False,
+    )
+    console.print(f"wrote {target}", highlight=False)
+
+
+@review_app.command("approve")
+def review_approve(
+    operator: Annotated[str, typer.Argument(help="Any name the alias table knows, or an id.")],
+    accept_edits: Annotated[
+        bool,
+        typer.Option("--accept-edits", help="Approve a draft a person edited since generation."),
+    ] = False,
+    out: OutDirOpt = None,
+) -> None:
+    """Promote her tier-B draft to tier A ([AUTO-DRAFT] -> [AUTO]) after a person looked at
+    it; refuses a draft edited by hand unless --accept-edits."""
+    path = workspace().approve_profile(operator, accept_edits=accept_edits, char_dir=out)
+    console.print(f"approved: {path} is tier A", highlight=False)

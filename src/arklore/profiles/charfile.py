@@ -34,6 +34,10 @@ Format (UTF-8; ``<char_id>.char``; LF or CRLF, kept as found)::
 
     ## 我·关于博士
 
+    ## 我·身边的人
+
+    - 凯尔希（char_003_kalts）：……
+
 **Title and tier.** The first ``# `` line is the title: the operator's name, then the tier
 marker. ``[AUTO]`` = tier A (generated, approved by a reviewer), ``[AUTO-DRAFT]`` = tier B
 (generated, not reviewed), no marker = tier S (written or polished by a person: never
@@ -59,7 +63,9 @@ inside a ``` fence does not count). Known titles: ``锚`` (the anchor: ``- 字�
 structured fields copied from the archive by code, see :mod:`arklore.profiles.archive`, and
 ``核心经历``), ``物理标签`` (one tag per bullet), ``语录`` (verbatim quotes, one per bullet,
 ``- 「原文」 —— <source id>（note）``, see :mod:`arklore.profiles.quotes`), ``我·性格``,
-``我·关于博士``. Any other section a person adds is kept untouched, in place, and (tiers S/A)
+``我·关于博士``, ``我·身边的人`` (her view of her key people, one ``- 名字（id）：…`` bullet
+each; the id may be left out, the name is then resolved through the relation graph; tiers S
+and A feed these to the relation index as ``char_anchor`` documents). Any other section a person adds is kept untouched, in place, and (tiers S/A)
 given to the chat like the others. ``：`` and ``:`` are both accepted after a field name.
 
 **Lossless.** :meth:`CharProfile.parse` keeps every byte (BOM, line endings, spacing, text
@@ -100,7 +106,8 @@ PHYSICAL = "物理标签"
 QUOTES = "语录"
 PERSONALITY = "我·性格"
 ABOUT_DOCTOR = "我·关于博士"
-SECTION_ORDER: tuple[str, ...] = (ANCHOR, PHYSICAL, QUOTES, PERSONALITY, ABOUT_DOCTOR)
+PEOPLE = "我·身边的人"
+SECTION_ORDER: tuple[str, ...] = (ANCHOR, PHYSICAL, QUOTES, PERSONALITY, ABOUT_DOCTOR, PEOPLE)
 B_ALLOWED: tuple[str, ...] = (ANCHOR, PHYSICAL, QUOTES)
 """What a chat may use of a tier-B draft: its 我-sections are drafts nobody has reviewed."""
 
@@ -119,6 +126,10 @@ class ProfileFileError(ArkloreError):
     """A .char file cannot be read (not UTF-8, not a file)."""
 
     default_hint = "fix or delete the file; a deleted profile is regenerated as a draft"
+
+
+class ApproveRefusedError(ArkloreError):
+    """A profile cannot be approved as asked (not a draft, edited by hand, a person's)."""
 
 
 def _split_lines(text: str) -> list[str]:

@@ -1,9 +1,12 @@
-"""One operator's generated profile (tier B) from the deterministic tasks, and its review entry.
+"""One operator's profile drafted in memory with no model: the distillation tasks' rules.
 
-Without a model: task A gives the structured anchor (no ``核心经历``), task B the quotes by
-the documented rule, passed through the verbatim gate, task E the relation candidates (when a
-built graph is given); the 我-sections stay empty. An operator with neither anchor facts nor
-quotes gets no file (tier C), and the review entry says which sources were missing.
+:func:`draft_profile` runs exactly what ``arklore distill`` runs for an operator when no
+model is configured -- task A's structured anchor, task B's quotes by the documented rule
+(through the verbatim gate), task E's relation candidates (when a graph is given); C and D
+need a model -- and assembles the tier-B text with :func:`~arklore.profiles.assemble.assemble`.
+Nothing is stored; :func:`write_draft` writes it through the protective writer. An operator
+with nothing to write gets no file (tier C), and her review entry says which sources were
+missing.
 """
 
 from __future__ import annotations
@@ -15,47 +18,26 @@ from pathlib import Path
 
 from arklore.core.operators import Operator
 from arklore.graph.model import RelationGraph
-from arklore.profiles import charfile
-from arklore.profiles.archive import (
-    CHARWORD,
-    STORY,
-    Anchor,
-    Gap,
-    Tables,
-    gaps_line,
-    structured_anchor,
-)
-from arklore.profiles.charfile import (
-    ABOUT_DOCTOR,
-    ANCHOR,
-    PERSONALITY,
-    PHYSICAL,
-    QUOTES,
-    TIER_B,
-    TIER_C,
-    CharProfile,
-    WriteResult,
-    render_profile,
-    write_profile,
-)
+from arklore.profiles import charfile, task_a, task_b, task_c, task_d, task_e
+from arklore.profiles.archive import Anchor, Gap, Tables, gaps_line
+from arklore.profiles.assemble import assemble
+from arklore.profiles.charfile import TIER_B, TIER_C, CharProfile, WriteResult, write_profile
+from arklore.profiles.inputs import OperatorInputs, gather
 from arklore.profiles.mentions import RelationCandidate, candidates_from_graph
 from arklore.profiles.quotes import (
-    MIN_QUOTES,
     GateResult,
     QuoteChoice,
     StoryLine,
     VoiceLine,
     choose_quotes,
-    story_sources,
     verify_quotes,
     voice_index,
     voice_lines_from_table,
-    voice_sources,
 )
-from arklore.profiles.review import FAILED, OK, SKIPPED, ReviewEntry, TaskStatus
+from arklore.profiles.results import TaskResult
+from arklore.profiles.review import ReviewEntry, entry_from_results
 
-RELATION_CANDIDATES = 8
-"""Relation candidates listed in the review entry."""
+RELATION_CANDIDATES = task_e.CANDIDATES
 
 
 def utc_now() -> str:
@@ -74,6 +56,7 @@ class Draft:
     gaps: list[Gap] = field(default_factory=list)
     candidates: list[RelationCandidate] = field(default_factory=list)
     entry: ReviewEntry | None = None
+    results: dict[str, TaskResult] = field(default_factory=dict)
 
 
 def lines_for(op: Operator, by_operator: Mapping[str, Sequence[StoryLine]]) -> list[StoryLine]:
@@ -86,6 +69,17 @@ def lines_for(op: Operator, by_operator: Mapping[str, Sequence[StoryLine]]) -> l
     return out
 
 
+def rule_results(inp: OperatorInputs) -> dict[str, TaskResult]:
+    """Every task's result with no model (C and D: skipped, they need one)."""
+    return {
+        "A": task_a.rule_result(inp),
+        "B": task_b.rule_result(inp),
+        "C": task_c.rule_result(inp),
+        "D": task_d.rule_result(inp),
+        "E": task_e.rule_result(inp),
+    }
+
+
 def draft_profile(
     op: Operator,
     tables: Tables,
@@ -94,103 +88,32 @@ def draft_profile(
     voice: Sequence[VoiceLine] | None = None,
     graph: RelationGraph | None = None,
     generated_at: str | None = None,
-    model: str | None = None,
 ) -> Draft:
     """The tier-B file text for one operator, with everything the reviewer needs
     (``voice``: her voice lines when already indexed, else read from ``tables.charword``)."""
-    cid = op.char_id
-    anchor = structured_anchor(cid, tables)
     if voice is None:
-        voice = voice_lines_from_table(tables.charword, cid)
-    choice = choose_quotes(voice, story_lines)
-    owners = {cid} | ({op.base_id} if op.base_id else set())
-    gate = verify_quotes(
-        choice.quotes, voice_sources(voice) | story_sources(story_lines), owners=owners
-    )
-    gaps = list(anchor.gaps)
-    if tables.charword is None:
-        gaps.append(Gap(CHARWORD, "voice", "table absent"))
-    elif not voice:
-        gaps.append(Gap(CHARWORD, "voice", "no voice lines"))
-    if not story_lines:
-        gaps.append(Gap(STORY, "story lines", "speaks no attributed dialogue line"))
+        voice = voice_lines_from_table(tables.charword, op.char_id)
+    inp = gather(op, tables, voice=voice, story=story_lines, graph=graph)
+    results = rule_results(inp)
+    built = assemble(inp, results, generated_at=generated_at or utc_now())
+    choice = choose_quotes(inp.voice, inp.story)
+    gate = verify_quotes(choice.quotes, inp.quote_sources(), owners=inp.owners)
     candidates = (
-        candidates_from_graph(graph, cid, limit=RELATION_CANDIDATES) if graph is not None else []
+        candidates_from_graph(graph, op.char_id, limit=RELATION_CANDIDATES) if graph else []
     )
-
-    text = None
-    if anchor.facts or gate.kept:
-        sources = list(anchor.sources)
-        voice_ids = [q.source_id.partition(":")[2] for q in gate.kept if q.kind == "voice"]
-        story_ids = [q.source_id.partition(":")[2] for q in gate.kept if q.kind == "story"]
-        if voice_ids:
-            sources.append(f"{CHARWORD}: {', '.join(voice_ids)}")
-        if story_ids:
-            sources.append(f"{STORY}: {', '.join(story_ids)}")
-        sections = [
-            (ANCHOR, anchor.render()),
-            (PHYSICAL, "\n".join(f"- {t}" for t in anchor.physical_tags())),
-            (QUOTES, "\n".join(q.line() for q in gate.kept)),
-            (PERSONALITY, ""),
-            (ABOUT_DOCTOR, ""),
-        ]
-        text = render_profile(
-            name=op.name,
-            char_id=cid,
-            generated_at=generated_at or utc_now(),
-            sections=sections,
-            sources=sources,
-            model=model,
-            tier=TIER_B,
-        )
-    draft = Draft(cid, op.name, text, anchor, choice, gate, gaps, candidates)
-    draft.entry = _entry(draft, graph is not None, model)
-    return draft
-
-
-def _entry(d: Draft, have_graph: bool, model: str | None) -> ReviewEntry:
-    archive_gaps = [g for g in d.gaps if g.table not in (CHARWORD, STORY)]
-    tasks: dict[str, TaskStatus] = {}
-    if d.anchor.facts:
-        tasks["anchor"] = TaskStatus(OK, f"{len(d.anchor.facts)} fields copied from source")
-    else:
-        tasks["anchor"] = TaskStatus(SKIPPED, gaps_line(archive_gaps) or "no structured field")
-    tasks["core"] = TaskStatus(SKIPPED, "needs a model" if model is None else "not run")
-    n = len(d.gate.kept)
-    if d.choice.quotes and not n:
-        tasks["quotes"] = TaskStatus(FAILED, "every chosen quote failed the verbatim gate")
-    elif n >= MIN_QUOTES:
-        tasks["quotes"] = TaskStatus(OK, f"{n} quotes ({d.choice.origin})")
-    elif n:
-        tasks["quotes"] = TaskStatus(OK, f"only {n} quotes ({d.choice.origin}): few candidates")
-    else:
-        voice_story = [g for g in d.gaps if g.table in (CHARWORD, STORY)]
-        tasks["quotes"] = TaskStatus(
-            SKIPPED, gaps_line(voice_story) or "no line passed the candidate rule"
-        )
-    tasks["personality"] = TaskStatus(SKIPPED, "needs a model" if model is None else "not run")
-    if have_graph:
-        tasks["relations"] = TaskStatus(OK, f"{len(d.candidates)} candidates from mentions")
-    else:
-        tasks["relations"] = TaskStatus(SKIPPED, "no relation graph given")
-    return ReviewEntry(
-        char_id=d.char_id,
-        name=d.name,
+    entry = entry_from_results(
+        op.char_id,
+        op.name,
+        results,
         path=None,
-        tier=TIER_B if d.text is not None else TIER_C,
-        tasks=tasks,
-        quotes=[q.line() for q in d.gate.kept],
-        quotes_removed=[
-            f"「{r.quote.text}」 {r.quote.source_id}: {r.reason}" for r in d.gate.removed
-        ],
-        sources=_sources_of(d.text),
-        gaps=gaps_line(d.gaps),
-        relation_candidates=[str(c) for c in d.candidates],
+        tier=TIER_B if built.text is not None else TIER_C,
+        gaps=gaps_line(inp.gaps),
+        sources=CharProfile.parse(built.text).header_list("sources") if built.text else [],
     )
-
-
-def _sources_of(text: str | None) -> list[str]:
-    return CharProfile.parse(text).header_list("sources") if text else []
+    return Draft(
+        op.char_id, op.name, built.text, inp.anchor, choice, gate, inp.gaps, candidates,
+        entry, results,
+    )  # fmt: skip
 
 
 def write_draft(
@@ -209,11 +132,10 @@ def write_draft(
     res = write_profile(path, draft.text, replace_approved=replace_approved)
     if entry is not None:
         entry.path = str(path)
+        entry.tier = CharProfile.read(path).tier
         if res.action == "draft":
-            entry.tier = CharProfile.read(path).tier
             entry.write = f"draft beside it ({res.path.name}): {res.reason}"
         else:
-            entry.tier = CharProfile.read(path).tier
             entry.write = f"{res.action}: {res.reason}"
     return res
 

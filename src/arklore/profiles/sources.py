@@ -6,15 +6,18 @@ lists of :class:`~.quotes.StoryLine`, :class:`~arklore.core.operators.Operator` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from arklore.core.operators import Operator
 from arklore.corpus.store import Store
+from arklore.graph.model import RelationGraph
 from arklore.names.build import load_operators as _load_operators
 from arklore.names.build import speaker_ids
 from arklore.profiles.archive import CHARACTER, CHARWORD, HANDBOOK, TEAM, Tables
-from arklore.profiles.quotes import QuoteSource, StoryLine
+from arklore.profiles.inputs import OperatorInputs, gather, voice_unlocks
+from arklore.profiles.quotes import QuoteSource, StoryLine, voice_index
+from arklore.rag.docs import RelationDoc
 from arklore.sources.gamedata import read_table
 
 MAX_RAW_CHARS = 400
@@ -70,3 +73,45 @@ def story_line_sources(store: Store, line_ids: Iterable[str]) -> dict[str, Quote
         f"story:{lid}": QuoteSource(text, ids.get(speaker))
         for lid, (speaker, text) in store.lines_by_id(line_ids).items()
     }
+
+
+def operators_with_story_lines(store: Store) -> set[str]:
+    """Operators some attributed dialogue line of the corpus is spoken by (cheap: speakers)."""
+    counts = store.speaker_counts()
+    return {cid for sp, cid in speaker_ids(store).items() if counts.get(sp)}
+
+
+def operator_inputs(
+    store: Store,
+    tables: Tables,
+    operators: Sequence[Operator],
+    *,
+    graph: RelationGraph | None = None,
+    docs_by_operator: Mapping[str, Sequence[RelationDoc]] | None = None,
+) -> list[OperatorInputs]:
+    """Every input of the distillation tasks for ``operators`` (in the order given): one
+    pass over the voice table and one query for their story lines (and their base forms')."""
+    wanted = {o.char_id for o in operators} | {o.base_id for o in operators if o.base_id}
+    lines = story_lines(store, wanted)
+    voices = voice_index(tables.charword)
+    unlocks = voice_unlocks(tables.charword)
+    docs = docs_by_operator or {}
+    out = []
+    for op in operators:
+        mine = list(lines.get(op.char_id, ()))
+        if op.base_id and op.base_id != op.char_id:
+            seen = {s.line_id for s in mine}
+            mine += [s for s in lines.get(op.base_id, ()) if s.line_id not in seen]
+        node = graph.resolve(op.char_id) if graph is not None else None
+        out.append(
+            gather(
+                op,
+                tables,
+                voice=voices.get(op.char_id, []),
+                story=mine,
+                unlocks=unlocks,
+                relation_docs=docs.get(node or op.char_id, ()),
+                graph=graph,
+            )
+        )
+    return out

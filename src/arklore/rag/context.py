@@ -32,7 +32,9 @@ ANCHOR_K = 3
 CONTEXT_K = 2
 QUERY_WINDOW = 60  # characters kept either side of each name for the query embedding
 QUERY_MAX_CHARS = 256
-SOURCE_RANK = {"matrix": 0, "char_anchor": 1, "graph_edge": 2, "story": 3}
+SOURCE_RANK = {"matrix": 0, "graph_edge": 2, "story": 3, "char_anchor": 4}
+"""Document order for one pair: curated first; a profile's ``char_anchor`` view (a summary of
+the others, from task D) last, below curated, extracted and evidence-built relations."""
 
 Span = tuple[str, int, int]  # (node id, start, end)
 MentionFinder = Callable[[str], list[Span]]

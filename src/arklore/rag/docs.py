@@ -13,7 +13,10 @@ Built-in sources:
                  ``LLM_BASE_URL`` are configured, else by a deterministic Chinese template
                  (``generated_by = "template"``);
 * ``story``      kept relations from ``arklore extract relations`` (predicate + note +
-                 evidence line ids), grouped per (subject, object, predicate).
+                 evidence line ids), grouped per (subject, object, predicate);
+* ``char_anchor`` an operator's view of her key people from her approved or hand-written
+                 profile (``## 我·身边的人``), built by the profiles layer and handed in as
+                 :attr:`SourceContext.extra` (this layer never reads profiles).
 
 ``doc_id`` is ``<source>.<operator>.<target>.<discriminator>``, ids outside
 ``[A-Za-z0-9_-.]`` replaced by a short hash, so it is stable across rebuilds.
@@ -171,6 +174,7 @@ class SourceContext:
     store: Any = None  # arklore.corpus.store.Store, or None when nothing is ingested
     describer: Describer = template_describer
     threshold: float = DESCRIBE_THRESHOLD
+    extra: list[RelationDoc] = field(default_factory=list)  # documents built by upper layers
 
     def name(self, node_id: str) -> str:
         node = self.graph.nodes.get(node_id)
@@ -248,6 +252,12 @@ def _edge_doc(e: Edge, source: str, text: str, source_path: str, how: str) -> Re
         evidence_line_ids=list(e.evidence_line_ids),
         generated_by=how,
     )
+
+
+@document_source("char_anchor")
+def char_anchor_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
+    """The ``char_anchor`` documents handed in by the caller (see the module docstring)."""
+    yield from (d for d in ctx.extra if d.source == "char_anchor")
 
 
 @document_source("story")

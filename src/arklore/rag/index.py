@@ -128,6 +128,7 @@ def build_index(
     store: Any = None,
     describer: Any = None,
     sources: list[str] | None = None,
+    extra_documents: list[RelationDoc] | None = None,
     force: bool = False,
     lock_timeout: float = 600.0,
     progress: Progress | None = None,
@@ -151,7 +152,9 @@ def build_index(
         ) from exc
     try:
         emb = embedder
-        ctx = SourceContext(graph=graph, graph_path=graph_path, store=store)
+        ctx = SourceContext(
+            graph=graph, graph_path=graph_path, store=store, extra=list(extra_documents or [])
+        )
         if describer is not None:
             ctx.describer = describer
         docs = collect_documents(ctx, sources)

@@ -1,0 +1,90 @@
+"""What a chat may inject for one operator: the sections her tier allows, with token counts.
+
+Tier S and A: every section (sections a person added too); B: ``## 锚``, ``## 物理标签`` and
+verified quotes only (her 我-sections are unreviewed drafts); C (no profile): nothing, and no
+relation context either unless the user opts in (``ARKLORE_TIER_C_RELATIONS=1``): a chat that
+knows nothing about her must not make up her relations from the graph alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arklore.profiles.charfile import TIER_C, CharProfile, UsableSection, allowed_sections
+from arklore.profiles.quotes import QuoteSource
+
+OPT_IN_VAR = "ARKLORE_TIER_C_RELATIONS"
+
+
+@dataclass(slots=True)
+class Persona:
+    char_id: str
+    name: str
+    tier: str
+    path: str | None
+    hand_edited: bool
+    sections: list[UsableSection] = field(default_factory=list)
+    excluded: list[tuple[str, str]] = field(default_factory=list)
+    relation_context: bool = True
+    note: str = ""
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(s.tokens for s in self.sections)
+
+    def text(self) -> str:
+        """The sections as injected: ``## <title>`` then the content, in file order."""
+        return "\n\n".join(f"## {s.title}\n{s.text}" for s in self.sections)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "char_id": self.char_id,
+            "name": self.name,
+            "tier": self.tier,
+            "path": self.path,
+            "hand_edited": self.hand_edited,
+            "sections": [
+                {"title": s.title, "text": s.text, "tokens": s.tokens} for s in self.sections
+            ],
+            "excluded": [{"title": t, "why": w} for t, w in self.excluded],
+            "total_tokens": self.total_tokens,
+            "relation_context": self.relation_context,
+            "note": self.note,
+        }
+
+
+def persona(
+    char_id: str,
+    name: str,
+    found: tuple[Path, CharProfile] | None,
+    *,
+    tier_c_relations: bool = False,
+    quote_sources: dict[str, QuoteSource] | None = None,
+    owners: set[str] | None = None,
+) -> Persona:
+    """Her persona from her profile (``found``: its path and parsed file, None for tier C).
+    ``quote_sources``: re-verify a B file's quotes against them (pass them for a B file edited
+    by hand, whose quotes the hash no longer vouches for)."""
+    prof = found[1] if found else None
+    allowed = allowed_sections(prof, quote_sources=quote_sources, owners=owners)
+    out = Persona(
+        char_id,
+        name,
+        allowed.tier,
+        str(found[0]) if found else None,
+        bool(prof and prof.hand_edited),
+        allowed.sections,
+        allowed.excluded,
+    )
+    if allowed.tier == TIER_C:
+        out.relation_context = tier_c_relations
+        out.note = (
+            "tier C (no profile): relation context is used because the user opted in "
+            f"({OPT_IN_VAR}=1)"
+            if tier_c_relations
+            else "tier C (no profile): no relation context is used either, unless the user "
+            f"opts in ({OPT_IN_VAR}=1)"
+        )
+    return out

@@ -1,0 +1,99 @@
+"""Task C: voice lines across trust levels + archives -> ``## 我·关于博士``.
+
+The model reads her voice lines in the order the game unlocks them (initial, promotion,
+trust ≥ n) and her archive sections with the trust each needs, and writes, in her own
+voice, how her attitude to the Doctor changes as trust grows. Battle lines are left out
+(they say little about the Doctor); so are the sections whose fields are copied by code.
+No model: skipped.
+"""
+
+from __future__ import annotations
+
+from pydantic import field_validator
+
+from arklore.llm import ChatRequest
+from arklore.profiles.archive import gaps_line
+from arklore.profiles.inputs import OperatorInputs
+from arklore.profiles.quotes import BATTLE, normalize_ws, voice_group
+from arklore.profiles.results import FAILED, OK, SKIPPED, TaskResult
+from arklore.profiles.rules import Shape, check_text
+from arklore.profiles.task_a import SKIP_SECTIONS
+
+LETTER = "C"
+TASK = "distill_c"
+PROMPT_VERSION = "distill-c-v1"
+MAX_TOKENS = 800
+EXPECTED_OUTPUT_TOKENS = 350
+ABOUT_MIN, ABOUT_MAX = 30, 300
+MAX_ARCHIVE_CHARS = 6000
+
+SYSTEM_PROMPT = f"""你是角色设定编辑。你会读到一名干员按解锁顺序排列的语音台词（〔初始〕、〔精英化n〕、\
+〔信赖≥n〕表示解锁条件），以及她的档案资料（同样标注了解锁所需的信赖）。
+请用她自己的口吻（第一人称“我”，称对方为“博士”）写“我·关于博士”：3–5 句话，写出随着信赖提升，\
+她对博士的态度怎样变化——初识时、熟悉以后、信赖很高时。{ABOUT_MAX} 字以内，写成一段，不要分行。
+只依据给出的台词和档案，不要编造其中没有的事件；台词里的 Dr.{{@nickname}} 指博士。
+只输出 JSON，形如：{{"about_doctor": "……"}}"""
+
+
+class DoctorResponse(Shape):
+    about_doctor: str
+
+    @field_validator("about_doctor")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        return check_text(
+            v, "about_doctor", min_chars=ABOUT_MIN, max_chars=ABOUT_MAX, min_cjk=20,
+            max_sentences=6,
+        )  # fmt: skip
+
+
+def build_request(inp: OperatorInputs) -> ChatRequest | None:
+    voice = [
+        (inp.voice_unlock.get(v.word_id, ("〔初始〕", 0)), v)
+        for v in inp.voice
+        if voice_group(v.title) not in (None, BATTLE) and normalize_ws(v.text)
+    ]
+    voice.sort(key=lambda x: (x[0][1], x[1].index))
+    archive = sorted((s for s in inp.archive if s.title not in SKIP_SECTIONS), key=lambda s: s.rank)
+    if not voice and not archive:
+        return None
+    lines = [f"{label}{v.title}：{normalize_ws(v.text)}" for (label, _), v in voice]
+    arch = "\n".join(f"{s.unlock}【{s.title}】{normalize_ws(s.text)}" for s in archive)
+    user = f"干员：{inp.name}（{inp.char_id}）\n"
+    if lines:
+        user += "语音（按解锁顺序）：\n" + "\n".join(lines) + "\n"
+    if arch:
+        user += "\n档案资料（按解锁所需信赖）：\n" + arch[:MAX_ARCHIVE_CHARS] + "\n"
+    user += "\n请按要求输出 JSON。"
+    return ChatRequest(
+        task=TASK,
+        messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
+        key=inp.char_id,
+        max_tokens=MAX_TOKENS,
+        prompt_version=PROMPT_VERSION,
+        schema=DoctorResponse,
+    )
+
+
+def rule_result(inp: OperatorInputs) -> TaskResult:
+    return TaskResult(LETTER, inp.char_id, SKIPPED, "needs a model")
+
+
+def no_request_result(inp: OperatorInputs) -> TaskResult:
+    gaps = gaps_line([g for g in inp.gaps if g.what in ("voice", "archive")])
+    return TaskResult(LETTER, inp.char_id, SKIPPED, gaps or "no voice line or archive text")
+
+
+def failed_result(inp: OperatorInputs, error: str) -> TaskResult:
+    return TaskResult(LETTER, inp.char_id, FAILED, error)
+
+
+def apply(inp: OperatorInputs, parsed: DoctorResponse, *, model: str) -> TaskResult:
+    return TaskResult(
+        LETTER,
+        inp.char_id,
+        OK,
+        f"written by {model or 'the model'}",
+        output={"about_doctor": parsed.about_doctor},
+        model=model,
+    )
