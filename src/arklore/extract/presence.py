@@ -181,11 +181,11 @@ def presence_evidence(
     doctor = is_doctor(party)
     out: list[tuple[Line, str]] = []
     for line in lines:
+        if doctor and (signal := doctor_signal(line)) is not None:
+            out.append((line, signal))  # a choice line is spoken by 博士: say it is a choice
+            continue
         if is_party(party, line.speaker, same):
             out.append((line, "speaks"))
-            continue
-        if doctor and (signal := doctor_signal(line)) is not None:
-            out.append((line, signal))
             continue
         if not line.speaker:
             continue
