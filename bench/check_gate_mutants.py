@@ -4,7 +4,9 @@ fail (and pass unbroken).
 Gates covered: the three evidence gates of relation extraction (tests/test_extract_gates.py),
 RAG document validation before indexing (tests/test_rag_docs.py), the chat-context token
 budget (tests/test_rag_context.py), the all-or-nothing stage write of ingest
-(tests/test_ingest.py) and anchor drift detection (tests/test_anchors.py).
+(tests/test_ingest.py), anchor drift detection (tests/test_anchors.py) and the story-event
+checks: presence, first person, time hints, chunk merging, line ranges, name normalization,
+choice branches (tests/test_events_checks.py).
 
 Run: ``.venv/bin/python bench/check_gate_mutants.py`` — prints mutant -> failed tests and
 exits non-zero if any mutant survives. Each run is a subprocess
@@ -101,7 +103,78 @@ def _anchor_drift_blind(_: Any) -> None:
     anchors._compare = lambda *a, **k: None
 
 
+def _event_presence_disabled(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.strongest = lambda evidence: "speaks"  # everyone named is "present"
+
+
+def _event_first_person_disabled(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.first_person = lambda text: True
+
+
+def _event_time_hint_unchecked(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.check_time_hint = lambda hint, lines: (
+        (hint, "ok") if hint and hint.strip() else (None, "none")
+    )
+
+
+def _event_chunks_not_merged(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.merge_overlapping = lambda drafts: sorted(
+        drafts, key=lambda d: (d.line_start is None, d.line_start or 0, d.chunk, d.idx)
+    )
+
+
+def _event_range_coerced(_: Any) -> None:
+    from arklore.events import checks
+
+    original = checks.check_range
+
+    def coerce(start, end, first, last):  # noqa: ANN001, ANN202
+        try:
+            start, end = int(start), int(end)
+        except (TypeError, ValueError):
+            pass
+        return original(start, end, first, last)
+
+    checks.check_range = coerce
+
+
+def _event_range_not_clamped(_: Any) -> None:
+    from arklore.events import checks
+
+    original = checks.check_range
+
+    def unclamped(start, end, first, last):  # noqa: ANN001, ANN202
+        s, e, flags, drop = original(start, end, first, last)
+        if drop is None and "clamped" in flags:
+            return start, end, [f for f in flags if f != "clamped"], None
+        return s, e, flags, drop
+
+    checks.check_range = unclamped
+
+
+def _event_names_not_normalized(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.actor_name = lambda written: written.strip()
+
+
+def _event_branches_ignored(_: Any) -> None:
+    from arklore.events import checks
+
+    original = checks.branch_info
+    checks.branch_info = lambda lines: (original(lines)[0], [])
+
+
 EXTRACT = "tests/test_extract_gates.py"
+EVENTS = "tests/test_events_checks.py"
 RAG_DOCS = "tests/test_rag_docs.py"
 RAG_CONTEXT = "tests/test_rag_context.py"
 INGEST = "tests/test_ingest.py"
@@ -118,6 +191,14 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "rag_budget_drops_anchors_first": (RAG_CONTEXT, _rag_budget_drops_anchors_first),
     "ingest_without_rollback": (INGEST, _ingest_without_rollback),
     "anchor_drift_blind": (ANCHORS, _anchor_drift_blind),
+    "event_presence_disabled": (EVENTS, _event_presence_disabled),
+    "event_first_person_disabled": (EVENTS, _event_first_person_disabled),
+    "event_time_hint_unchecked": (EVENTS, _event_time_hint_unchecked),
+    "event_chunks_not_merged": (EVENTS, _event_chunks_not_merged),
+    "event_range_coerced": (EVENTS, _event_range_coerced),
+    "event_range_not_clamped": (EVENTS, _event_range_not_clamped),
+    "event_names_not_normalized": (EVENTS, _event_names_not_normalized),
+    "event_branches_ignored": (EVENTS, _event_branches_ignored),
 }
 ALL_TESTS = sorted({tests for tests, _ in MUTANTS.values()})
 

@@ -35,5 +35,13 @@ def test_every_gate_mutant_is_caught_by_the_gate_tests(metrics) -> None:
         "rag_budget_drops_anchors_first",
         "ingest_without_rollback",
         "anchor_drift_blind",
+        "event_presence_disabled",
+        "event_first_person_disabled",
+        "event_time_hint_unchecked",
+        "event_chunks_not_merged",
+        "event_range_coerced",
+        "event_range_not_clamped",
+        "event_names_not_normalized",
+        "event_branches_ignored",
     ):
         assert mutant in proc.stdout
