@@ -31,7 +31,7 @@ from arklore.core.errors import (
     NotIngestedError,
     UnknownNameError,
 )
-from arklore.core.operators import Alias
+from arklore.core.operators import Alias, Operator
 from arklore.corpus import anchors, crosscheck
 from arklore.corpus import schema as corpus_schema
 from arklore.corpus.ingest import IngestReport, tables_fingerprint
@@ -158,6 +158,7 @@ class Workspace:
         self._chroma: Any = None
         self._memories: MemoryService | None = None
         self._speaker_ids: dict[str, str] | None = None
+        self._operators: list[Operator] | None = None
         self._appearances: dict[tuple[str, ...], tuple[Any, list[Any]]] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -180,7 +181,7 @@ class Workspace:
         self._user_aliases = self._aliases = self._matcher = self._people = None
         self._graph = None
         self._rag = None
-        self._speaker_ids = None
+        self._speaker_ids = self._operators = None
         self._appearances = {}
 
     # -- the store ---------------------------------------------------------------------------
@@ -419,7 +420,9 @@ class Workspace:
 
     def operator_family(self, char_id: str) -> list[str]:
         """The operator's id and every alternate form of the same person (base first)."""
-        return event_appearances.family(names_db.load_operators(self.store()), char_id)
+        if self._operators is None:
+            self._operators = names_db.load_operators(self.store())
+        return event_appearances.family(self._operators, char_id)
 
     def extract_events(
         self,
