@@ -17,6 +17,7 @@ imported as that plugin, this module patches the gate before the test modules ar
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -137,10 +138,8 @@ def _event_range_coerced(_: Any) -> None:
     original = checks.check_range
 
     def coerce(start, end, first, last):  # noqa: ANN001, ANN202
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             start, end = int(start), int(end)
-        except (TypeError, ValueError):
-            pass
         return original(start, end, first, last)
 
     checks.check_range = coerce

@@ -118,9 +118,19 @@ def stub_model(body: dict[str, Any]) -> Reply:
     memories = {s: f"我在这里说过话（第{first}到{last}行）。" for s in speakers}
     memories.setdefault("阿米娅", "我也在场。")
     return Reply.json(
-        {"events": [{"phase": "经过", "summary": "一段剧情。", "actors": speakers,
-                     "memories": memories, "time_hint": None,
-                     "line_start": first, "line_end": last}]}  # fmt: skip
+        {
+            "events": [
+                {
+                    "phase": "经过",
+                    "summary": "一段剧情。",
+                    "actors": speakers,
+                    "memories": memories,
+                    "time_hint": None,
+                    "line_start": first,
+                    "line_end": last,
+                }
+            ]
+        }  # fmt: skip
     )
 
 
@@ -173,3 +183,13 @@ def test_kaltsit_memories_on_stub_extracted_stages_are_hers_only(
         assert all_mine and all(i.kind == "memory" for i in all_mine)
         n_kept = sum(len(events_db.kept_memories(store, [k])) for k in family)
         assert len(all_mine) == n_kept
+
+
+@pytest.mark.slow
+def test_dry_run_all_real_corpus(real_workspace, metrics) -> None:
+    """`extract events --all --dry-run`: the whole corpus, estimated, nothing called."""
+    paths = real_workspace.select_stages(all_=True)
+    est = real_workspace.extract_events_dry_run(paths)
+    assert est.requests >= len(paths) > 1000 and est.input_tokens > 1_000_000
+    assert 0 < est.cost_with_cache_usd < est.cost_usd
+    metrics(f"extract events --all --dry-run: {len(paths)} stages, {est.line()}")

@@ -237,11 +237,12 @@ def test_cli_extract_review_memories_timeline(cli: Workspace, llm_stub, tmp_path
     assert res.exit_code == 5, res.output
     data = json.loads(res.stdout)
     assert data["summary"]["dropped_memories"] == 1 and len(data["exports"]) == 2
+    assert data["embedded_memories"] == 5  # the first-person ones, ready for chat
     assert "DROPPED 1 memories" in res.stderr and "推进之王 (not_present)" in res.stderr
     res = CliRunner().invoke(app, ["extract", "events", HARBOUR])
     assert res.exit_code == 5 and "DROPPED 1 memories" in res.stdout
     assert "not in the first person" in res.stdout and "第二天" in res.stdout
-    assert "cost $0.0000" in res.stdout
+    assert "cost $0.0000" in res.stdout and "0 memories embedded" in res.stdout  # cached
 
     res = CliRunner().invoke(app, ["review", "events", HARBOUR])
     assert res.exit_code == 0
@@ -324,3 +325,14 @@ def test_sigkill_free_resume_after_interrupt(ws: Workspace, llm_stub, monkeypatc
     with make_workspace(ref_home, ws.roots.gamedata, ws.roots.astr, embedder="hash") as ref:
         run(ref, llm_stub, [HARBOUR])
         assert dump(ref) == dump(ws)
+
+
+def test_module_api_get_memories_uses_the_default_workspace(ws: Workspace) -> None:
+    from arklore import api
+
+    api.set_default_workspace(ws)
+    try:
+        got = api.get_memories("陈")
+        assert got.kind == "appearances" and got.operator == CHEN and len(got.items) == 2
+    finally:
+        api.set_default_workspace(None)

@@ -434,10 +434,12 @@ class Workspace:
         retry: int | None = None,
         max_cost: float | None = None,
         out: Path | None = None,
+        embed: bool = True,
         progress: Progress | None = None,
     ) -> events_runner.RunReport:
         """Extract, check, store and export the story events of ``stage_paths`` (stops early
-        at the circuit breaker or at ``max_cost`` USD; a rerun resumes)."""
+        at the circuit breaker or at ``max_cost`` USD; a rerun resumes); ``embed`` embeds the
+        kept memories for chat right away (else on an operator's first query)."""
         store = self.store()
         changes = {} if retry is None else {"max_retries": retry}
         llm = self.llm(no_cache=no_cache, **changes)
@@ -459,6 +461,12 @@ class Workspace:
             ]
         finally:
             llm.close()
+        if embed:
+            if progress:
+                progress("embed memories", 0, 1)
+            report.embedded_memories = self.memory_service().embed_stages(stage_paths)
+            if progress:
+                progress("embed memories", 1, 1)
         return report
 
     def extract_events_dry_run(self, stage_paths: list[str]) -> Estimate:

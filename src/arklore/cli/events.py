@@ -61,6 +61,13 @@ def extract_events(
         Path | None,
         typer.Option("--out", help="Export folder (default: $ARKLORE_HOME/exports/events)."),
     ] = None,
+    embed: Annotated[
+        bool,
+        typer.Option(
+            "--embed/--no-embed",
+            help="Embed the kept memories for chat now (else on an operator's first query).",
+        ),
+    ] = True,
     json: JsonOpt = False,
 ) -> None:
     """Split stages into events with first-person memories (LLM), check them, store them and
@@ -88,6 +95,7 @@ def extract_events(
             retry=retry,
             max_cost=max_cost,
             out=out,
+            embed=embed,
             progress=progress,
         )
     if json:
@@ -172,7 +180,9 @@ def _print_report(report: RunReport, out_dir: Path) -> None:
     if report.not_started:
         console.print(f"{report.not_started} chunks not sent (the run stopped)", highlight=False)
     console.print(
-        f"exported {len(report.exports)} files (checked stages) to {out_dir}", highlight=False
+        f"exported {len(report.exports)} files (checked stages) to {out_dir}; "
+        f"{report.embedded_memories} memories embedded for chat",
+        highlight=False,
     )
     console.print(report.cost_line, highlight=False)
 

@@ -149,11 +149,24 @@ class MemoryService:
     def _rank(
         self, vectors: np.ndarray, orders: list[int], query: str, k: int
     ) -> list[tuple[int, float]]:
-        """(position, score) of the k best by similarity, story order breaking ties."""
+        """(position, score) of the k best by similarity, story order breaking ties (scores
+        equal to 6 decimals count as ties)."""
         q = self._qcache.get(self._embedder(), query)
         scores = vectors @ q
-        ranked = sorted(range(len(orders)), key=lambda i: (-round(float(scores[i]), 6), orders[i]))
-        return [(i, float(scores[i])) for i in ranked[:k]]
+        ranked = np.lexsort((np.asarray(orders, dtype=np.int64), -np.round(scores, 6)))[:k]
+        return [(int(i), float(scores[i])) for i in ranked]
+
+    def embed_stages(self, stage_paths: Sequence[str]) -> int:
+        """Embed the kept first-person memories of these stages into the embedding cache now
+        (after an extraction), so a chat's first question about her does not wait for it.
+        Returns how many passages were embedded (the rest were cached)."""
+        rows = events_db.stage_memories(self._store(), stage_paths)
+        texts = [memory_passage(r) for r in rows if r.person == "first"]
+        if not texts:
+            return 0
+        if self._cache is None:
+            self._cache = EmbeddingCache(self._cache_path)
+        return embed_cached(self._embedder(), texts, self._cache)[1]
 
     # -- the call a chat makes ---------------------------------------------------------
     def memories(

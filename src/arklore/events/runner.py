@@ -193,6 +193,7 @@ class RunReport:
     exports: list[str] = field(default_factory=list)
     stopped: RunStoppedError | None = None
     not_started: int = 0
+    embedded_memories: int = 0  # memory passages embedded ahead of chat (the rest were cached)
 
     @property
     def findings(self) -> int:
@@ -227,6 +228,7 @@ class RunReport:
             "exports": self.exports,
             "stopped": self.stopped.one_line() if self.stopped else None,
             "not_started": self.not_started,
+            "embedded_memories": self.embedded_memories,
             "exit_code": self.exit_code,
         }
 

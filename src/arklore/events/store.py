@@ -252,15 +252,30 @@ def kept_memories(store: Store, actor_ids: Iterable[str]) -> list[MemoryRow]:
     ids = sorted(set(actor_ids))
     if not ids:
         return []
+    return _memory_rows_where(f"m.actor_id IN ({','.join('?' * len(ids))})", ids, store)
+
+
+def stage_memories(store: Store, stage_paths: Iterable[str]) -> list[MemoryRow]:
+    """Every kept memory of operators in these stages (to embed them ahead of chat)."""
+    out: list[MemoryRow] = []
+    paths = sorted(set(stage_paths))
+    for i in range(0, len(paths), 500):
+        chunk = paths[i : i + 500]
+        where = f"m.actor_id IS NOT NULL AND m.stage_path IN ({','.join('?' * len(chunk))})"
+        out.extend(_memory_rows_where(where, chunk, store))
+    return out
+
+
+def _memory_rows_where(where: str, args: Sequence[object], store: Store) -> list[MemoryRow]:
     rows = store.conn.execute(
         "SELECT m.stage_path, m.event_idx, m.actor, m.actor_id, m.text, m.person,"
         " m.evidence_line_ids, e.line_start, e.line_end, e.line_ids, e.phase, e.time_hint,"
         " e.stage_code, e.event_id, e.event_name, e.story_name, e.order_rank"
         " FROM event_memories m JOIN story_events e"
         " ON e.stage_path = m.stage_path AND e.idx = m.event_idx"
-        f" WHERE m.verdict = 'kept' AND e.verdict = 'kept' AND m.actor_id IN ({','.join('?' * len(ids))})"
+        f" WHERE m.verdict = 'kept' AND e.verdict = 'kept' AND {where}"
         " ORDER BY coalesce(e.order_rank, 1 << 40), m.stage_path, e.line_start, m.event_idx, m.pos",
-        ids,
+        list(args),
     ).fetchall()
     out = []
     for r in rows:
