@@ -4,10 +4,12 @@ fail (and pass unbroken).
 Gates covered: the three evidence gates of relation extraction (tests/test_extract_gates.py),
 RAG document validation before indexing (tests/test_rag_docs.py), the chat-context token
 budget (tests/test_rag_context.py), the all-or-nothing stage write of ingest
-(tests/test_ingest.py), anchor drift detection (tests/test_anchors.py), and the profile
-gates: the verbatim quote gate, the structured-field check against the archive, the writer
-that never overwrites a tier-S or hand-edited file, and the tier rule of what a chat may use
-(tests/test_profiles_*.py and tests/test_distill.py).
+(tests/test_ingest.py), anchor drift detection (tests/test_anchors.py), the profile gates
+(the verbatim quote gate, the structured-field check against the archive, the writer that never
+overwrites a tier-S or hand-edited file, the tier rule of what a chat may use:
+tests/test_profiles_*.py and tests/test_distill.py) and the story-event checks (presence, first
+person, time hints, chunk merging, line ranges, name normalization, choice branches:
+tests/test_events_checks.py).
 
 Run: ``.venv/bin/python bench/check_gate_mutants.py`` — prints mutant -> failed tests and
 exits non-zero if any mutant survives. Each run is a subprocess
@@ -18,6 +20,7 @@ imported as that plugin, this module patches the gate before the test modules ar
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -133,7 +136,76 @@ def _tier_b_shows_everything(_: Any) -> None:
     charfile.B_ALLOWED = charfile.SECTION_ORDER
 
 
+def _event_presence_disabled(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.strongest = lambda evidence: "speaks"  # everyone named is "present"
+
+
+def _event_first_person_disabled(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.first_person = lambda text: True
+
+
+def _event_time_hint_unchecked(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.check_time_hint = lambda hint, lines: (
+        (hint, "ok") if hint and hint.strip() else (None, "none")
+    )
+
+
+def _event_chunks_not_merged(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.merge_overlapping = lambda drafts: sorted(
+        drafts, key=lambda d: (d.line_start is None, d.line_start or 0, d.chunk, d.idx)
+    )
+
+
+def _event_range_coerced(_: Any) -> None:
+    from arklore.events import checks
+
+    original = checks.check_range
+
+    def coerce(start, end, first, last):  # noqa: ANN001, ANN202
+        with contextlib.suppress(TypeError, ValueError):
+            start, end = int(start), int(end)
+        return original(start, end, first, last)
+
+    checks.check_range = coerce
+
+
+def _event_range_not_clamped(_: Any) -> None:
+    from arklore.events import checks
+
+    original = checks.check_range
+
+    def unclamped(start, end, first, last):  # noqa: ANN001, ANN202
+        s, e, flags, drop = original(start, end, first, last)
+        if drop is None and "clamped" in flags:
+            return start, end, [f for f in flags if f != "clamped"], None
+        return s, e, flags, drop
+
+    checks.check_range = unclamped
+
+
+def _event_names_not_normalized(_: Any) -> None:
+    from arklore.events import checks
+
+    checks.actor_name = lambda written: written.strip()
+
+
+def _event_branches_ignored(_: Any) -> None:
+    from arklore.events import checks
+
+    original = checks.branch_info
+    checks.branch_info = lambda lines: (original(lines)[0], [])
+
+
 EXTRACT = "tests/test_extract_gates.py"
+EVENTS = "tests/test_events_checks.py"
 RAG_DOCS = "tests/test_rag_docs.py"
 RAG_CONTEXT = "tests/test_rag_context.py"
 INGEST = "tests/test_ingest.py"
@@ -165,6 +237,14 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
         ("tests/test_profiles_charfile.py", DISTILL),
         _tier_b_shows_everything,
     ),
+    "event_presence_disabled": (EVENTS, _event_presence_disabled),
+    "event_first_person_disabled": (EVENTS, _event_first_person_disabled),
+    "event_time_hint_unchecked": (EVENTS, _event_time_hint_unchecked),
+    "event_chunks_not_merged": (EVENTS, _event_chunks_not_merged),
+    "event_range_coerced": (EVENTS, _event_range_coerced),
+    "event_range_not_clamped": (EVENTS, _event_range_not_clamped),
+    "event_names_not_normalized": (EVENTS, _event_names_not_normalized),
+    "event_branches_ignored": (EVENTS, _event_branches_ignored),
 }
 
 

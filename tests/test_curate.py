@@ -172,7 +172,12 @@ def test_matrix_rejects_bad_evidence_with_file_line_and_key(
     with pytest.raises(InputFileError) as err:
         load_matrix(path, _resolver(store, people))
     msg = err.value.one_line()
-    assert str(path) in msg and "line 11 [[relation]] #2" in msg and "'evidence'" in msg and reason in msg
+    assert (
+        str(path) in msg
+        and "line 11 [[relation]] #2" in msg
+        and "'evidence'" in msg
+        and reason in msg
+    )
 
 
 def test_matrix_rejects_evidence_of_the_wrong_type(world, tmp_path: Path) -> None:

@@ -41,5 +41,13 @@ def test_every_gate_mutant_is_caught_by_the_gate_tests(metrics) -> None:
         "anchor_check_blind",
         "writer_overwrites_everything",
         "tier_b_shows_everything",
+        "event_presence_disabled",
+        "event_first_person_disabled",
+        "event_time_hint_unchecked",
+        "event_chunks_not_merged",
+        "event_range_coerced",
+        "event_range_not_clamped",
+        "event_names_not_normalized",
+        "event_branches_ignored",
     ):
         assert mutant in proc.stdout

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from arklore.events.memories import Memories
 from arklore.names.matcher import Mention, MentionContext
 from arklore.rag.context import ANCHOR_K, CONTEXT_K, Relation
 from arklore.settings import Settings
@@ -77,3 +78,9 @@ def get_all_relationships_for(operator_id: str, participants: Iterable[str]) -> 
 
 def get_relation_background(operator_id: str, top_k: int = 8, *, budget: int | None = None) -> str:
     return default_workspace().rag().get_relation_background(operator_id, top_k, budget=budget)
+
+
+def get_memories(operator: str, query: str | None = None, k: int = 3) -> Memories:
+    """Her own first-person story memories for a chat turn (her appearances, marked as such,
+    when none were extracted); see :meth:`Workspace.memories`."""
+    return default_workspace().memories(operator, query, k)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,13 @@ from arklore.corpus import schema as corpus_schema
 from arklore.corpus.ingest import IngestReport, tables_fingerprint
 from arklore.corpus.ingest import ingest as ingest_corpus
 from arklore.corpus.store import Store
+from arklore.events import appearances as event_appearances
+from arklore.events import diff as events_diff
+from arklore.events import runner as events_runner
+from arklore.events import schema as events_schema
+from arklore.events import store as events_db
+from arklore.events.memories import Memories, MemoryService
+from arklore.events.timeline import Timeline, build_timeline
 from arklore.extract import runner as relations_runner
 from arklore.extract import schema as extract_schema
 from arklore.extract import store as edges_db
@@ -84,6 +92,7 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     *corpus_schema.MIGRATIONS[1:],
     *extract_schema.MIGRATIONS,
     *profiles_schema.MIGRATIONS,
+    *events_schema.MIGRATIONS,
 )
 """Every layer's tables in the store, in the order they are applied."""
 
@@ -145,6 +154,16 @@ class Paths:
     def review_queue(self) -> Path:
         return self.home / "char-auto-review-queue.md"
 
+    @property
+    def event_exports(self) -> Path:
+        return self.home / "exports" / "events"
+
+    @property
+    def embed_cache(self) -> Path:
+        """Document vectors by (embedder, text hash), shared by the relation index and
+        memories."""
+        return self.rag / "embed_cache.sqlite3"
+
 
 @dataclass
 class GraphBuild:
@@ -171,9 +190,16 @@ class Workspace:
         self._rag: RelationRAG | None = None
         self._chroma: Any = None
         self._profile_tables: Tables | None = None
+        self._memories: MemoryService | None = None
+        self._speaker_ids: dict[str, str] | None = None
+        self._operators: list[Operator] | None = None
+        self._appearances: dict[tuple[str, ...], tuple[Any, list[Any]]] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
+        if self._memories is not None:
+            self._memories.close()
+            self._memories = None
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -189,6 +215,8 @@ class Workspace:
         self._user_aliases = self._aliases = self._matcher = self._people = None
         self._graph = None
         self._rag = None
+        self._speaker_ids = self._operators = None
+        self._appearances = {}
 
     # -- the store ---------------------------------------------------------------------------
     def store(self, *, check_roots: bool = False, allow_data_change: bool = False) -> Store:
@@ -342,7 +370,7 @@ class Workspace:
         return anchors.verify_anchors(
             self.roots,
             store,
-            citations=edges_db.cited_line_ids(store),
+            citations=chain(edges_db.cited_line_ids(store), events_db.cited_line_ids(store)),
             full=full,
             progress=progress,
         )
@@ -415,6 +443,153 @@ class Workspace:
         self, paths: list[str] | None = None, *, event: str | None = None, all_: bool = False
     ) -> list[str]:
         return relations_runner.select_stages(self.store(), paths, event=event, all_=all_)
+
+    # -- story events, appearances, timeline, memories ---------------------------------------
+    def speaker_ids(self) -> dict[str, str]:
+        """Corpus speaker -> operator id (the names layer's speaker ids)."""
+        if self._speaker_ids is None:
+            self._speaker_ids = names_db.speaker_ids(self.store())
+        return self._speaker_ids
+
+    def resolve_person(self, name: str) -> str | None:
+        """A name as written in the story -> operator id: the alias table, then the speaker
+        ids (labels like 神秘的女性 that portraits tie to one operator); None for NPCs."""
+        return self.aliases().resolve(name).char_id or self.speaker_ids().get(name)
+
+    def operator_family(self, char_id: str) -> list[str]:
+        """The operator's id and every alternate form of the same person (base first)."""
+        if self._operators is None:
+            self._operators = names_db.load_operators(self.store())
+        return event_appearances.family(self._operators, char_id)
+
+    def extract_events(
+        self,
+        stage_paths: list[str],
+        *,
+        concurrency: int = 8,
+        resume: bool = True,
+        no_cache: bool = False,
+        retry: int | None = None,
+        max_cost: float | None = None,
+        out: Path | None = None,
+        embed: bool = True,
+        progress: Progress | None = None,
+    ) -> events_runner.RunReport:
+        """Extract, check, store and export the story events of ``stage_paths`` (stops early
+        at the circuit breaker or at ``max_cost`` USD; a rerun resumes); ``embed`` embeds the
+        kept memories for chat right away (else on an operator's first query)."""
+        store = self.store()
+        changes = {} if retry is None else {"max_retries": retry}
+        llm = self.llm(no_cache=no_cache, **changes)
+        try:
+            report = events_runner.extract_events(
+                store,
+                llm,
+                stage_paths,
+                concurrency=concurrency,
+                resume=resume,
+                progress=progress,
+                resolve=self.resolve_person,
+                stop_after_unreachable=self.settings.llm.breaker_failures,
+                max_cost=max_cost,
+            )
+            out_dir = out or self.paths.event_exports
+            report.exports = [
+                str(p) for p in events_runner.export_stages(store, stage_paths, out_dir)
+            ]
+        finally:
+            llm.close()
+        if embed:
+            if progress:
+                progress("embed memories", 0, 1)
+            report.embedded_memories = self.memory_service().embed_stages(stage_paths)
+            if progress:
+                progress("embed memories", 1, 1)
+        return report
+
+    def extract_events_dry_run(self, stage_paths: list[str]) -> Estimate:
+        prices = self.settings.llm_config(events_runner.TASK).prices
+        return events_runner.dry_run(self.store(), stage_paths, prices)
+
+    def appearances(self, operator: str) -> list[event_appearances.Appearance]:
+        """The stages the operator (any of her forms) speaks in or is addressed in, in story
+        order, with line counts and the official stage summaries; no LLM."""
+        return self._family_appearances(
+            tuple(self.operator_family(self.resolve_operator(operator)))
+        )
+
+    def _family_appearances(self, family: Sequence[str]) -> list[event_appearances.Appearance]:
+        store = self.store()
+        run = store.last_ingest_run()
+        key = tuple(family)
+        held = self._appearances.get(key)
+        if held is None or held[0] != run:
+            apps = event_appearances.appearances(
+                store,
+                key,
+                speaker_ids=self.speaker_ids(),
+                resolve=lambda n: self.aliases().resolve(n).char_id,
+                speakers=event_appearances.whitelist(relations_runner.speaker_whitelist(store)),
+            )
+            held = self._appearances[key] = (run, apps)
+        return list(held[1])
+
+    def timeline(self, *, operator: str | None = None, event: str | None = None) -> Timeline:
+        """Stages in story order (release order, an approximation of in-world time), with
+        their extracted events in line order; with ``operator``, only the stages she appears
+        in and her events; with ``event``, only that event's stages."""
+        store = self.store()
+        paths = None
+        if event is not None:
+            paths = relations_runner.select_stages(store, event=event)
+        infos = store.stage_infos(paths)
+        apps = None
+        family: list[str] = []
+        char_id = None
+        if operator is not None:
+            char_id = self.resolve_operator(operator)
+            family = self.operator_family(char_id)
+            apps = self._family_appearances(tuple(family))
+        checked = set(events_db.checked_stages(store))
+        events = {i.stage_path: events_db.load_events(store, i.stage_path)
+                  for i in infos if i.stage_path in checked}  # fmt: skip
+        return build_timeline(
+            infos, events, appearances=apps, operator=char_id, family_ids=family, event=event
+        )
+
+    def memory_service(self) -> MemoryService:
+        if self._memories is None:
+            self._memories = MemoryService(
+                self.store,
+                self.embedder,
+                self.paths.embed_cache,
+                self._family_appearances,
+            )
+        return self._memories
+
+    def memories(self, operator: str, query: str | None = None, k: int = 3) -> Memories:
+        """Her own first-person memories (all her forms share them) ranked by similarity to
+        ``query`` (story order without one); with no memory of hers extracted, her
+        appearances, marked as such. One call per chat turn."""
+        char_id = self.resolve_operator(operator)
+        return self.memory_service().memories(char_id, self.operator_family(char_id), query, k)
+
+    def events_diff(self, run_a: str, run_b: str) -> events_diff.RunDiff:
+        """Two extractions compared by line-range overlap (a RUN: an export folder, one
+        export file, or ``@store``)."""
+        return events_diff.diff_runs(self._events_run(run_a), self._events_run(run_b))
+
+    def _events_run(self, spec: str) -> events_diff.Run:
+        if spec == events_diff.STORE_RUN:
+            store = self.store()
+            loaded = {
+                sp: events_db.load_events(store, sp) for sp in events_db.checked_stages(store)
+            }
+            models = sorted({m for evs in loaded.values() for e in evs for m in e.model.split(",")})
+            stages = {sp: events_diff.spans_of_events(evs) for sp, evs in loaded.items()}
+            versions = sorted({e.prompt_version for evs in loaded.values() for e in evs})
+            return events_diff.Run(spec, stages, [m for m in models if m], versions)
+        return events_diff.load_run_files(spec, events_diff.run_files(spec))
 
     # -- the relation graph ------------------------------------------------------------------
     def registered_imports(self) -> list[Path]:
@@ -845,4 +1020,4 @@ def _closest_hint(name: str, candidates: Iterable[str]) -> str:
     return "check the spelling, or add the name to the alias file (data/aliases.toml)"
 
 
-__all__ = ["GraphBuild", "Paths", "Workspace", "open_store"]
+__all__ = ["GraphBuild", "Memories", "Paths", "Workspace", "open_store"]

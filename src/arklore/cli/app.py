@@ -31,7 +31,7 @@ def _root(ctx: typer.Context) -> None:
 
 def _register() -> None:
     # Each area registers its commands in its own module; imported here for the side effect.
-    from arklore.cli import corpus, curate, demo, extract, graph, names, profiles, rag  # noqa: F401
+    from arklore.cli import corpus, curate, demo, events, extract, graph, names, profiles, rag  # noqa: F401
 
 
 def main() -> None:

@@ -269,6 +269,54 @@ class Store:
         ).fetchone()
         return StageInfo(*row) if row else None
 
+    def stage_infos(self, stage_paths: Iterable[str] | None = None) -> list[StageInfo]:
+        """Metadata of every primary stage (or of ``stage_paths``) in story order
+        (``order_rank``, then path): one query, for timelines and appearance lists."""
+        rows = self.conn.execute(
+            "SELECT stage_path, source, event_id, event_name, story_code, story_name, avg_tag,"
+            " story_info, order_rank, line_count FROM primary_stages"
+            " ORDER BY coalesce(order_rank, 1 << 62), stage_path"
+        ).fetchall()
+        if stage_paths is not None:
+            wanted = set(stage_paths)
+            rows = [r for r in rows if r[0] in wanted]
+        return [StageInfo(*r) for r in rows]
+
+    def spoken_lines_by(self, speakers: Iterable[str]) -> Iterator[SpokenLine]:
+        """Dialogue and choice lines of the primary corpus spoken by ``speakers`` (uncertain
+        ones included), in (stage, line_no) order."""
+        names = sorted(set(speakers))
+        for i in range(0, len(names), 500):
+            chunk = names[i : i + 500]
+            yield from self._spoken(
+                f"speaker IN ({','.join('?' * len(chunk))})", chunk, "ORDER BY stage_path, line_no"
+            )
+
+    def spoken_lines_containing(self, words: Iterable[str]) -> Iterator[SpokenLine]:
+        """Dialogue and choice lines of the primary corpus whose text contains any of
+        ``words`` (one scan), in (stage, line_no) order: candidates for a vocative check."""
+        ws = sorted({w for w in words if w})
+        for i in range(0, len(ws), 200):
+            chunk = ws[i : i + 200]
+            yield from self._spoken(
+                "(" + " OR ".join("instr(text, ?) > 0" for _ in chunk) + ")",
+                chunk,
+                "ORDER BY stage_path, line_no",
+            )
+
+    def _spoken(self, where: str, args: Sequence[object], order: str) -> Iterator[SpokenLine]:
+        # The ``lines`` table filtered by the primary source in Python: much faster than the
+        # ``primary_lines`` view for a scan (its NOT EXISTS runs per row).
+        primary = dict(self.conn.execute("SELECT stage_path, source FROM primary_stages"))
+        rows = self.conn.execute(
+            "SELECT source, stage_path, line_no, kind, speaker, uncertain, text, branch, line_id"
+            f" FROM lines WHERE kind IN ('dialogue', 'choice') AND {where} {order}",
+            list(args),
+        )
+        for source, path, no, kind, speaker, uncertain, text, branch, line_id in rows:
+            if primary.get(path) == source:
+                yield SpokenLine(path, no, kind, speaker, bool(uncertain), text, branch, line_id)
+
     def event_ids(self) -> list[str]:
         """Every event id any source's metadata names."""
         rows = self.conn.execute("SELECT DISTINCT event_id FROM stages WHERE event_id IS NOT NULL")

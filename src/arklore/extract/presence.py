@@ -49,10 +49,24 @@ def known_name(word: str, speakers: set[str]) -> str | None:
     return strip_honorific(normalize_speaker(word)[0], speakers.__contains__)
 
 
+_NORMALIZED_AWAY = frozenset(" \t\u3000\u00a0\r\n\"'“”‘’「」『』?？")
+"""Characters :func:`normalize_speaker` may strip from a word."""
+
+
 def vocatives(text: str, speakers: set[str]) -> list[str]:
     """Names a line addresses (:func:`arklore.core.vocatives.addressed`), kept only when they
     are known speakers: the position rule alone also matches fragments like ``好了，``."""
-    return addressed(text, lambda w: known_name(w, speakers))
+
+    def lookup(word: str) -> str | None:
+        # known_name() only ever accepts a prefix of the (normalized) word: when the word has
+        # nothing to normalize and no prefix of it is whitelisted, skip the honorific search
+        if _NORMALIZED_AWAY.isdisjoint(word) and not any(
+            word[:k] in speakers for k in range(1, len(word) + 1)
+        ):
+            return None
+        return known_name(word, speakers)
+
+    return addressed(text, lookup)
 
 
 def letter_addressee(
@@ -99,6 +113,16 @@ def is_party(party: str, name: str, same: SameFn) -> bool:
     return party == name or same(party, name)
 
 
+def doctor_signal(line: Line) -> str | None:
+    """How a line shows the Doctor present when no line is spoken under her name: ``choice``
+    (the player picks it) or ``nickname`` (a spoken line addressing Dr.{@nickname}); None."""
+    if line.kind is LineKind.CHOICE:
+        return "choice"
+    if (line.addresses_doctor or NICKNAME_TOKEN in line.text) and not is_narration(line):
+        return "nickname"
+    return None
+
+
 def speaks_in(party: str, lines: Iterable[Line], same: SameFn) -> bool:
     """The party speaks one of the lines; the Doctor also by a choice or a spoken line that
     addresses Dr.{@nickname}."""
@@ -106,11 +130,8 @@ def speaks_in(party: str, lines: Iterable[Line], same: SameFn) -> bool:
     for line in lines:
         if is_party(party, line.speaker, same):
             return True
-        if doctor:
-            if line.kind is LineKind.CHOICE:
-                return True
-            if (line.addresses_doctor or NICKNAME_TOKEN in line.text) and not is_narration(line):
-                return True
+        if doctor and doctor_signal(line) is not None:
+            return True
     return False
 
 
@@ -138,6 +159,51 @@ def presence_in(party: str, lines: list[Line], speakers: set[str], same: SameFn)
     if addressed_in(party, lines, speakers, same):
         return "addressed"
     return None
+
+
+PRESENCE_RANK = ("speaks", "choice", "nickname", "addressed")
+"""How a party can be present in some lines, strongest first (see :func:`presence_evidence`)."""
+
+
+def presence_evidence(
+    party: str,
+    lines: Iterable[Line],
+    speakers: set[str],
+    same: SameFn,
+    *,
+    addressed_cache: dict[int, list[str]] | None = None,
+) -> list[tuple[Line, str]]:
+    """Every line that shows the party present, with how (``speaks`` | ``choice`` |
+    ``nickname`` | ``addressed``): the same rules as :func:`presence_in`, line by line, for
+    checks that need the lines themselves (story-event actors cite them as evidence).
+    ``addressed_cache`` (line_no -> vocatives) saves recomputing the vocatives of a line for
+    every party."""
+    doctor = is_doctor(party)
+    out: list[tuple[Line, str]] = []
+    for line in lines:
+        if doctor and (signal := doctor_signal(line)) is not None:
+            out.append((line, signal))  # a choice line is spoken by 博士: say it is a choice
+            continue
+        if is_party(party, line.speaker, same):
+            out.append((line, "speaks"))
+            continue
+        if not line.speaker:
+            continue
+        if addressed_cache is not None:
+            names = addressed_cache.get(line.line_no)
+            if names is None:
+                names = addressed_cache[line.line_no] = vocatives(line.text, speakers)
+        else:
+            names = vocatives(line.text, speakers)
+        if any(is_party(party, name, same) for name in names):
+            out.append((line, "addressed"))
+    return out
+
+
+def strongest(evidence: Iterable[tuple[Line, str]]) -> str | None:
+    """The strongest way of being present among ``evidence`` (:data:`PRESENCE_RANK`)."""
+    hows = {how for _, how in evidence}
+    return next((how for how in PRESENCE_RANK if how in hows), None)
 
 
 def window(by_no: dict[int, Line], line_no: int, size: int = WINDOW) -> list[Line]:

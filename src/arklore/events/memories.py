@@ -1,0 +1,251 @@
+"""Memories for chat: what an operator remembers of the story, as herself.
+
+:meth:`MemoryService.memories` returns **her** memories only — every form of the same person
+shares them — that passed the checks (present in the event, first person), each with its
+text, stage code, event name and evidence line ids; the objective event summary is never
+handed out as a memory. With a query they are ranked by embedding similarity (story order
+breaks ties); without one they come in story order. When no memory of hers was extracted
+(no events at all, or none of hers), her **appearances** are returned instead, marked
+``kind="appearance"`` and carrying the game's official stage summary, so a chat still
+knows where she was.
+
+Vectors: a memory's passage is embedded once and kept in the embedding cache shared with the
+relation index (``rag/embed_cache.sqlite3``, keyed by embedder and text hash); per operator
+the vectors are held in memory as one matrix and a query is one matrix-vector product. There
+are at most a few thousand memories per operator, so a brute-force product takes well under
+a millisecond, and a separate Chroma collection would add a second copy of the store's rows
+to keep in step (the store stays the only truth; the in-memory matrix is rebuilt when the
+store's events change, checked by one tiny query per call).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from arklore.corpus.store import Store
+from arklore.events import store as events_db
+from arklore.events.appearances import Appearance
+from arklore.rag.embedders import Embedder, EmbeddingCache, QueryCache, embed_cached
+
+ORDER_STRIDE = 10_000
+"""``order`` = stage ``order_rank`` * ORDER_STRIDE + first line: one sortable story-order key."""
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One memory (her own, first person) or, failing those, one appearance (a stage she is
+    in, with the game's official summary: not her words)."""
+
+    text: str
+    stage_path: str
+    stage_code: str | None
+    event_name: str | None
+    line_ids: list[str]
+    kind: str  # "memory" | "appearance"
+    score: float | None  # similarity to the query (None without a query)
+    order: int  # story order key (release order: sort by it for a timeline)
+    story_name: str | None = None
+    time_hint: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Memories:
+    """What :meth:`MemoryService.memories` returns."""
+
+    items: list[MemoryItem]
+    kind: str  # "memories" | "appearances"
+    reason: str  # why it is empty, or why appearances are shown
+    operator: str = ""  # the resolved operator id
+    operator_ids: list[str] = field(default_factory=list)  # her forms
+    query: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "operator": self.operator,
+            "operator_ids": self.operator_ids,
+            "query": self.query,
+            "kind": self.kind,
+            "reason": self.reason,
+            "items": [i.to_dict() for i in self.items],
+        }
+
+
+def order_key(order_rank: int | None, line: int | None) -> int:
+    return (order_rank if order_rank is not None else ORDER_STRIDE * 100) * ORDER_STRIDE + (
+        line or 0
+    )
+
+
+def memory_passage(row: events_db.MemoryRow) -> str:
+    """What is embedded for a memory: where it happened, then her words."""
+    where = "·".join(p for p in (row.event_name, row.story_name) if p)
+    return f"{where}：{row.text}" if where else row.text
+
+
+def appearance_text(app: Appearance) -> str:
+    """An appearance as a chat sees it: where, and the game's own summary of the stage."""
+    where = " ".join(p for p in (app.event_name, app.stage_code, app.story_name, app.avg_tag) if p)
+    summary = " ".join((app.summary or "").split())
+    return f"{where}：{summary}" if summary else where or app.stage_path
+
+
+@dataclass
+class _Entry:
+    revision: tuple[int, float]
+    rows: list[events_db.MemoryRow]
+    vectors: np.ndarray | None = None  # filled on the first query
+
+
+class MemoryService:
+    """Her memories (or appearances) for a chat turn; one per workspace, thread-safe."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        embedder: Callable[[], Embedder],
+        cache_path: Path,
+        appearances: Callable[[Sequence[str]], list[Appearance]],
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._cache_path = cache_path
+        self._appearances = appearances
+        self._entries: dict[tuple[str, ...], _Entry] = {}
+        self._app_vectors: dict[tuple[str, ...], tuple[list[str], np.ndarray]] = {}
+        self._qcache = QueryCache()
+        self._lock = threading.Lock()
+        self._cache: EmbeddingCache | None = None
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    # -- data --------------------------------------------------------------------------
+    def _entry(self, family: tuple[str, ...]) -> _Entry:
+        store = self._store()
+        rev = events_db.revision(store)
+        entry = self._entries.get(family)
+        if entry is None or entry.revision != rev:
+            rows = [r for r in events_db.kept_memories(store, family) if r.person == "first"]
+            entry = self._entries[family] = _Entry(rev, rows)
+        return entry
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        if self._cache is None:
+            self._cache = EmbeddingCache(self._cache_path)
+        vecs, _ = embed_cached(self._embedder(), texts, self._cache)
+        return vecs
+
+    def _rank(
+        self, vectors: np.ndarray, orders: list[int], query: str, k: int
+    ) -> list[tuple[int, float]]:
+        """(position, score) of the k best by similarity, story order breaking ties (scores
+        equal to 6 decimals count as ties)."""
+        q = self._qcache.get(self._embedder(), query)
+        scores = vectors @ q
+        ranked = np.lexsort((np.asarray(orders, dtype=np.int64), -np.round(scores, 6)))[:k]
+        return [(int(i), float(scores[i])) for i in ranked]
+
+    def embed_stages(self, stage_paths: Sequence[str]) -> int:
+        """Embed the kept first-person memories of these stages into the embedding cache now
+        (after an extraction), so a chat's first question about her does not wait for it.
+        Returns how many passages were embedded (the rest were cached)."""
+        rows = events_db.stage_memories(self._store(), stage_paths)
+        texts = [memory_passage(r) for r in rows if r.person == "first"]
+        if not texts:
+            return 0
+        if self._cache is None:
+            self._cache = EmbeddingCache(self._cache_path)
+        return embed_cached(self._embedder(), texts, self._cache)[1]
+
+    # -- the call a chat makes ---------------------------------------------------------
+    def memories(
+        self, operator: str, family: Sequence[str], query: str | None = None, k: int = 3
+    ) -> Memories:
+        """Her memories ranked for ``query`` (story order without one), else her
+        appearances; ``family`` is every id of her forms."""
+        fam = tuple(dict.fromkeys(family))
+        query = query if query and query.strip() else None
+        k = max(0, int(k))
+        base = Memories([], "memories", "", operator, list(fam), query)
+        with self._lock:
+            entry = self._entry(fam)
+            rows = entry.rows
+            if rows:
+                if query is None:
+                    picked = [(i, None) for i in range(min(k, len(rows)))]
+                else:
+                    if entry.vectors is None:
+                        entry.vectors = self._vectors([memory_passage(r) for r in rows])
+                    orders = [order_key(r.order_rank, r.line_start) for r in rows]
+                    picked = self._rank(entry.vectors, orders, query, k)
+                base.items = [_memory_item(rows[i], score) for i, score in picked]
+                base.reason = f"{len(rows)} memories of hers" + (
+                    " ranked by similarity to the query" if query else " in story order"
+                )
+                return base
+            n_stages, _ = events_db.revision(self._store())
+            apps = self._appearances(fam)
+            base.kind = "appearances"
+            if n_stages == 0:
+                why = "no story events extracted yet"
+            else:
+                why = f"no memory of hers among the events of {n_stages} extracted stages"
+            if not apps:
+                base.reason = f"{why}, and she appears in no stage"
+                return base
+            if query is None:
+                picked = [(i, None) for i in range(min(k, len(apps)))]
+            else:
+                texts = [appearance_text(a) for a in apps]
+                held = self._app_vectors.get(fam)
+                if held is None or held[0] != texts:
+                    held = self._app_vectors[fam] = (texts, self._vectors(texts))
+                vecs = held[1]
+                orders = [order_key(a.order_rank, 0) for a in apps]
+                picked = self._rank(vecs, orders, query, k)
+            base.items = [_appearance_item(apps[i], score) for i, score in picked]
+            base.reason = (
+                f"{why}: showing the stages she appears in ({len(apps)}), with the game's "
+                "summaries (not her own words)"
+            )
+            return base
+
+
+def _memory_item(r: events_db.MemoryRow, score: float | None) -> MemoryItem:
+    return MemoryItem(
+        text=r.text,
+        stage_path=r.stage_path,
+        stage_code=r.stage_code,
+        event_name=r.event_name,
+        line_ids=list(r.evidence_line_ids),
+        kind="memory",
+        score=score,
+        order=order_key(r.order_rank, r.line_start),
+        story_name=r.story_name,
+        time_hint=r.time_hint,
+    )
+
+
+def _appearance_item(a: Appearance, score: float | None) -> MemoryItem:
+    return MemoryItem(
+        text=appearance_text(a),
+        stage_path=a.stage_path,
+        stage_code=a.stage_code,
+        event_name=a.event_name,
+        line_ids=list(a.line_ids),
+        kind="appearance",
+        score=score,
+        order=order_key(a.order_rank, 0),
+        story_name=a.story_name,
+    )
