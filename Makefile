@@ -14,7 +14,7 @@ export ARKLORE_ASTR ?= $(SHARED)/astr
 endif
 export ARKLORE_HOME ?= $(abspath var)
 
-.PHONY: venv demo test test-fast lint bench data clean
+.PHONY: venv web demo test test-fast lint bench data clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -22,16 +22,26 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-venv: $(STAMP)
+venv: $(STAMP) web
+
+# The web pages' JavaScript (cytoscape.js) from the npm registry, pinned by web/package-lock.json,
+# copied into the package's static folder (not committed).
+WEB_VENDOR := src/arklore/service/static/vendor
+$(WEB_VENDOR)/cytoscape.min.js: web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --ignore-scripts
+	mkdir -p $(WEB_VENDOR)
+	cp web/node_modules/cytoscape/dist/cytoscape.min.js $(WEB_VENDOR)/
+
+web: $(WEB_VENDOR)/cytoscape.min.js
 
 demo: $(STAMP)
 	$(BIN)/arklore demo
 
-test: $(STAMP)
+test: $(STAMP) web
 	$(BIN)/python -m pytest -q
 
 # everything except the real-data and the slow (> ~20 s) tests: the loop while editing
-test-fast: $(STAMP)
+test-fast: $(STAMP) web
 	$(BIN)/python -m pytest -q -m 'not realdata and not slow'
 
 lint: $(STAMP)
@@ -39,7 +49,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
 
-bench: $(STAMP)
+bench: $(STAMP) web
 	$(BIN)/python -m bench
 
 # For users with network: shallow, sparse clones of the two data repositories.
@@ -55,4 +65,4 @@ data:
 	@echo "export ARKLORE_ASTR=$(abspath data-src/ArknightsStoryJson)"
 
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) var .pytest_cache web/node_modules $(WEB_VENDOR) test-artifacts

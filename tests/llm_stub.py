@@ -207,6 +207,8 @@ class StubServer:
             elif reply.status != 200:
                 err = {"error": {"message": reply.error, "type": "stub", "code": reply.status}}
                 self._send(h, reply.status, err, reply.headers)
+            elif body.get("stream"):
+                self._send_stream(h, body, reply)
             else:
                 self._send(h, 200, self._completion(body, reply), reply.headers)
         except (BrokenPipeError, ConnectionResetError):
@@ -238,6 +240,31 @@ class StubServer:
             ],
             "usage": usage,
         }
+
+    @classmethod
+    def _send_stream(cls, h: BaseHTTPRequestHandler, body: dict[str, Any], reply: Reply) -> None:
+        """The reply as server-sent events, a few characters per chunk, then the usage."""
+        full = cls._completion(body, reply)
+        text = reply.content or ""
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Connection", "close")
+        h.end_headers()
+
+        def event(obj: Any) -> None:
+            h.wfile.write(b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n")
+            h.wfile.flush()
+
+        base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk",
+                "created": full["created"], "model": full["model"]}  # fmt: skip
+        for i in range(0, len(text), 3):
+            delta = {"content": text[i : i + 3]}
+            event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        event({**base, "choices": [], "usage": full["usage"]})
+        h.wfile.write(b"data: [DONE]\n\n")
+        h.wfile.flush()
+        h.close_connection = True
 
     def _send(
         self,

@@ -28,6 +28,8 @@ _PUBLIC: dict[str, str] = {
     "get_contextual_relations": "arklore.api",
     "get_all_relationships_for": "arklore.api",
     "get_relation_background": "arklore.api",
+    "assemble_turn": "arklore.api",
+    "get_memories": "arklore.api",
 }
 
 __all__ = ["__version__", *sorted(_PUBLIC)]

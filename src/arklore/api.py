@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from arklore.chat.turn import Turn
 from arklore.events.memories import Memories
 from arklore.names.matcher import Mention, MentionContext
 from arklore.rag.context import ANCHOR_K, CONTEXT_K, Relation
@@ -78,6 +79,19 @@ def get_all_relationships_for(operator_id: str, participants: Iterable[str]) -> 
 
 def get_relation_background(operator_id: str, top_k: int = 8, *, budget: int | None = None) -> str:
     return default_workspace().rag().get_relation_background(operator_id, top_k, budget=budget)
+
+
+def assemble_turn(
+    operator: str,
+    message: str,
+    history: Iterable[Mapping[str, Any]] = (),
+    participants: Iterable[str] = (),
+    l3_targets: Iterable[str] = (),
+) -> Turn:
+    """The system-prompt blocks of one chat turn: persona, relations, memories and (group
+    chat) the relations between the operators present, each with tokens, sources and the
+    reason it is empty (:func:`arklore.chat.turn.assemble_turn`)."""
+    return default_workspace().turn(operator, message, history, participants, l3_targets)
 
 
 def get_memories(operator: str, query: str | None = None, k: int = 3) -> Memories:

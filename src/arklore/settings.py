@@ -18,10 +18,18 @@ variable                        meaning                                         
 ``ARKLORE_RAG_TOKEN_BUDGET``    tokens of the relation block per chat turn          ``800``
 ``ARKLORE_MAX_MESSAGE_CHARS``   longest chat message accepted (characters)          ``8000``
 ``CHROMA_HOST``/``CHROMA_PORT`` a Chroma server instead of the embedded index       (embedded) / ``8000``
-``ARKLORE_CHARS_DIR``           a folder of hand-written ``.char`` profiles: read   (none)
-                                first, never written to
-``ARKLORE_TIER_C_RELATIONS``    1: a tier-C operator (no profile) still gets        ``0``
-                                relation context (the design says she does not)
+``ARKLORE_CHARS_DIR``           a user folder of ``.char`` profiles (read only;     (none)
+                                wins over ``$ARKLORE_HOME/chars``)
+``ARKLORE_MANIFEST``            TOML file ``operators = [...]``: the operators an   (none: every operator)
+                                app exposes; any other is "not available"
+``ARKLORE_PERSONA_TOKEN_BUDGET`` tokens of the persona block per chat turn          ``1200``
+``ARKLORE_MEMORY_TOKEN_BUDGET`` tokens of the memories block per chat turn          ``300``
+``ARKLORE_MEMORY_K``            memories (or appearances) per chat turn             ``3``
+``ARKLORE_GROUP_TOKEN_BUDGET``  tokens of the group-chat block per chat turn        ``400``
+``ARKLORE_TIER_C_RELATIONS``    1: relation context for operators without a         ``0``
+                                profile (tier C) too
+``ARKLORE_ADMIN_TOKEN``         bearer token of the service's write endpoints       (none: writes disabled)
+                                (a secret: never logged or shown)
 ``LLM_BASE_URL``                any OpenAI-compatible endpoint                      ``https://api.deepseek.com``
 ``LLM_MODEL``                   model name sent to the endpoint                     ``deepseek-flash``
 ``LLM_API_KEY``                 bearer key (never written anywhere)                 (none)
@@ -152,10 +160,16 @@ class Settings(BaseModel):
     chroma_host: str | None = None
     chroma_port: int = Field(default=8000, ge=1, le=65535)
     chars_dir: Path | None = None
+    manifest: Path | None = None
+    persona_token_budget: int = Field(default=1200, ge=1, le=100_000)
+    memory_token_budget: int = Field(default=300, ge=1, le=100_000)
+    memory_k: int = Field(default=3, ge=1, le=50)
+    group_token_budget: int = Field(default=400, ge=1, le=100_000)
     tier_c_relations: bool = False
+    admin_token: str = Field(default="", repr=False)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
-    @field_validator("home", "gamedata", "astr", "aliases_file", "chars_dir")
+    @field_validator("home", "gamedata", "astr", "aliases_file", "chars_dir", "manifest")
     @classmethod
     def _path(cls, v: Path | None) -> Path | None:
         if v is not None and not str(v).strip():
@@ -206,7 +220,13 @@ _VARS: dict[str, str] = {
     "CHROMA_HOST": "chroma_host",
     "CHROMA_PORT": "chroma_port",
     "ARKLORE_CHARS_DIR": "chars_dir",
+    "ARKLORE_MANIFEST": "manifest",
+    "ARKLORE_PERSONA_TOKEN_BUDGET": "persona_token_budget",
+    "ARKLORE_MEMORY_TOKEN_BUDGET": "memory_token_budget",
+    "ARKLORE_MEMORY_K": "memory_k",
+    "ARKLORE_GROUP_TOKEN_BUDGET": "group_token_budget",
     "ARKLORE_TIER_C_RELATIONS": "tier_c_relations",
+    "ARKLORE_ADMIN_TOKEN": "admin_token",
 }
 _LLM_VARS: dict[str, str] = {
     "LLM_BASE_URL": "base_url",
@@ -227,6 +247,7 @@ _ALLOWED = {
     "LLM_JSON_MODE": "1 or 0",
     "ARKLORE_TIER_C_RELATIONS": "1 or 0",
 }
+_SECRET_VARS = {"ARKLORE_ADMIN_TOKEN"}
 
 
 def _config_error(
@@ -239,7 +260,8 @@ def _config_error(
     msg = _ALLOWED.get(var) or str(err.get("msg", "invalid")).removeprefix("Value error, ")
     if var in _ALLOWED:
         msg = f"must be {msg}"
-    shown = "" if var.endswith("API_KEY") else f"={env.get(var, '')!r}"
+    secret = var.endswith("API_KEY") or var in _SECRET_VARS
+    shown = "" if secret else f"={env.get(var, '')!r}"
     return ConfigError(
         f"{var}{shown}: {msg}",
         hint=f"fix or unset {var} (`arklore settings` lists every variable and its default)",

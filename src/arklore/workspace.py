@@ -14,6 +14,7 @@ workspaces on two homes never share state.
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,9 @@ from typing import Any
 
 from arklore.base.db import Migration
 from arklore.base.files import atomic_write_text, file_fingerprint
+from arklore.chat.knowledge import Budgets, ChatKnowledge
+from arklore.chat.turn import Turn, assemble_turn
+from arklore.core.blocks import Block
 from arklore.core.errors import (
     AmbiguousNameError,
     DataRootsChangedError,
@@ -194,6 +198,8 @@ class Workspace:
         self._speaker_ids: dict[str, str] | None = None
         self._operators: list[Operator] | None = None
         self._appearances: dict[tuple[str, ...], tuple[Any, list[Any]]] = {}
+        self._chat: ChatKnowledge | None = None
+        self._chroma_lock = threading.Lock()  # chromadb's client registry is not thread-safe
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -217,6 +223,7 @@ class Workspace:
         self._rag = None
         self._speaker_ids = self._operators = None
         self._appearances = {}
+        self._chat = None
 
     # -- the store ---------------------------------------------------------------------------
     def store(self, *, check_roots: bool = False, allow_data_change: bool = False) -> Store:
@@ -659,10 +666,11 @@ class Workspace:
 
     def chroma(self) -> Any:
         """The Chroma client: a server when ``CHROMA_HOST`` is set, else embedded."""
-        if self._chroma is None:
-            self._chroma = make_client(
-                self.paths.rag, self.settings.chroma_host, self.settings.chroma_port
-            )
+        with self._chroma_lock:
+            if self._chroma is None:
+                self._chroma = make_client(
+                    self.paths.rag, self.settings.chroma_host, self.settings.chroma_port
+                )
         return self._chroma
 
     def build_index(
@@ -761,6 +769,58 @@ class Workspace:
         if stale:
             ctx.warnings.append(stale)
         return ctx
+
+    # -- chat ----------------------------------------------------------------------------------
+    def chat(self) -> ChatKnowledge:
+        """What chat turns read: names (with the manifest), profiles, relations, memories."""
+        if self._chat is None:
+            st = self.settings
+            self._chat = ChatKnowledge(
+                store=self.store,
+                aliases=self.aliases,
+                registry=lambda: self.people().registry,
+                rag=self.rag,
+                find_targets=lambda text: [
+                    m.char_id for m in self.find_mentions(text) if m.char_id
+                ],
+                memories=lambda op, query, k: self.memories_block(op, query, k),
+                profile_dirs=[d for d in (st.chars_dir, self.paths.chars) if d is not None],
+                manifest_path=st.manifest,
+                budgets=Budgets(
+                    persona=st.persona_token_budget,
+                    relations=st.rag_token_budget,
+                    memories=st.memory_token_budget,
+                    group=st.group_token_budget,
+                    memories_k=st.memory_k,
+                ),
+                max_message_chars=st.max_message_chars,
+                tier_c_relations=st.tier_c_relations,
+            )
+        return self._chat
+
+    def turn(
+        self,
+        operator: str,
+        message: str,
+        history: Iterable[dict[str, Any]] = (),
+        participants: Iterable[str] = (),
+        l3_targets: Iterable[str] = (),
+    ) -> Turn:
+        """The system-prompt blocks of one chat turn (:func:`arklore.chat.turn.assemble_turn`)."""
+        return assemble_turn(self.chat(), operator, message, history, participants, l3_targets)
+
+    def memories_block(self, operator: str, query: str = "", k: int | None = None) -> Block:
+        """Her top-``k`` memories for ``query`` (:meth:`memories`) as a chat block citing
+        stages: the one function the memories block calls. With no memory of hers extracted:
+        her appearances, ranked for the message, marked ``meta["kind"] == "appearances"``."""
+        kb = self.chat()
+        sp = kb.speaker(operator, check_manifest=False)
+        k = k or self.settings.memory_k
+        if events_db.checked_stages(self.store()):
+            found = self.memories(sp.char_id, query or None, k)
+            if found.kind == "memories":
+                return kb.memories_block(sp, found)
+        return kb.appearances_block(sp, query, k)
 
     def graph_node(self, name: str) -> str:
         """A name, alias or id -> its node in the saved graph (one-line error when unknown)."""

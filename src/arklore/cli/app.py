@@ -31,6 +31,7 @@ def _root(ctx: typer.Context) -> None:
 
 def _register() -> None:
     # Each area registers its commands in its own module; imported here for the side effect.
+    import arklore.cli.chat  # noqa: F401  (chat, turn, serve)
     from arklore.cli import corpus, curate, demo, events, extract, graph, names, profiles, rag  # noqa: F401
 
 

@@ -166,6 +166,18 @@ class CostLimitError(RunStoppedError):
 
 
 class MessageTooLongError(ArkloreError):
-    """A chat message is longer than the configured maximum."""
+    """A chat message is longer than ``ARKLORE_MAX_MESSAGE_CHARS`` (checked by
+    :func:`arklore.core.text.check_message` before any work is done)."""
 
     default_hint = "send a shorter message, or raise ARKLORE_MAX_MESSAGE_CHARS"
+
+    def __init__(self, length: int, limit: int, *, what: str = "message") -> None:
+        super().__init__(f"the {what} has {length} characters, more than the limit of {limit}")
+        self.length = length
+        self.limit = limit
+
+
+class OperatorNotAvailableError(ArkloreError):
+    """The operator exists but the app's manifest (``ARKLORE_MANIFEST``) does not expose her."""
+
+    default_hint = "pick an operator the manifest lists, or add her to the manifest file"

@@ -5,18 +5,6 @@ from __future__ import annotations
 from arklore.core.errors import MessageTooLongError
 
 
-def check_message(text: str, limit: int) -> str:
-    """``text`` when it is at most ``limit`` characters, else MessageTooLongError: a chat
-    message is bounded before any work is done on it (mention detection, embedding)."""
-    if not isinstance(text, str):
-        raise TypeError(f"a message must be str, not {type(text).__name__}")
-    if len(text) > limit:
-        raise MessageTooLongError(
-            f"the message has {len(text):,} characters; the limit is {limit:,}"
-        )
-    return text
-
-
 def strip_json_fence(content: str) -> str:
     """The JSON inside a model reply: some models wrap it in ```json fences even in JSON mode."""
     text = content.strip()
@@ -24,3 +12,12 @@ def strip_json_fence(content: str) -> str:
         text = text.split("\n", 1)[1] if "\n" in text else ""
         text = text.rsplit("```", 1)[0]
     return text.strip()
+
+
+def check_message(text: str, limit: int, *, what: str = "message") -> str:
+    """``text`` unchanged when it has at most ``limit`` characters, else
+    :class:`~arklore.core.errors.MessageTooLongError`: the one size check every entry point
+    (turn assembly, the relation context, the HTTP service) applies to a chat message."""
+    if len(text) > limit:
+        raise MessageTooLongError(len(text), limit, what=what)
+    return text

@@ -356,6 +356,26 @@ class Store:
                     info = infos[path] = self.stage_info(path)  # type: ignore[assignment]
                 yield line_id, path, no, info.order_rank or 0, speaker, text, info
 
+    def all_speaker_stage_counts(self) -> list[tuple[str, str, int]]:
+        """(stage_path, speaker, dialogue lines) of every speaker in the primary corpus."""
+        return self.conn.execute(
+            "SELECT stage_path, speaker, count(*) FROM primary_lines WHERE kind = 'dialogue'"
+            " AND speaker != '' GROUP BY stage_path, speaker"
+        ).fetchall()
+
+    def speaker_stage_counts(self, speakers: Sequence[str]) -> list[tuple[str, str, int]]:
+        """(stage_path, speaker, dialogue lines) of ``speakers`` in the primary corpus."""
+        names = sorted(set(speakers))
+        out: list[tuple[str, str, int]] = []
+        for i in range(0, len(names), 500):
+            chunk = names[i : i + 500]
+            out += self.conn.execute(
+                "SELECT stage_path, speaker, count(*) FROM primary_lines WHERE kind = 'dialogue'"
+                f" AND speaker IN ({','.join('?' * len(chunk))}) GROUP BY stage_path, speaker",
+                chunk,
+            ).fetchall()
+        return out
+
     def lines_by_id(self, line_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
         """line_id -> (speaker, text) for the ids the primary corpus holds (others absent)."""
         ids = sorted(set(line_ids))

@@ -3,7 +3,7 @@ transient (retry) and permanent (give up). Retries, caching and costs live in ``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import openai
@@ -52,6 +52,36 @@ class OpenAIChatModel:
             raise TransientLLMError("response is not a chat completion")
         content = (choices[0].message.content if choices else None) or ""
         return ChatResult(content=content, usage=parse_usage(response.usage), model=kwargs["model"])
+
+    def stream(self, request: ChatRequest) -> Iterator[str | Usage]:
+        """Send ``request`` once as a stream: the text deltas as they come, then the usage
+        (when the endpoint reports it). Transient/PermanentLLMError as :meth:`complete`."""
+        kwargs: dict[str, Any] = {
+            "model": request.model or self.config.model,
+            "messages": request.messages,
+            "temperature": request.temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.max_tokens is not None:
+            kwargs["max_tokens"] = request.max_tokens
+        extra = self.config.extra_body()
+        if extra:
+            kwargs["extra_body"] = extra
+        try:
+            response = self._client.chat.completions.create(**kwargs)
+            for chunk in response:
+                choices = getattr(chunk, "choices", None) or []
+                for ch in choices:
+                    delta = getattr(getattr(ch, "delta", None), "content", None)
+                    if delta:
+                        yield delta
+                if getattr(chunk, "usage", None) is not None:
+                    yield parse_usage(chunk.usage)
+        except openai.APIError as exc:
+            raise classify(exc, (self.config.api_key,)) from None
+        except ValueError as exc:
+            raise TransientLLMError(f"unusable stream: {_short(str(exc))}") from None
 
     def close(self) -> None:
         self._client.close()

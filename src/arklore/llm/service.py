@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -141,6 +142,60 @@ class LLM:
         )
         return result
 
+    def stream(self, request: ChatRequest) -> Iterator[str]:
+        """The answer's text as it is generated (free text: ``json_mode`` is ignored).
+
+        From the cache in one piece when there (unless ``no_cache``); else the endpoint is
+        asked to stream, retried with backoff while the stream cannot start (transient
+        errors), never once text has been given out. The full answer is cached and its cost
+        recorded like :meth:`complete`'s. A backend without ``stream`` answers in one piece."""
+        cfg = self.config_for(request.task)
+        request = replace(request, model=request.model or cfg.model, json_mode=False)
+        key = self.cache_key(request)
+        if not self.no_cache:
+            hit = self._from_cache(request, key)
+            if hit is not None:
+                yield hit.content
+                return
+        backend = self._backend(cfg)
+        stream = getattr(backend, "stream", None)
+        if stream is None:
+            yield self.complete(request).content
+            return
+        parts: list[str] = []
+        usage = Usage()
+        for attempt in range(cfg.max_retries + 1):
+            it = stream(request)
+            try:
+                first = next(it, None)
+            except TransientLLMError as exc:
+                if attempt >= cfg.max_retries:
+                    raise
+                log.warning("llm %s: stream attempt %d failed (%s), retrying",
+                            request.task, attempt + 1, exc)  # fmt: skip
+                time.sleep(min(cfg.backoff_max, cfg.backoff_initial * 2**attempt))
+                continue
+            break
+        else:  # pragma: no cover - the loop either breaks or raises
+            return
+        ok = False
+        try:
+            chunks = it if first is None else _chain(first, it)
+            for piece in chunks:
+                if isinstance(piece, Usage):
+                    usage = piece
+                elif piece:
+                    parts.append(piece)
+                    yield piece
+            ok = bool("".join(parts).strip())
+        finally:
+            self.ledger.record(run_id=self.run_id, task=request.task, key=request.key,
+                               model=request.model or "", usage=usage, prices=cfg.prices, ok=ok)  # fmt: skip
+        if not ok:
+            raise TransientLLMError("empty content")
+        self.cache.put(key, task=request.task, model=request.model or "",
+                       content="".join(parts), usage=usage)  # fmt: skip
+
     def summary(self) -> CostSummary:
         return self.ledger.summary(self.run_id)
 
@@ -192,6 +247,11 @@ class LLM:
             if ident not in self._backends:
                 self._backends[ident] = self._factory(cfg)
             return self._backends[ident]
+
+
+def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
+    yield first
+    yield from rest
 
 
 def decode(request: ChatRequest, content: str) -> tuple[Any, Any]:

@@ -1,0 +1,192 @@
+"""Turn assembly: the system prompt a chat with one operator injects for one message.
+
+:func:`assemble_turn` resolves the operator (any name the alias table knows; the manifest may
+make her "not available"), checks the message size, and builds the blocks, in this order:
+
+* **persona** -- the sections of her ``.char`` profile her tier allows;
+* **relations** -- her strongest relations (anchors, top 3) and her view of the people the
+  message names (contextual, top 2), without the people the other memory layer already
+  recalled (``l3_targets``) or who are present in a group chat (the group block covers them);
+* **memories** -- her top-k memories for the message (``Workspace.memories``; her appearances
+  until story events are extracted);
+* **group** -- in a group chat (two or more operators present, ``participants``), each
+  present operator's relations with the others.
+
+Each block fits its own budget (settings, see :class:`~arklore.chat.knowledge.Budgets`) and
+says why it is empty when it is; the total of the whole system prompt is reported.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arklore.chat.knowledge import ChatKnowledge, Speaker
+from arklore.core.blocks import BLOCK_ORDER, Block
+from arklore.core.errors import UsageError
+from arklore.core.text import check_message
+
+ROLES = ("user", "assistant")
+
+
+@dataclass(slots=True)
+class Turn:
+    """The assembled system prompt of one turn, block by block."""
+
+    operator_id: str
+    operator_name: str
+    message: str
+    participants: list[str]  # char ids present (a group chat has two or more)
+    blocks: list[Block]
+    system_prompt: str
+    total_tokens: int
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def block(self, name: str) -> Block:
+        return next(b for b in self.blocks if b.name == name)
+
+    @property
+    def group(self) -> bool:
+        return len(self.participants) > 1
+
+    def messages(self, history: Sequence[Mapping[str, str]] = ()) -> list[dict[str, str]]:
+        """The chat-completion messages: system prompt, the history, then the message."""
+        out = [{"role": "system", "content": self.system_prompt}]
+        out += [{"role": m["role"], "content": m["content"]} for m in history]
+        out.append({"role": "user", "content": self.message})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "operator": {"id": self.operator_id, "name": self.operator_name},
+            "participants": list(self.participants),
+            "blocks": [b.to_dict() for b in self.blocks],
+            "total_tokens": self.total_tokens,
+            "blocks_tokens": sum(b.tokens for b in self.blocks),
+            "system_prompt": self.system_prompt,
+            "timings_ms": dict(self.timings_ms),
+        }
+
+
+def check_history(history: Iterable[Mapping[str, Any]], limit: int) -> list[dict[str, str]]:
+    """Chat history as ``{"role": "user"|"assistant", "content": str}`` items, each within the
+    message size limit; UsageError naming the first bad item."""
+    out = []
+    for i, m in enumerate(history):
+        role, content = m.get("role"), m.get("content")
+        if role not in ROLES or not isinstance(content, str):
+            raise UsageError(
+                f"history[{i}] must be {{'role': 'user'|'assistant', 'content': text}}",
+                hint="pass the previous messages of this chat in order",
+            )
+        check_message(content, limit, what=f"history[{i}] message")
+        out.append({"role": str(role), "content": content})
+    return out
+
+
+def preamble(sp: Speaker, present: Sequence[Speaker]) -> str:
+    """The instruction before the blocks (Chinese: the prompt language)."""
+    text = (
+        f"你正在以《明日方舟》干员{sp.name}的身份与博士对话，保持{sp.name}的说话方式、性格和立场。"
+        "下面的资料只作背景参考，不要逐条复述，也不要编造资料里没有的经历。"
+    )
+    if len(present) > 1:
+        names = "、".join(p.name for p in present)
+        text += f"\n这是一场群聊，在场的干员有：{names}。你只以{sp.name}的身份发言。"
+    return text
+
+
+def assemble_turn(
+    kb: ChatKnowledge,
+    operator: str,
+    message: str,
+    history: Iterable[Mapping[str, Any]] = (),
+    participants: Iterable[str] = (),
+    l3_targets: Iterable[str] = (),
+) -> Turn:
+    """The system-prompt blocks for one turn with ``operator`` (see the module docstring).
+
+    Raises a one-line ArkloreError for an unknown, ambiguous or unavailable operator or
+    participant and for a message (or history item) over the size limit; a block that
+    cannot be filled is empty with its reason instead."""
+    t0 = time.perf_counter()
+    check_message(message, kb.max_message_chars)
+    check_history(history, kb.max_message_chars)
+    sp = kb.speaker(operator)
+    present = [sp]
+    for name in participants:
+        p = kb.speaker(name)
+        if all(p.char_id != q.char_id for q in present):
+            present.append(p)
+    timings: dict[str, float] = {}
+
+    def timed(name: str, fn: Any, *args: Any, **kw: Any) -> Block:
+        t = time.perf_counter()
+        b = fn(*args, **kw)
+        timings[name] = round((time.perf_counter() - t) * 1000, 3)
+        return b
+
+    persona = timed("persona", kb.persona, sp)
+    exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
+    relations = timed("relations", kb.relations, sp, message, exclude, tier=persona.meta["tier"])
+    memories = timed("memories", kb.memories, sp, message)
+    group = timed("group", kb.group, present)
+    blocks = sorted([persona, relations, memories, group], key=lambda b: BLOCK_ORDER.index(b.name))
+    parts = [preamble(sp, present)] + [b.text for b in blocks if b.text]
+    system = "\n\n".join(parts)
+    timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
+    return Turn(
+        sp.char_id,
+        sp.name,
+        message,
+        [p.char_id for p in present],
+        blocks,
+        system,
+        kb.counter(system),
+        timings,
+    )
+
+
+def render_why(turn: Turn) -> str:
+    """What a turn injected, block by block, for people (``/why``)."""
+    out = [
+        f"{turn.operator_name} ({turn.operator_id}): {turn.total_tokens} tokens in the system prompt"
+    ]
+    for b in turn.blocks:
+        head = f"  {b.name:<9} {b.tokens:>5}/{b.budget:<5} tokens"
+        if b.name == "persona":
+            head += f"  tier {b.meta.get('tier', '?')}"
+        if b.meta.get("kind"):
+            head += f"  ({b.meta['kind']})"
+        out.append(head)
+        if b.empty:
+            out.append(f"      empty: {b.reason}")
+            continue
+        if b.reason:
+            out.append(f"      note: {b.reason}")
+        for it in b.items:
+            out.append("      - " + _item_label(b.name, it))
+        if b.files:
+            out.append("      files: " + ", ".join(b.files))
+        if b.line_ids:
+            shown = ", ".join(b.line_ids[:4]) + (" …" if len(b.line_ids) > 4 else "")
+            out.append(f"      lines ({len(b.line_ids)}): {shown}")
+        codes = [s.label() for s in b.stages]
+        if codes:
+            out.append("      stages: " + ", ".join(codes[:6]) + (" …" if len(codes) > 6 else ""))
+    return "\n".join(out)
+
+
+def _item_label(block: str, it: Mapping[str, Any]) -> str:
+    if block == "persona":
+        return f"## {it['title']} ({it['tokens']} tokens)"
+    if block == "relations":
+        return (f"{it['kind']}: {it['target_name']} {it['predicate']} "
+                f"{it['strength']:.2f} [{it['source']}]")  # fmt: skip
+    if block == "group":
+        return f"{it['from_name']}→{it['target_name']} {it['predicate']} {it['strength']:.2f}"
+    code = it.get("code") or it.get("stage_code") or ""
+    name = it.get("name") or it.get("event") or ""
+    return f"{code} {name} {it.get('path') or ''}".strip()

@@ -1,0 +1,147 @@
+"""`arklore chat`: a terminal chat with an operator; `arklore turn`: one assembled turn;
+`arklore serve`: the HTTP service."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from arklore.chat.session import CHAT_TASK, ChatSession
+from arklore.chat.turn import render_why
+from arklore.cli._common import JsonOpt, console, err_console, print_json, workspace
+from arklore.cli.app import app
+from arklore.core.errors import ArkloreError
+
+HELP = """commands: /why (what this turn injected), /who <name> (talk with someone else),
+/reset (forget the history), /help, /quit (or Ctrl-D)"""
+
+
+def _names(csv: str | None) -> list[str]:
+    return [x.strip() for x in (csv or "").replace("，", ",").split(",") if x.strip()]
+
+
+@app.command("chat")
+def chat_cmd(
+    operator: Annotated[str | None, typer.Argument(help="Operator name, alias or id.")] = None,
+    group: Annotated[
+        str | None, typer.Option("--group", help="Group chat: comma-separated operators.")
+    ] = None,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="Print the assembled prompt even with an LLM.")
+    ] = False,
+) -> None:
+    """Chat in the terminal with OPERATOR (or a --group) through the configured model (task
+    `chat`: LLM_CHAT_MODEL, LLM_CHAT_BASE_URL... or the global LLM_* settings). Without a
+    model, each message prints the system prompt that would be sent."""
+    names = ([operator] if operator else []) + _names(group)
+    if not names:
+        raise ArkloreError("no operator to chat with", hint="arklore chat 阿米娅, or --group A,B")
+    ws = workspace()
+    use_llm = not no_llm and ws.settings.llm.configured(CHAT_TASK)
+    llm = ws.llm() if use_llm else None
+    try:
+        session = ChatSession.start(ws.chat(), names, llm)
+        who = "、".join(p.name for p in session.present)
+        mode = ws.settings.llm_config(CHAT_TASK).model if llm else "no LLM: prompts only"
+        console.print(
+            f"chat with {who} ({mode}; /help for commands)", highlight=False, markup=False
+        )
+        _loop(session)
+    finally:
+        if llm is not None:
+            err_console.print(llm.format_cost_line(), highlight=False, markup=False)
+            llm.close()
+
+
+def _loop(session: ChatSession) -> None:
+    while True:
+        try:
+            line = input("博士> ")
+        except EOFError:
+            console.print()
+            return
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("/"):
+            cmd, _, arg = line.partition(" ")
+            if cmd in ("/quit", "/exit", "/q"):
+                return
+            if cmd == "/help":
+                console.print(HELP, highlight=False, markup=False)
+            elif cmd == "/why":
+                if not session.last:
+                    console.print("nothing sent yet", highlight=False, markup=False)
+                for turn in session.last:
+                    console.print(render_why(turn), highlight=False, markup=False, soft_wrap=True)
+            elif cmd == "/who":
+                try:
+                    sp = session.switch(arg.strip()) if arg.strip() else None
+                except ArkloreError as exc:
+                    err_console.print(f"error: {exc.one_line()}", highlight=False, markup=False)
+                    continue
+                if sp is None:
+                    console.print("usage: /who <name>", highlight=False, markup=False)
+                else:
+                    console.print(
+                        f"now talking with {sp.name} ({sp.char_id})", highlight=False, markup=False
+                    )
+            elif cmd == "/reset":
+                session.reset()
+                console.print("history cleared", highlight=False, markup=False)
+            else:
+                console.print(f"unknown command {cmd}; {HELP}", highlight=False, markup=False)
+            continue
+        try:
+            for reply in session.send(line):
+                if reply.text is None:
+                    console.print(f"--- system prompt for {reply.turn.operator_name} "
+                                  f"({reply.turn.total_tokens} tokens) ---", highlight=False, markup=False)  # fmt: skip
+                    console.print(
+                        reply.turn.system_prompt, highlight=False, markup=False, soft_wrap=True
+                    )
+                else:
+                    console.print(f"{reply.turn.operator_name}：{reply.text}", highlight=False, markup=False,
+                                  soft_wrap=True)  # fmt: skip
+        except ArkloreError as exc:
+            err_console.print(
+                f"error: {exc.one_line()}", highlight=False, markup=False, soft_wrap=True
+            )
+
+
+@app.command("turn")
+def turn_cmd(
+    operator: Annotated[str, typer.Argument(help="Operator name, alias or id.")],
+    message: Annotated[str, typer.Argument(help="The user's chat message.")],
+    group: Annotated[
+        str | None, typer.Option("--group", help="Others present: comma-separated operators.")
+    ] = None,
+    l3: Annotated[
+        str | None, typer.Option("--l3", help="Comma-separated people already recalled.")
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """The system-prompt blocks one chat turn with OPERATOR injects for MESSAGE."""
+    turn = workspace().turn(operator, message, participants=_names(group), l3_targets=_names(l3))
+    if json:
+        print_json(turn.to_dict())
+        return
+    console.print(render_why(turn), highlight=False, markup=False, soft_wrap=True)
+    console.print()
+    console.print(turn.system_prompt, highlight=False, markup=False, soft_wrap=True)
+
+
+@app.command("serve")
+def serve_cmd(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Worker processes.")] = 1,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve the built knowledge base over HTTP (read-only; writes need ARKLORE_ADMIN_TOKEN):
+    the chat API under /v1, the web pages under /, /metrics, /healthz, /readyz."""
+    from arklore.service.run import serve
+
+    workspace()  # the settings are read (and a bad one reported) before anything starts
+    serve(host=host, port=port, workers=workers, log_level=log_level)

@@ -1,0 +1,125 @@
+"""One block of a chat turn's system prompt, as plain data (no I/O).
+
+A chat turn injects a few blocks (persona, relations, memories, and in a group chat the
+relations between the people present). Each says what it injects (``text``), what it costs
+(``tokens``, counted by :func:`arklore.core.tokens.count_tokens`, within ``budget``), where it
+comes from (``line_ids``, ``stages``, ``files``) and, when it is empty, why (``reason``): an
+empty block is an answer, never an error, so a chat app can show what is missing.
+
+Every subsystem that feeds a chat returns a :class:`Block`: the memories of the events layer
+(``Workspace.memories``) plug in by returning one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arklore.core.tokens import TokenCounter, count_tokens
+
+PERSONA = "persona"
+RELATIONS = "relations"
+MEMORIES = "memories"
+GROUP = "group"
+BLOCK_ORDER: tuple[str, ...] = (PERSONA, RELATIONS, MEMORIES, GROUP)
+"""The order blocks appear in a system prompt."""
+
+
+@dataclass(frozen=True, slots=True)
+class StageRef:
+    """A stage a block cites: its path and what the game calls it."""
+
+    path: str
+    code: str | None = None  # story code, e.g. "0-1"
+    name: str | None = None  # story name
+    event: str | None = None  # event name
+
+    def label(self) -> str:
+        parts = [p for p in (self.code, f"《{self.name}》" if self.name else None) if p]
+        return " ".join(parts) or self.path
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "code": self.code, "name": self.name, "event": self.event}
+
+
+@dataclass(slots=True)
+class Block:
+    """One block of a system prompt (see the module docstring).
+
+    ``items`` are the block's entries as structured data (a section, a relation, a memory);
+    ``meta`` says more about the block as a whole (the profile tier, ``kind="appearances"``).
+    """
+
+    name: str
+    text: str = ""
+    tokens: int = 0
+    budget: int = 0
+    reason: str = ""  # why the block is empty (or what it left out to fit), "" when complete
+    line_ids: list[str] = field(default_factory=list)
+    stages: list[StageRef] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not self.text
+
+    def stage_codes(self) -> list[str]:
+        return [s.code for s in self.stages if s.code]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "empty": self.empty,
+            "reason": self.reason,
+            "sources": {
+                "line_ids": list(self.line_ids),
+                "stages": [s.to_dict() for s in self.stages],
+                "files": list(self.files),
+            },
+            "items": list(self.items),
+            "meta": dict(self.meta),
+        }
+
+
+def empty_block(name: str, budget: int, reason: str, **meta: Any) -> Block:
+    """A block with nothing to inject and the reason why."""
+    return Block(name, budget=budget, reason=reason, meta=dict(meta))
+
+
+def stage_of(line_id: str) -> str:
+    """The stage path of a line id (``<stage_path>#<line_no>:<hash>``)."""
+    return line_id.split("#", 1)[0]
+
+
+def unique(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(v for v in values if v))
+
+
+def fit_lines(
+    header: str,
+    lines: Sequence[str],
+    budget: int,
+    counter: TokenCounter = count_tokens,
+    *,
+    drop_order: Callable[[list[int]], int] | None = None,
+) -> tuple[str, list[int]]:
+    """``header`` plus as many of ``lines`` as fit ``budget`` tokens, joined by newlines.
+
+    Lines are dropped one at a time (``drop_order`` picks the index among those left; default:
+    the last) until the text fits. Returns the text ("" when not even one line fits) and the
+    indexes of the lines kept, in order."""
+    kept = list(range(len(lines)))
+    while kept:
+        text = "\n".join(
+            [header, *(lines[i] for i in kept)] if header else [lines[i] for i in kept]
+        )
+        if counter(text) <= budget:
+            return text, kept
+        kept.remove(drop_order(kept) if drop_order else kept[-1])
+    return "", []

@@ -1,0 +1,138 @@
+"""The service's hold on one workspace: readiness, warm-up, and switching to a rebuilt
+knowledge base without a restart.
+
+A rebuild (``arklore ingest``, ``graph build``, ``rag build``) writes new files under the same
+``ARKLORE_HOME``; every request first calls :meth:`ServiceState.watch`, which compares (at most
+once per :data:`WATCH_INTERVAL`) the graph file, the index pointer and the last finished
+ingest run with what it loaded, and drops the workspace's cached handles when one changed:
+the next request loads the new ones. Requests already running finish on the old handles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from typing import Any
+
+from arklore.chat.session import CHAT_TASK
+from arklore.core.errors import ArkloreError
+from arklore.llm import LLM
+from arklore.rag.index import open_active, pointer_path
+from arklore.service.graphview import CitationIndex
+from arklore.workspace import Workspace
+
+WATCH_INTERVAL = 1.0
+
+
+def _mtime(path: Any) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+class ServiceState:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.citations = CitationIndex()
+        self._lock = threading.Lock()
+        self._stamp: tuple[Any, ...] | None = None
+        self._checked = 0.0
+        self._llm: LLM | None = None
+        self.warm = False
+        self.warm_error: str | None = None
+        self.reloads = 0
+
+    # -- rebuilds ----------------------------------------------------------------------------
+    def stamp(self) -> tuple[Any, ...]:
+        ws = self.ws
+        run = None
+        if ws.paths.db.exists():
+            with contextlib.suppress(Exception):  # a store being rebuilt: compare next time
+                r = ws.store().last_ingest_run()
+                run = (r.id, r.finished_at) if r is not None else None
+        return (_mtime(ws.paths.graph), _mtime(pointer_path(ws.paths.rag)), run)
+
+    def watch(self) -> None:
+        now = time.monotonic()
+        if now - self._checked < WATCH_INTERVAL:
+            return
+        with self._lock:
+            if now - self._checked < WATCH_INTERVAL:
+                return
+            self._checked = now
+            stamp = self.stamp()
+            if self._stamp is not None and stamp != self._stamp:
+                self.ws.reload()
+                self.reloads += 1
+            self._stamp = stamp
+
+    # -- readiness ---------------------------------------------------------------------------
+    def readiness(self) -> dict[str, Any]:
+        """Store, graph and index each loaded (or why not)."""
+        ws = self.ws
+        checks: dict[str, Any] = {}
+        try:
+            ws.store()
+            checks["store"] = {"ok": True}
+        except ArkloreError as exc:
+            checks["store"] = {"ok": False, "error": exc.one_line()}
+        try:
+            g = ws.graph()
+            checks["graph"] = {"ok": True, "nodes": len(g.nodes), "edges": len(g)}
+        except ArkloreError as exc:
+            checks["graph"] = {"ok": False, "error": exc.one_line()}
+        try:
+            _, ptr = open_active(ws.paths.rag, ws.embedder(), ws.chroma())
+            checks["index"] = {"ok": True, "collection": ptr.get("collection"),
+                               "documents": ptr.get("doc_count")}  # fmt: skip
+        except ArkloreError as exc:
+            checks["index"] = {"ok": False, "error": exc.one_line()}
+        checks["warm"] = {
+            "ok": self.warm,
+            **({"error": self.warm_error} if self.warm_error else {}),
+        }
+        return {"ready": all(c["ok"] for c in checks.values()), "checks": checks}
+
+    def warm_up(self) -> None:
+        """Load what the first turn would (alias table, matcher, graph, index, embedder) so
+        it does not pay for it; failures are reported by /readyz, never raised."""
+        try:
+            ws = self.ws
+            kb = ws.chat()
+            ws.store()
+            kb.appearances().preload()
+            reg = kb.registry()
+            first = next(iter(reg), None)
+            if first is not None:
+                sp = kb.speaker(first.char_id, check_manifest=False)
+                ws.find_mentions(first.name)
+                with contextlib.suppress(ArkloreError):
+                    kb.relations(sp, first.name, tier="S")
+            with contextlib.suppress(ArkloreError):
+                ws.embedder().embed_query("你好")
+            self.stamp()
+            self.warm = True
+        except ArkloreError as exc:
+            self.warm_error = exc.one_line()
+        except Exception as exc:  # never let a warm-up kill the server
+            self.warm_error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._stamp = self.stamp()
+
+    # -- the model ---------------------------------------------------------------------------
+    def llm_configured(self) -> bool:
+        return self.ws.settings.llm.configured(CHAT_TASK)
+
+    def llm(self) -> LLM:
+        with self._lock:
+            if self._llm is None:
+                self._llm = self.ws.llm()
+            return self._llm
+
+    def close(self) -> None:
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
+        self.ws.close()

@@ -1,0 +1,87 @@
+"""`arklore serve --workers 2`: two processes over one ARKLORE_HOME answer the same, and the
+metrics add up over both workers."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from service_kb import AMIYA, make_kb
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(base: str, proc: subprocess.Popen, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the server exited"
+        try:
+            if httpx.get(base + "/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError("the server never became ready")
+
+
+def test_two_workers_share_one_home(tmp_path: Path) -> None:
+    home = make_kb(tmp_path / "home")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "PROMETHEUS_"))}
+    env.update(ARKLORE_HOME=str(home), ARKLORE_EMBEDDER="hash", NO_PROXY="127.0.0.1")
+    exe = Path(sys.executable).with_name("arklore")
+    proc = subprocess.Popen(
+        [str(exe), "serve", "--port", str(port), "--workers", "2", "--log-level", "warning"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(base, proc)
+
+        def one(i: int) -> tuple[int, int, str]:
+            with httpx.Client(base_url=base, timeout=10) as c:  # a new connection each time
+                r = c.post("/v1/turn", json={"operator": "阿米娅", "message": f"陈和星熊{i}"})
+                pid = c.get("/healthz").json()["pid"]
+                return r.status_code, pid, r.json()["operator"]["id"]
+
+        # the kernel hands each new connection to one worker: send rounds of concurrent
+        # requests until both have answered (bounded)
+        results: list[tuple[int, int, str]] = []
+        deadline = time.monotonic() + 60
+        with ThreadPoolExecutor(16) as pool:
+            while len({p for _, p, _ in results}) < 2 and time.monotonic() < deadline:
+                results += pool.map(one, range(len(results), len(results) + 64))
+        n = len(results)
+        assert {s for s, _, _ in results} == {200}
+        assert {op for _, _, op in results} == {AMIYA}
+        pids = {pid for _, pid, _ in results}
+        assert len(pids) == 2, pids  # both workers answered
+        text = ""
+        for _ in range(4):  # whichever worker answers, the totals are over both
+            text = httpx.get(base + "/metrics", timeout=5).text
+            m = re.search(r'arklore_http_requests_total\{method="POST",route="/v1/turn",'
+                          r'status="200"\} ([0-9.]+)', text)  # fmt: skip
+            assert m and float(m.group(1)) == n
+        assert re.search(r"arklore_turns_total ([0-9.]+)", text).group(1) == f"{n}.0"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
