@@ -18,8 +18,9 @@ pytestmark = pytest.mark.realdata
 def test_popup_speech_is_ingested_with_avatar_speakers(real_store_path: Path, metrics) -> None:
     with Store(real_store_path) as store:
         rows = store.conn.execute(
-            "SELECT l.stage_path, l.kind, l.uncertain, l.figure_art, s.char_id FROM lines l"
+            "SELECT l.stage_path, l.kind, l.uncertain, l.figure_art, i.char_id FROM lines l"
             " JOIN speakers s ON s.name = l.speaker"
+            " LEFT JOIN speaker_ids i ON i.speaker = s.name"
             " WHERE l.source = 'avg' AND l.speaker LIKE '$avatar%'"
         ).fetchall()
         astr_paths = set(store.stage_paths("astr"))
