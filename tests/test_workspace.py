@@ -75,6 +75,18 @@ def test_an_api_key_value_is_never_shown_in_an_error() -> None:
     assert "sk-secret" not in exc.value.one_line()
 
 
+def test_printed_settings_mask_every_secret() -> None:
+    s = Settings.from_env(
+        {"LLM_API_KEY": "sk-a", "LLM_EVENTS_API_KEY": "sk-b", "ARKLORE_ADMIN_TOKEN": "tok-c"}
+    )
+    shown = str(s.redacted())
+    assert not any(secret in shown for secret in ("sk-a", "sk-b", "tok-c"))
+    assert (
+        s.redacted()["admin_token"] == "***"
+        and Settings.from_env({}).redacted()["admin_token"] == ""
+    )
+
+
 # -- migrations ------------------------------------------------------------------------------
 def test_store_made_by_release_0_1_is_migrated_in_place_and_a_second_open_applies_nothing(
     tmp_path: Path,

@@ -176,6 +176,17 @@ class Settings(BaseModel):
             raise ValueError("is an empty path")
         return v
 
+    def redacted(self) -> dict[str, Any]:
+        """Every value as JSON-ready data with each secret (API keys, the admin token) shown
+        as ``***`` when set: what ``arklore settings`` prints."""
+        data = self.model_dump(mode="json")
+        data["admin_token"] = "***" if self.admin_token else ""
+        data["llm"]["api_key"] = "***" if self.llm.api_key else ""
+        data["llm"]["overrides"] = {
+            k: ("***" if k.endswith("API_KEY") else v) for k, v in self.llm.overrides.items()
+        }
+        return data
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read and validate every variable; ConfigError naming the first bad one."""

@@ -258,12 +258,7 @@ def print_crosscheck(report: CrosscheckReport, limit: int) -> None:
 @app.command("settings")
 def settings_cmd(json: JsonOpt = False) -> None:
     """Every setting with its value (from the environment or the default); keys are masked."""
-    s = workspace().settings
-    data = s.model_dump(mode="json")
-    data["llm"]["api_key"] = "***" if s.llm.api_key else ""
-    data["llm"]["overrides"] = {
-        k: ("***" if k.endswith("API_KEY") else v) for k, v in s.llm.overrides.items()
-    }
+    data = workspace().settings.redacted()
     if json:
         print_json(data)
         return
