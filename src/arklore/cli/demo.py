@@ -6,17 +6,23 @@ from arklore.cli._common import JsonOpt, console, print_json, progress_bar, work
 from arklore.cli.app import app
 from arklore.cli.corpus import print_counts, print_crosscheck
 from arklore.cli.graph import print_build
+from arklore.core.model import parse_line_id
+from arklore.corpus.store import Store
 from arklore.names.audit import audit
 from arklore.profiles.charfile import ANCHOR, CharProfile
 from arklore.profiles.draft import draft_profile
+from arklore.rag.context import Relation
 
 DEMO_OPERATOR = "char_002_amiya"
+# whose top relations the demo shows: 阿米娅, 陈, 银灰
+DEMO_RELATIONS = ("char_002_amiya", "char_010_chen", "char_172_svrash")
 
 
 @app.command()
 def demo(json: JsonOpt = False) -> None:
-    """Ingest both sources, cross-check them, resolve speakers, build the relation graph
-    (no LLM) and show one operator's strongest relations."""
+    """Ingest both sources, cross-check them, resolve speakers, build the relation graph and
+    the relation index (no LLM), and show three operators' strongest relations with their
+    evidence and one generated profile."""
     ws = workspace()
     ws.roots.require_gamedata()
     ws.roots.require_astr()
@@ -27,16 +33,12 @@ def demo(json: JsonOpt = False) -> None:
         top = [(name, n) for name, n, *_ in store.speaker_rows()[:10]]
         names = audit(store, ws.user_aliases())
         built = ws.build_graph(progress=progress)
+        index = ws.build_index(no_llm=True, progress=progress)
     graph = built.graph
-    anchors = [
-        {
-            "target": graph.nodes[e.target].name if e.target in graph.nodes else e.target,
-            "predicate": e.predicate,
-            "strength": e.strength,
-            "origins": e.origins,
-        }
-        for e in graph.get_top_anchor_relations(DEMO_OPERATOR, 3)
-    ]
+    anchors = {
+        op: [_relation(r, store) for r in ws.rag().get_anchor_relations(op, 3)]
+        for op in DEMO_RELATIONS
+    }
     profile = _profile_excerpt(ws, graph)
     if json:
         print_json(
@@ -47,7 +49,8 @@ def demo(json: JsonOpt = False) -> None:
                 "names": {k: names[k] for k in ("big_speakers_operators", "big_speakers_npcs")}
                 | {"suspects": len(names["suspects"])},
                 "graph": built.report,
-                "anchors": {DEMO_OPERATOR: anchors},
+                "index": index.to_dict(),
+                "anchors": anchors,
                 "profile": profile,
             }
         )
@@ -71,21 +74,55 @@ def demo(json: JsonOpt = False) -> None:
         "`arklore names audit`",
         highlight=False,
     )
-    console.rule("relation graph (no LLM)")
+    console.rule("relation graph and relation index (no LLM)")
     print_build(built.report)
-    console.print(f"{DEMO_OPERATOR} 阿米娅's strongest relations:", highlight=False)
-    for i, a in enumerate(anchors, 1):
+    console.print(
+        f"relation index: {index.documents} documents "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(index.by_source.items()))}), "
+        f"{index.seconds:.1f} s [{index.embedder}]",
+        highlight=False,
+    )
+    for op in DEMO_RELATIONS:
+        name = graph.nodes[op].name if op in graph.nodes else op
         console.print(
-            f"  {i}. {a['target']}  {a['predicate']}  {a['strength']:.3f}  {a['origins']}",
-            highlight=False,
-            markup=False,
+            f"{name} ({op}): strongest relations, as a chat receives them", highlight=False
         )
+        for i, a in enumerate(anchors[op], 1):
+            console.print(
+                f"  {i}. {a['target']}  {a['predicate']}  {a['strength']:.2f}  [{a['source']}]\n"
+                f"     {a['text']}\n     evidence: {', '.join(a['stages']) or '-'}",
+                highlight=False,
+                markup=False,
+            )
     console.rule("character profile (no LLM: tasks A and B by their rules)")
     console.print(f"{DEMO_OPERATOR} {profile['name']} (tier {profile['tier']}):", highlight=False)
     for b in profile["anchor"]:
         console.print(f"  锚 {b}", highlight=False, markup=False)
     for q in profile["quotes"]:
         console.print(f"  「{q['text']}」 —— {q['source_id']}", highlight=False, markup=False)
+
+
+def _relation(r: Relation, store: Store) -> dict:
+    """One anchor relation with the story codes of the stages its evidence lines are in."""
+    stages: list[str] = []
+    for lid in r.evidence_line_ids:
+        try:
+            path = parse_line_id(lid)[0]
+        except ValueError:
+            continue
+        info = store.stage_info(path)
+        code = (info.story_code or info.story_name or path) if info else path
+        if code not in stages:
+            stages.append(code)
+    return {
+        "target": r.target_name,
+        "predicate": r.predicate,
+        "strength": r.strength,
+        "source": r.source,
+        "text": r.text,
+        "evidence_line_ids": list(r.evidence_line_ids),
+        "stages": stages,
+    }
 
 
 def _profile_excerpt(ws, graph) -> dict:  # noqa: ANN001
