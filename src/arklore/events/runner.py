@@ -20,7 +20,6 @@ from typing import Any
 import orjson
 
 from arklore.base.files import atomic_write_bytes
-from arklore.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PARTIAL, RunStoppedError
 from arklore.core.model import Line
 from arklore.corpus.store import Store
 from arklore.events import store as events_db
@@ -48,10 +47,9 @@ from arklore.llm import (
     Job,
     LLMFiles,
     Prices,
-    run_jobs,
 )
 from arklore.llm import estimate as estimate_requests
-from arklore.llm.jobs import JobsSummary, JobStore
+from arklore.llm.runs import TaskRunReport, finish, is_current, require_files, run_task, task_model
 
 Progress = Callable[[str, int, int], None]
 
@@ -173,69 +171,32 @@ class StageResult:
 
 
 @dataclass
-class RunReport:
-    """What a run did: jobs, per-stage counts, the checks' findings, failures, cost line."""
+class RunReport(TaskRunReport):
+    """What an events run did: the shared counts, per-stage counts and the checks' findings."""
 
     stages: list[StageResult] = field(default_factory=list)
-    jobs: int = 0
-    done: int = 0
-    cached: int = 0
-    skipped: int = 0
-    failed: int = 0
-    failures: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     dropped_memories: list[dict[str, Any]] = field(default_factory=list)
     third_person: list[dict[str, Any]] = field(default_factory=list)
     dropped_time_hints: list[dict[str, Any]] = field(default_factory=list)
     dropped_events: list[dict[str, Any]] = field(default_factory=list)
-    cost_line: str = ""
-    errors_file: str = ""
-    exports: list[str] = field(default_factory=list)
-    stopped: RunStoppedError | None = None
-    not_started: int = 0
     embedded_memories: int = 0  # memory passages embedded ahead of chat (the rest were cached)
 
     @property
     def findings(self) -> int:
+        """Memories, events and time hints dropped or flagged by the checks."""
         return findings(self.summary)
 
-    @property
-    def exit_code(self) -> int:
-        """Stopped early (4) > some chunks failed (3) > something dropped or flagged by a
-        check (5) > ok (0)."""
-        if self.stopped is not None:
-            return self.stopped.exit_code
-        if self.failed:
-            return EXIT_PARTIAL
-        return EXIT_FINDINGS if self.findings else EXIT_OK
-
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "jobs": self.jobs,
-            "done": self.done,
-            "cached": self.cached,
-            "skipped": self.skipped,
-            "failed": self.failed,
-            "failures": self.failures,
+        return self.counts() | {
             "summary": self.summary,
             "dropped_memories": self.dropped_memories,
             "third_person": self.third_person,
             "dropped_time_hints": self.dropped_time_hints,
             "dropped_events": self.dropped_events,
             "stages": [vars(s) for s in self.stages],
-            "cost_line": self.cost_line,
-            "errors_file": self.errors_file,
-            "exports": self.exports,
-            "stopped": self.stopped.one_line() if self.stopped else None,
-            "not_started": self.not_started,
             "embedded_memories": self.embedded_memories,
-            "exit_code": self.exit_code,
         }
-
-
-def _model_name(llm: ChatModel) -> str:
-    config_for = getattr(llm, "config_for", None)
-    return config_for(TASK).model if config_for else ""
 
 
 def extract_events(
@@ -255,11 +216,9 @@ def extract_events(
     """Extract, store and check the events of ``stage_paths``; failed chunks are logged to
     the errors file and the run goes on (their stage stays unchecked until a rerun)."""
     speakers = speaker_whitelist(store) if speakers is None else speakers
-    files = files or getattr(llm, "files", None)
-    if files is None:
-        raise ValueError("extract_events needs files= (the LLM layer's state files)")
-    model = _model_name(llm)
-    report = RunReport(errors_file=str(files.errors))
+    files = require_files(llm, files, "extract_events")
+    model = task_model(llm, TASK)
+    report = RunReport()
     stage_lines: dict[str, list[Line]] = {}
     n_chunks: dict[str, int] = {}
     todo: list[Job] = []
@@ -273,9 +232,7 @@ def extract_events(
         report.jobs += len(jobs)
         stage_lines[sp] = lines
         for job in jobs:
-            ctx: ChunkContext = job.context
-            stored = have.get(ctx.chunk)
-            if stored is not None and stored == (job.request.fingerprint(), model or stored[1]):
+            if is_current(have.get(job.context.chunk), job, model):
                 report.skipped += 1
                 continue
             todo.append(job)
@@ -306,43 +263,27 @@ def extract_events(
         )
         return f"{job.key}:{len(parsed.events)}"
 
-    def on_progress(s: JobsSummary) -> None:
-        if progress:
-            progress("extract events", report.skipped + s.finished, report.jobs)
-
-    summary = run_jobs(
+    run_task(
+        TASK,
         todo,
         llm,
+        report,
         handler=handler,
-        concurrency=concurrency,
-        resume=False,  # resume was decided above from the store itself
-        progress=on_progress,
         files=files,
+        label="extract events",
+        progress=progress,
+        concurrency=concurrency,
         stop_after_unreachable=stop_after_unreachable,
         max_cost=max_cost,
     )
-    report.done, report.cached, report.failed = summary.done, summary.cached, summary.failed
-    report.stopped, report.not_started = summary.stopped, summary.not_started
-    report.failures = _failed_keys(files.state, [j.key for j in todo])
     # stages whose chunks were all stored already, but checked by older rules (or never)
     for sp in stage_paths:
         check_and_store(
             store, sp, stage_lines[sp], n_chunks[sp], speakers=speakers, resolve=resolve
         )
     _fill(store, report)
-    cost_line = getattr(llm, "format_cost_line", None)
-    report.cost_line = cost_line() if cost_line else ""
+    finish(report, llm)
     return report
-
-
-def _failed_keys(state: Path, keys: list[str]) -> list[str]:
-    if not keys:
-        return []
-    js = JobStore(state)
-    try:
-        return [k for k in keys if (row := js.status(TASK, k)) is not None and row[0] == "failed"]
-    finally:
-        js.close()
 
 
 def _fill(store: Store, report: RunReport) -> None:

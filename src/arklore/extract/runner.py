@@ -18,13 +18,7 @@ from typing import Any
 import orjson
 
 from arklore.base.files import atomic_write_bytes
-from arklore.core.errors import (
-    EXIT_FINDINGS,
-    EXIT_OK,
-    EXIT_PARTIAL,
-    ConfigError,
-    RunStoppedError,
-)
+from arklore.core.errors import ConfigError
 from arklore.core.model import Line
 from arklore.corpus.store import Store
 from arklore.extract import store as edges_db
@@ -45,9 +39,8 @@ from arklore.llm import (
     LLMFiles,
     Prices,
     estimate,
-    run_jobs,
 )
-from arklore.llm.jobs import JobsSummary, JobStore
+from arklore.llm.runs import TaskRunReport, finish, is_current, require_files, run_task, task_model
 from arklore.names.aliases import AliasTable
 from arklore.names.build import load_operators
 
@@ -183,61 +176,29 @@ class StageResult:
 
 
 @dataclass
-class RunReport:
-    """What a run did: jobs, per-stage counts, gate summary, failures and the cost line."""
+class RunReport(TaskRunReport):
+    """What a relations run did: the shared counts, per-stage counts and the gate summary."""
 
     stages: list[StageResult] = field(default_factory=list)
-    jobs: int = 0
-    done: int = 0
-    cached: int = 0
-    skipped: int = 0
-    failed: int = 0
-    failures: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
-    cost_line: str = ""
-    errors_file: str = ""
-    exports: list[str] = field(default_factory=list)
-    stopped: RunStoppedError | None = None  # the run stopped early (breaker, cost limit)
-    not_started: int = 0  # chunks never sent because the run stopped
 
     @property
     def dropped(self) -> int:
         return int(self.summary.get("dropped", 0))
 
     @property
-    def exit_code(self) -> int:
-        """Stopped early (4) > some chunks failed (3) > edges dropped by a gate (5) > ok (0)."""
-        if self.stopped is not None:
-            return self.stopped.exit_code
-        if self.failed:
-            return EXIT_PARTIAL
-        return EXIT_FINDINGS if self.dropped else EXIT_OK
+    def findings(self) -> int:
+        """Edges dropped by a gate."""
+        return self.dropped
 
     def drop_reasons(self) -> dict[str, int]:
         return dict(self.summary.get("drop_reasons", {}))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "jobs": self.jobs,
-            "done": self.done,
-            "cached": self.cached,
-            "skipped": self.skipped,
-            "failed": self.failed,
-            "failures": self.failures,
+        return self.counts() | {
             "summary": self.summary,
             "stages": [vars(s) for s in self.stages],
-            "cost_line": self.cost_line,
-            "errors_file": self.errors_file,
-            "exports": self.exports,
-            "stopped": self.stopped.one_line() if self.stopped else None,
-            "not_started": self.not_started,
-            "exit_code": self.exit_code,
         }
-
-
-def _model_name(llm: ChatModel) -> str:
-    config_for = getattr(llm, "config_for", None)
-    return config_for(TASK).model if config_for else ""
 
 
 def extract_relations(
@@ -259,31 +220,24 @@ def extract_relations(
     workspace passes the alias table's); ``files`` are the LLM layer's progress/errors files
     (default: the service's own)."""
     speakers = speaker_whitelist(store) if speakers is None else speakers
-    files = files or getattr(llm, "files", None)
-    if files is None:
-        raise ValueError("extract_relations needs files= (the LLM layer's state files)")
-    model = _model_name(llm)
-    report = RunReport(errors_file=str(files.errors))
+    files = require_files(llm, files, "extract_relations")
+    model = task_model(llm, TASK)
+    report = RunReport()
     full_lines: dict[str, list[Line]] = {}
     todo: list[Job] = []
-    all_keys: list[tuple[str, str]] = []
     for sp in stage_paths:
         lines = store.lines(sp)
         jobs = stage_jobs(store, sp, lines)
         edges_db.drop_stale_chunks(store, sp, len(jobs))
         have = edges_db.chunk_state(store, sp) if resume else {}
-        result = StageResult(sp, chunks=len(jobs))
-        report.stages.append(result)
+        report.stages.append(StageResult(sp, chunks=len(jobs)))
+        report.jobs += len(jobs)
         for job in jobs:
-            all_keys.append((sp, job.key))
-            ctx: ChunkContext = job.context
-            stored = have.get(ctx.chunk)
-            if stored is not None and stored == (job.request.fingerprint(), model or stored[1]):
+            if is_current(have.get(job.context.chunk), job, model):
                 report.skipped += 1
                 continue
             full_lines[sp] = lines
             todo.append(job)
-    report.jobs = len(all_keys)
 
     def handler(job: Job, result: ChatResult) -> str:
         ctx: ChunkContext = job.context
@@ -311,38 +265,22 @@ def extract_relations(
         )
         return f"{job.key}:{len(gated)}"
 
-    def on_progress(s: JobsSummary) -> None:
-        if progress:
-            progress("extract relations", report.skipped + s.finished, report.jobs)
-
-    summary = run_jobs(
+    run_task(
+        TASK,
         todo,
         llm,
+        report,
         handler=handler,
-        concurrency=concurrency,
-        resume=False,  # resume was decided above from the store itself
-        progress=on_progress,
         files=files,
+        label="extract relations",
+        progress=progress,
+        concurrency=concurrency,
         stop_after_unreachable=stop_after_unreachable,
         max_cost=max_cost,
     )
-    report.done, report.cached, report.failed = summary.done, summary.cached, summary.failed
-    report.stopped, report.not_started = summary.stopped, summary.not_started
-    report.failures = _failed_keys(files.state, [j.key for j in todo])
     _fill_stage_counts(store, report)
-    cost_line = getattr(llm, "format_cost_line", None)
-    report.cost_line = cost_line() if cost_line else ""
+    finish(report, llm)
     return report
-
-
-def _failed_keys(state: Path, keys: list[str]) -> list[str]:
-    if not keys:
-        return []
-    js = JobStore(state)
-    try:
-        return [k for k in keys if (row := js.status(TASK, k)) is not None and row[0] == "failed"]
-    finally:
-        js.close()
 
 
 def _fill_stage_counts(store: Store, report: RunReport) -> None:
