@@ -765,6 +765,11 @@ class Workspace:
         rag = self.rag()
         op = rag.graph.resolve(operator) or self.graph_node(operator)
         ctx = rag.build_context(op, message, list(l3_targets), budget=budget)
+        if read_pointer(self.paths.rag) is None:
+            ctx.warnings.append(
+                "no relation index yet: only her strongest relations are shown, none chosen "
+                "for the message (run `arklore rag build`)"
+            )
         stale = self.index_stale()
         if stale:
             ctx.warnings.append(stale)

@@ -75,7 +75,13 @@ class Database:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise StoreError(f"no database at {self.path}", hint=missing_hint)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where a folder should be, no permission, disk full
+            raise StoreError(
+                f"cannot create the folder {self.path.parent}: {exc.strerror or exc}",
+                hint="set ARKLORE_HOME to a folder arklore can create and write to",
+            ) from exc
         self._lock = threading.RLock()
         try:
             self.conn = sqlite3.connect(

@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from arklore.core.errors import ArkloreError
 from arklore.core.text import check_message
@@ -68,18 +69,25 @@ def close_workspace() -> None:
         _WORKSPACE = None
 
 
+def say(label: str, style: str, message: str) -> None:
+    """One message line on stderr: a coloured label, then ``message`` as plain text.
+
+    The message is never read as Rich markup (a name like ``[/x]`` or a matrix key line
+    ``[[relation]]`` is shown as it is, and cannot crash the printing) and never wrapped
+    (one message, one line, whatever the terminal width)."""
+    err_console.print(Text.assemble((label, style), " ", message), highlight=False, soft_wrap=True)
+
+
 def end_llm_run(stopped: ArkloreError | None, failed: int, exit_code: int) -> None:
     """The end of every LLM batch command: one line on stderr when it stopped early or items
     failed, then the documented exit code (see arklore.core.errors)."""
     if stopped is not None:
-        err_console.print(
-            f"[bold red]stopped:[/] {stopped.one_line()}", highlight=False, soft_wrap=True
-        )
+        say("stopped:", "bold red", stopped.one_line())
     elif failed:
-        err_console.print(
-            f"[yellow]{failed} requests failed[/] after their retries (see llm_errors.jsonl; "
-            "run the command again to retry them)",
-            highlight=False,
+        say(
+            f"{failed} requests failed",
+            "yellow",
+            "after their retries (see llm_errors.jsonl; run the command again to retry them)",
         )
     raise typer.Exit(exit_code)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
 
-from arklore.cli._common import close_workspace
-from arklore.core.errors import ArkloreError
+from arklore.cli._common import close_workspace, err_console, say
+from arklore.core.errors import EXIT_ERROR, EXIT_INTERRUPTED, ArkloreError
 
 app = typer.Typer(
     name="arklore",
@@ -18,7 +17,6 @@ app = typer.Typer(
     rich_markup_mode=None,  # plain help: no "<bool>" metavars on flags, no boxes
     add_completion=False,
 )
-err_console = Console(stderr=True)
 
 
 @app.callback()
@@ -40,10 +38,22 @@ def main() -> None:
     try:
         app()
     except ArkloreError as exc:
-        err_console.print(f"[bold red]error:[/] {exc.one_line()}", highlight=False, soft_wrap=True)
+        say("error:", "bold red", exc.one_line())
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        # the last line of defence for the environment (permissions, a full disk, a file where
+        # a folder should be): one line, no traceback; the layers raise ArkloreError themselves
+        # where they know better what to say
+        where = f" ({exc.filename})" if exc.filename else ""
+        say(
+            "error:",
+            "bold red",
+            f"{exc.strerror or exc}{where} (check that the path exists and that arklore may "
+            "write there: ARKLORE_HOME, --out)",
+        )
+        sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         err_console.print("interrupted")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     finally:
         close_workspace()

@@ -50,7 +50,7 @@ def chat_cmd(
         _loop(session)
     finally:
         if llm is not None:
-            err_console.print(llm.format_cost_line(), highlight=False, markup=False)
+            err_console.print(llm.format_cost_line(), highlight=False, markup=False, soft_wrap=True)
             llm.close()
 
 

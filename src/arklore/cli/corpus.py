@@ -11,9 +11,9 @@ from arklore import __version__
 from arklore.cli._common import (
     JsonOpt,
     console,
-    err_console,
     print_json,
     progress_bar,
+    say,
     table,
     workspace,
 )
@@ -82,10 +82,11 @@ def ingest(
         console.print(f"done in {report.seconds:.1f} s")
     if report.errors:
         kept = sum(e["kept_previous"] for e in report.errors)
-        err_console.print(
-            f"[yellow]{len(report.errors)} files did not parse[/] ({kept} of their stages keep "
-            "the version ingested before): fix or restore them and run `arklore ingest` again",
-            highlight=False,
+        say(
+            f"{len(report.errors)} files did not parse",
+            "yellow",
+            f"({kept} of their stages keep the version ingested before): fix or restore them "
+            "and run `arklore ingest` again",
         )
         raise typer.Exit(EXIT_PARTIAL)
 

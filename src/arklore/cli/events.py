@@ -100,7 +100,7 @@ def extract_events(
         )
     if json:
         print_json(report.to_dict())
-        err_console.print(report.cost_line, highlight=False)
+        err_console.print(report.cost_line, highlight=False, markup=False, soft_wrap=True)
         _loud_drops(report, err_console)
     else:
         _print_report(report, out or ws.paths.event_exports)

@@ -92,7 +92,7 @@ def extract_relations(
     out_dir = out or ws.paths.relation_exports
     if json:
         print_json(report.to_dict())
-        err_console.print(report.cost_line, highlight=False)
+        err_console.print(report.cost_line, highlight=False, markup=False, soft_wrap=True)
     else:
         _print_report(report, out_dir)
     end_llm_run(report.stopped, report.failed, report.exit_code)

@@ -103,7 +103,7 @@ def distill_cmd(
     if json:
         print_json(report.to_dict())
         if report.cost_line:
-            err_console.print(report.cost_line, highlight=False)
+            err_console.print(report.cost_line, highlight=False, markup=False, soft_wrap=True)
     else:
         _print_report(report)
     end_llm_run(report.stopped, report.failed, report.exit_code)

@@ -14,6 +14,7 @@ from arklore.cli._common import (
     print_json,
     progress_bar,
     read_message,
+    say,
     workspace,
 )
 from arklore.cli.app import app
@@ -87,7 +88,7 @@ def rag_status(json: JsonOpt = False) -> None:
         if k not in ("stale", "graph"):
             console.print(f"{k}: {v}", highlight=False)
     if ptr["stale"]:
-        err_console.print(f"[yellow]stale:[/] {ptr['stale']}", highlight=False)
+        say("stale:", "yellow", ptr["stale"])
 
 
 @app.command("context")
@@ -112,7 +113,7 @@ def context_cmd(
     op = ws.graph_node(operator)
     ctx = ws.context(op, message, targets, budget=budget)
     for w in ctx.warnings:
-        err_console.print(f"[yellow]warning:[/] {w}", highlight=False)
+        say("warning:", "yellow", w)
     if json:
         print_json({"operator_id": op, **ctx.to_dict()})
     else:

@@ -4,21 +4,27 @@ transient (retry) and permanent (give up). Retries, caching and costs live in ``
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from arklore.core.errors import LLMError, PermanentLLMError, TransientLLMError
 from arklore.llm.config import LLMConfig, redact
 from arklore.llm.types import ChatRequest, ChatResult, Usage
 
+if TYPE_CHECKING:
+    import openai
+
 TRANSIENT_STATUS = {408, 409, 425, 429}  # plus every 5xx
+
+# ``openai`` is imported where a request is made, not with this module: it takes about a
+# second to import, which every `arklore` command paid, also those that never call a model.
 
 
 class OpenAIChatModel:
     """A single-attempt ChatModel over the official ``openai`` client (its own retries off)."""
 
     def __init__(self, config: LLMConfig) -> None:
+        import openai
+
         self.config = config
         self._client = openai.OpenAI(
             base_url=config.base_url,
@@ -29,6 +35,8 @@ class OpenAIChatModel:
 
     def complete(self, request: ChatRequest) -> ChatResult:
         """Send ``request`` once; raise Transient/PermanentLLMError on failure."""
+        import openai
+
         kwargs: dict[str, Any] = {
             "model": request.model or self.config.model,
             "messages": request.messages,
@@ -56,6 +64,8 @@ class OpenAIChatModel:
     def stream(self, request: ChatRequest) -> Iterator[str | Usage]:
         """Send ``request`` once as a stream: the text deltas as they come, then the usage
         (when the endpoint reports it). Transient/PermanentLLMError as :meth:`complete`."""
+        import openai
+
         kwargs: dict[str, Any] = {
             "model": request.model or self.config.model,
             "messages": request.messages,
@@ -89,6 +99,8 @@ class OpenAIChatModel:
 
 def classify(exc: openai.APIError, secrets: Sequence[str] = ()) -> LLMError:
     """Map an openai exception to our hierarchy; the message never carries the key."""
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return TransientLLMError("request timed out", hint="raise LLM_TIMEOUT or retry later")
     if isinstance(exc, openai.APIConnectionError):
