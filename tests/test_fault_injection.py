@@ -51,6 +51,8 @@ CLI = (
     if _ENTRY.exists()
     else [sys.executable, "-c", "from arklore.cli.app import main; main()"]
 )
+# ~20 subprocesses that each import the whole CLI: part of `make test`, not the fast loop
+pytestmark = pytest.mark.slow
 PARALLEL = 4
 TIMEOUT = 180
 
@@ -387,7 +389,7 @@ SCENARIOS = [
     ),
     Scenario(
         "message-too-long", ("context", "阿米娅", "-"), EXIT_ERROR,
-        ("more than the limit of 20", "send a shorter message", "ARKLORE_MAX_MESSAGE_CHARS"), upto="index",
+        ("longer than the limit of 20 characters", "send a shorter message", "ARKLORE_MAX_MESSAGE_CHARS"), upto="index",
         inject=_long_message,
     ),
     Scenario(

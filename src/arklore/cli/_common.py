@@ -19,13 +19,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from arklore.core.errors import ArkloreError
+from arklore.core.errors import ArkloreError, MessageTooLongError
 from arklore.core.text import check_message
 from arklore.settings import Settings
 from arklore.workspace import Workspace
 
-console = Console()
-err_console = Console(stderr=True)
+# Everything printed is plain text: story text, names and model output can hold "[...]" that
+# Rich would read as markup (and crash on "[/x]"); colour goes through styled(). Lines are not
+# hard-wrapped, so a piped report keeps each path and id on one line.
+console = Console(markup=False, highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+
+
+def styled(label: str, style: str, rest: str = "") -> Text:
+    """``label`` in ``style`` followed by ``rest``, both plain text (never markup)."""
+    return Text.assemble((label, style), rest)
+
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable result on stdout.")]
 
@@ -105,7 +114,10 @@ def read_message(message: str, limit: int) -> str:
     one more tells it is too long, so a huge input is refused without reading all of it)."""
     if message != "-":
         return check_message(message, limit)
-    return check_message(sys.stdin.read(limit + 1), limit)
+    text = sys.stdin.read(limit + 1)  # never more than the limit lets through
+    if len(text) > limit:
+        raise MessageTooLongError(len(text), limit, truncated=True)
+    return text
 
 
 def print_json(data: object) -> None:

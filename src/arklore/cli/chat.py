@@ -44,13 +44,11 @@ def chat_cmd(
         session = ChatSession.start(ws.chat(), names, llm)
         who = "、".join(p.name for p in session.present)
         mode = ws.settings.llm_config(CHAT_TASK).model if llm else "no LLM: prompts only"
-        console.print(
-            f"chat with {who} ({mode}; /help for commands)", highlight=False, markup=False
-        )
+        console.print(f"chat with {who} ({mode}; /help for commands)")
         _loop(session)
     finally:
         if llm is not None:
-            err_console.print(llm.format_cost_line(), highlight=False, markup=False, soft_wrap=True)
+            err_console.print(llm.format_cost_line())
             llm.close()
 
 
@@ -69,45 +67,38 @@ def _loop(session: ChatSession) -> None:
             if cmd in ("/quit", "/exit", "/q"):
                 return
             if cmd == "/help":
-                console.print(HELP, highlight=False, markup=False)
+                console.print(HELP)
             elif cmd == "/why":
                 if not session.last:
-                    console.print("nothing sent yet", highlight=False, markup=False)
+                    console.print("nothing sent yet")
                 for turn in session.last:
-                    console.print(render_why(turn), highlight=False, markup=False, soft_wrap=True)
+                    console.print(render_why(turn))
             elif cmd == "/who":
                 try:
                     sp = session.switch(arg.strip()) if arg.strip() else None
                 except ArkloreError as exc:
-                    err_console.print(f"error: {exc.one_line()}", highlight=False, markup=False)
+                    err_console.print(f"error: {exc.one_line()}")
                     continue
                 if sp is None:
-                    console.print("usage: /who <name>", highlight=False, markup=False)
+                    console.print("usage: /who <name>")
                 else:
-                    console.print(
-                        f"now talking with {sp.name} ({sp.char_id})", highlight=False, markup=False
-                    )
+                    console.print(f"now talking with {sp.name} ({sp.char_id})")
             elif cmd == "/reset":
                 session.reset()
-                console.print("history cleared", highlight=False, markup=False)
+                console.print("history cleared")
             else:
-                console.print(f"unknown command {cmd}; {HELP}", highlight=False, markup=False)
+                console.print(f"unknown command {cmd}; {HELP}")
             continue
         try:
             for reply in session.send(line):
                 if reply.text is None:
                     console.print(f"--- system prompt for {reply.turn.operator_name} "
-                                  f"({reply.turn.total_tokens} tokens) ---", highlight=False, markup=False)  # fmt: skip
-                    console.print(
-                        reply.turn.system_prompt, highlight=False, markup=False, soft_wrap=True
-                    )
+                                  f"({reply.turn.total_tokens} tokens) ---")  # fmt: skip
+                    console.print(reply.turn.system_prompt)
                 else:
-                    console.print(f"{reply.turn.operator_name}：{reply.text}", highlight=False, markup=False,
-                                  soft_wrap=True)  # fmt: skip
+                    console.print(f"{reply.turn.operator_name}：{reply.text}")  # fmt: skip
         except ArkloreError as exc:
-            err_console.print(
-                f"error: {exc.one_line()}", highlight=False, markup=False, soft_wrap=True
-            )
+            err_console.print(f"error: {exc.one_line()}")
 
 
 @app.command("turn")
@@ -127,9 +118,9 @@ def turn_cmd(
     if json:
         print_json(turn.to_dict())
         return
-    console.print(render_why(turn), highlight=False, markup=False, soft_wrap=True)
+    console.print(render_why(turn))
     console.print()
-    console.print(turn.system_prompt, highlight=False, markup=False, soft_wrap=True)
+    console.print(turn.system_prompt)
 
 
 @app.command("serve")

@@ -14,6 +14,7 @@ from arklore.cli._common import (
     print_json,
     progress_bar,
     say,
+    styled,
     table,
     workspace,
 )
@@ -96,7 +97,7 @@ def print_problems(errors: list[dict], parse_warnings: list[dict], warnings: lis
     for e in errors[:20]:
         kept = " (kept the version ingested before)" if e.get("kept_previous") else ""
         console.print(
-            f"[yellow]skipped[/] {e['source']}:{e['path']}: {e['reason']}{kept}", highlight=False
+            styled("skipped", "yellow", f" {e['source']}:{e['path']}: {e['reason']}{kept}")
         )
     if len(errors) > 20:
         console.print(f"... and {len(errors) - 20} more (see `arklore stats --json`)")
@@ -105,13 +106,12 @@ def print_problems(errors: list[dict], parse_warnings: list[dict], warnings: lis
         console.print(
             f"{n} parse warnings in {len(parse_warnings)} stages (lines the readers could not "
             "trust; see `arklore stats --json`), e.g.:",
-            highlight=False,
         )
         for p in parse_warnings[:5]:
             where = p.get("path") or p.get("stage")
-            console.print(f"  {p['source']}:{where}: {p['warnings'][0]}", highlight=False)
+            console.print(f"  {p['source']}:{where}: {p['warnings'][0]}")
     for w in warnings:
-        console.print(f"[yellow]warning[/] {w}", highlight=False)
+        console.print(styled("warning", "yellow", f" {w}"))
 
 
 def print_counts(c: dict[str, int]) -> None:
@@ -120,7 +120,6 @@ def print_counts(c: dict[str, int]) -> None:
         f"{c['astr_stages']} ASTR stages ({c['astr_lines']:,} lines), "
         f"{c['speakers']:,} speakers ({c['avg_speakers']:,} in raw scripts), "
         f"{c['operators']} operators, {c['ingest_errors']} files skipped",
-        highlight=False,
     )
 
 
@@ -157,14 +156,13 @@ def verify_anchors(
         console.print(
             f"{report.anchors:,} anchors in {report.stages_checked:,} stages "
             f"({report.stages_reparsed} re-parsed): {len(report.drifts)} drifted {report.by_kind()}",
-            highlight=False,
         )
         for d in report.drifts[:50]:
             where = f" -> now at {d.now_line_nos}" if d.now_line_nos else ""
             now = f" now: {d.now_text[:40]!r}" if d.now_text else ""
             cited = [r for r in d.referenced_by if r != "lines"]
             by = f" (cited by {'; '.join(cited)})" if cited else ""
-            console.print(f"  {d.kind:13} {d.line_id}{where}{now}{by}", highlight=False)
+            console.print(f"  {d.kind:13} {d.line_id}{where}{now}{by}")
         if len(report.drifts) > 50:
             console.print(f"  ... {len(report.drifts) - 50} more (use --json)")
     raise typer.Exit(0 if report.ok else EXIT_FINDINGS)
@@ -190,7 +188,7 @@ def operators_show(
         return
     for k, v in data.items():
         if v not in (None, [], "", 0):
-            console.print(f"[bold]{k}[/]: {v}", highlight=False)
+            console.print(styled(str(k), "bold", f": {v}"))
 
 
 @app.command()
@@ -239,7 +237,7 @@ def crosscheck(
 
 
 def print_crosscheck(report: CrosscheckReport, limit: int) -> None:
-    console.print(report.summary(), highlight=False)
+    console.print(report.summary())
     if report.disagreeing:
         t = table("stage", "category", "first difference (raw | ASTR)")
         for cmp in report.disagreeing[:limit]:
@@ -265,6 +263,6 @@ def settings_cmd(json: JsonOpt = False) -> None:
         return
     for k, v in data.items():
         if k != "llm":
-            console.print(f"{k}: {v}", highlight=False, markup=False)
+            console.print(f"{k}: {v}")
     for k, v in data["llm"].items():
-        console.print(f"llm.{k}: {v}", highlight=False, markup=False)
+        console.print(f"llm.{k}: {v}")

@@ -81,8 +81,6 @@ def _print_report(report, brief: bool = False) -> None:
     out(
         f"{report.name} ({report.node}): {report.lines} lines in {report.stages} stages "
         f"as {', '.join(report.speaker_names) or '-'}",
-        highlight=False,
-        markup=False,
     )
     if not report.candidates:
         out("no candidates")
@@ -91,37 +89,31 @@ def _print_report(report, brief: bool = False) -> None:
         inter = " ".join(
             f"{k}={v:.3f}" if k == "strength" else f"{k}={v:g}" for k, v in c.interaction.items()
         )
-        out(f"\n{i}. {c.name} ({c.node})  score {c.score:g}", highlight=False, markup=False)
+        out(f"\n{i}. {c.name} ({c.node})  score {c.score:g}")
         if sig:
-            out(f"   signals: {sig}", highlight=False, markup=False)
+            out(f"   signals: {sig}")
         if c.words:
             words = ", ".join(f"{w}×{n}" for w, n in c.words.items())
-            out(f"   words: {words}", highlight=False, markup=False)
+            out(f"   words: {words}")
         if inter:
-            out(f"   graph: {inter}", highlight=False, markup=False)
+            out(f"   graph: {inter}")
         for s in c.suggestions:
             out(
                 f"   suggest: {s.source} -> {s.target} {s.predicate} ({s.because})",
-                highlight=False,
-                markup=False,
             )
         for ev in c.evidence:
             word = f" [{ev.word}]" if ev.word else ""
-            out(f"   [{ev.signal}{word}] {ev.line_id}", highlight=False, markup=False)
+            out(f"   [{ev.signal}{word}] {ev.line_id}")
             for ctx in ev.context:
                 if brief and not ctx.focus:
                     continue
                 mark = ">" if ctx.focus else " "
                 out(
                     f"     {mark} {ctx.speaker or '(narration)'}: {_flat(ctx.text, 0)}",
-                    highlight=False,
-                    markup=False,
                 )
         for a in c.archive:
             out(
                 f"   [{a.signal}] {a.char_id} {a.title}: {_flat(a.sentence, 0)}",
-                highlight=False,
-                markup=False,
             )
 
 
@@ -140,7 +132,7 @@ def central_cmd(
         print_json(rows)
         return
     for i, r in enumerate(rows, 1):
-        console.print(f"{i:3}. {r['name']} ({r['char_id']}) {r['lines']:,}", highlight=False)
+        console.print(f"{i:3}. {r['name']} ({r['char_id']}) {r['lines']:,}")
 
 
 @curate_app.command("check")
@@ -189,18 +181,13 @@ def check_cmd(
             f"{out['relations']} relations ({out['with_evidence']} with evidence), "
             f"{len(failures)} rejected; {out['central_with_2']}/{len(top)} central operators "
             "have >= 2",
-            highlight=False,
         )
         for f in failures:
             console.print(
                 f"rejected: line {f.line} {f.source} -> {f.target}: {f.reason}",
-                highlight=False,
-                markup=False,
             )
         for s in out["central_short"]:
-            console.print(
-                f"short: {s['name']} ({s['char_id']}) has {s['relations']}", highlight=False
-            )
+            console.print(f"short: {s['name']} ({s['char_id']}) has {s['relations']}")
     if failures:
         raise typer.Exit(1)
 
@@ -225,11 +212,9 @@ def search_cmd(
         print_json([h.__dict__ | {"context": [c.__dict__ for c in h.context]} for h in hits])
         return
     for h in hits:
-        console.print(f"{h.line_id}", highlight=False, markup=False)
+        console.print(f"{h.line_id}")
         for c in h.context:
             mark = ">" if c.focus else " "
             console.print(
                 f"   {mark} {c.speaker or '(narration)'}: {_flat(c.text, 0)}",
-                highlight=False,
-                markup=False,
             )

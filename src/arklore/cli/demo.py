@@ -62,9 +62,8 @@ def demo(json: JsonOpt = False) -> None:
     console.print(
         f"ingest took {report.seconds:.1f} s ({parsed} stages parsed, {unchanged} unchanged, "
         f"{len(report.errors)} skipped)",
-        highlight=False,
     )
-    console.print("top speakers: " + ", ".join(f"{n} {c:,}" for n, c in top), highlight=False)
+    console.print("top speakers: " + ", ".join(f"{n} {c:,}" for n, c in top))
     console.rule("cross-check of the two sources")
     print_crosscheck(check, 10)
     console.rule("names")
@@ -72,7 +71,6 @@ def demo(json: JsonOpt = False) -> None:
         f"speakers with >= 200 lines: {names['big_speakers_operators']} operators, "
         f"{names['big_speakers_npcs']} NPCs; {len(names['suspects'])} suspects for "
         "`arklore names audit`",
-        highlight=False,
     )
     console.rule("relation graph and relation index (no LLM)")
     print_build(built.report)
@@ -80,26 +78,21 @@ def demo(json: JsonOpt = False) -> None:
         f"relation index: {index.documents} documents "
         f"({', '.join(f'{k} {v}' for k, v in sorted(index.by_source.items()))}), "
         f"{index.seconds:.1f} s [{index.embedder}]",
-        highlight=False,
     )
     for op in DEMO_RELATIONS:
         name = graph.nodes[op].name if op in graph.nodes else op
-        console.print(
-            f"{name} ({op}): strongest relations, as a chat receives them", highlight=False
-        )
+        console.print(f"{name} ({op}): strongest relations, as a chat receives them")
         for i, a in enumerate(anchors[op], 1):
             console.print(
                 f"  {i}. {a['target']}  {a['predicate']}  {a['strength']:.2f}  [{a['source']}]\n"
                 f"     {a['text']}\n     evidence: {', '.join(a['stages']) or '-'}",
-                highlight=False,
-                markup=False,
             )
     console.rule("character profile (no LLM: tasks A and B by their rules)")
-    console.print(f"{DEMO_OPERATOR} {profile['name']} (tier {profile['tier']}):", highlight=False)
+    console.print(f"{DEMO_OPERATOR} {profile['name']} (tier {profile['tier']}):")
     for b in profile["anchor"]:
-        console.print(f"  锚 {b}", highlight=False, markup=False)
+        console.print(f"  锚 {b}")
     for q in profile["quotes"]:
-        console.print(f"  「{q['text']}」 —— {q['source_id']}", highlight=False, markup=False)
+        console.print(f"  「{q['text']}」 —— {q['source_id']}")
 
 
 def _relation(r: Relation, store: Store) -> dict:

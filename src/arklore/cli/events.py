@@ -27,6 +27,7 @@ from arklore.cli._common import (
     err_console,
     print_json,
     progress_bar,
+    styled,
     workspace,
 )
 from arklore.cli.app import app
@@ -84,7 +85,7 @@ def extract_events(
         if json:
             print_json({"stages": len(paths), **vars(est)})
         else:
-            console.print(f"{len(paths)} stages: {est.line()}", highlight=False)
+            console.print(f"{len(paths)} stages: {est.line()}")
         return
     with progress_bar(not json) as progress:
         report = ws.extract_events(
@@ -100,7 +101,7 @@ def extract_events(
         )
     if json:
         print_json(report.to_dict())
-        err_console.print(report.cost_line, highlight=False, markup=False, soft_wrap=True)
+        err_console.print(report.cost_line)
         _loud_drops(report, err_console)
     else:
         _print_report(report, out or ws.paths.event_exports)
@@ -114,19 +115,20 @@ def _loud_drops(report: RunReport, con) -> None:  # noqa: ANN001
     if not drops:
         return
     con.print(
-        f"[bold red]DROPPED {len(drops)} memories[/] (the model gave a memory to someone "
-        "the lines do not show present, or a nameless/empty one):",
-        highlight=False,
+        styled(
+            f"DROPPED {len(drops)} memories",
+            "bold red",
+            " (the model gave a memory to someone the lines do not show present, or a"
+            " nameless/empty one):",
+        )
     )
     for d in drops[:SHOWN]:
         con.print(
             f"  {d['stage']} #{d['event']} lines {d['lines'][0]}-{d['lines'][1]}: "
             f"{d['actor']} ({d['reason']}): {d['text']}",
-            highlight=False,
-            soft_wrap=True,
         )
     if len(drops) > SHOWN:
-        con.print(f"  ... and {len(drops) - SHOWN} more (see --json)", highlight=False)
+        con.print(f"  ... and {len(drops) - SHOWN} more (see --json)")
 
 
 def _print_report(report: RunReport, out_dir: Path) -> None:
@@ -134,19 +136,17 @@ def _print_report(report: RunReport, out_dir: Path) -> None:
     for st in report.stages:
         if not st.checked:
             fails = f", {len(st.failed_chunks)} chunks failed" if st.failed_chunks else ""
-            console.print(f"{st.stage}: not checked (chunks missing{fails})", highlight=False)
+            console.print(f"{st.stage}: not checked (chunks missing{fails})")
             continue
         s = st.summary
         console.print(
             f"{st.stage}: {s['events']} events, {s['memories']} memories, "
             f"{s['dropped_memories']} dropped, {s['third_person']} third person",
-            highlight=False,
         )
     console.print(
         f"{len(report.stages)} stages ({sm.get('stages_checked', 0)} checked), {report.jobs} "
         f"chunks: {report.done} run ({report.cached} from cache), {report.skipped} already "
         f"stored, {report.failed} failed",
-        highlight=False,
     )
     console.print(
         f"events: {sm.get('events', 0)} kept, {sm.get('dropped_events', 0)} dropped, "
@@ -155,7 +155,6 @@ def _print_report(report: RunReport, out_dir: Path) -> None:
         f"{sm.get('memories', 0)} kept, {sm.get('dropped_memories', 0)} dropped, "
         f"{sm.get('third_person', 0)} not in the first person; time hints: "
         f"{sm.get('time_hints', 0)} kept, {sm.get('dropped_time_hints', 0)} dropped",
-        highlight=False,
     )
     _loud_drops(report, console)
     for label, items in (
@@ -164,27 +163,26 @@ def _print_report(report: RunReport, out_dir: Path) -> None:
         ("events dropped", report.dropped_events),
     ):
         if items:
-            console.print(f"[yellow]{len(items)} {label}[/]:", highlight=False)
+            console.print(styled(f"{len(items)} {label}", "yellow", ":"))
             for d in items[:SHOWN]:
                 detail = d.get("text") or d.get("time_hint") or d.get("detail")
                 who = f"{d['actor']}: " if "actor" in d else ""
-                console.print(
-                    f"  {d['stage']} #{d['event']}: {who}{detail}", highlight=False, soft_wrap=True
-                )
+                console.print(f"  {d['stage']} #{d['event']}: {who}{detail}")
     if report.failures:
         console.print(
-            f"[yellow]{len(report.failures)} chunks failed[/] (see {report.errors_file}; "
-            "rerun to retry)",
-            highlight=False,
+            styled(
+                f"{len(report.failures)} chunks failed",
+                "yellow",
+                f" (see {report.errors_file}; rerun to retry)",
+            )
         )
     if report.not_started:
-        console.print(f"{report.not_started} chunks not sent (the run stopped)", highlight=False)
+        console.print(f"{report.not_started} chunks not sent (the run stopped)")
     console.print(
         f"exported {len(report.exports)} files (checked stages) to {out_dir}; "
         f"{report.embedded_memories} memories embedded for chat",
-        highlight=False,
     )
-    console.print(report.cost_line, highlight=False)
+    console.print(report.cost_line)
 
 
 @review_app.command("events")
@@ -211,7 +209,7 @@ def review_events(
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
-        err_console.print(f"wrote {out}", highlight=False)
+        err_console.print(f"wrote {out}")
     else:
         sys.stdout.write(text + "\n")
 
@@ -261,10 +259,10 @@ def memories(
     if json:
         print_json(result.to_dict())
         return
-    console.print(f"{result.operator} [{result.kind}] {result.reason}", highlight=False)
+    console.print(f"{result.operator} [{result.kind}] {result.reason}")
     for item in result.items:
         where = " ".join(p for p in (item.event_name, item.stage_code, item.story_name) if p)
         score = f" {item.score:.3f}" if item.score is not None else ""
-        console.print(f"- ({item.kind}{score}) {where} [{item.stage_path}]", highlight=False)
-        console.print(f"  {item.text}", highlight=False, soft_wrap=True)
-        console.print(f"  lines: {', '.join(item.line_ids)}", highlight=False, soft_wrap=True)
+        console.print(f"- ({item.kind}{score}) {where} [{item.stage_path}]")
+        console.print(f"  {item.text}")
+        console.print(f"  lines: {', '.join(item.line_ids)}")

@@ -25,6 +25,7 @@ from arklore.cli._common import (
     err_console,
     print_json,
     progress_bar,
+    styled,
     workspace,
 )
 from arklore.cli.app import app
@@ -72,10 +73,9 @@ def extract_relations(
             print_json({"stages": len(paths), **vars(est)})
         else:
             per = est.per_10k_chars()
-            console.print(f"{len(paths)} stages: {est.line()}", highlight=False)
+            console.print(f"{len(paths)} stages: {est.line()}")
             console.print(
                 f"per 10,000 characters of story sent: ${per[0]:.4f} (${per[1]:.4f} with the cache)",
-                highlight=False,
             )
         return
     with progress_bar(not json) as progress:
@@ -92,7 +92,7 @@ def extract_relations(
     out_dir = out or ws.paths.relation_exports
     if json:
         print_json(report.to_dict())
-        err_console.print(report.cost_line, highlight=False, markup=False, soft_wrap=True)
+        err_console.print(report.cost_line)
     else:
         _print_report(report, out_dir)
     end_llm_run(report.stopped, report.failed, report.exit_code)
@@ -103,34 +103,31 @@ def _print_report(report: RunReport, out_dir: Path) -> None:
     for st in report.stages:
         fails = f", {len(st.failed_chunks)} chunks failed" if st.failed_chunks else ""
         reasons = f" {st.drop_reasons}" if st.drop_reasons else ""
-        console.print(
-            f"{st.stage}: {st.kept} kept, {st.dropped} dropped{reasons}{fails}", highlight=False
-        )
+        console.print(f"{st.stage}: {st.kept} kept, {st.dropped} dropped{reasons}{fails}")
     console.print(
         f"{len(report.stages)} stages, {report.jobs} chunks: {report.done} run "
         f"({report.cached} from cache), {report.skipped} already stored, {report.failed} failed",
-        highlight=False,
     )
     console.print(
         f"edges: {sm.get('kept', 0)} kept, {sm.get('dropped', 0)} dropped; "
         f"other share {sm.get('other_share', 0.0):.1%}; "
         f"{sm.get('presence_downgraded', 0)} downgraded, {sm.get('basis_overclaimed', 0)} overclaimed",
-        highlight=False,
     )
     if report.dropped:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(report.drop_reasons().items()))
-        console.print(f"[yellow]dropped by gates[/]: {reasons}", highlight=False)
+        console.print(styled("dropped by gates", "yellow", f": {reasons}"))
     if report.failures:
         console.print(
-            f"[yellow]{len(report.failures)} chunks failed[/] (see {report.errors_file}; rerun to retry)",
-            highlight=False,
+            styled(
+                f"{len(report.failures)} chunks failed",
+                "yellow",
+                f" (see {report.errors_file}; rerun to retry)",
+            )
         )
     if report.not_started:
-        console.print(f"{report.not_started} chunks not sent (the run stopped)", highlight=False)
-    console.print(
-        f"exported {len(report.exports)} files (stages with results) to {out_dir}", highlight=False
-    )
-    console.print(report.cost_line, highlight=False)
+        console.print(f"{report.not_started} chunks not sent (the run stopped)")
+    console.print(f"exported {len(report.exports)} files (stages with results) to {out_dir}")
+    console.print(report.cost_line)
 
 
 @review_app.command("relations")
@@ -162,6 +159,6 @@ def review_relations(
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
-        err_console.print(f"wrote {out}", highlight=False)
+        err_console.print(f"wrote {out}")
     else:
         sys.stdout.write(text + "\n")

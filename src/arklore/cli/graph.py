@@ -37,23 +37,18 @@ def print_build(report: dict) -> None:
         f"{c['operator_nodes_with_edges']} with edges; {c['npc_nodes']:,} NPCs), "
         f"{c['edges']:,} edges ({c['named_edges']:,} named), "
         f"{c['edges_over_threshold']:,} with strength > 0.6",
-        highlight=False,
-        markup=False,
     )
     cur = report.get("curated") or {}
     if cur:
         console.print(
             f"curated relations: {cur['with_evidence']} with evidence, "
             f"{cur['no_evidence']} without, {cur['rejected']} rejected",
-            highlight=False,
         )
     for r in report.get("curated_rejected") or []:
         console.print(
             f"rejected: {r['path']}:{r['line']} {r['from']} -> {r['to']}: {r['reason']}",
-            highlight=False,
-            markup=False,
         )
-    console.print(f"wrote {report['path']} in {report['seconds']:.1f} s", highlight=False)
+    console.print(f"wrote {report['path']} in {report['seconds']:.1f} s")
 
 
 @graph_app.command("build")
@@ -137,10 +132,8 @@ def show(
         f"{kind} {name} ({len(faction.get(kind, []))} others)"
         for kind, name in node.faction.items()
     )
-    console.print(
-        f"{node.name} ({node.id}, {node.kind}){': ' + fac if fac else ''}", highlight=False
-    )
-    console.print(f"top {len(top)} of {len(graph.out_edges(nid))} relations:", highlight=False)
+    console.print(f"{node.name} ({node.id}, {node.kind}){': ' + fac if fac else ''}")
+    console.print(f"top {len(top)} of {len(graph.out_edges(nid))} relations:")
     for i, e in enumerate(top, 1):
         _print_edge(graph, e, i)
 
@@ -149,14 +142,12 @@ def _print_edge(graph: RelationGraph, e: Edge, i: int) -> None:
     name = graph.nodes[e.target].name if e.target in graph.nodes else e.target
     console.print(
         f"{i}. {name} ({e.target})  {e.predicate}  strength {e.strength:.4f}  [{', '.join(e.origins)}]",
-        highlight=False,
-        markup=False,
     )
     contrib = ", ".join(f"{k} {v:.3f}" for k, v in contributions(e.signals).items() if v)
-    console.print(f"   signals: {_signals_text(e)}", highlight=False)
-    console.print(f"   contributions: {contrib}", highlight=False)
+    console.print(f"   signals: {_signals_text(e)}")
+    console.print(f"   contributions: {contrib}")
     if e.description:
-        console.print(f"   description: {e.description}", highlight=False)
+        console.print(f"   description: {e.description}")
 
 
 @graph_app.command("relation")
@@ -219,9 +210,7 @@ def export(
     """Write the built graph to PATH (deterministic bytes: export -> import -> export is identical)."""
     graph = workspace().graph()
     save_graph(graph, path)
-    err_console.print(
-        f"wrote {path} ({len(graph.nodes):,} nodes, {len(graph):,} edges)", highlight=False
-    )
+    err_console.print(f"wrote {path} ({len(graph.nodes):,} nodes, {len(graph):,} edges)")
 
 
 @graph_app.command("import")
@@ -250,8 +239,6 @@ def import_(
             console.print(
                 f"installed {path} as {ws.paths.graph} ({result['nodes']:,} nodes, "
                 f"{result['edges']:,} edges)",
-                highlight=False,
-                markup=False,
             )
         return
     if fmt != IMPORT_FORMAT:
@@ -264,6 +251,6 @@ def import_(
     if json:
         print_json({"registered": str(dest), "build": built.report if built else None})
         return
-    console.print(f"registered {dest}", highlight=False)
+    console.print(f"registered {dest}")
     if built:
         print_build(built.report)

@@ -49,12 +49,9 @@ def resolve(name: str, json: JsonOpt = False) -> None:
         console.print(
             f"{name}: ambiguous, one of "
             + ", ".join(f"{i} ({n})" for i, n in zip(res.ids, res.names, strict=True)),
-            highlight=False,
         )
     else:
-        console.print(
-            f"{name} -> {res.char_id} {res.names[0]} (decided by {res.source})", highlight=False
-        )
+        console.print(f"{name} -> {res.char_id} {res.names[0]} (decided by {res.source})")
 
 
 @names_app.command("find")
@@ -90,9 +87,7 @@ def find(
         console.print("no operator mentioned")
     for r in rows:
         who = f"{r['char_id']} {r['name']}" if r["char_id"] else f"ambiguous {r['candidates']}"
-        console.print(
-            f"[{r['start']}:{r['end']}] {r['surface']} -> {who} ({r['how']})", highlight=False
-        )
+        console.print(f"[{r['start']}:{r['end']}] {r['surface']} -> {who} ({r['how']})")
 
 
 @names_app.command("audit")
@@ -107,7 +102,6 @@ def audit_cmd(json: JsonOpt = False) -> None:
     console.print(
         f"{len(report['big_speakers'])} speakers with >= 200 lines: "
         f"{report['big_speakers_operators']} operators, {report['big_speakers_npcs']} NPCs",
-        highlight=False,
     )
     t = table("speaker", "lines", "reasons", "candidates")
     for s in report["suspects"][:60]:

@@ -28,6 +28,7 @@ from arklore.cli._common import (
     err_console,
     print_json,
     progress_bar,
+    styled,
     workspace,
 )
 from arklore.cli.app import app
@@ -84,8 +85,8 @@ def distill_cmd(
             return
         for t, est in parts.items():
             model = ws.settings.llm_config(TASK_NAMES[t]).model
-            console.print(f"task {t} ({TASK_NAMES[t]}, {model}): {est.line()}", highlight=False)
-        console.print(f"all tasks: {total.line()}", highlight=False)
+            console.print(f"task {t} ({TASK_NAMES[t]}, {model}): {est.line()}")
+        console.print(f"all tasks: {total.line()}")
         return
     with progress_bar(not json) as progress:
         report = ws.distill(
@@ -103,7 +104,7 @@ def distill_cmd(
     if json:
         print_json(report.to_dict())
         if report.cost_line:
-            err_console.print(report.cost_line, highlight=False, markup=False, soft_wrap=True)
+            err_console.print(report.cost_line)
     else:
         _print_report(report)
     end_llm_run(report.stopped, report.failed, report.exit_code)
@@ -111,32 +112,28 @@ def distill_cmd(
 
 def _print_report(r: DistillReport) -> None:
     llm = f"; with a model: {', '.join(r.llm_tasks)}" if r.llm_tasks else "; no model"
-    console.print(f"{r.operators} operators, tasks {', '.join(r.tasks)}{llm}", highlight=False)
+    console.print(f"{r.operators} operators, tasks {', '.join(r.tasks)}{llm}")
     for t in r.tasks:
         counts = r.statuses.get(t, {})
-        console.print(
-            f"  {t}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), highlight=False
-        )
+        console.print(f"  {t}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     if r.llm_tasks:
         console.print(
             f"requests: {r.done} run ({r.cached} from cache), {r.resumed} already stored, "
             f"{r.failed} failed, {r.not_started} not sent",
-            highlight=False,
         )
     console.print(
         "files: " + (", ".join(f"{k} {v}" for k, v in sorted(r.writes.items())) or "none"),
-        highlight=False,
     )
     if r.protected:
-        console.print(f"{len(r.protected)} written by a person (skipped)", highlight=False)
+        console.print(f"{len(r.protected)} written by a person (skipped)")
     if r.findings:
-        console.print(f"[yellow]{len(r.findings)} gate findings[/]:", highlight=False)
+        console.print(styled(f"{len(r.findings)} gate findings", "yellow", ":"))
         for f in r.findings[:10]:
-            console.print(f"  {f}", highlight=False, markup=False)
+            console.print(f"  {f}")
         if len(r.findings) > 10:
             console.print(f"  ... see {r.errors_file} and `arklore review-queue`")
     if r.cost_line:
-        console.print(r.cost_line, highlight=False)
+        console.print(r.cost_line)
 
 
 @app.command("persona")
@@ -152,15 +149,15 @@ def persona_cmd(
         return
     edited = " (edited by hand)" if p.hand_edited else ""
     where = p.path or "no profile"
-    console.print(f"{p.name} ({p.char_id}): tier {p.tier}{edited}, {where}", highlight=False)
+    console.print(f"{p.name} ({p.char_id}): tier {p.tier}{edited}, {where}")
     for s in p.sections:
-        console.print(f"## {s.title}  [{s.tokens} tokens]", highlight=False, markup=False)
-        console.print(s.text, highlight=False, markup=False)
+        console.print(f"## {s.title}  [{s.tokens} tokens]")
+        console.print(s.text)
     for title, why in p.excluded:
-        console.print(f"(not used: {title}: {why})", highlight=False, markup=False)
-    console.print(f"total: {p.total_tokens} tokens", highlight=False)
+        console.print(f"(not used: {title}: {why})")
+    console.print(f"total: {p.total_tokens} tokens")
     if p.note:
-        console.print(p.note, highlight=False)
+        console.print(p.note)
 
 
 @app.command("review-queue")
@@ -196,9 +193,8 @@ def review_queue_cmd(
         f"{len(queue.entries)} operators in the queue (tiers "
         + ", ".join(f"{t} {n}" for t, n in sorted(tiers.items()))
         + f"), {attention} need attention; {len(queue.no_source)} with missing sources",
-        highlight=False,
     )
-    console.print(f"wrote {target}", highlight=False)
+    console.print(f"wrote {target}")
 
 
 @review_app.command("approve")
@@ -213,4 +209,4 @@ def review_approve(
     """Promote her tier-B draft to tier A ([AUTO-DRAFT] -> [AUTO]) after a person looked at
     it; refuses a draft edited by hand unless --accept-edits."""
     path = workspace().approve_profile(operator, accept_edits=accept_edits, char_dir=out)
-    console.print(f"approved: {path} is tier A", highlight=False)
+    console.print(f"approved: {path} is tier A")

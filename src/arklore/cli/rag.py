@@ -60,7 +60,6 @@ def rag_build(
         console.print(
             f"relation index {report.collection} is up to date: {report.documents} documents, "
             f"nothing embedded, {report.seconds:.2f}s [{report.embedder}]",
-            highlight=False,
         )
         return
     console.print(
@@ -68,10 +67,9 @@ def rag_build(
         f"({', '.join(f'{k} {v}' for k, v in sorted(report.by_source.items()))}), "
         f"{report.embedded} embedded, {report.cached} from cache, {report.rejected} rejected, "
         f"{report.seconds:.2f}s [{report.embedder}]",
-        highlight=False,
     )
     if report.rejected:
-        err_console.print(f"rejected documents: see {report.errors_path}", highlight=False)
+        err_console.print(f"rejected documents: see {report.errors_path}")
 
 
 @rag_app.command("status")
@@ -86,7 +84,7 @@ def rag_status(json: JsonOpt = False) -> None:
         return
     for k, v in ptr.items():
         if k not in ("stale", "graph"):
-            console.print(f"{k}: {v}", highlight=False)
+            console.print(f"{k}: {v}")
     if ptr["stale"]:
         say("stale:", "yellow", ptr["stale"])
 
@@ -117,4 +115,4 @@ def context_cmd(
     if json:
         print_json({"operator_id": op, **ctx.to_dict()})
     else:
-        console.print(ctx.text or "(no relation context)", highlight=False, soft_wrap=True)
+        console.print(ctx.text or "(no relation context)")

@@ -171,8 +171,16 @@ class MessageTooLongError(ArkloreError):
 
     default_hint = "send a shorter message, or raise ARKLORE_MAX_MESSAGE_CHARS"
 
-    def __init__(self, length: int, limit: int, *, what: str = "message") -> None:
-        super().__init__(f"the {what} has {length} characters, more than the limit of {limit}")
+    def __init__(
+        self, length: int, limit: int, *, what: str = "message", truncated: bool = False
+    ) -> None:
+        """``truncated``: only the first ``length`` characters were read (stdin), so the true
+        length is unknown."""
+        if truncated:
+            message = f"the {what} is longer than the limit of {limit} characters"
+        else:
+            message = f"the {what} has {length} characters, more than the limit of {limit}"
+        super().__init__(message)
         self.length = length
         self.limit = limit
 

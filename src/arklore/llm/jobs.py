@@ -279,8 +279,8 @@ def run_jobs(
             next_cost = _estimated_cost(model, job)
             if spent + pending + next_cost > max_cost:
                 return CostLimitError(
-                    f"stopped before passing --max-cost ${max_cost:.4f}: this run spent "
-                    f"${spent:.4f}, ${pending:.4f} in flight, the next request ~${next_cost:.4f}"
+                    f"stopped before passing --max-cost ${max_cost:.4g}: this run spent "
+                    f"${spent:.4g}, ${pending:.4g} in flight, the next request ~${next_cost:.4g}"
                 )
         return None
 
