@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import sys
+from typing import Annotated
 
 import typer
 
@@ -20,8 +22,21 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root(ctx: typer.Context) -> None:
+def _root(
+    ctx: typer.Context,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Log every retried or failed LLM request.")
+    ] = False,
+) -> None:
     """Arknights story knowledge for character role-play."""
+    # A batch run's failed requests are summed up at its end and kept in llm_errors.jsonl;
+    # one warning per retry would bury that line on a long run.
+    if verbose:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    llm_log = logging.getLogger("arklore.llm")
+    before = llm_log.level
+    llm_log.setLevel(logging.INFO if verbose else logging.ERROR)
+    ctx.call_on_close(lambda: llm_log.setLevel(before))
     # one workspace per command run, made from the environment of that run
     close_workspace()
     ctx.call_on_close(close_workspace)
