@@ -514,9 +514,11 @@ class Workspace:
                 progress("embed memories", 1, 1)
         return report
 
-    def extract_events_dry_run(self, stage_paths: list[str]) -> Estimate:
+    def extract_events_dry_run(
+        self, stage_paths: list[str], progress: Progress | None = None
+    ) -> Estimate:
         prices = self.settings.llm_config(events_runner.TASK).prices
-        return events_runner.dry_run(self.store(), stage_paths, prices)
+        return events_runner.dry_run(self.store(), stage_paths, prices, progress)
 
     def appearances(self, operator: str) -> list[event_appearances.Appearance]:
         """The stages the operator (any of her forms) speaks in or is addressed in, in story

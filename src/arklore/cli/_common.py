@@ -21,6 +21,7 @@ from rich.text import Text
 
 from arklore.core.errors import ArkloreError, MessageTooLongError
 from arklore.core.text import check_message
+from arklore.llm import Estimate
 from arklore.settings import Settings
 from arklore.workspace import Workspace
 
@@ -59,6 +60,11 @@ MaxCostOpt = Annotated[
         help="Stop before this run would spend more than this many USD (a rerun resumes).",
     ),
 ]
+
+# Which stages an LLM batch command runs over (extract relations, extract events).
+StagesArg = Annotated[list[str] | None, typer.Argument(help="Stage paths to extract.")]
+EventOpt = Annotated[str | None, typer.Option("--event", help="Every stage of this event id.")]
+AllOpt = Annotated[bool, typer.Option("--all", help="Every primary stage.")]
 
 _WORKSPACE: Workspace | None = None
 
@@ -118,6 +124,19 @@ def read_message(message: str, limit: int) -> str:
     if len(text) > limit:
         raise MessageTooLongError(len(text), limit, truncated=True)
     return text
+
+
+def print_dry_run(stages: int, est: Estimate, json: bool) -> None:
+    """What ``--dry-run`` of an LLM batch command prints: tokens and cost, with and without
+    the provider's prefix cache, and per 10,000 characters of story sent."""
+    if json:
+        print_json({"stages": stages, **vars(est)})
+        return
+    per = est.per_10k_chars()
+    console.print(f"{stages} stages: {est.line()}")
+    console.print(
+        f"per 10,000 characters of story sent: ${per[0]:.4f} (${per[1]:.4f} with the cache)"
+    )
 
 
 def print_json(data: object) -> None:

@@ -15,16 +15,20 @@ from typing import Annotated
 import typer
 
 from arklore.cli._common import (
+    AllOpt,
     ConcurrencyOpt,
     DryRunOpt,
+    EventOpt,
     JsonOpt,
     MaxCostOpt,
     NoCacheOpt,
     ResumeOpt,
     RetryOpt,
+    StagesArg,
     console,
     end_llm_run,
     err_console,
+    print_dry_run,
     print_json,
     progress_bar,
     styled,
@@ -47,11 +51,9 @@ SHOWN = 20  # findings listed one by one before "... and N more"
 
 @extract_app.command("events")
 def extract_events(
-    stages: Annotated[list[str] | None, typer.Argument(help="Stage paths to extract.")] = None,
-    event: Annotated[
-        str | None, typer.Option("--event", help="Every stage of this event id.")
-    ] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every primary stage.")] = False,
+    stages: StagesArg = None,
+    event: EventOpt = None,
+    all_: AllOpt = False,
     retry: RetryOpt = None,
     concurrency: ConcurrencyOpt = 8,
     resume: ResumeOpt = True,
@@ -81,11 +83,9 @@ def extract_events(
     ws = workspace()
     paths = ws.select_stages(stages, event=event, all_=all_)
     if dry_run:
-        est = ws.extract_events_dry_run(paths)
-        if json:
-            print_json({"stages": len(paths), **vars(est)})
-        else:
-            console.print(f"{len(paths)} stages: {est.line()}")
+        with progress_bar(not json) as progress:
+            est = ws.extract_events_dry_run(paths, progress)
+        print_dry_run(len(paths), est, json)
         return
     with progress_bar(not json) as progress:
         report = ws.extract_events(

@@ -13,16 +13,20 @@ from typing import Annotated
 import typer
 
 from arklore.cli._common import (
+    AllOpt,
     ConcurrencyOpt,
     DryRunOpt,
+    EventOpt,
     JsonOpt,
     MaxCostOpt,
     NoCacheOpt,
     ResumeOpt,
     RetryOpt,
+    StagesArg,
     console,
     end_llm_run,
     err_console,
+    print_dry_run,
     print_json,
     progress_bar,
     styled,
@@ -42,11 +46,9 @@ app.add_typer(review_app, name="review")
 
 @extract_app.command("relations")
 def extract_relations(
-    stages: Annotated[list[str] | None, typer.Argument(help="Stage paths to extract.")] = None,
-    event: Annotated[
-        str | None, typer.Option("--event", help="Every stage of this event id.")
-    ] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Every primary stage.")] = False,
+    stages: StagesArg = None,
+    event: EventOpt = None,
+    all_: AllOpt = False,
     retry: RetryOpt = None,
     concurrency: ConcurrencyOpt = 8,
     resume: ResumeOpt = True,
@@ -69,14 +71,7 @@ def extract_relations(
     if dry_run:
         with progress_bar(not json) as progress:
             est = ws.extract_relations_dry_run(paths, progress)
-        if json:
-            print_json({"stages": len(paths), **vars(est)})
-        else:
-            per = est.per_10k_chars()
-            console.print(f"{len(paths)} stages: {est.line()}")
-            console.print(
-                f"per 10,000 characters of story sent: ${per[0]:.4f} (${per[1]:.4f} with the cache)",
-            )
+        print_dry_run(len(paths), est, json)
         return
     with progress_bar(not json) as progress:
         report = ws.extract_relations(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,13 @@ from arklore.extract.events import (
     build_messages,
     chunks,
 )
-from arklore.extract.runner import ResolveFn, speaker_whitelist, stage_title
+from arklore.extract.runner import (
+    Progress,
+    ResolveFn,
+    iter_requests,
+    speaker_whitelist,
+    stage_title,
+)
 from arklore.llm import (
     ChatModel,
     ChatRequest,
@@ -50,8 +55,6 @@ from arklore.llm import (
 )
 from arklore.llm import estimate as estimate_requests
 from arklore.llm.runs import TaskRunReport, finish, is_current, require_files, run_task, task_model
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -85,10 +88,12 @@ def stage_jobs(store: Store, stage_path: str, lines: list[Line]) -> list[Job]:
     return jobs
 
 
-def dry_run(store: Store, stage_paths: list[str], prices: Prices) -> Estimate:
+def dry_run(
+    store: Store, stage_paths: list[str], prices: Prices, progress: Progress | None = None
+) -> Estimate:
     """Tokens and cost of extracting the events of ``stage_paths``; calls nothing. Output is
     budgeted higher than for relations: every event carries a summary and memories."""
-    requests = (j.request for sp in stage_paths for j in stage_jobs(store, sp, store.lines(sp)))
+    requests = iter_requests(store, stage_paths, progress, jobs=stage_jobs)
     return estimate_requests(requests, expected_output_tokens=EXPECTED_OUTPUT_TOKENS, prices=prices)
 
 

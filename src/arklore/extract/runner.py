@@ -145,11 +145,19 @@ def stage_jobs(store: Store, stage_path: str, lines: list[Line]) -> list[Job]:
     return jobs
 
 
+StageJobs = Callable[[Store, str, list[Line]], list[Job]]
+
+
 def iter_requests(
-    store: Store, stage_paths: list[str], progress: Progress | None = None
+    store: Store,
+    stage_paths: list[str],
+    progress: Progress | None = None,
+    jobs: StageJobs = stage_jobs,
 ) -> Iterator[ChatRequest]:
+    """Every request a run over ``stage_paths`` would send (``jobs``: the task's planner),
+    lazily, for estimates."""
     for i, sp in enumerate(stage_paths, 1):
-        for job in stage_jobs(store, sp, store.lines(sp)):
+        for job in jobs(store, sp, store.lines(sp)):
             yield job.request
         if progress:
             progress("estimate", i, len(stage_paths))
