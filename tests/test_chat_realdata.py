@@ -19,7 +19,5 @@ def test_a_fresh_install_turn_says_what_is_missing_and_gives_appearances(
     assert mem.meta["kind"] == "appearances" and mem.stages and mem.tokens <= mem.budget
     assert all(s.path for s in mem.stages) and mem.meta["appearances_total"] >= 10
     assert not group.empty and "银灰→崖心" in group.text  # the graph is there, the index is not
-    tl = ws.chat().appearances().timeline(event="main_0")
-    assert tl and [r["order"] for r in tl] == sorted(r["order"] for r in tl)
     metrics(f"real turn 银灰+崖心: {t.total_tokens} tokens, memories {mem.stage_codes()}, "
             f"{t.timings_ms['total']:.0f} ms cold")  # fmt: skip

@@ -543,10 +543,12 @@ class Workspace:
             held = self._appearances[key] = (run, apps)
         return list(held[1])
 
-    def timeline(self, *, operator: str | None = None, event: str | None = None) -> Timeline:
+    def timeline(
+        self, *, operator: str | None = None, event: str | None = None, limit: int | None = None
+    ) -> Timeline:
         """Stages in story order (release order, an approximation of in-world time), with
         their extracted events in line order; with ``operator``, only the stages she appears
-        in and her events; with ``event``, only that event's stages."""
+        in and her events; with ``event``, only that event's stages; the first ``limit``."""
         store = self.store()
         paths = None
         if event is not None:
@@ -559,6 +561,9 @@ class Workspace:
             char_id = self.resolve_operator(operator)
             family = self.operator_family(char_id)
             apps = self._family_appearances(tuple(family))
+            hers = {a.stage_path for a in apps}
+            infos = [i for i in infos if i.stage_path in hers]
+        infos = infos[:limit] if limit is not None else infos
         checked = set(events_db.checked_stages(store))
         events = {i.stage_path: events_db.load_events(store, i.stage_path)
                   for i in infos if i.stage_path in checked}  # fmt: skip

@@ -189,41 +189,6 @@ class Appearances:
             meta={"kind": "appearances", "note": NO_EVENTS, "appearances_total": len(apps)},
         )
 
-    def timeline(
-        self,
-        *,
-        char_ids: Sequence[str] | None = None,
-        event: str | None = None,
-        limit: int | None = None,
-    ) -> list[dict[str, Any]]:
-        """Stages in story order: hers (``char_ids``), an event's, or both (the intersection);
-        every stage of the primary corpus when neither is given."""
-        if char_ids is not None:
-            lines = self.stage_lines(char_ids)
-            paths = list(lines)
-        else:
-            lines = {}
-            paths = self.store.stage_paths()
-        if event is not None:
-            in_event = set(self.store.event_stage_paths(event))
-            paths = [p for p in paths if p in in_event]
-        rows = []
-        for p in paths:
-            info = self.info(p)
-            if info is None:
-                continue
-            row = {
-                **stage_ref(info).to_dict(),
-                "avg_tag": info.avg_tag,
-                "order": info.order_rank or 0,
-                "summary": info.story_info,
-            }
-            if char_ids is not None:
-                row["lines"] = lines.get(p, 0)
-            rows.append(row)
-        rows.sort(key=lambda r: (r["order"], r["path"]))
-        return rows[:limit] if limit is not None else rows
-
 
 def _line(a: Appearance) -> str:
     where = " ".join(x for x in (a.stage.code, a.avg_tag) if x)

@@ -21,6 +21,7 @@ from starlette.responses import Response, StreamingResponse
 
 from arklore.chat.knowledge import ChatKnowledge, Speaker, UnknownOperatorError
 from arklore.chat.session import CHAT_TASK, chat_request
+from arklore.core.blocks import StageRef
 from arklore.core.errors import ArkloreError, LLMError, UnknownNameError
 from arklore.core.text import check_message
 from arklore.service import graphview as gv
@@ -319,19 +320,29 @@ def get_timeline(
     event: Annotated[str | None, Query(min_length=1, max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=5000)] = 500,
 ) -> Response:
-    """Stages in story order (release order, an approximation of in-world time): hers, an
-    event's, or both. Story events are not extracted yet: the stages are her appearances."""
+    """Stages in story order (release order, an approximation of in-world time): hers (she
+    speaks or is addressed there), an event's, or both, each with its extracted story events
+    in line order once ``arklore extract events`` ran (``kind`` says which); as
+    ``arklore timeline``."""
     st = _state(request)
     kb = _kb(st)
-    family = kb.speaker(operator, check_manifest=False).family if operator else None
+    char_id = kb.speaker(operator, check_manifest=False).char_id if operator else None
     if event is not None and event not in st.ws.store().event_ids():
         raise ServiceError(404, "unknown_event", f"no event {event!r} in the store",
                            hint="event ids look like main_0, act18d0…")  # fmt: skip
-    rows = kb.appearances().timeline(char_ids=family, event=event, limit=limit)
+    tl = st.ws.timeline(operator=char_id, event=event, limit=limit)
+    rows = [
+        StageRef(s.stage_path, s.stage_code, s.story_name, s.event_name).to_dict()
+        | {"avg_tag": s.avg_tag, "order": s.rank or 0, "summary": s.summary,
+           "lines": s.spoken if char_id else s.lines, "addressed": s.addressed,
+           "events_extracted": s.events_extracted, "events": [vars(e) for e in s.events]}
+        for s in tl.stages
+    ]  # fmt: skip
+    extracted = any(s.events_extracted for s in tl.stages)
     return json_response({
-        "kind": "appearances",
-        "note": "story order is release order, an approximation of in-world time; no story "
-                "events extracted yet: stages only",
+        "kind": "events" if extracted else "appearances",
+        "note": tl.note,
+        "operator_ids": tl.operator_ids,
         "stages": rows,
     })  # fmt: skip
 
