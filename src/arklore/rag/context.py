@@ -112,6 +112,7 @@ class RelationRAG:
         client: Any = None,
         client_factory: Callable[[], Any] | None = None,
         rank_always: bool = False,
+        window: Callable[[str, list[Span]], str] | None = None,
     ) -> None:
         """``root`` is the index folder (``$ARKLORE_HOME/rag``). The graph, the embedder and
         the Chroma client are given, or loaded on first use by their ``*_loader``/factory (a
@@ -130,6 +131,7 @@ class RelationRAG:
         self._client = client
         self._client_factory = client_factory or (lambda: make_client(self.root))
         self.rank_always = rank_always  # benchmarks: query Chroma even when nothing to rank
+        self.window = window or query_window  # the text embedded to rank (benchmarks vary it)
         self._lock = threading.RLock()
         self._col: Any = None
         self._ptr_stamp: int | None = None
@@ -283,7 +285,7 @@ class RelationRAG:
         t1 = time.perf_counter()
         ranked = set(ids)
         q = self._qcache.get(
-            self.embedder, query_window(query_text, [x for x in spans if x[0] in ranked])
+            self.embedder, self.window(query_text, [x for x in spans if x[0] in ranked])
         )
         t2 = time.perf_counter()
         t["embed"] = t.get("embed", 0.0) + (t2 - t1) * 1000
