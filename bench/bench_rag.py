@@ -152,7 +152,7 @@ def _name_finder(graph):
 
 def _turns(rag, msgs, emb, tmp) -> None:
     from arklore.core.tokens import count_tokens
-    from arklore.rag.context import _query_window
+    from arklore.rag.context import query_window
     from arklore.rag.index import open_active
 
     t0 = time.perf_counter()
@@ -169,7 +169,7 @@ def _turns(rag, msgs, emb, tmp) -> None:
         if "embed" in ctx.timings_ms:
             embed.append(ctx.timings_ms["embed"])
             search.append(ctx.timings_ms["search"])
-            q = rag._qcache.get(emb, _query_window(msg, rag.detect_targets(op, msg)))
+            q = rag._qcache.get(emb, query_window(msg, rag.detect_targets(op, msg)))
             t = time.perf_counter()
             col.query(query_embeddings=[q], n_results=2)
             raw.append((time.perf_counter() - t) * 1000)

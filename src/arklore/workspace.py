@@ -692,7 +692,9 @@ class Workspace:
         """Relation documents from the graph (and extracted relations) -> a new Chroma
         collection, switched in atomically."""
         gpath = graph_path or self.paths.graph
+        t = time.perf_counter()
         graph = load_graph(gpath)
+        graph_s = time.perf_counter() - t
         fingerprint = file_fingerprint(gpath)
         store = self._open_store() if self.paths.db.exists() else None
         llm = None
@@ -701,10 +703,13 @@ class Workspace:
             llm = self.llm()
             describer = describe.llm_describer(llm)
         try:
+            t = time.perf_counter()
+            emb = self.embedder(embedder)  # loaded once per workspace
+            load_s = time.perf_counter() - t
             report = build_index(
                 self.paths.rag,
                 graph,
-                embedder=self.embedder(embedder),
+                embedder=emb,
                 rejects_path=self.paths.rag_rejects,
                 graph_path=str(gpath),
                 graph_fingerprint=fingerprint,
@@ -713,8 +718,10 @@ class Workspace:
                 extra_documents=profile_feedback.char_anchor_documents(self.profiles(), graph),
                 force=force,
                 progress=progress,
-                client=self.chroma(),
+                client_factory=self.chroma,  # made on a side thread while embedding runs
             )
+            first = {"load_graph": round(graph_s, 4), "load_model": round(load_s, 4)}
+            report.timings = first | report.timings
         finally:
             if llm is not None:
                 llm.close()

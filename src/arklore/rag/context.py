@@ -30,8 +30,9 @@ from arklore.rag.index import RagIndexError, make_client, open_active, pointer_p
 DEFAULT_BUDGET = 800
 ANCHOR_K = 3
 CONTEXT_K = 2
-QUERY_WINDOW = 60  # characters kept either side of each name for the query embedding
-QUERY_MAX_CHARS = 256
+QUERY_SIDE = 24  # characters kept either side of each name for the query embedding
+QUERY_MAX_CHARS = 96  # e5's cost grows with the tokens: ~1 token per Chinese character
+SENTENCE_END = frozenset("。！？!?；;…\n")
 SOURCE_RANK = {"matrix": 0, "graph_edge": 2, "story": 3, "char_anchor": 4}
 """Document order for one pair: curated first; a profile's ``char_anchor`` view (a summary of
 the others, from task D) last, below curated, extracted and evidence-built relations."""
@@ -111,6 +112,7 @@ class RelationRAG:
         client: Any = None,
         client_factory: Callable[[], Any] | None = None,
         rank_always: bool = False,
+        window: Callable[[str, list[Span]], str] | None = None,
     ) -> None:
         """``root`` is the index folder (``$ARKLORE_HOME/rag``). The graph, the embedder and
         the Chroma client are given, or loaded on first use by their ``*_loader``/factory (a
@@ -129,10 +131,12 @@ class RelationRAG:
         self._client = client
         self._client_factory = client_factory or (lambda: make_client(self.root))
         self.rank_always = rank_always  # benchmarks: query Chroma even when nothing to rank
+        self.window = window or query_window  # the text embedded to rank (benchmarks vary it)
         self._lock = threading.RLock()
         self._col: Any = None
         self._ptr_stamp: int | None = None
         self._docs: dict[tuple[str, str], list[RelationDoc]] = {}
+        self._by_id: dict[str, RelationDoc] = {}
         self._npc_names: dict[str, list[tuple[str, str]]] = {}
         self._qcache = QueryCache()
 
@@ -181,7 +185,8 @@ class RelationRAG:
                 docs.setdefault((d.operator_id, d.target_id), []).append(d)
             for lst in docs.values():
                 lst.sort(key=_doc_rank)
-            self._col, self._docs, self._ptr_stamp = col, docs, stamp
+            by_id = {d.doc_id: d for lst in docs.values() for d in lst}
+            self._col, self._docs, self._by_id, self._ptr_stamp = col, docs, by_id, stamp
 
     def reload(self) -> None:
         with self._lock:
@@ -278,26 +283,23 @@ class RelationRAG:
             out = [self._doc_relation(self._docs[(op, i)][0]) for i in ids]
             return sorted(out, key=lambda r: -r.strength)
         t1 = time.perf_counter()
-        q = self._qcache.get(self.embedder, _query_window(query_text, spans))
+        ranked = set(ids)
+        q = self._qcache.get(
+            self.embedder, self.window(query_text, [x for x in spans if x[0] in ranked])
+        )
         t2 = time.perf_counter()
         t["embed"] = t.get("embed", 0.0) + (t2 - t1) * 1000
         where = {"$and": [{"operator_id": op}, {"target_id": {"$in": ids}}]}
+        # distances only: the documents are the ones loaded in memory by _refresh
         res = self._col.query(
-            query_embeddings=[q], n_results=n_docs, where=where,
-            include=["documents", "metadatas", "distances"],
-        )  # fmt: skip
+            query_embeddings=[q], n_results=n_docs, where=where, include=["distances"]
+        )
         t["search"] = t.get("search", 0.0) + (time.perf_counter() - t2) * 1000
         out: list[Relation] = []
         seen: set[str] = set()
-        for did, text, meta, dist in zip(
-            res["ids"][0],
-            res["documents"][0],
-            res["metadatas"][0],
-            res["distances"][0],
-            strict=True,
-        ):
-            d = RelationDoc.from_chroma(did, text, meta)
-            if d.target_id in seen:
+        for did, dist in zip(res["ids"][0], res["distances"][0], strict=True):
+            d = self._by_id.get(did)
+            if d is None or d.target_id in seen:
                 continue
             seen.add(d.target_id)
             r = self._doc_relation(d)
@@ -402,18 +404,48 @@ def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
 
-def _query_window(text: str, spans: list[Span]) -> str:
-    """What gets embedded for a query: the message, or for a long one the text around names."""
-    if len(text) <= QUERY_MAX_CHARS:
-        return text
-    parts: list[tuple[int, int]] = []
-    for _, s, e in sorted(spans, key=lambda x: x[1]):
-        lo, hi = max(0, s - QUERY_WINDOW), min(len(text), e + QUERY_WINDOW)
-        if parts and lo <= parts[-1][1]:
-            parts[-1] = (parts[-1][0], max(hi, parts[-1][1]))
-        else:
-            parts.append((lo, hi))
-    return " ".join(text[a:b] for a, b in parts)[:QUERY_MAX_CHARS]
+def query_window(
+    text: str, spans: Iterable[Span], *, side: int = QUERY_SIDE, max_chars: int = QUERY_MAX_CHARS
+) -> str:
+    """What gets embedded to rank a turn's documents: the text around the names, not the
+    whole message (the embedding's cost grows with its tokens).
+
+    Each name keeps at most ``side`` characters either side, never past the end of its
+    sentence (``。！？!?；;…`` or a line break; the closing mark is kept); overlapping windows
+    merge, in text order, joined by a space. When that exceeds ``max_chars`` the sides shrink
+    until it fits (the names themselves go last). No names: the whole text, cut to
+    ``max_chars``."""
+    text_len = len(text)
+    marks = sorted({(s, e) for _, s, e in spans if 0 <= s < e <= text_len})
+    if not marks:
+        return text.strip()[:max_chars]
+    bounds = [_sentence(text, s, e, side) for s, e in marks]
+    for width in range(side, -1, -1):
+        parts: list[list[int]] = []
+        for (s, e), (lo_b, hi_b) in zip(marks, bounds, strict=True):
+            lo, hi = max(lo_b, s - width), min(hi_b, e + width)
+            if parts and lo <= parts[-1][1]:
+                parts[-1][1] = max(parts[-1][1], hi)
+            else:
+                parts.append([lo, hi])
+        out = " ".join(p for a, b in parts if (p := text[a:b].strip()))
+        if len(out) <= max_chars:
+            return out
+    return out[:max_chars]
+
+
+def _sentence(text: str, start: int, end: int, reach: int) -> tuple[int, int]:
+    """[lo, hi) of the sentence holding text[start:end] (its closing marks included), looked
+    for at most ``reach`` characters either side."""
+    lo, stop = start, max(0, start - reach)
+    while lo > stop and text[lo - 1] not in SENTENCE_END:
+        lo -= 1
+    hi, stop = end, min(len(text), end + reach)
+    while hi < stop and text[hi] not in SENTENCE_END:
+        hi += 1
+    while hi < len(text) and text[hi] in SENTENCE_END and text[hi] != "\n":
+        hi += 1  # keep "？" / "！！" / "……"
+    return lo, hi
 
 
 def _line(r: Relation) -> str:

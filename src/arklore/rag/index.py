@@ -23,9 +23,10 @@ import hashlib
 import re
 import shutil
 import sqlite3
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,12 +110,63 @@ class BuildReport:
     seconds: float = 0.0
     errors_path: str = ""
     reject_reasons: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per stage, in order: ``lock``, ``collect`` (documents from every source),
+    ``validate``, ``hash``, ``client`` (waiting for Chroma's import and client, made on a side
+    thread while the rest runs; ``client_thread`` is how long that thread took), ``cache_read``,
+    ``embed``, ``cache_write``, ``upsert`` (collection created and filled), ``verify``
+    (count), ``switch`` (pointer), ``prune``. An unchanged build stops after ``client``."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(vars(self))
 
 
 Progress = Callable[[str, int, int], None]
+
+
+class _Stages:
+    """Wall seconds per named stage of a build (added up when a stage repeats)."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.d = into
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter() - t)
+
+    def add(self, name: str, seconds: float) -> None:
+        self.d[name] = round(self.d.get(name, 0.0) + seconds, 4)
+
+
+class _ClientThread:
+    """The Chroma client made on a side thread (``import chromadb`` alone takes about a
+    second), so that it overlaps document collection and embedding."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._client: Any = None
+        self._error: BaseException | None = None
+        self.seconds = 0.0
+        self._thread = threading.Thread(target=self._run, name="chroma-client", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        t = time.perf_counter()
+        try:
+            self._client = self._factory()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            self._error = exc
+        self.seconds = time.perf_counter() - t
+
+    def get(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._client
 
 
 def build_index(
@@ -133,57 +185,73 @@ def build_index(
     lock_timeout: float = 600.0,
     progress: Progress | None = None,
     client: Any = None,
+    client_factory: Callable[[], Any] | None = None,
     _after_add: Callable[[int], None] | None = None,
 ) -> BuildReport:
     """Collect, validate, embed and index every relation document; switch atomically.
 
     When the documents and the embedder are exactly those of the live collection (same
     content hash) nothing is written and the live collection stays, unless ``force``.
+    Without ``client``, the client from ``client_factory`` (default: the embedded one under
+    ``root``) is made on a side thread while the documents are collected and embedded.
+    The report's ``timings`` holds the seconds of each stage.
     """
     t0 = time.perf_counter()
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    stage = _Stages(timings)
+    maker = None
+    if client is None:
+        maker = _ClientThread(client_factory or (lambda: make_client(root)))
     lock = FileLock(str(root / "build.lock"))
     try:
-        lock.acquire(timeout=lock_timeout)
+        with stage("lock"):
+            lock.acquire(timeout=lock_timeout)
     except Timeout as exc:
         raise RagBuildBusyError(
             f"could not take {lock.lock_file} within {lock_timeout:g}s"
         ) from exc
     try:
         emb = embedder
-        ctx = SourceContext(
-            graph=graph, graph_path=graph_path, store=store, extra=list(extra_documents or [])
-        )
-        if describer is not None:
-            ctx.describer = describer
-        docs = collect_documents(ctx, sources)
-        ok, bad = validate(docs, graph)
-        run_id = uuid.uuid4().hex[:12]
-        report = BuildReport(embedder=emb.name, embedder_version=emb.version)
-        report.errors_path = str(write_rejects(rejects_path, bad, run_id=run_id))
-        report.rejected = len(bad)
-        for r in bad:
-            key = (
-                r.reason.split(" ")[0]
-                if r.reason.startswith(("length", "invalid", "duplicate"))
-                else r.reason
+        with stage("collect"):
+            ctx = SourceContext(
+                graph=graph, graph_path=graph_path, store=store, extra=list(extra_documents or [])
             )
-            report.reject_reasons[key] = report.reject_reasons.get(key, 0) + 1
-        _count(report, ok)
+            if describer is not None:
+                ctx.describer = describer
+            docs = collect_documents(ctx, sources)
+        with stage("validate"):
+            ok, bad = validate(docs, graph)
+            run_id = uuid.uuid4().hex[:12]
+            report = BuildReport(embedder=emb.name, embedder_version=emb.version)
+            report.timings = timings
+            report.errors_path = str(write_rejects(rejects_path, bad, run_id=run_id))
+            report.rejected = len(bad)
+            for r in bad:
+                key = (
+                    r.reason.split(" ")[0]
+                    if r.reason.startswith(("length", "invalid", "duplicate"))
+                    else r.reason
+                )
+                report.reject_reasons[key] = report.reject_reasons.get(key, 0) + 1
+            _count(report, ok)
 
-        report.content_hash = content_hash(ok, emb)
-        client = client or make_client(root)
+        with stage("hash"):
+            report.content_hash = content_hash(ok, emb)
         old = read_pointer(root)
         old_name = old.get("collection") if old else None
         if not force and old and old.get("content_hash") == report.content_hash:
+            with stage("client"):
+                client = _client(client, maker, stage)
             try:
                 live_count = client.get_collection(old_name, embedding_function=None).count()
             except Exception:  # noqa: BLE001 - missing collection: rebuild below
                 live_count = -1
             if live_count == len(ok):
                 report.collection, report.unchanged, report.cached = old_name, True, len(ok)
-                _prune(root, client, {old_name, old.get("previous")}, report)
+                with stage("prune"):
+                    _prune(root, client, {old_name, old.get("previous")}, report)
                 if graph_fingerprint and old.get("graph") != graph_fingerprint:
                     _write_pointer(root, old | {"graph": graph_fingerprint})  # same documents
                 report.seconds = round(time.perf_counter() - t0, 3)
@@ -193,51 +261,64 @@ def build_index(
         try:
             if progress:
                 progress("embed", 0, len(ok))
-            vecs, report.embedded = embed_cached(emb, [d.text for d in ok], cache)
+            vecs, report.embedded = embed_cached(emb, [d.text for d in ok], cache, timings=timings)
             report.cached = len(ok) - report.embedded
             if progress:
                 progress("embed", len(ok), len(ok))
         finally:
             cache.close()
 
-        new_name = f"{COLLECTION_PREFIX}__{time.strftime('%Y%m%dT%H%M%S')}_{run_id[:6]}"
-        meta = {
-            "embedder": emb.name,
-            "embedder_version": emb.version,
-            "dim": emb.dim,
-            "doc_count": len(ok),
-            "content_hash": report.content_hash,
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "hnsw:space": "cosine",
-        }
-        col = client.create_collection(new_name, metadata=meta, embedding_function=None)
-        for i in range(0, len(ok), ADD_BATCH):
-            part = ok[i : i + ADD_BATCH]
-            col.add(
-                ids=[d.doc_id for d in part],
-                documents=[d.text for d in part],
-                metadatas=[d.metadata() for d in part],
-                embeddings=vecs[i : i + ADD_BATCH],
-            )
-            if progress:
-                progress("index", i + len(part), len(ok))
-            if _after_add:
-                _after_add(i + len(part))
-        n = col.count()
+        with stage("client"):
+            client = _client(client, maker, stage)
+        with stage("upsert"):
+            new_name = f"{COLLECTION_PREFIX}__{time.strftime('%Y%m%dT%H%M%S')}_{run_id[:6]}"
+            meta = {
+                "embedder": emb.name,
+                "embedder_version": emb.version,
+                "dim": emb.dim,
+                "doc_count": len(ok),
+                "content_hash": report.content_hash,
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "hnsw:space": "cosine",
+            }
+            col = client.create_collection(new_name, metadata=meta, embedding_function=None)
+            for i in range(0, len(ok), ADD_BATCH):
+                part = ok[i : i + ADD_BATCH]
+                col.add(
+                    ids=[d.doc_id for d in part],
+                    documents=[d.text for d in part],
+                    metadatas=[d.metadata() for d in part],
+                    embeddings=vecs[i : i + ADD_BATCH],
+                )
+                if progress:
+                    progress("index", i + len(part), len(ok))
+                if _after_add:
+                    _after_add(i + len(part))
+        with stage("verify"):
+            n = col.count()
         if n != len(ok):
             raise RagIndexError(
                 f"new collection {new_name} holds {n} documents, expected {len(ok)}"
             )
-        pointer = {k: v for k, v in meta.items() if k != "hnsw:space"}
-        pointer |= {"collection": new_name, "previous": old_name, "graph": graph_fingerprint}
-        _write_pointer(root, pointer)
+        with stage("switch"):
+            pointer = {k: v for k, v in meta.items() if k != "hnsw:space"}
+            pointer |= {"collection": new_name, "previous": old_name, "graph": graph_fingerprint}
+            _write_pointer(root, pointer)
         report.collection = new_name
-        with contextlib.suppress(Exception):  # what is left is removed by the next build
+        with stage("prune"), contextlib.suppress(Exception):  # the next build removes the rest
             _prune(root, client, {new_name, old_name}, report)
         report.seconds = round(time.perf_counter() - t0, 3)
         return report
     finally:
         lock.release()
+
+
+def _client(client: Any, maker: _ClientThread | None, stage: _Stages) -> Any:
+    if client is not None or maker is None:
+        return client
+    got = maker.get()
+    stage.add("client_thread", maker.seconds)
+    return got
 
 
 def _prune(root: Path, client: Any, keep: set[str | None], report: BuildReport) -> None:
