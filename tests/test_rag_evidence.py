@@ -37,7 +37,7 @@ def test_facts_count_forms_turns_stages_events_and_who_answers(world):
     em = f[(ELV, MOX)]
     assert em.forms == [("墨弦姐姐", 2), ("墨弦", 1)]  # the title kept as written
     assert em.vocatives_back == 1 and em.turns == 7 and em.shared_stages == 2
-    assert (em.a_answers, em.b_answers) == (3, 4)
+    assert (em.a_answers, em.b_answers) == (3, 4) and (em.a_lines, em.b_lines) == (4, 5)
     assert em.events == [("灯塔篇", 7)] and em.stage_turns[0] == ("test/e1", 5)
     assert em.representative() == [line_id("test/e1", 1), line_id("test/e1", 2)]
     me = f[(MOX, ELV)]
@@ -52,6 +52,9 @@ def test_evidence_built_text_says_how_she_calls_him_where_and_how_much(world):
     assert d.generated_by == "evidence" and d.gate_reason == ""
     assert "称墨弦为“墨弦姐姐”（2次）、“墨弦”（1次）" in d.text
     assert "2段剧情中同场" in d.text and "「灯塔篇」" in d.text and "7轮对话" in d.text
+    assert d.text.endswith("同场时两人台词相当（4句对5句）。")
+    back = docs[("graph_edge", SPR, ANV)]  # she never calls him by name; he does
+    assert "铁砧曾直呼小禾的名字（2次），小禾却没有这样叫过铁砧" in back.text
     assert d.evidence_line_ids[:2] == [line_id("test/e1", 1), line_id("test/e1", 2)]
     graph_edges = [x for x in docs.values() if x.source == "graph_edge"]
     assert all(D.MIN_CHARS <= len(x.text) <= D.MAX_CHARS for x in graph_edges)

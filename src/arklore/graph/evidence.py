@@ -6,7 +6,8 @@ same turns, the same vocative rule of :mod:`arklore.core.vocatives`, the same pe
 
 * how A addresses B: the forms as written (``凯尔希医生``) and how many lines use each;
 * how many stages both speak in, and the stages/events where they exchange most turns;
-* who answers whom more often (A's lines right after B's, and the other way round);
+* who answers whom (A's lines right after B's, and the other way round), and who says more
+  in the stages both speak in;
 * the exchanges themselves (line references, not copies), for a model to read.
 
 Nothing here writes text about the pair: :mod:`arklore.rag.evidence` does, from these facts.
@@ -38,6 +39,8 @@ class PairFacts:
     a_answers: int = 0  # turns where A speaks right after B
     b_answers: int = 0  # turns where B speaks right after A
     shared_stages: int = 0  # stages where both speak
+    a_lines: int = 0  # A's dialogue lines in those stages
+    b_lines: int = 0  # B's dialogue lines in those stages
     stage_turns: list[tuple[str, int]] = field(default_factory=list)  # most turns first
     events: list[tuple[str, int]] = field(default_factory=list)  # (event name, turns)
     exchanges: list[tuple[ScanLine, ScanLine]] = field(default_factory=list)  # story order
@@ -95,10 +98,10 @@ def pair_facts(
         lines = load_spoken(store, people)
     turns: dict[tuple[str, str], list[tuple[ScanLine, ScanLine]]] = defaultdict(list)  # sorted
     said: dict[tuple[str, str], _Said] = defaultdict(_Said)  # (speaker, addressee)
-    speakers: dict[str, set[str]] = defaultdict(set)
+    speakers: dict[str, Counter] = defaultdict(Counter)  # stage -> node -> dialogue lines
     for ln in lines:
         if ln.node is not None and ln.dialogue:
-            speakers[ln.stage_path].add(ln.node)
+            speakers[ln.stage_path][ln.node] += 1
     known = {ln.node for ln in lines if ln.node}
     voc = VocativeFinder(people, known)
 
@@ -128,18 +131,22 @@ def pair_facts(
     for key in unordered:
         by_first[key[0]].append(key)  # type: ignore[arg-type]
     shared: Counter = Counter()
+    said_lines: Counter = Counter()  # (speaker, other) -> speaker's lines in shared stages
     for nodes in speakers.values():
         for node in nodes:
             for key in by_first.get(node, ()):
                 if key[1] in nodes:
                     shared[key] += 1
+                    said_lines[key] += nodes[key[0]]
+                    said_lines[(key[1], key[0])] += nodes[key[1]]
     out: dict[tuple[str, str], PairFacts] = {}
     for a, b in wanted:
         key = tuple(sorted((a, b)))
         both = turns.get(key)  # type: ignore[arg-type]
         mine = said.get((a, b))
         back = said.get((b, a))
-        f = PairFacts(a, b, shared_stages=shared[key])
+        f = PairFacts(a, b, shared_stages=shared[key], a_lines=said_lines[(a, b)],
+                      b_lines=said_lines[(b, a)])  # fmt: skip
         if mine is not None:
             f.forms = sorted(mine.forms.items(), key=lambda x: (-x[1], x[0]))[:MAX_FORMS]
             f.vocative_lines = list(mine.lines)

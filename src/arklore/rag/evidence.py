@@ -75,24 +75,30 @@ def vocative_clause(a: str, b: str, f: PairFacts, *, most: int = 2) -> str:
     return f"{a}称{b}为{said}"
 
 
-def _speaks_more(a: str, b: str, f: PairFacts) -> str:
-    if f.turns < 4:
+def _says_more(a: str, b: str, f: PairFacts) -> str:
+    """Who carries the scenes they share: ``同场时阿米娅说得更多（120句对80句）``."""
+    if f.a_lines + f.b_lines < 4:
         return ""
-    if f.a_answers >= 1.5 * f.b_answers:
-        return f"交谈中多是{a}在接话"
-    if f.b_answers >= 1.5 * f.a_answers:
-        return f"交谈中多是{b}在接话"
-    return "两人你来我往"
+    counts = f"（{f.a_lines}句对{f.b_lines}句）"
+    if f.a_lines >= 1.5 * f.b_lines:
+        return f"同场时{a}说得更多{counts}"
+    if f.b_lines >= 1.5 * f.a_lines:
+        return f"同场时{b}说得更多{counts}"
+    return f"同场时两人台词相当{counts}"
 
 
-def _scenes(f: PairFacts) -> str:
+def _scenes(a: str, b: str, f: PairFacts, *, named: bool) -> str:
+    """Shared stages and where they talk most; names the pair unless a clause before did."""
+    who = "两人" if named else f"{a}与{b}"
     parts: list[str] = []
     if f.shared_stages:
-        parts.append(f"两人在{f.shared_stages}段剧情中同场")
+        parts.append(f"{who}在{f.shared_stages}段剧情中同场")
     if f.turns:
         top = "".join(f"「{name}」" for name, _ in f.events[:2])
         where = f"在{top}中交谈最多" if top else "有过交谈"
-        parts.append(f"{where}（共{f.turns}轮对话）")
+        parts.append(
+            f"{where}（共{f.turns}轮对话）" if parts else f"{who}{where}（共{f.turns}轮对话）"
+        )
     return "，".join(parts)
 
 
@@ -106,9 +112,9 @@ def evidence_description(edge: Edge, a: str, b: str, f: PairFacts | None) -> str
     if f is not None and f.has_any():
         first = vocative_clause(a, b, f)
         if not first and f.vocatives_back:
-            first = f"{b}曾{f.vocatives_back}次直呼{a}的名字"
-        scenes = _scenes(f)
-        more = _speaks_more(a, b, f)
+            first = f"{b}曾直呼{a}的名字（{f.vocatives_back}次），{a}却没有这样叫过{b}"
+        scenes = _scenes(a, b, f, named=bool(first))
+        more = _says_more(a, b, f)
         if first:
             sentences.append(first)
         tail = "，".join(x for x in (scenes, more) if x)
