@@ -76,7 +76,7 @@ from arklore.profiles.charfile import SUFFIX as CHAR_SUFFIX
 from arklore.profiles.charfile import ApproveRefusedError, CharProfile
 from arklore.profiles.charfile import approve as approve_text
 from arklore.profiles.draft import utc_now
-from arklore.profiles.inputs import DOC_SOURCES, OperatorInputs
+from arklore.profiles.inputs import TASK_D_SOURCES, OperatorInputs
 from arklore.profiles.persona import Persona, persona
 from arklore.profiles.quotes import voice_index, voice_sources
 from arklore.profiles.results import load_results
@@ -932,7 +932,7 @@ class Workspace:
             store=store,
             facts=self.relation_facts(graph, store),
         )
-        ok, _ = validate_docs(collect_documents(ctx, list(DOC_SOURCES)), graph)
+        ok, _ = validate_docs(collect_documents(ctx, list(TASK_D_SOURCES)), graph)
         out: dict[str, list[RelationDoc]] = {}
         for d in ok:
             out.setdefault(d.operator_id, []).append(d)

@@ -34,7 +34,7 @@ from arklore.profiles.quotes import (
 )
 from arklore.rag.docs import RelationDoc, rank_key
 
-DOC_SOURCES = ("matrix", "story", "graph_edge")
+TASK_D_SOURCES = ("matrix", "story", "graph_edge")
 """The relation document sources task D reads (ordered by :func:`arklore.rag.docs.doc_rank`);
 ``char_anchor`` documents (task D's own output) never."""
 
@@ -130,7 +130,7 @@ def archive_texts(tables: Tables, char_id: str) -> list[ArchiveSection]:
 def rank_docs(docs: Sequence[RelationDoc]) -> list[RelationDoc]:
     """In :func:`arklore.rag.docs.doc_rank` order (curated, extracted, described), stronger
     first; char_anchor (task D's own output) left out."""
-    return sorted((d for d in docs if d.source in DOC_SOURCES), key=rank_key)
+    return sorted((d for d in docs if d.source in TASK_D_SOURCES), key=rank_key)
 
 
 def gaps_for(anchor: Anchor, tables: Tables, *, has_voice: bool, has_story: bool) -> list[Gap]:

@@ -33,22 +33,27 @@ EVIDENCE_TOKENS = 700
 """Token budget of the exchanges shown per edge (:mod:`arklore.core.tokens`)."""
 MAX_TOKENS = 200
 
-PROMPT = """你是《明日方舟》剧情资料的整理者。下面是{a}与{b}在剧情中的真实对话片段（每行开头方括号内是台词编号），\
-以及已知的资料。请只根据这些材料，用一到两句自然的中文写出{a}眼中的{b}：{a}如何看待、如何称呼、如何对待{b}。
+SYSTEM = """你是《明日方舟》剧情资料的整理者。用户会给出两名角色甲、乙在剧情中的真实对话片段\
+（每行开头方括号内是台词编号）以及已知的资料。请只根据这些材料，用一到两句自然的中文写出甲眼中的乙：\
+甲如何看待、如何称呼、如何对待乙。
 
 要求：
 - 只写材料能支持的内容，不要编造情节；
-- 除{a}和{b}外，不要提到材料中没有出现的人物；
+- 除甲、乙二人外，不要提到材料中没有出现的人物；
 - 不要照抄台词原文，用自己的话概括；
 - {min_chars} 到 {max_chars} 个字。
 
-以 JSON 回答：{{"description": "..."}}
+以 JSON 回答：{{"description": "..."}}"""
+
+PROMPT = """甲：{a}；乙：{b}。请写出{a}眼中的{b}。
 
 【对话片段】
 {exchanges}
 
 【已知资料】
 {known}"""
+"""The per-edge message; the fixed instructions are the system prompt (the provider's prefix
+cache bills them at the hit price from the second request on)."""
 
 
 class DescriptionResponse(BaseModel):
@@ -111,15 +116,13 @@ def build_request(
 ) -> tuple[ChatRequest, list[str], str]:
     """(request, line ids shown, everything shown as one text) for one edge."""
     exchanges, known, ids = shown_evidence(it, name, **kw)  # type: ignore[arg-type]
-    prompt = PROMPT.format(
-        a=it.a_name, b=it.b_name, min_chars=MIN_CHARS, max_chars=MAX_CHARS,
-        exchanges=exchanges, known=known,
-    )  # fmt: skip
+    system = SYSTEM.format(min_chars=MIN_CHARS, max_chars=MAX_CHARS)
+    prompt = PROMPT.format(a=it.a_name, b=it.b_name, exchanges=exchanges, known=known)
     e = it.edge
     req = ChatRequest(
         task=TASK,
         key=f"{e.source}->{e.target}:{e.predicate}",
-        messages=[{"role": "user", "content": prompt}],
+        messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
         prompt_version=PROMPT_VERSION,
         max_tokens=MAX_TOKENS,
         schema=DescriptionResponse,
