@@ -245,7 +245,7 @@ def test_approve_refuses_what_it_should(setup) -> None:
             w.approve_profile(T)
 
 
-def test_approved_view_feeds_the_index_ranked_below_curated(setup) -> None:
+def test_approved_view_feeds_the_index_below_curated_above_evidence_built(setup) -> None:
     ws, home, fake, stub = setup
     with ws(ARKLORE_EMBEDDER="hash") as w:
         w.distill(["all"], generated_at=AT)
@@ -256,9 +256,9 @@ def test_approved_view_feeds_the_index_ranked_below_curated(setup) -> None:
         got = col.get(where={"source": "char_anchor"})
         assert sorted(m["target_id"] for m in got["metadatas"]) == [G, NEW, "npc:灯塔守"]
         assert all(m["operator_id"] == T for m in got["metadatas"])
-        # for a pair with a curated or evidence-built document, that is what the chat gets
+        # a curated document outranks her approved view; her view outranks an evidence-built one
         rels = w.rag().get_all_relationships_for(T, [G, "npc:灯塔守"])
-        assert {r.target_id: r.source for r in rels} == {G: "matrix", "npc:灯塔守": "graph_edge"}
+        assert {r.target_id: r.source for r in rels} == {G: "matrix", "npc:灯塔守": "char_anchor"}
         # the guide's draft is tier B: its view is not indexed
         assert not [m for m in got["metadatas"] if m["operator_id"] == G]
 

@@ -48,3 +48,14 @@ def test_errors_are_one_line(home, monkeypatch):
     write_graph(home, small_graph())
     r = runner.invoke(app, ["context", "nobody", "hi"])
     assert isinstance(r.exception, ArkloreError)
+
+
+def test_build_dry_run_estimates_the_llm_descriptions_and_builds_nothing(home, monkeypatch):
+    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+    write_graph(home, small_graph())
+    r = CliRunner().invoke(app, ["rag", "build", "--dry-run", "--json"])
+    assert r.exit_code == 0, r.output
+    est = orjson.loads(r.stdout)
+    assert est["requests"] == 8 and est["input_tokens"] > 0 and est["cost_usd"] > 0
+    assert est["cached_input_tokens"] > 0  # the instructions are a shared system prompt
+    assert not (home / "rag" / "active.json").exists()

@@ -10,7 +10,7 @@ from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, docu
 from arklore.rag.validate import check, validate, write_rejects
 
 
-def test_sources_matrix_as_written_template_marked_and_threshold():
+def test_sources_matrix_as_written_template_without_corpus_facts_and_threshold():
     g = small_graph()
     docs = collect_documents(SourceContext(graph=g, graph_path="g.json"))
     by = {(d.operator_id, d.target_id): d for d in docs}
@@ -54,7 +54,7 @@ def _edge(stage: str, obj: str, pred: str, note: str, line_id: str | None, verdi
     return GatedEdge(
         subject="阿米娅", subject_kind="character", predicate=pred, object="x",
         object_kind="character", basis_claimed="direct", note=note, verdict=verdict,
-        subject_id=AMIYA, object_id=obj, stage=stage,
+        subject_id=AMIYA, object_id=obj, stage=stage, basis="direct",
         evidence_line_ids=[line_id] if line_id else [],
     )  # fmt: skip
 
@@ -70,7 +70,7 @@ def _store_with(tmp_path, chunks: dict[str, list]):
     return store
 
 
-def test_story_documents_group_notes_and_evidence(tmp_path):
+def test_story_documents_group_evidence_and_keep_notes_out_of_the_text(tmp_path):
     st = _store_with(tmp_path, {
         "s/a": [_edge("s/a", CHEN, "战友", "两人曾在龙门并肩作战", "s/a#3:aaaa0001")],
         "s/b": [_edge("s/b", CHEN, "战友", "再次合作击退敌人", "s/b#9:aaaa0002"),
@@ -81,8 +81,9 @@ def test_story_documents_group_notes_and_evidence(tmp_path):
     assert len(docs) == 1
     d = docs[0]
     assert d.source == "story" and d.source_path == "s/a" and d.generated_by == "extract"
-    assert d.text.startswith("阿米娅视陈为并肩作战的战友：两人曾在龙门并肩作战。再次合作击退敌人。")
-    assert len(d.text) <= D.MAX_CHARS
+    assert d.text == "阿米娅视陈为并肩作战的战友。这一关系见于3段剧情，3句台词为证。"
+    assert d.notes == ["两人曾在龙门并肩作战", "再次合作击退敌人", "很长的说明" * 60]
+    assert d.basis == "direct"
     assert d.evidence_line_ids == ["s/a#3:aaaa0001", "s/b#9:aaaa0002", "s/c#1:aaaa0003"]
     assert d.strength == 0.82  # the graph edge's strength
 

@@ -55,11 +55,12 @@ from arklore.extract import runner as relations_runner
 from arklore.extract import schema as extract_schema
 from arklore.extract import store as edges_db
 from arklore.graph.build import build_graph
+from arklore.graph.evidence import PairFacts, pair_facts
 from arklore.graph.importer import load_import
 from arklore.graph.io import load_graph, loads_graph, save_graph
 from arklore.graph.model import RelationGraph
 from arklore.graph.people import People
-from arklore.llm import LLM, Estimate, LLMFiles
+from arklore.llm import LLM, Estimate, LLMFiles, estimate
 from arklore.names import build as names_db
 from arklore.names import schema as names_schema
 from arklore.names.aliases import AliasTable, default_alias_path, load_user_aliases
@@ -75,13 +76,13 @@ from arklore.profiles.charfile import SUFFIX as CHAR_SUFFIX
 from arklore.profiles.charfile import ApproveRefusedError, CharProfile
 from arklore.profiles.charfile import approve as approve_text
 from arklore.profiles.draft import utc_now
-from arklore.profiles.inputs import DOC_RANK, OperatorInputs
+from arklore.profiles.inputs import TASK_D_SOURCES, OperatorInputs
 from arklore.profiles.persona import Persona, persona
 from arklore.profiles.quotes import voice_index, voice_sources
 from arklore.profiles.results import load_results
 from arklore.rag import describe
 from arklore.rag.context import RelationContext, RelationRAG, spans_from_mentions
-from arklore.rag.docs import RelationDoc, SourceContext, collect_documents
+from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, edge_items, fact_pairs
 from arklore.rag.embedders import Embedder, make_embedder
 from arklore.rag.index import BuildReport, build_index, disk_bytes, make_client, read_pointer
 from arklore.rag.validate import validate as validate_docs
@@ -191,6 +192,7 @@ class Workspace:
         self._people: People | None = None
         self._embedders: dict[str, Embedder] = {}
         self._graph: RelationGraph | None = None
+        self._facts: tuple[int, dict[tuple[str, str], PairFacts]] | None = None
         self._rag: RelationRAG | None = None
         self._chroma: Any = None
         self._profile_tables: Tables | None = None
@@ -220,6 +222,7 @@ class Workspace:
         """Forget cached names, graph and index handles (after a rebuild or a user-file edit)."""
         self._user_aliases = self._aliases = self._matcher = self._people = None
         self._graph = None
+        self._facts = None
         self._rag = None
         self._speaker_ids = self._operators = None
         self._appearances = {}
@@ -697,11 +700,16 @@ class Workspace:
         graph_s = time.perf_counter() - t
         fingerprint = file_fingerprint(gpath)
         store = self._open_store() if self.paths.db.exists() else None
+        facts = self.relation_facts(graph, store, progress)
         llm = None
         describer = None
         if not no_llm and self.settings.llm.configured(describe.TASK):
             llm = self.llm()
-            describer = describe.llm_describer(llm)
+            describer = describe.llm_describer(
+                llm,
+                find_people=describe.people_finder(graph, spans_from_mentions(self.find_mentions)),
+                name=SourceContext(graph=graph).name,
+            )
         try:
             t = time.perf_counter()
             emb = self.embedder(embedder)  # loaded once per workspace
@@ -715,6 +723,7 @@ class Workspace:
                 graph_fingerprint=fingerprint,
                 store=store,
                 describer=describer,
+                facts=facts,
                 extra_documents=profile_feedback.char_anchor_documents(self.profiles(), graph),
                 force=force,
                 progress=progress,
@@ -727,6 +736,34 @@ class Workspace:
                 llm.close()
         self._rag = None
         return report
+
+    def relation_facts(
+        self, graph: RelationGraph, store: Store | None, progress: Progress | None = None
+    ) -> dict[tuple[str, str], PairFacts]:
+        """What the corpus proves about every pair the relation documents describe (one
+        corpus pass, kept for this graph until the workspace reloads); {} without a store."""
+        if store is None:
+            return {}
+        if self._facts is not None and self._facts[0] == id(graph):
+            return self._facts[1]
+        if progress:
+            progress("evidence", 0, 1)
+        pairs = fact_pairs(SourceContext(graph=graph, store=store))
+        facts = pair_facts(store, self.people(), pairs)
+        if progress:
+            progress("evidence", 1, 1)
+        self._facts = (id(graph), facts)
+        return facts
+
+    def build_index_dry_run(self, graph_path: Path | None = None) -> Estimate:
+        """What ``rag build`` would spend on LLM descriptions (task ``relation_descriptions``),
+        nothing sent: one request per graph edge it would describe."""
+        graph = load_graph(graph_path or self.paths.graph)
+        store = self._open_store() if self.paths.db.exists() else None
+        ctx = SourceContext(graph=graph, store=store, facts=self.relation_facts(graph, store))
+        requests = describe.describe_requests(edge_items(ctx), ctx.name)
+        prices = self.settings.llm_config(describe.TASK).prices
+        return estimate(requests, prices=prices, expected_output_tokens=describe.MAX_TOKENS)
 
     def index_status(self) -> dict[str, Any] | None:
         """The live index (pointer record) with ``stale`` (the graph changed since it was
@@ -908,8 +945,13 @@ class Workspace:
             return {}
         graph = self.graph()
         store = self._open_store() if self.paths.db.exists() else None
-        ctx = SourceContext(graph=graph, graph_path=str(self.paths.graph), store=store)
-        ok, _ = validate_docs(collect_documents(ctx, list(DOC_RANK)), graph)
+        ctx = SourceContext(
+            graph=graph,
+            graph_path=str(self.paths.graph),
+            store=store,
+            facts=self.relation_facts(graph, store),
+        )
+        ok, _ = validate_docs(collect_documents(ctx, list(TASK_D_SOURCES)), graph)
         out: dict[str, list[RelationDoc]] = {}
         for d in ok:
             out.setdefault(d.operator_id, []).append(d)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from arklore.cli._common import (
+    DryRunOpt,
     JsonOpt,
     console,
     err_console,
@@ -37,18 +38,30 @@ def rag_build(
         ),
     ] = None,
     no_llm: Annotated[
-        bool, typer.Option("--no-llm", help="Template descriptions even when an LLM is configured.")
+        bool,
+        typer.Option(
+            "--no-llm", help="Evidence-built descriptions even when an LLM is configured."
+        ),
     ] = False,
     force: Annotated[
         bool, typer.Option("--force", help="Rebuild even when nothing changed.")
     ] = False,
+    dry_run: DryRunOpt = False,
     json: JsonOpt = False,
 ) -> None:
     """Rebuild the relation index from the graph (and extracted relations): full replacement.
 
     Run it after every change to the matrix or the graph (`arklore graph build` first); the
-    previous index keeps serving until the new one is complete.
+    previous index keeps serving until the new one is complete. With --dry-run: what the LLM
+    descriptions (task relation_descriptions) would cost, nothing sent or built.
     """
+    if dry_run:
+        est = workspace().build_index_dry_run(graph)
+        if json:
+            print_json(vars(est))
+        else:
+            console.print(f"relation descriptions: {est.line()}", highlight=False)
+        return
     with progress_bar(not json) as progress:
         report = workspace().build_index(
             embedder=embedder, no_llm=no_llm, force=force, graph_path=graph, progress=progress
@@ -68,6 +81,12 @@ def rag_build(
         f"{report.embedded} embedded, {report.cached} from cache, {report.rejected} rejected, "
         f"{report.seconds:.2f}s [{report.embedder}]",
     )
+    if report.gate_reasons:
+        console.print(
+            "LLM descriptions not used (evidence-built kept): "
+            + ", ".join(f"{k} {v}" for k, v in sorted(report.gate_reasons.items())),
+            highlight=False,
+        )
     if report.rejected:
         err_console.print(f"rejected documents: see {report.errors_path}")
 

@@ -110,6 +110,17 @@ def addressed(text: str, lookup: Callable[[str], str | None]) -> list[str]:
     :func:`strip_honorific`), unique, in order. ``lookup`` returns a name or id, or None for
     a word that is not a known person."""
     out: list[str] = []
+    for hit, _form in addressed_forms(text, lookup):
+        if hit not in out:
+            out.append(hit)
+    return out
+
+
+def addressed_forms(text: str, lookup: Callable[[str], str | None]) -> list[tuple[str, str]]:
+    """(``lookup`` hit, the form as written) of every address in ``text``, in order: the same
+    rule as :func:`addressed`, keeping the words used (``凯尔希医生`` with its title), so a
+    description can say how someone is called."""
+    out: list[tuple[str, str]] = []
     cache: dict[str, str | None] = {}
 
     def known(w: str) -> bool:
@@ -118,9 +129,10 @@ def addressed(text: str, lookup: Callable[[str], str | None]) -> list[str]:
         return cache[w] is not None
 
     for start, end in address_spans(text):
-        word = strip_honorific(text[start:end], known)
+        written = text[start:end]
+        word = strip_honorific(written, known)
         if word is not None:
             hit = cache[word]
-            if hit is not None and hit not in out:
-                out.append(hit)
+            if hit is not None:
+                out.append((hit, written))
     return out

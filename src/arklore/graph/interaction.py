@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from arklore.core.model import DOCTOR_NAMES
-from arklore.core.vocatives import addressed
+from arklore.core.vocatives import addressed, addressed_forms
 from arklore.corpus.store import Store
 from arklore.graph.people import People
 
@@ -158,6 +158,10 @@ class VocativeFinder:
     def __call__(self, text: str) -> list[str]:
         return addressed(text, self._lookup)
 
+    def forms(self, text: str) -> list[tuple[str, str]]:
+        """(node id, the form as written: ``凯尔希医生``) of every address in ``text``."""
+        return addressed_forms(text, self._lookup)
+
     def _lookup(self, word: str) -> str | None:
         hit = self._cache.get(word, "")
         if hit == "":
@@ -173,12 +177,14 @@ def scan(
     *,
     principal: dict[str, list[str]] | None = None,
     on_line: Callable[[ScanLine, list[str], Pairs], None] | None = None,
+    on_turn: Callable[[ScanLine, ScanLine], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> None:
     """Add turns, vocatives and co-presence of ``lines`` into ``pairs``.
 
     ``on_line(line, addressees, pairs)`` is called for each attributed dialogue line
-    (the story-mention pass hooks in here so the corpus is walked once).
+    (the story-mention pass hooks in here so the corpus is walked once); ``on_turn(prev,
+    line)`` for each turn counted (the relation evidence keeps its exchanges).
     """
     known = {ln.node for ln in lines if ln.node}
     voc = VocativeFinder(people, known)
@@ -215,6 +221,8 @@ def scan(
                     st = get(a, b)  # type: ignore[arg-type]
                     st.turns += 1
                     st.stages.add(path)
+                if on_turn is not None:
+                    on_turn(prev, ln)
             prev = ln
             if ln.dialogue:
                 targets = [t for t in voc(ln.text) if t != cur]

@@ -5,8 +5,9 @@ A: a reviewer approved it); a B draft's 我-sections are unreviewed and stay out
 ``- 名字（id）：view`` (the id may be left out: the name is resolved through the graph) becomes
 one document of her view of that person, with the predicate, strength and evidence of the
 strongest graph edge between them (``interaction`` / 0 when the graph has none). The index
-ranks ``char_anchor`` below curated, extracted and evidence-built documents
-(``arklore.rag.context.SOURCE_RANK``): a summary never outranks what it summarizes.
+ranks ``char_anchor`` below curated, extracted and LLM-described relations and above the
+evidence-built ones (:func:`arklore.rag.docs.doc_rank`): a summary never outranks what it
+summarizes, but says more than counts of turns.
 """
 
 from __future__ import annotations

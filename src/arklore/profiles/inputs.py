@@ -32,11 +32,11 @@ from arklore.profiles.quotes import (
     story_sources,
     voice_sources,
 )
-from arklore.rag.docs import RelationDoc
+from arklore.rag.docs import RelationDoc, rank_key
 
-DOC_RANK = {"matrix": 0, "story": 1, "graph_edge": 2}
-"""Her relation documents in the order task D reads them: curated, extracted, then
-evidence-built (graph edges); ``char_anchor`` documents (task D's own output) never."""
+TASK_D_SOURCES = ("matrix", "story", "graph_edge")
+"""The relation document sources task D reads (ordered by :func:`arklore.rag.docs.doc_rank`);
+``char_anchor`` documents (task D's own output) never."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +128,9 @@ def archive_texts(tables: Tables, char_id: str) -> list[ArchiveSection]:
 
 
 def rank_docs(docs: Sequence[RelationDoc]) -> list[RelationDoc]:
-    """Curated, extracted, evidence-built; stronger first; char_anchor left out."""
-    usable = [d for d in docs if d.source in DOC_RANK]
-    return sorted(usable, key=lambda d: (DOC_RANK[d.source], -d.strength, d.doc_id))
+    """In :func:`arklore.rag.docs.doc_rank` order (curated, extracted, described), stronger
+    first; char_anchor (task D's own output) left out."""
+    return sorted((d for d in docs if d.source in TASK_D_SOURCES), key=rank_key)
 
 
 def gaps_for(anchor: Anchor, tables: Tables, *, has_voice: bool, has_story: bool) -> list[Gap]:

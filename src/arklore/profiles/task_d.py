@@ -2,7 +2,7 @@
 
 Input: the relation documents whose subject is her (curated matrix relations with their
 descriptions, extracted story relations, evidence-built graph edges; see
-:data:`~arklore.profiles.inputs.DOC_RANK`; not those about the Doctor, task C's), at most
+:data:`~arklore.profiles.inputs.TASK_D_SOURCES`; not those about the Doctor, task C's), at most
 :data:`MAX_DOCS`, each shown with its
 document id and the other person's node id. The model writes one first-person sentence per
 key person and cites the documents it used. Checked item by item before anything is stored:

@@ -23,7 +23,7 @@ from typing import Any
 
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.graph.model import Edge, RelationGraph
-from arklore.rag.docs import RelationDoc, template_description
+from arklore.rag.docs import RelationDoc, rank_key, template_description
 from arklore.rag.embedders import Embedder, QueryCache
 from arklore.rag.index import RagIndexError, make_client, open_active, pointer_path
 
@@ -33,9 +33,6 @@ CONTEXT_K = 2
 QUERY_SIDE = 24  # characters kept either side of each name for the query embedding
 QUERY_MAX_CHARS = 96  # e5's cost grows with the tokens: ~1 token per Chinese character
 SENTENCE_END = frozenset("。！？!?；;…\n")
-SOURCE_RANK = {"matrix": 0, "graph_edge": 2, "story": 3, "char_anchor": 4}
-"""Document order for one pair: curated first; a profile's ``char_anchor`` view (a summary of
-the others, from task D) last, below curated, extracted and evidence-built relations."""
 
 Span = tuple[str, int, int]  # (node id, start, end)
 MentionFinder = Callable[[str], list[Span]]
@@ -184,7 +181,7 @@ class RelationRAG:
                 d = RelationDoc.from_chroma(did, text, meta)
                 docs.setdefault((d.operator_id, d.target_id), []).append(d)
             for lst in docs.values():
-                lst.sort(key=_doc_rank)
+                lst.sort(key=rank_key)  # arklore.rag.docs.doc_rank: the one ranking rule
             by_id = {d.doc_id: d for lst in docs.values() for d in lst}
             self._col, self._docs, self._by_id, self._ptr_stamp = col, docs, by_id, stamp
 
@@ -302,7 +299,10 @@ class RelationRAG:
             if d is None or d.target_id in seen:
                 continue
             seen.add(d.target_id)
-            r = self._doc_relation(d)
+            # similarity picks the target and the relation (predicate); the ranking rule
+            # picks which document speaks for it (curated over extracted over evidence-built)
+            same = [x for x in self._docs.get((op, d.target_id), []) if x.predicate == d.predicate]
+            r = self._doc_relation(same[0] if same else d)
             r.score = round(1.0 - float(dist), 4)
             out.append(r)
             if len(out) >= top_k:
@@ -394,10 +394,6 @@ class RelationRAG:
                 return text
             rels = rels[:-1]
         return ""
-
-
-def _doc_rank(d: RelationDoc) -> tuple:
-    return (SOURCE_RANK.get(d.source, 9), -d.strength, d.doc_id)
 
 
 def _ms(t0: float) -> float:

@@ -8,18 +8,23 @@ Built-in sources:
 
 * ``matrix``     graph edges that came from the hand-written matrix: ``Edge.description``
                  used as written;
-* ``graph_edge`` other graph edges with strength > 0.6: described in one or two sentences by
-                 the LLM layer (task ``relation_descriptions``) when ``LLM_API_KEY`` /
-                 ``LLM_BASE_URL`` are configured, else by a deterministic Chinese template
-                 (``generated_by = "template"``);
-* ``story``      kept relations from ``arklore extract relations`` (predicate + note +
-                 evidence line ids), grouped per (subject, object, predicate);
+* ``graph_edge`` other graph edges with strength > 0.6: described from what the corpus proves
+                 about the pair (:mod:`arklore.rag.evidence`, ``generated_by = "evidence"``:
+                 how A calls B, shared stages, the events where they talk most), or by the
+                 LLM layer (task ``relation_descriptions``, ``"llm"``) when an LLM is
+                 configured and its answer passes the gates; the fixed template
+                 (``"template"``) only when the corpus proves nothing;
+* ``story``      kept relations from ``arklore extract relations``, grouped per (subject,
+                 object, predicate): text from the predicate and the evidence (events,
+                 lines, a vocative); the model's notes only in the metadata (``notes``);
 * ``char_anchor`` an operator's view of her key people from her approved or hand-written
                  profile (``## 我·身边的人``), built by the profiles layer and handed in as
                  :attr:`SourceContext.extra` (this layer never reads profiles).
 
 ``doc_id`` is ``<source>.<operator>.<target>.<discriminator>``, ids outside
 ``[A-Za-z0-9_-.]`` replaced by a short hash, so it is stable across rebuilds.
+
+Which document speaks for a pair is :func:`doc_rank` (the one home of that rule).
 """
 
 from __future__ import annotations
@@ -32,13 +37,24 @@ from typing import Any
 
 import orjson
 
-from arklore.core.predicates import PREDICATE_FAMILY
+from arklore.core.predicates import BASIS_RANK, PREDICATE_FAMILY
 from arklore.extract.store import kept_edges
+from arklore.graph.evidence import PairFacts, event_names
 from arklore.graph.model import Edge, RelationGraph
+from arklore.rag.evidence import (
+    MAX_CHARS,
+    evidence_description,
+    evidence_ids,
+    relation_sentence,
+    role_phrase,
+    vocative_clause,
+)
+from arklore.rag.evidence import (
+    MIN_CHARS as MIN_CHARS,  # re-exported: the length bounds every reader checks
+)
 
 DOC_ID_RE = re.compile(r"^[a-zA-Z0-9_\-\.]+$")
 DOC_SOURCES = ("matrix", "graph_edge", "char_anchor", "story")
-MIN_CHARS, MAX_CHARS = 10, 200
 DESCRIBE_THRESHOLD = 0.6
 
 
@@ -53,10 +69,13 @@ class RelationDoc:
     source: str  # matrix | graph_edge | char_anchor | story
     source_path: str
     evidence_line_ids: list[str] = field(default_factory=list)
-    generated_by: str = "as_written"  # as_written | template | llm | extract
+    generated_by: str = "as_written"  # as_written | evidence | template | llm | extract | profile
+    basis: str = ""  # story documents: the strongest evidence basis (direct | reported | ...)
+    notes: list[str] = field(default_factory=list)  # story documents: the model's notes
+    gate_reason: str = ""  # why an LLM description was refused (the fallback was used)
 
     def metadata(self) -> dict[str, Any]:
-        """Chroma metadata (scalars only: the evidence list is JSON)."""
+        """Chroma metadata (scalars only: the evidence and notes lists are JSON)."""
         return {
             "operator_id": self.operator_id,
             "target_id": self.target_id,
@@ -66,6 +85,9 @@ class RelationDoc:
             "source_path": self.source_path,
             "evidence_line_ids": orjson.dumps(self.evidence_line_ids).decode(),
             "generated_by": self.generated_by,
+            "basis": self.basis,
+            "notes": orjson.dumps(self.notes).decode(),
+            "gate_reason": self.gate_reason,
         }
 
     @classmethod
@@ -81,12 +103,44 @@ class RelationDoc:
             source_path=meta.get("source_path", ""),
             evidence_line_ids=orjson.loads(meta.get("evidence_line_ids") or "[]"),
             generated_by=meta.get("generated_by", ""),
+            basis=meta.get("basis", ""),
+            notes=orjson.loads(meta.get("notes") or "[]"),
+            gate_reason=meta.get("gate_reason", ""),
         )
 
     def to_dict(self) -> dict[str, Any]:
         return {"doc_id": self.doc_id, "text": self.text, **self.metadata()} | {
-            "evidence_line_ids": list(self.evidence_line_ids)
+            "evidence_line_ids": list(self.evidence_line_ids),
+            "notes": list(self.notes),
         }
+
+    @property
+    def rank(self) -> int:
+        return doc_rank(self.source, self.generated_by, self.basis)
+
+
+def doc_rank(source: str, generated_by: str = "", basis: str = "") -> int:
+    """Which document speaks for a pair, lowest first -- the one rule every reader uses:
+
+    0 curated (matrix) > 1 extracted story relation with direct evidence > 2 extracted with
+    reported (or inferred) evidence > 3 an LLM description of a graph edge > 4 a profile's
+    view (``char_anchor``: a summary of the others, never above what it summarizes) > 5 an
+    evidence-built (or template) graph edge > 9 anything else. "Nothing" is below all.
+    """
+    if source == "matrix":
+        return 0
+    if source == "story":
+        return 1 if basis == "direct" else 2
+    if source == "graph_edge":
+        return 3 if generated_by == "llm" else 5
+    if source == "char_anchor":
+        return 4
+    return 9
+
+
+def rank_key(d: RelationDoc) -> tuple[int, float, str]:
+    """Sort key: :func:`doc_rank`, then stronger first, then doc id (stable)."""
+    return (d.rank, -d.strength, d.doc_id)
 
 
 def slug(node_id: str) -> str:
@@ -102,34 +156,6 @@ def make_doc_id(source: str, operator_id: str, target_id: str, disc: str) -> str
 
 
 # -- descriptions ------------------------------------------------------------------------------
-# role B plays for A, by predicate; directed predicates (subject -> object) split by side.
-_ROLE_UNDIRECTED = {
-    "近亲": "至亲",
-    "远亲": "远亲",
-    "恋人": "恋人",
-    "同事": "同事",
-    "战友": "并肩作战的战友",
-    "合作": "合作伙伴",
-    "朋友": "朋友",
-    "竞争": "竞争对手",
-    "敌对": "敌人",
-}
-# A is the subject of the directed predicate: the role B plays for A
-_ROLE_AS_SUBJECT = {
-    "监护": "自己抚养照看的人",
-    "师徒": "自己的学生",
-    "上下级": "自己的下属",
-    "主仆": "自己的侍从",
-    "委托": "受自己委托办事的人",
-    "恩人": "受过自己恩惠的人",
-}
-
-
-def role_phrase(predicate: str) -> str | None:
-    """How A sees B for edge ``A -> B`` with ``predicate`` (None: no role to name)."""
-    return _ROLE_UNDIRECTED.get(predicate) or _ROLE_AS_SUBJECT.get(predicate)
-
-
 def template_description(edge: Edge, a_name: str, b_name: str) -> str:
     """One or two deterministic Chinese sentences for ``edge`` (A's view of B)."""
     role = role_phrase(edge.predicate)
@@ -158,12 +184,45 @@ def template_description(edge: Edge, a_name: str, b_name: str) -> str:
     return f"{first}，{second}" if second else f"{first}。"
 
 
-Describer = Callable[[list[tuple[Edge, str, str]]], list[tuple[str, str]]]
-"""(edge, a_name, b_name) items -> (description, generated_by) per item, same order."""
+@dataclass(slots=True)
+class Description:
+    """One graph edge's text and where it came from."""
+
+    text: str
+    generated_by: str  # evidence | template | llm
+    evidence_line_ids: list[str] = field(default_factory=list)
+    gate_reason: str = ""  # set when an LLM answer was refused and this is the fallback
 
 
-def template_describer(items: list[tuple[Edge, str, str]]) -> list[tuple[str, str]]:
-    return [(template_description(e, a, b), "template") for e, a, b in items]
+@dataclass(slots=True)
+class EdgeItem:
+    """What a describer gets per edge: the edge, both names, the corpus facts, the notes and
+    curated text known for the pair, and the evidence-built fallback description."""
+
+    edge: Edge
+    a_name: str
+    b_name: str
+    facts: PairFacts | None
+    fallback: Description
+    notes: list[str] = field(default_factory=list)
+    curated: str | None = None
+
+
+Describer = Callable[[list[EdgeItem]], list[Description]]
+"""EdgeItems -> one Description per item, same order."""
+
+
+def evidence_describer(items: list[EdgeItem]) -> list[Description]:
+    """The no-model describer: every edge keeps its evidence-built description."""
+    return [it.fallback for it in items]
+
+
+def fallback_description(e: Edge, a: str, b: str, facts: PairFacts | None) -> Description:
+    """Evidence-built text when the corpus proves something about the pair, else the template."""
+    text = evidence_description(e, a, b, facts)
+    if text is not None:
+        return Description(text, "evidence", evidence_ids(e, facts))
+    return Description(template_description(e, a, b), "template", list(e.evidence_line_ids))
 
 
 # -- sources -----------------------------------------------------------------------------------
@@ -172,13 +231,54 @@ class SourceContext:
     graph: RelationGraph
     graph_path: str = "graph"  # the graph file the documents came from ("graph": in memory)
     store: Any = None  # arklore.corpus.store.Store, or None when nothing is ingested
-    describer: Describer = template_describer
+    describer: Describer = evidence_describer
     threshold: float = DESCRIBE_THRESHOLD
     extra: list[RelationDoc] = field(default_factory=list)  # documents built by upper layers
+    facts: dict[tuple[str, str], PairFacts] = field(default_factory=dict)  # graph.evidence
+    _groups: dict[tuple[str, str, str], _StoryGroup] | None = field(
+        default=None, init=False, repr=False
+    )
+    _events: dict[str, str] | None = field(default=None, init=False, repr=False)
 
     def name(self, node_id: str) -> str:
         node = self.graph.nodes.get(node_id)
         return node.name if node else node_id.removeprefix("npc:")
+
+    def story_groups(self) -> dict[tuple[str, str, str], _StoryGroup]:
+        """Kept extracted relations grouped per (subject, object, predicate), node ids
+        resolved through the graph; {} without a store."""
+        if self._groups is None:
+            self._groups = _story_groups(self) if self.store is not None else {}
+        return self._groups
+
+    def notes(self, a: str, b: str) -> list[str]:
+        """Every extracted note about A -> B (any predicate)."""
+        out: list[str] = []
+        for (x, y, _), g in self.story_groups().items():
+            if (x, y) == (a, b):
+                out.extend(n for n in g.notes if n not in out)
+        return out
+
+    def curated(self, a: str, b: str) -> str | None:
+        """The hand-written (matrix) description of A -> B, any predicate."""
+        for e in self.graph.get_relation(a, b):
+            text = _matrix_text(e)
+            if text:
+                return text
+        return None
+
+    def event_of(self, stage_path: str) -> str | None:
+        if self._events is None:
+            self._events = event_names(self.store) if self.store is not None else {}
+        return self._events.get(stage_path)
+
+
+def fact_pairs(ctx: SourceContext) -> set[tuple[str, str]]:
+    """The ordered pairs whose documents use corpus facts (graph edges to describe and
+    extracted relations): what :func:`arklore.graph.evidence.pair_facts` should gather."""
+    out = {(e.source, e.target) for e in _edges_to_describe(ctx)}
+    out.update((a, b) for a, b, _ in ctx.story_groups())
+    return out
 
 
 DocSource = Callable[[SourceContext], Iterable[RelationDoc]]
@@ -224,16 +324,36 @@ def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
         yield _edge_doc(e, "matrix", text, str(path or ctx.graph_path), "as_written")
 
 
-@document_source("graph_edge")
-def graph_edge_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
-    items = [
-        (e, ctx.name(e.source), ctx.name(e.target))
+def _edges_to_describe(ctx: SourceContext) -> list[Edge]:
+    return [
+        e
         for e in ctx.graph.edges()
         if e.strength > ctx.threshold and _matrix_text(e) is None and e.source != e.target
     ]
+
+
+def edge_items(ctx: SourceContext) -> list[EdgeItem]:
+    """What a describer gets for every graph edge worth a ``graph_edge`` document."""
+    items = []
+    for e in _edges_to_describe(ctx):
+        a, b = ctx.name(e.source), ctx.name(e.target)
+        facts = ctx.facts.get((e.source, e.target))
+        items.append(
+            EdgeItem(e, a, b, facts, fallback_description(e, a, b, facts),
+                     ctx.notes(e.source, e.target), ctx.curated(e.source, e.target))
+        )  # fmt: skip
+    return items
+
+
+@document_source("graph_edge")
+def graph_edge_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
+    items = edge_items(ctx)
     described = ctx.describer(items) if items else []
-    for (e, _, _), (text, how) in zip(items, described, strict=True):
-        yield _edge_doc(e, "graph_edge", text, ctx.graph_path, how)
+    for it, d in zip(items, described, strict=True):
+        doc = _edge_doc(it.edge, "graph_edge", d.text, ctx.graph_path, d.generated_by)
+        doc.evidence_line_ids = list(d.evidence_line_ids)
+        doc.gate_reason = d.gate_reason
+        yield doc
 
 
 def _edge_doc(e: Edge, source: str, text: str, source_path: str, how: str) -> RelationDoc:
@@ -260,33 +380,47 @@ def char_anchor_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
     yield from (d for d in ctx.extra if d.source == "char_anchor")
 
 
-@document_source("story")
-def story_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
-    """Kept extracted relations, one document per (subject, object, predicate)."""
-    if ctx.store is None:
-        return
-    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+@dataclass(slots=True)
+class _StoryGroup:
+    notes: list[str] = field(default_factory=list)
+    ev: list[str] = field(default_factory=list)
+    stages: list[str] = field(default_factory=list)
+    basis: str = ""
+
+
+def _story_groups(ctx: SourceContext) -> dict[tuple[str, str, str], _StoryGroup]:
+    groups: dict[tuple[str, str, str], _StoryGroup] = {}
     for e in kept_edges(ctx.store):
         subj, obj = e.subject_id, e.object_id
         if subj is None or obj is None or subj == obj:
             continue
         a = ctx.graph.resolve(subj) or subj
         b = ctx.graph.resolve(obj) or obj
-        g = groups.setdefault((a, b, e.predicate), {"notes": [], "ev": [], "stages": []})
+        if a == b:
+            continue
+        g = groups.setdefault((a, b, e.predicate), _StoryGroup())
         note = (e.note or "").strip()
-        if note and note not in g["notes"]:
-            g["notes"].append(note)
-        g["ev"].extend(x for x in e.evidence_line_ids if x not in g["ev"])
-        if e.stage not in g["stages"]:
-            g["stages"].append(e.stage)
-    for (a, b, pred), g in groups.items():
+        if note and note not in g.notes:
+            g.notes.append(note)
+        g.ev.extend(x for x in e.evidence_line_ids if x not in g.ev)
+        if e.stage not in g.stages:
+            g.stages.append(e.stage)
+        if e.basis in BASIS_RANK and (
+            not g.basis or BASIS_RANK[e.basis] > BASIS_RANK.get(g.basis, -1)
+        ):
+            g.basis = e.basis
+    return groups
+
+
+@document_source("story")
+def story_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
+    """Kept extracted relations, one document per (subject, object, predicate): the text
+    says what the predicate and the evidence say; the model's notes stay in ``notes``."""
+    for (a, b, pred), g in ctx.story_groups().items():
         edge_strength = max(
             (e.strength for e in ctx.graph.get_relation(a, b) if e.predicate == pred), default=0.0
         )
-        a_name, b_name = ctx.name(a), ctx.name(b)
-        role = role_phrase(pred)
-        head = f"{a_name}视{b_name}为{role}" if role else f"{a_name}与{b_name}：{pred}"
-        text = _fit(head, g["notes"])
+        text = story_text(a, b, pred, g, ctx)
         yield RelationDoc(
             doc_id=make_doc_id("story", a, b, PREDICATE_FAMILY.get(pred, pred)),
             text=text,
@@ -295,25 +429,34 @@ def story_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
             predicate=pred,
             strength=edge_strength,
             source="story",
-            source_path=g["stages"][0],
-            evidence_line_ids=g["ev"],
+            source_path=g.stages[0],
+            evidence_line_ids=g.ev,
             generated_by="extract",
+            basis=g.basis,
+            notes=list(g.notes),
         )
 
 
-def _fit(head: str, notes: list[str]) -> str:
-    """``head`` plus as many whole notes as fit in MAX_CHARS (the first note clipped if alone)."""
-    text = head + "。"
-    for note in notes:
-        note = note.rstrip("。.") + "。"
-        cand = f"{head}：{note}" if text == head + "。" else text + note
-        if len(cand) <= MAX_CHARS:
-            text = cand
-        elif text == head + "。":
-            room = MAX_CHARS - len(head) - 2
-            if room >= 8:
-                text = f"{head}：{note[: room - 1]}…"
-            break
-        else:
-            break
-    return text
+def story_text(a: str, b: str, pred: str, g: _StoryGroup, ctx: SourceContext) -> str:
+    """``A视B为…。这一关系见于「…」（2段剧情，3句台词为证）。A称B为“…”（n次）。`` for
+    node ids ``a``, ``b``: the predicate and the evidence, never the model's note."""
+    a_name, b_name = ctx.name(a), ctx.name(b)
+    sentences = [relation_sentence(pred, a_name, b_name)]
+    events: list[str] = []
+    for stage in g.stages:
+        ev = ctx.event_of(stage)
+        if ev and ev not in events:
+            events.append(ev)
+    where = "".join(f"「{x}」" for x in events[:2])
+    count = f"{len(g.stages)}段剧情，{len(g.ev)}句台词为证"
+    sentences.append(f"这一关系见于{where}（{count}）" if where else f"这一关系见于{count}")
+    facts = ctx.facts.get((a, b))
+    if facts is not None:
+        voc = vocative_clause(a_name, b_name, facts)
+        if voc:
+            sentences.append(voc)
+    text = "。".join(sentences) + "。"
+    while len(text) > MAX_CHARS and len(sentences) > 1:
+        sentences.pop()
+        text = "。".join(sentences) + "。"
+    return text[:MAX_CHARS]

@@ -36,6 +36,7 @@ from filelock import FileLock, Timeout
 
 from arklore.base.files import atomic_write_bytes
 from arklore.core.errors import ArkloreError, ConfigError
+from arklore.graph.evidence import PairFacts
 from arklore.graph.model import RelationGraph
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents
 from arklore.rag.embedders import Embedder, EmbeddingCache, embed_cached
@@ -103,6 +104,7 @@ class BuildReport:
     cached: int = 0
     by_source: dict[str, int] = field(default_factory=dict)
     generated_by: dict[str, int] = field(default_factory=dict)
+    gate_reasons: dict[str, int] = field(default_factory=dict)  # LLM answers not used, why
     removed_collections: list[str] = field(default_factory=list)
     embedder: str = ""
     embedder_version: str = ""
@@ -179,6 +181,7 @@ def build_index(
     graph_fingerprint: dict[str, Any] | None = None,
     store: Any = None,
     describer: Any = None,
+    facts: dict[tuple[str, str], PairFacts] | None = None,
     sources: list[str] | None = None,
     extra_documents: list[RelationDoc] | None = None,
     force: bool = False,
@@ -194,7 +197,9 @@ def build_index(
     content hash) nothing is written and the live collection stays, unless ``force``.
     Without ``client``, the client from ``client_factory`` (default: the embedded one under
     ``root``) is made on a side thread while the documents are collected and embedded.
-    The report's ``timings`` holds the seconds of each stage.
+    The report's ``timings`` holds the seconds of each stage. ``facts``
+    (:func:`arklore.graph.evidence.pair_facts` of :func:`~arklore.rag.docs.fact_pairs`) feed
+    the evidence-built descriptions; without them only the template remains.
     """
     t0 = time.perf_counter()
     root = Path(root)
@@ -216,7 +221,11 @@ def build_index(
         emb = embedder
         with stage("collect"):
             ctx = SourceContext(
-                graph=graph, graph_path=graph_path, store=store, extra=list(extra_documents or [])
+                graph=graph,
+                graph_path=graph_path,
+                store=store,
+                extra=list(extra_documents or []),
+                facts=dict(facts or {}),
             )
             if describer is not None:
                 ctx.describer = describer
@@ -368,6 +377,9 @@ def _count(report: BuildReport, ok: list[RelationDoc]) -> None:
     for d in ok:
         report.by_source[d.source] = report.by_source.get(d.source, 0) + 1
         report.generated_by[d.generated_by] = report.generated_by.get(d.generated_by, 0) + 1
+        if d.gate_reason:
+            key = d.gate_reason.split(":")[0].split(" ")[0]
+            report.gate_reasons[key] = report.gate_reasons.get(key, 0) + 1
 
 
 def _collection_names(client: Any) -> list[str]:

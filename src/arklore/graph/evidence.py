@@ -1,0 +1,168 @@
+"""What the corpus proves about a pair, so a relation can be described without a model.
+
+For each wanted ordered pair ``(A, B)`` (A's view of B) one pass over the spoken lines
+gathers, with the interaction scan's own rules (:func:`arklore.graph.interaction.scan`: the
+same turns, the same vocative rule of :mod:`arklore.core.vocatives`, the same people):
+
+* how A addresses B: the forms as written (``凯尔希医生``) and how many lines use each;
+* how many stages both speak in, and the stages/events where they exchange most turns;
+* who answers whom (A's lines right after B's, and the other way round), and who says more
+  in the stages both speak in;
+* the exchanges themselves (line references, not copies), for a model to read.
+
+Nothing here writes text about the pair: :mod:`arklore.rag.evidence` does, from these facts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from arklore.corpus.store import Store
+from arklore.graph.interaction import Pairs, ScanLine, VocativeFinder, load_spoken, scan
+from arklore.graph.people import People
+
+MAX_FORMS = 3
+"""Vocative forms kept per pair (most used first)."""
+
+
+@dataclass(slots=True)
+class PairFacts:
+    """Facts about A's view of B (``source`` -> ``target``), from the corpus only."""
+
+    source: str
+    target: str
+    forms: list[tuple[str, int]] = field(default_factory=list)  # (form as written, lines)
+    vocatives_back: int = 0  # lines where B calls A by name
+    turns: int = 0  # turns between the two (either order)
+    a_answers: int = 0  # turns where A speaks right after B
+    b_answers: int = 0  # turns where B speaks right after A
+    shared_stages: int = 0  # stages where both speak
+    a_lines: int = 0  # A's dialogue lines in those stages
+    b_lines: int = 0  # B's dialogue lines in those stages
+    stage_turns: list[tuple[str, int]] = field(default_factory=list)  # most turns first
+    events: list[tuple[str, int]] = field(default_factory=list)  # (event name, turns)
+    exchanges: list[tuple[ScanLine, ScanLine]] = field(default_factory=list)  # story order
+    vocative_lines: list[ScanLine] = field(default_factory=list)  # A calling B by name
+
+    @property
+    def vocatives(self) -> int:
+        return sum(n for _, n in self.forms)
+
+    def has_any(self) -> bool:
+        return bool(self.forms or self.turns or self.shared_stages or self.vocatives_back)
+
+    def representative(self) -> list[str]:
+        """Line ids of one exchange that shows the pair: A calling B by name in the stage
+        where they talk most, else the first turn of that stage, else any vocative line."""
+        top = self.stage_turns[0][0] if self.stage_turns else None
+        for ln in self.vocative_lines:
+            if ln.stage_path == top:
+                pair = next((x for x in self.exchanges if ln in x), None)
+                return [x.line_id for x in pair] if pair else [ln.line_id]
+        for prev, cur in self.exchanges:
+            if prev.stage_path == top:
+                return [prev.line_id, cur.line_id]
+        return [self.vocative_lines[0].line_id] if self.vocative_lines else []
+
+
+@dataclass(slots=True)
+class _Said:
+    forms: Counter = field(default_factory=Counter)
+    lines: list[ScanLine] = field(default_factory=list)
+
+
+def event_names(store: Store) -> dict[str, str]:
+    """stage_path -> the event (or chapter) it belongs to, for stages that name one."""
+    out: dict[str, str] = {}
+    for info in store.stage_infos():
+        name = (info.event_name or info.story_name or "").strip()
+        if name:
+            out[info.stage_path] = name
+    return out
+
+
+def pair_facts(
+    store: Store,
+    people: People,
+    pairs: Iterable[tuple[str, str]],
+    *,
+    lines: list[ScanLine] | None = None,
+) -> dict[tuple[str, str], PairFacts]:
+    """Facts for every ordered pair in ``pairs`` (node ids as in the graph); a pair the corpus
+    says nothing about gets empty facts. ``lines`` reuses an earlier :func:`load_spoken`."""
+    wanted = set(pairs)
+    unordered = {tuple(sorted(p)) for p in wanted}
+    if lines is None:
+        lines = load_spoken(store, people)
+    turns: dict[tuple[str, str], list[tuple[ScanLine, ScanLine]]] = defaultdict(list)  # sorted
+    said: dict[tuple[str, str], _Said] = defaultdict(_Said)  # (speaker, addressee)
+    speakers: dict[str, Counter] = defaultdict(Counter)  # stage -> node -> dialogue lines
+    for ln in lines:
+        if ln.node is not None and ln.dialogue:
+            speakers[ln.stage_path][ln.node] += 1
+    known = {ln.node for ln in lines if ln.node}
+    voc = VocativeFinder(people, known)
+
+    def on_turn(prev: ScanLine, cur: ScanLine) -> None:
+        key = tuple(sorted((prev.node, cur.node)))  # type: ignore[type-var]
+        if key in unordered:
+            turns[key].append((prev, cur))  # type: ignore[index]
+
+    def on_line(ln: ScanLine, targets: list[str], _pairs: Pairs) -> None:
+        if not targets or not any((ln.node, t) in wanted or (t, ln.node) in wanted
+                                  for t in targets):  # fmt: skip
+            return
+        seen: set[tuple[str, str]] = set()
+        for nid, form in voc.forms(ln.text):
+            key = (ln.node, nid)
+            if nid == ln.node or (key, form) in seen:  # type: ignore[comparison-overlap]
+                continue
+            seen.add((key, form))  # type: ignore[arg-type]
+            d = said[key]  # type: ignore[index]
+            d.forms[form] += 1
+            if not d.lines or d.lines[-1] is not ln:
+                d.lines.append(ln)
+
+    scan(lines, people, {}, on_line=on_line, on_turn=on_turn)
+    events = event_names(store)
+    by_first: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for key in unordered:
+        by_first[key[0]].append(key)  # type: ignore[arg-type]
+    shared: Counter = Counter()
+    said_lines: Counter = Counter()  # (speaker, other) -> speaker's lines in shared stages
+    for nodes in speakers.values():
+        for node in nodes:
+            for key in by_first.get(node, ()):
+                if key[1] in nodes:
+                    shared[key] += 1
+                    said_lines[key] += nodes[key[0]]
+                    said_lines[(key[1], key[0])] += nodes[key[1]]
+    out: dict[tuple[str, str], PairFacts] = {}
+    for a, b in wanted:
+        key = tuple(sorted((a, b)))
+        both = turns.get(key)  # type: ignore[arg-type]
+        mine = said.get((a, b))
+        back = said.get((b, a))
+        f = PairFacts(a, b, shared_stages=shared[key], a_lines=said_lines[(a, b)],
+                      b_lines=said_lines[(b, a)])  # fmt: skip
+        if mine is not None:
+            f.forms = sorted(mine.forms.items(), key=lambda x: (-x[1], x[0]))[:MAX_FORMS]
+            f.vocative_lines = list(mine.lines)
+        if back is not None:
+            f.vocatives_back = len(back.lines)
+        if both:
+            f.exchanges = list(both)
+            f.turns = len(both)
+            f.a_answers = sum(cur.node == a for _, cur in both)
+            f.b_answers = f.turns - f.a_answers
+            per_stage = Counter(prev.stage_path for prev, _ in both)
+            f.stage_turns = sorted(per_stage.items(), key=lambda x: (-x[1], x[0]))
+            per_event: Counter = Counter()
+            for stage, n in per_stage.items():
+                if stage in events:
+                    per_event[events[stage]] += n
+            f.events = sorted(per_event.items(), key=lambda x: (-x[1], x[0]))
+        out[(a, b)] = f
+    return out

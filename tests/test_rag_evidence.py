@@ -1,0 +1,198 @@
+"""Relation documents built from what the corpus proves (no model), extracted relations whose
+notes stay metadata, and the one ranking rule, on a tiny invented corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from evidence_world import ANV, ELV, HAWK, MOX, SPR, SUP, line_id, make_graph, make_people
+from evidence_world import make_store as make_world_store
+from rag_helpers import build, make_rag
+
+from arklore.extract.gates import GatedEdge
+from arklore.extract.store import write_chunk
+from arklore.graph.evidence import pair_facts
+from arklore.rag import docs as D
+from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, doc_rank, fact_pairs
+from arklore.rag.evidence import pick_exchanges
+
+
+@pytest.fixture
+def world(tmp_path: Path):
+    store = make_world_store(tmp_path / "arklore.sqlite3")
+    yield store, make_people(store)
+    store.close()
+
+
+def _docs(store, people, graph, **kw) -> dict[tuple[str, str, str], RelationDoc]:
+    ctx = SourceContext(graph=graph, store=store, **kw)
+    ctx.facts = pair_facts(store, people, fact_pairs(ctx))
+    return {(d.source, d.operator_id, d.target_id): d for d in collect_documents(ctx)}
+
+
+def test_facts_count_forms_turns_stages_events_and_who_answers(world):
+    store, people = world
+    f = pair_facts(store, people, [(ELV, MOX), (MOX, ELV), (HAWK, SUP)])
+    em = f[(ELV, MOX)]
+    assert em.forms == [("墨弦姐姐", 2), ("墨弦", 1)]  # the title kept as written
+    assert em.vocatives_back == 1 and em.turns == 7 and em.shared_stages == 2
+    assert (em.a_answers, em.b_answers) == (3, 4) and (em.a_lines, em.b_lines) == (4, 5)
+    assert em.events == [("灯塔篇", 7)] and em.stage_turns[0] == ("test/e1", 5)
+    assert em.representative() == [line_id("test/e1", 1), line_id("test/e1", 2)]
+    me = f[(MOX, ELV)]
+    assert me.forms == [("艾尔维娜", 1)] and (me.a_answers, me.b_answers) == (4, 3)
+    assert not f[(HAWK, SUP)].has_any()  # never on stage together: empty facts
+
+
+def test_evidence_built_text_says_how_she_calls_him_where_and_how_much(world):
+    store, people = world
+    docs = _docs(store, people, make_graph())
+    d = docs[("graph_edge", ELV, MOX)]
+    assert d.generated_by == "evidence" and d.gate_reason == ""
+    assert "称墨弦为“墨弦姐姐”（2次）、“墨弦”（1次）" in d.text
+    assert "2段剧情中同场" in d.text and "「灯塔篇」" in d.text and "7轮对话" in d.text
+    assert d.text.endswith("同场时两人台词相当（4句对5句）。")
+    back = docs[("graph_edge", SPR, ANV)]  # she never calls him by name; he does
+    assert "铁砧曾直呼小禾的名字（2次），小禾却没有这样叫过铁砧" in back.text
+    assert d.evidence_line_ids[:2] == [line_id("test/e1", 1), line_id("test/e1", 2)]
+    graph_edges = [x for x in docs.values() if x.source == "graph_edge"]
+    assert all(D.MIN_CHARS <= len(x.text) <= D.MAX_CHARS for x in graph_edges)
+    assert len({x.text for x in graph_edges}) == len(graph_edges)  # no two alike
+    # no game line is quoted: only the vocative form itself
+    assert "灯还亮着" not in d.text and "别担心" not in d.text
+
+
+def test_counts_and_mentions_when_there_are_no_words_and_template_only_without_facts(world):
+    store, people = world
+    docs = _docs(store, people, make_graph())
+    mention = docs[("graph_edge", MOX, HAWK)]
+    assert mention.generated_by == "evidence" and mention.text == "墨弦在语音中提到过灰隼。"
+    nothing = docs[("graph_edge", HAWK, SUP)]
+    assert nothing.generated_by == "template" and nothing.text.startswith("灰隼与苏珀彼此相识")
+
+
+def _kept(stage: str, subj: str, obj: str, pred: str, note: str, lines: list[int], basis: str):
+    names = {ELV: "艾尔维娜", MOX: "墨弦", ANV: "铁砧", SPR: "小禾"}
+    return GatedEdge(
+        subject=names[subj], subject_kind="character", predicate=pred, object=names[obj],
+        object_kind="character", basis_claimed=basis, note=note, subject_id=subj,
+        object_id=obj, basis=basis, stage=stage,
+        evidence_line_ids=[line_id(stage, n) for n in lines],
+    )  # fmt: skip
+
+
+def _write(store, stage: str, edges: list[GatedEdge]) -> None:
+    write_chunk(store, stage, 0, edges, job_key=f"{stage}#c0", fingerprint="f", model="m",
+                prompt_version="v", line_span=None, from_cache=False)  # fmt: skip
+
+
+NOTE = "叔侄，铁砧称小禾为小侄女"
+
+
+def test_extracted_relation_text_from_predicate_and_evidence_note_kept_as_metadata(world):
+    store, people = world
+    _write(store, "test/u1", [_kept("test/u1", ANV, SPR, "近亲", NOTE, [1, 5], "direct")])
+    docs = _docs(store, people, make_graph())
+    d = docs[("story", ANV, SPR)]
+    assert d.text == (
+        "铁砧视小禾为至亲。这一关系见于「铁匠铺」（1段剧情，2句台词为证）。"
+        "铁砧称小禾为“小禾”（2次）。"
+    )
+    assert NOTE not in d.text and "小侄女" not in d.text
+    assert d.notes == [NOTE] and d.basis == "direct"
+    meta = d.metadata()
+    assert meta["basis"] == "direct" and NOTE in meta["notes"]
+    assert RelationDoc.from_chroma(d.doc_id, d.text, meta).notes == [NOTE]
+    assert d.to_dict()["notes"] == [NOTE]
+
+
+def test_extracted_relation_outranks_the_evidence_built_one_in_the_relation_context(
+    world, tmp_path: Path
+):
+    store, people = world
+    _write(store, "test/u1", [_kept("test/u1", ANV, SPR, "近亲", NOTE, [1, 5], "direct")])
+    graph = make_graph()
+    ctx = SourceContext(graph=graph, store=store)
+    root = tmp_path / "rag"
+    rep = build(root, graph, store=store, facts=pair_facts(store, people, fact_pairs(ctx)))
+    assert rep.by_source == {"graph_edge": 8, "story": 1}
+    rag = make_rag(root, graph)
+    anchor = rag.get_anchor_relations(ANV, 1)[0]
+    assert anchor.target_id == SPR and anchor.source == "story"
+    assert anchor.text.startswith("铁砧视小禾为至亲。这一关系见于「铁匠铺」")
+    assert NOTE not in rag.get_relation_context(ANV, "小禾最近在做什么？")
+    (contextual,) = rag.get_all_relationships_for(ANV, [SPR])
+    assert contextual.source == "story"
+
+
+def test_one_ranking_rule_curated_extracted_llm_profile_evidence():
+    order = [
+        doc_rank("matrix", "as_written"),
+        doc_rank("story", "extract", "direct"),
+        doc_rank("story", "extract", "reported"),
+        doc_rank("graph_edge", "llm"),
+        doc_rank("char_anchor", "profile"),
+        doc_rank("graph_edge", "evidence"),
+    ]
+    assert order == sorted(order) and len(set(order)) == len(order)
+    assert doc_rank("graph_edge", "template") == doc_rank("graph_edge", "evidence")
+    assert doc_rank("story", "extract", "inferred") == doc_rank("story", "extract", "reported")
+
+
+def _doc(source: str, how: str, basis: str = "", text: str = "") -> RelationDoc:
+    return RelationDoc(
+        doc_id=D.make_doc_id(source, ELV, MOX, how + basis), text=text or f"{source}/{how}的说明文字。",
+        operator_id=ELV, target_id=MOX, predicate="朋友", strength=0.9, source=source,
+        source_path="x", generated_by=how, basis=basis,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("present", "winner"),
+    [
+        (["graph_edge/evidence", "story/extract/reported"], "story/extract/reported"),
+        (["story/extract/reported", "story/extract/direct"], "story/extract/direct"),
+        (
+            [
+                "graph_edge/evidence",
+                "story/extract/direct",
+                "char_anchor/profile",
+                "graph_edge/llm",
+                "matrix/as_written",
+            ],
+            "matrix/as_written",
+        ),  # fmt: skip
+        (["graph_edge/evidence", "char_anchor/profile", "graph_edge/llm"], "graph_edge/llm"),
+        (["graph_edge/evidence", "char_anchor/profile"], "char_anchor/profile"),
+    ],
+)
+def test_the_chat_gets_the_best_ranked_document_of_a_pair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, present, winner
+):
+    graph = make_graph()
+    docs = []
+    for spec in present:
+        source, how, *basis = spec.split("/")
+        docs.append(_doc(source, how, basis[0] if basis else "", text=f"{spec}：一段说明文字。"))
+    monkeypatch.setitem(D._SOURCES, "given", lambda ctx: ctx.extra)
+    build(tmp_path, graph, sources=["given"], extra_documents=docs)
+    rag = make_rag(tmp_path, graph)
+    anchor = next(r for r in rag.get_anchor_relations(ELV, 5) if r.target_id == MOX)
+    assert anchor.text == f"{winner}：一段说明文字。"
+    (group,) = rag.get_all_relationships_for(ELV, [MOX])
+    assert group.text == anchor.text
+    rag.rank_always = True  # similarity picks the person; the rule picks the document
+    (mentioned,) = rag.get_contextual_relations(ELV, f"{present[0]}？墨弦在吗？")
+    assert mentioned.target_id == MOX and mentioned.text == anchor.text
+
+
+def test_exchanges_shown_to_a_model_put_vocatives_first_and_fit_the_budget(world):
+    store, people = world
+    f = pair_facts(store, people, [(ELV, MOX)])[(ELV, MOX)]
+    names = {ELV: "艾尔维娜", MOX: "墨弦"}
+    wins = pick_exchanges(f, names.get)
+    assert wins[0][0] == f"[{line_id('test/e1', 1)}] 艾尔维娜：墨弦姐姐，灯还亮着吗？"
+    assert len(wins) == 2  # one window per stage
+    tiny = pick_exchanges(f, names.get, budget=20)
+    assert len(tiny) == 1 and len(tiny[0]) < len(wins[0])
