@@ -16,6 +16,8 @@ from arklore.rag.context import Relation
 DEMO_OPERATOR = "char_002_amiya"
 # whose top relations the demo shows: 阿米娅, 陈, 银灰
 DEMO_RELATIONS = ("char_002_amiya", "char_010_chen", "char_172_svrash")
+# one chat turn's relation block: her anchors plus her view of the person the message names
+DEMO_TURN = ("char_002_amiya", "可露希尔最近又在忙什么？")
 
 
 @app.command()
@@ -39,6 +41,7 @@ def demo(json: JsonOpt = False) -> None:
         op: [_relation(r, store) for r in ws.rag().get_anchor_relations(op, 3)]
         for op in DEMO_RELATIONS
     }
+    turn = ws.context(*DEMO_TURN)
     profile = _profile_excerpt(ws, graph)
     if json:
         print_json(
@@ -51,6 +54,7 @@ def demo(json: JsonOpt = False) -> None:
                 "graph": built.report,
                 "index": index.to_dict(),
                 "anchors": anchors,
+                "turn": {"operator": DEMO_TURN[0], "message": DEMO_TURN[1]} | turn.to_dict(),
                 "profile": profile,
             }
         )
@@ -87,6 +91,15 @@ def demo(json: JsonOpt = False) -> None:
                 f"  {i}. {a['target']}  {a['predicate']}  {a['strength']:.2f}  [{a['source']}]\n"
                 f"     {a['text']}\n     evidence: {', '.join(a['stages']) or '-'}",
             )
+    console.print(
+        f"a chat turn with {DEMO_TURN[0]}: 「{DEMO_TURN[1]}」 -> the relation block "
+        f"({turn.tokens} of {turn.budget} tokens):"
+    )
+    console.print(turn.text)
+    for r in turn.contextual:
+        console.print(
+            f"  ({r.target_name}: {r.source}, evidence {', '.join(r.evidence_line_ids[:2])})"
+        )
     console.rule("character profile (no LLM: tasks A and B by their rules)")
     console.print(f"{DEMO_OPERATOR} {profile['name']} (tier {profile['tier']}):")
     for b in profile["anchor"]:
