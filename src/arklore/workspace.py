@@ -397,6 +397,7 @@ class Workspace:
         documents, read without an embedder).  A graph built from a matrix file that is not
         among ``matrices`` gets a note: its path is not recorded, so it cannot be read here.
         """
+        t0 = time.perf_counter()
         store = self.store(check_roots=True, allow_data_change=allow_data_change)
         notes: list[str] = []
         citations = list(self._citations(store, matrices, notes))
@@ -405,24 +406,29 @@ class Workspace:
             progress=progress,
         )  # fmt: skip
         report.notes += notes
+        report.seconds = round(time.perf_counter() - t0, 2)  # gathering the citations included
         return report
 
     def _citations(
         self, store: Store, matrices: Sequence[Path], notes: list[str]
     ) -> Iterator[anchors.Citation]:
-        """``(line_id, "<kind>: <what>")`` for every line id a later layer cites."""
+        """``(line_id, "<kind>: <what>")`` for every line id a later layer cites.
+
+        Names in the labels come from the graph's nodes when there is a graph (the alias
+        table is only built when a file must be read without one: it costs seconds)."""
         graph = self.graph() if self.paths.graph.is_file() else None
-        people = self.people()
 
         def name(nid: str) -> str:
             if graph is not None and nid in graph.nodes:
                 return graph.nodes[nid].name
             if nid.startswith("char_"):
-                return people.operator_name(nid)
-            return people.npc_names.get(nid) or nid.removeprefix("npc:")
+                return self.people().operator_name(nid)
+            return nid.removeprefix("npc:")
 
         def resolve(who: str) -> str:  # labels only: an unknown name is shown as written
-            return people.user_node(who) or who
+            if graph is not None:
+                return graph.resolve(who.removeprefix("npc:")) or who
+            return self.people().user_node(who) or who
 
         yield from edges_db.cited_line_ids(store)
         yield from events_db.cited_line_ids(store)
