@@ -371,8 +371,8 @@ def make_gate(cfg: RuleConfig) -> Callable[[str, int, int], bool]:
     try every signal before it can say so.  The gate looks at the two neighbour characters
     first (set lookups; a word-list regex only when the character after starts one of its
     words) and searches for a game cue last.  It ignores the negative signals (2, 12), the
-    candidate neighbours of signal 6 and everything after the preceding character of
-    signal 10, so it is True for a superset of what :func:`decide`
+    candidate neighbours of signal 6 and, for signal 10, the preceding word and the name
+    (it looks at the character before and the boundary after), so it is True for a superset of what :func:`decide`
     accepts through these signals: the matcher calls :func:`decide` when the gate is open and
     drops the candidate otherwise (it checks signals 4 and 9 itself).
     """
@@ -396,8 +396,8 @@ def make_gate(cfg: RuleConfig) -> Callable[[str, int, int], bool]:
         after_any |= COORDINATORS
     if cfg.subject:
         after_words.append((_SUBJ_FIRST, _SUBJ_RE))
-    if cfg.person_object:
-        before_any |= _PRECEDER_LAST
+    # a person verb before opens the gate only with a boundary after (看 到 想 给 are common)
+    obj_before = _PRECEDER_LAST if cfg.person_object else frozenset()
     if cfg.possessive:
         after_words.append((frozenset("的"), _POSS_RE))
     cue = _CUE_RE.search if cfg.game_cue else None
@@ -405,7 +405,8 @@ def make_gate(cfg: RuleConfig) -> Callable[[str, int, int], bool]:
     after_any_f = frozenset(after_any)
     after_first = frozenset().union(*(first for first, _ in after_words))
     # one lookup per side rules out 3, 5, 6 and 7 for most candidates
-    before_trig, after_trig = before_any_f | voc_before_f, after_any_f | after_first
+    before_trig, after_trig = before_any_f | voc_before_f | obj_before, after_any_f | after_first
+    obj_end, obj_first, obj_after = _OBJ_END, _OBJ_AFTER_FIRST, _OBJ_AFTER_RE.match
 
     def gate(t: str, start: int, end: int) -> bool:
         before = t[start - 1] if start > 0 else "\n"
@@ -414,6 +415,10 @@ def make_gate(cfg: RuleConfig) -> Callable[[str, int, int], bool]:
             if before in before_any_f or after in after_any_f:
                 return True
             if before in voc_before_f and after in voc_after_f and could_be_address(before, after):
+                return True
+            if before in obj_before and (
+                after in obj_end or (after in obj_first and obj_after(t, end))
+            ):
                 return True
             if after in after_first:
                 for first, regex in after_words:
