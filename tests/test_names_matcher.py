@@ -46,6 +46,9 @@ OPS = [
     Operator("char_4179_monstr", "Mon3tr", "Mon3tr"),
     Operator("char_4091_ulika", "U-Official", "U-Official"),
     Operator("char_172_svrash", "银灰", "SilverAsh", real_names=["恩希欧迪斯"]),
+    Operator("char_173_slchan", "崖心", "Cliffheart"),
+    Operator("char_174_slbell", "初雪", "Pramanix"),
+    Operator("char_126_shotst", "流星", "Meteor"),
     Operator("char_002_amiya", "阿米娅", "Amiya"),
     Operator("char_003_kalts", "凯尔希", "Kal'tsit"),
     Operator("char_103_angel", "能天使", "Exusiai"),
@@ -89,6 +92,51 @@ FIND_CASES = [
 @pytest.mark.parametrize("text,expected", FIND_CASES)
 def test_find(matcher: MentionMatcher, text: str, expected: list[str]) -> None:
     assert ids(matcher.find(text)) == expected
+
+
+#: names that are also ordinary words, with a person verb or a person noun around them
+#: (signals ``person_object`` and ``possessive``); the project's own sentences
+PERSON_CONTEXT_CASES = [
+    # the README's example: 看 is a weak person verb, 陈sir is named before, 银灰 is a rare word
+    ("今年想和陈sir去看银灰", [("陈sir", "latin"), ("银灰", "person_object")]),
+    ("我想跟年一起打牌", [("年", "person_object")]),
+    ("周末陪红去逛街吧", [("红", "person_object")]),
+    ("问问山吧，他肯定知道", [("山", "person_object")]),
+    ("谢谢红！", [("红", "person_object")]),
+    ("这次活动我要陪初雪玩", [("初雪", "person_object")]),
+    ("凯尔希说要去找银灰呢", [("凯尔希", "exact"), ("银灰", "person_object")]),
+    ("崖心是银灰的妹妹", [("崖心", "exact"), ("银灰", "possessive")]),
+    ("黑的搭档是谁来着", [("黑", "possessive")]),
+    # ordinary words stay words
+    ("银灰色的外套配黑裤子", []),  # the blocker 银灰色 wins
+    ("这件衬衫是银灰的", []),  # 的 without a person noun
+    ("银灰的外套", []),
+    ("今年冬天想去看初雪", []),  # weak verb, nobody else named: the weather
+    ("今年想去看银灰", []),  # (the same rule: a miss, on purpose)
+    ("晚上和朋友去看流星", []),
+    ("和阿米娅去看流星", [("阿米娅", "exact")]),  # 流星 is too common a word for a weak verb
+    ("等空了再聊吧", []),  # single-character names never pass on a weak verb
+    ("去年想和家人去看山", []),
+    ("我们要去找真理", []),
+    ("这才叫真理！", []),
+    ("跟红色的那辆车走", []),
+    ("和山一样高", []),  # no boundary after the name
+    ("问年轻人借个火", []),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text,expected", PERSON_CONTEXT_CASES)
+def test_person_context(
+    matcher: MentionMatcher, text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert [(m.surface, m.how) for m in matcher.find(text)] == expected
+
+
+def test_person_context_signals_can_be_switched_off() -> None:
+    off = RuleConfig(person_object=False, possessive=False)
+    m = build_matcher(load_user_aliases(), operators=OPS, config=off)
+    assert [m_.surface for m_ in m.find("今年想和陈sir去看银灰")] == ["陈sir"]
+    assert m.find("崖心是银灰的妹妹")[1:] == []
 
 
 def test_offsets_point_into_original_text(matcher: MentionMatcher) -> None:
@@ -333,7 +381,8 @@ class ReferenceMatcher:
                 ids_ctx = ids_ + tuple(self.table.base_of(x) for x in ids_) if ctx_ids else ids_
                 prev = cands[i - 1][:2] if i > 0 else None
                 nxt = cands[i + 1][:2] if i < len(cands) - 1 else None
-                how = _reference_decide(t, s, e, key, ids_ctx, (prev, nxt), ctx_ids, cfg)
+                named_end = out[-1].end if out else -1
+                how = _reference_decide(t, s, e, key, ids_ctx, (prev, nxt), ctx_ids, cfg, named_end)
                 if how is None:
                     if cfg.repeat and not (cfg.title and prev is not None and prev[1] == s):
                         dropped.append((s, e, ids_))
@@ -357,7 +406,7 @@ class ReferenceMatcher:
         return sorted(out + extra, key=lambda m: m.start) if extra else out
 
 
-def _reference_decide(t, start, end, key, ids_, neighbours, ctx_ids, cfg) -> str | None:
+def _reference_decide(t, start, end, key, ids_, neighbours, ctx_ids, cfg, named_end) -> str | None:
     """``rules.decide`` as first written: every signal tried in order with a regex."""
     from arklore.names import rules as r
 
@@ -384,6 +433,10 @@ def _reference_decide(t, start, end, key, ids_, neighbours, ctx_ids, cfg) -> str
         return "game_cue"
     if cfg.bare_rare and r.bare_ok(key):
         return "bare_rare"
+    if cfg.person_object and r.is_person_object(t, start, end, key, named_end):
+        return "person_object"
+    if cfg.possessive and r._POSS_RE.match(t, end):
+        return "possessive"
     return None
 
 

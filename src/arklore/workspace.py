@@ -16,10 +16,9 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -55,9 +54,11 @@ from arklore.extract import runner as relations_runner
 from arklore.extract import schema as extract_schema
 from arklore.extract import store as edges_db
 from arklore.graph.build import build_graph
+from arklore.graph.citations import curated_citations, graph_citations
 from arklore.graph.evidence import PairFacts, pair_facts
 from arklore.graph.importer import load_import
 from arklore.graph.io import load_graph, loads_graph, save_graph
+from arklore.graph.matrix import default_matrix_path, load_matrix
 from arklore.graph.model import RelationGraph
 from arklore.graph.people import People
 from arklore.llm import LLM, Estimate, LLMFiles, estimate
@@ -84,12 +85,26 @@ from arklore.rag import describe
 from arklore.rag.context import RelationContext, RelationRAG, spans_from_mentions
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, edge_items, fact_pairs
 from arklore.rag.embedders import Embedder, make_embedder
-from arklore.rag.index import BuildReport, build_index, disk_bytes, make_client, read_pointer
+from arklore.rag.index import (
+    BuildReport,
+    build_index,
+    disk_bytes,
+    doc_citations,
+    live_documents,
+    make_client,
+    read_pointer,
+)
 from arklore.rag.validate import validate as validate_docs
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
 
 Progress = Callable[[str, int, int], None]
+
+CITING_KINDS: tuple[str, ...] = (
+    "relation_edges", "event_memories", "matrix", "user_matrix", "import", "graph", "rag",
+)  # fmt: skip
+"""What cites line ids, as ``verify-anchors`` reports it (the labels' kinds, see
+:meth:`Workspace.verify_anchors`)."""
 
 STORE_MIGRATIONS: tuple[Migration, ...] = (
     corpus_schema.MIGRATIONS[0],
@@ -373,17 +388,71 @@ class Workspace:
         *,
         full: bool = False,
         allow_data_change: bool = False,
+        matrices: Sequence[Path] = (),
         progress: Progress | None = None,
     ) -> anchors.AnchorReport:
-        """Every stored and cited line id checked against the current data files."""
+        """Every stored and cited line id checked against the current data files.
+
+        Cited by (the referrer kinds of the report): ``relation_edges`` (extracted relations),
+        ``event_memories``, ``matrix`` (the packaged matrix, when the saved graph was built
+        from it), ``user_matrix`` (``matrices``), ``import`` (the registered relation
+        imports), ``graph`` (the saved graph's edges) and ``rag`` (the live index's
+        documents, read without an embedder).  A graph built from a matrix file that is not
+        among ``matrices`` gets a note: its path is not recorded, so it cannot be read here.
+        """
+        t0 = time.perf_counter()
         store = self.store(check_roots=True, allow_data_change=allow_data_change)
-        return anchors.verify_anchors(
-            self.roots,
-            store,
-            citations=chain(edges_db.cited_line_ids(store), events_db.cited_line_ids(store)),
-            full=full,
+        notes: list[str] = []
+        citations = list(self._citations(store, matrices, notes))
+        report = anchors.verify_anchors(
+            self.roots, store, citations=citations, kinds=CITING_KINDS, full=full,
             progress=progress,
-        )
+        )  # fmt: skip
+        report.notes += notes
+        report.seconds = round(time.perf_counter() - t0, 2)  # gathering the citations included
+        return report
+
+    def _citations(
+        self, store: Store, matrices: Sequence[Path], notes: list[str]
+    ) -> Iterator[anchors.Citation]:
+        """``(line_id, "<kind>: <what>")`` for every line id a later layer cites.
+
+        Names in the labels come from the graph's nodes when there is a graph (the alias
+        table is only built when a file must be read without one: it costs seconds)."""
+        graph = self.graph() if self.paths.graph.is_file() else None
+
+        def name(nid: str) -> str:
+            if graph is not None and nid in graph.nodes:
+                return graph.nodes[nid].name
+            if nid.startswith("char_"):
+                return self.people().operator_name(nid)
+            return nid.removeprefix("npc:")
+
+        def resolve(who: str) -> str:  # labels only: an unknown name is shown as written
+            if graph is not None:
+                return graph.resolve(who.removeprefix("npc:")) or who
+            return self.people().user_node(who) or who
+
+        yield from edges_db.cited_line_ids(store)
+        yield from events_db.cited_line_ids(store)
+        built_from = (graph.meta.get("matrix") or {}).get("path") if graph is not None else None
+        if built_from == default_matrix_path().name:
+            yield from curated_citations(
+                load_matrix(default_matrix_path(), resolve), "matrix", name
+            )
+        elif built_from and all(Path(m).name != built_from for m in matrices):
+            notes.append(
+                f"the graph was built from the matrix {built_from}: pass it with --matrix "
+                "to check its evidence"
+            )
+        for path in matrices:
+            yield from curated_citations(load_matrix(path, resolve), "user_matrix", name)
+        for path in self.registered_imports():
+            yield from curated_citations(load_import(path, resolve), "import", name)
+        if graph is not None:
+            yield from graph_citations(graph)
+        if read_pointer(self.paths.rag) is not None:
+            yield from doc_citations(live_documents(self.paths.rag, self.chroma()), name)
 
     def crosscheck(
         self, *, from_files: bool = False, progress: Callable[[int, int], None] | None = None

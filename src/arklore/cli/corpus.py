@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -20,6 +21,7 @@ from arklore.cli._common import (
 )
 from arklore.cli.app import app
 from arklore.core.errors import EXIT_FINDINGS, EXIT_PARTIAL
+from arklore.corpus.anchors import STORED
 from arklore.corpus.crosscheck import CrosscheckReport
 from arklore.names.build import load_operators, speaker_ids
 
@@ -140,29 +142,52 @@ def verify_anchors(
     full: Annotated[
         bool, typer.Option(help="Re-parse every stage, even files that did not change.")
     ] = False,
+    matrix: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--matrix",
+            help="Also check the evidence of this relationship matrix TOML (repeatable); "
+            "the packaged one is always checked.",
+        ),
+    ] = None,
     data_changed: DataChangedOpt = False,
 ) -> None:
-    """Report every stored line id whose stage no longer holds that text at that position.
+    """Report every stored or cited line id whose stage no longer holds that text there.
 
-    Exits 5 (findings) when any anchor drifted.
+    Cited ids come from extracted relations, event memories, the matrix the graph was built
+    from (the packaged one; pass your own with --matrix), registered relation imports, the
+    saved graph and the live relation index; each drifted line names the relations it
+    supports. Exits 5 (findings) when any anchor drifted.
     """
     with progress_bar(not json) as progress:
         report = workspace().verify_anchors(
-            full=full, allow_data_change=data_changed, progress=progress
+            full=full, allow_data_change=data_changed, matrices=matrix or (), progress=progress
         )
     if json:
         print_json(report.to_dict())
     else:
         console.print(
             f"{report.anchors:,} anchors in {report.stages_checked:,} stages "
-            f"({report.stages_reparsed} re-parsed): {len(report.drifts)} drifted {report.by_kind()}",
+            f"({report.stages_reparsed} re-parsed) in {report.seconds:.1f} s: "
+            f"{len(report.drifts)} drifted {report.by_kind()}",
         )
+        for kind, c in report.cited.items():
+            hit = f", {c.referrers_hit} citing them" if c.drifted else ""
+            console.print(
+                f"  {kind:15} {c.citations:>7,} citations of {c.line_ids:>7,} lines: "
+                f"{c.drifted} drifted{hit}",
+            )
+        for note in report.notes:
+            console.print(f"  note: {note}")
         for d in report.drifts[:50]:
             where = f" -> now at {d.now_line_nos}" if d.now_line_nos else ""
             now = f" now: {d.now_text[:40]!r}" if d.now_text else ""
-            cited = [r for r in d.referenced_by if r != "lines"]
-            by = f" (cited by {'; '.join(cited)})" if cited else ""
-            console.print(f"  {d.kind:13} {d.line_id}{where}{now}{by}")
+            console.print(f"  {d.kind:13} {d.line_id}{where}{now}")
+            cited = [r for r in d.referenced_by if r != STORED]
+            for r in cited[:10]:
+                console.print(f"      cited by {r}")
+            if len(cited) > 10:
+                console.print(f"      ... and {len(cited) - 10} more (use --json)")
         if len(report.drifts) > 50:
             console.print(f"  ... {len(report.drifts) - 50} more (use --json)")
     raise typer.Exit(0 if report.ok else EXIT_FINDINGS)

@@ -254,8 +254,8 @@ class MentionMatcher:
         a context, a bare-rare key, or the gate of :func:`rules.make_gate` (a neighbour character
         some signal looks at, or a game cue nearby).  Otherwise ``decide`` would try every
         signal and return None (3 of 4 risky candidates in chat text), so the candidate is
-        dropped here.  Neighbours are passed to ``decide`` as two ints (end of the
-        previous candidate, start of the next; -1 when none).
+        dropped here.  Neighbours are passed to ``decide`` as ints (end of the previous
+        candidate, start of the next, end of the last accepted mention; -1 when none).
         """
         cfg = self.config
         decide, gate = rules.decide, self._gate
@@ -279,7 +279,10 @@ class MentionMatcher:
                 if ctx_ids or bare[p] or gate(t, s, e):
                     next_start = cands[i + 1][1] if i < last else -1
                     ids = ids_ctx[p] if ctx_ids else idss[p]
-                    how = decide(t, s, e, keys[p], ids, prev_end, next_start, ctx_ids, cfg)
+                    named_end = out[-1].end if out else -1
+                    how = decide(
+                        t, s, e, keys[p], ids, prev_end, next_start, ctx_ids, cfg, named_end
+                    )
                 else:
                     how = None
                 if how is None:
@@ -305,7 +308,7 @@ class MentionMatcher:
         out: list[Mention],
         dropped: list[tuple[int, int, int, tuple[str, ...]]],
     ) -> list[Mention]:
-        """Signal 11: a dropped risky name whose operator is accepted on the same line.
+        """Signal 13: a dropped risky name whose operator is accepted on the same line.
 
         ``dropped`` holds ``(k, start, end, ids)`` where ``k`` is ``len(out)`` when the name was
         dropped: the mentions before it are ``out[:k]``.  A mention before the name shares its

@@ -418,12 +418,49 @@ def open_active(root: Path, emb: Embedder, client: Any = None) -> tuple[Any, dic
     return col, ptr
 
 
+def live_documents(root: Path, client: Any = None) -> list[RelationDoc]:
+    """Every document of the live collection, read without an embedder (nothing is queried:
+    for checks such as ``verify-anchors``); [] when no index was built."""
+    ptr = read_pointer(root)
+    if ptr is None:
+        return []
+    client = client or make_client(root)
+    try:
+        col = client.get_collection(ptr["collection"], embedding_function=None)
+    except Exception as exc:  # noqa: BLE001 - chroma raises several types for "not found"
+        raise RagIndexError(
+            f"collection {ptr['collection']} named by {pointer_path(root)} is missing: {exc}"
+        ) from exc
+    got = col.get(include=["documents", "metadatas"])
+    return [
+        RelationDoc.from_chroma(did, text, meta)
+        for did, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+    ]
+
+
+def doc_citations(
+    docs: list[RelationDoc], name: Callable[[str], str], kind: str = "rag"
+) -> list[tuple[str, str]]:
+    """``(line_id, "rag: A -> B (predicate, source, doc id)")`` for every document's evidence,
+    for ``arklore verify-anchors``."""
+    out = []
+    for d in docs:
+        label = (
+            f"{kind}: {name(d.operator_id)} -> {name(d.target_id)} "
+            f"({d.predicate}, {d.source}, {d.doc_id})"
+        )
+        out += [(line_id, label) for line_id in d.evidence_line_ids]
+    return out
+
+
 __all__ = [
     "BuildReport",
     "RagBuildBusyError",
     "RagIndexError",
     "Rejected",
     "build_index",
+    "doc_citations",
+    "live_documents",
     "make_client",
     "open_active",
     "read_pointer",
