@@ -401,13 +401,7 @@ def open_active(root: Path, emb: Embedder, client: Any = None) -> tuple[Any, dic
             "rebuild it before querying",
             hint="rebuild it with `arklore rag build`, or set ARKLORE_EMBEDDER to the one it was built with",
         )
-    client = client or make_client(root)
-    try:
-        col = client.get_collection(ptr["collection"], embedding_function=None)
-    except Exception as exc:  # noqa: BLE001 - chroma raises several types for "not found"
-        raise RagIndexError(
-            f"collection {ptr['collection']} named by {pointer_path(root)} is missing: {exc}"
-        ) from exc
+    col = _pointed_collection(root, ptr, client)
     cm = col.metadata or {}
     if cm.get("embedder") != emb.name or cm.get("embedder_version") != emb.version:
         raise ConfigError(
@@ -418,19 +412,24 @@ def open_active(root: Path, emb: Embedder, client: Any = None) -> tuple[Any, dic
     return col, ptr
 
 
+def _pointed_collection(root: Path, ptr: dict[str, Any], client: Any = None) -> Any:
+    """The collection the pointer names (RagIndexError when it is gone)."""
+    client = client or make_client(root)
+    try:
+        return client.get_collection(ptr["collection"], embedding_function=None)
+    except Exception as exc:  # noqa: BLE001 - chroma raises several types for "not found"
+        raise RagIndexError(
+            f"collection {ptr['collection']} named by {pointer_path(root)} is missing: {exc}"
+        ) from exc
+
+
 def live_documents(root: Path, client: Any = None) -> list[RelationDoc]:
     """Every document of the live collection, read without an embedder (nothing is queried:
     for checks such as ``verify-anchors``); [] when no index was built."""
     ptr = read_pointer(root)
     if ptr is None:
         return []
-    client = client or make_client(root)
-    try:
-        col = client.get_collection(ptr["collection"], embedding_function=None)
-    except Exception as exc:  # noqa: BLE001 - chroma raises several types for "not found"
-        raise RagIndexError(
-            f"collection {ptr['collection']} named by {pointer_path(root)} is missing: {exc}"
-        ) from exc
+    col = _pointed_collection(root, ptr, client)
     got = col.get(include=["documents", "metadatas"])
     return [
         RelationDoc.from_chroma(did, text, meta)
