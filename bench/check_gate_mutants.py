@@ -9,7 +9,10 @@ budget (tests/test_rag_context.py), the all-or-nothing stage write of ingest
 overwrites a tier-S or hand-edited file, the tier rule of what a chat may use:
 tests/test_profiles_*.py and tests/test_distill.py) and the story-event checks (presence, first
 person, time hints, chunk merging, line ranges, name normalization, choice branches:
-tests/test_events_checks.py).
+tests/test_events_checks.py), the relation-description gate (length, no invented third person:
+tests/test_rag_describe.py), extracted notes kept out of document text
+(tests/test_rag_evidence.py, tests/test_rag_docs.py) and verify-anchors' citations of the
+matrix, graph and index (tests/test_verify_citations.py).
 
 Run: ``.venv/bin/python bench/check_gate_mutants.py`` — prints mutant -> failed tests and
 exits non-zero if any mutant survives. Each run is a subprocess
@@ -204,6 +207,46 @@ def _event_branches_ignored(_: Any) -> None:
     checks.branch_info = lambda lines: (original(lines)[0], [])
 
 
+def _description_person_unchecked(_: Any) -> None:
+    from arklore.rag import describe
+    from arklore.rag.docs import MAX_CHARS, MIN_CHARS
+
+    describe.gate = lambda text, it, shown, find: (
+        None if MIN_CHARS <= len(text) <= MAX_CHARS else f"length {len(text)}"
+    )
+
+
+def _description_length_unchecked(_: Any) -> None:
+    from arklore.rag import describe
+
+    original = describe.gate
+    describe.gate = lambda text, it, shown, find: (
+        None if (why := original(text, it, shown, find)) and why.startswith("length") else why
+    )
+
+
+def _story_notes_as_fact(_: Any) -> None:
+    from arklore.rag import docs
+
+    original = docs.story_documents
+
+    def with_notes(ctx):  # noqa: ANN001, ANN202
+        for d in original(ctx):
+            if d.notes:
+                d.text = f"{d.text}{'；'.join(d.notes)}"[: docs.MAX_CHARS]
+            yield d
+
+    docs._SOURCES["story"] = with_notes
+
+
+def _citations_ignored(_: Any) -> None:
+    from arklore import workspace
+
+    workspace.graph_citations = lambda graph, kind="graph": iter(())
+    workspace.curated_citations = lambda curated, kind, name: iter(())
+    workspace.doc_citations = lambda docs, name: iter(())
+
+
 EXTRACT = "tests/test_extract_gates.py"
 EVENTS = "tests/test_events_checks.py"
 RAG_DOCS = "tests/test_rag_docs.py"
@@ -211,6 +254,9 @@ RAG_CONTEXT = "tests/test_rag_context.py"
 INGEST = "tests/test_ingest.py"
 ANCHORS = "tests/test_anchors.py"
 DISTILL = "tests/test_distill.py"
+DESCRIBE = "tests/test_rag_describe.py"
+EVIDENCE = "tests/test_rag_evidence.py"
+CITATIONS = "tests/test_verify_citations.py"
 TASKS = "tests/test_distill_tasks.py"
 
 # mutant -> (the tests that must catch it, the patch)
@@ -245,6 +291,10 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "event_range_not_clamped": (EVENTS, _event_range_not_clamped),
     "event_names_not_normalized": (EVENTS, _event_names_not_normalized),
     "event_branches_ignored": (EVENTS, _event_branches_ignored),
+    "description_person_unchecked": (DESCRIBE, _description_person_unchecked),
+    "description_length_unchecked": (DESCRIBE, _description_length_unchecked),
+    "story_notes_as_fact": ((EVIDENCE, RAG_DOCS), _story_notes_as_fact),
+    "citations_ignored": (CITATIONS, _citations_ignored),
 }
 
 
