@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from distill_fake import Fake
 from llm_stub import stub_env
 from profiles_helpers import AT, make_home
@@ -72,6 +73,7 @@ def _run_and_kill(env: dict[str, str], home: Path, after_results: int) -> None:
     assert p.returncode == -signal.SIGKILL
 
 
+@pytest.mark.slow  # several SIGKILLed runs: part of `make test`, not the fast loop
 def test_kill_and_resume_gives_the_files_of_an_uninterrupted_run(tmp_path: Path, llm_stub) -> None:
     fake = Fake(delay=0.1)
     llm_stub.default = fake
