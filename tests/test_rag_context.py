@@ -183,7 +183,7 @@ def test_token_counter_is_conservative_and_pluggable(rag):
 def test_group_chat_relations_and_background(rag):
     rels = rag.get_all_relationships_for(CHEN, [AMIYA, "诗怀雅", HOSHI, CHEN, "npc:nobody"])
     assert [r.target_id for r in rels] == [SWIRE, HOSHI, AMIYA]
-    assert rels[2].source == "graph"  # weak edge: no document, template from the graph
+    assert rels[2].source == "graph_edge"  # a weak edge, but one of her anchors: described
     bg = rag.get_relation_background(AMIYA)
     assert bg.startswith("【阿米娅的人际关系】") and bg.count("\n- ") == 5
     assert rag.get_relation_background(AMIYA, budget=60).count("\n- ") < 5

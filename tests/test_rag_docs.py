@@ -21,8 +21,16 @@ def test_sources_matrix_as_written_template_without_corpus_facts_and_threshold()
     assert t.source == "graph_edge" and t.generated_by == "template"
     assert t.text == "阿米娅视陈为并肩作战的战友，两人在故事中多次直接交谈。"
     assert t.metadata()["generated_by"] == "template"
-    assert (CHEN, AMIYA) not in by  # strength 0.5 <= 0.6: not described
+    # strength 0.5 <= 0.6, but one of 陈's three strongest (her anchors): described all the same
+    assert by[(CHEN, AMIYA)].source == "graph_edge"
     assert all(D.MIN_CHARS <= len(d.text) <= D.MAX_CHARS for d in docs)
+
+
+def test_a_weak_edge_is_described_only_as_one_of_her_anchors():
+    g = small_graph()
+    g.add_edge(edge(CHEN, KALTS, "相识", 0.3))  # 陈's fourth relation, below the threshold
+    docs = {(d.operator_id, d.target_id) for d in collect_documents(SourceContext(graph=g))}
+    assert (CHEN, AMIYA) in docs and (CHEN, KALTS) not in docs
 
 
 def test_doc_ids_valid_and_stable():

@@ -12,7 +12,7 @@ from rag_helpers import build, make_rag
 
 from arklore.extract.gates import GatedEdge
 from arklore.extract.store import write_chunk
-from arklore.graph.evidence import pair_facts
+from arklore.graph.evidence import PairFacts, pair_facts
 from arklore.rag import docs as D
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, doc_rank, fact_pairs
 from arklore.rag.evidence import pick_exchanges
@@ -196,3 +196,13 @@ def test_exchanges_shown_to_a_model_put_vocatives_first_and_fit_the_budget(world
     assert len(wins) == 2  # one window per stage
     tiny = pick_exchanges(f, names.get, budget=20)
     assert len(tiny) == 1 and len(tiny[0]) < len(wins[0])
+
+
+def test_a_pair_that_only_shares_scenes_cites_both_first_lines_there(world):
+    store, people = world
+    f = pair_facts(store, people, [(SUP, ELV)])[(SUP, ELV)]
+    assert f.shared_lines == [line_id("test/e2", 4), line_id("test/e2", 2)]  # 苏珀's, then hers
+    f = PairFacts("a", "b", shared_stages=2, shared_lines=["s/x#3:0a1b2c3d", "s/x#7:4e5f6a7b"])
+    assert f.representative() == ["s/x#3:0a1b2c3d", "s/x#7:4e5f6a7b"]
+    voc = PairFacts("a", "b", shared_lines=["s/x#3:0a1b2c3d"])
+    assert PairFacts("a", "b").representative() == [] and voc.representative() == voc.shared_lines

@@ -45,6 +45,9 @@ class PairFacts:
     events: list[tuple[str, int]] = field(default_factory=list)  # (event name, turns)
     exchanges: list[tuple[ScanLine, ScanLine]] = field(default_factory=list)  # story order
     vocative_lines: list[ScanLine] = field(default_factory=list)  # A calling B by name
+    shared_lines: list[str] = field(
+        default_factory=list
+    )  # A's and B's first lines in a shared stage
 
     @property
     def vocatives(self) -> int:
@@ -64,7 +67,9 @@ class PairFacts:
         for prev, cur in self.exchanges:
             if prev.stage_path == top:
                 return [prev.line_id, cur.line_id]
-        return [self.vocative_lines[0].line_id] if self.vocative_lines else []
+        if self.vocative_lines:
+            return [self.vocative_lines[0].line_id]
+        return list(self.shared_lines)  # in the same scene, never answering each other
 
 
 @dataclass(slots=True)
@@ -99,9 +104,11 @@ def pair_facts(
     turns: dict[tuple[str, str], list[tuple[ScanLine, ScanLine]]] = defaultdict(list)  # sorted
     said: dict[tuple[str, str], _Said] = defaultdict(_Said)  # (speaker, addressee)
     speakers: dict[str, Counter] = defaultdict(Counter)  # stage -> node -> dialogue lines
+    first_line: dict[tuple[str, str], str] = {}  # (stage, node) -> its first dialogue line
     for ln in lines:
         if ln.node is not None and ln.dialogue:
             speakers[ln.stage_path][ln.node] += 1
+            first_line.setdefault((ln.stage_path, ln.node), ln.line_id)
     known = {ln.node for ln in lines if ln.node}
     voc = VocativeFinder(people, known)
 
@@ -131,12 +138,14 @@ def pair_facts(
     for key in unordered:
         by_first[key[0]].append(key)  # type: ignore[arg-type]
     shared: Counter = Counter()
+    first_shared: dict[tuple[str, str], str] = {}  # pair -> a stage both speak in
     said_lines: Counter = Counter()  # (speaker, other) -> speaker's lines in shared stages
-    for nodes in speakers.values():
+    for stage, nodes in speakers.items():
         for node in nodes:
             for key in by_first.get(node, ()):
                 if key[1] in nodes:
                     shared[key] += 1
+                    first_shared.setdefault(key, stage)  # type: ignore[arg-type]
                     said_lines[key] += nodes[key[0]]
                     said_lines[(key[1], key[0])] += nodes[key[1]]
     out: dict[tuple[str, str], PairFacts] = {}
@@ -147,6 +156,9 @@ def pair_facts(
         back = said.get((b, a))
         f = PairFacts(a, b, shared_stages=shared[key], a_lines=said_lines[(a, b)],
                       b_lines=said_lines[(b, a)])  # fmt: skip
+        if key in first_shared:
+            stage = first_shared[key]  # type: ignore[index]
+            f.shared_lines = [first_line[(stage, a)], first_line[(stage, b)]]
         if mine is not None:
             f.forms = sorted(mine.forms.items(), key=lambda x: (-x[1], x[0]))[:MAX_FORMS]
             f.vocative_lines = list(mine.lines)

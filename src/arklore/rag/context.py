@@ -23,12 +23,11 @@ from typing import Any
 
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.graph.model import Edge, RelationGraph
-from arklore.rag.docs import RelationDoc, rank_key, template_description
+from arklore.rag.docs import ANCHOR_K, RelationDoc, rank_key, template_description
 from arklore.rag.embedders import Embedder, QueryCache
 from arklore.rag.index import RagIndexError, make_client, open_active, pointer_path
 
 DEFAULT_BUDGET = 800
-ANCHOR_K = 3
 CONTEXT_K = 2
 QUERY_SIDE = 24  # characters kept either side of each name for the query embedding
 QUERY_MAX_CHARS = 96  # e5's cost grows with the tokens: ~1 token per Chinese character

@@ -56,6 +56,9 @@ from arklore.rag.evidence import (
 DOC_ID_RE = re.compile(r"^[a-zA-Z0-9_\-\.]+$")
 DOC_SOURCES = ("matrix", "graph_edge", "char_anchor", "story")
 DESCRIBE_THRESHOLD = 0.6
+ANCHOR_K = 3
+"""Every operator's strongest relations a chat injects each turn: each gets a document, however
+weak, so no anchor falls back to the bare template."""
 
 
 @dataclass(slots=True)
@@ -325,10 +328,21 @@ def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
 
 
 def _edges_to_describe(ctx: SourceContext) -> list[Edge]:
+    """Edges stronger than the threshold, and every operator's anchors (her ``ANCHOR_K``
+    strongest relations, which a chat shows whatever their strength)."""
+    g = ctx.graph
+    anchors = {
+        (e.source, e.target, e.predicate)
+        for op, node in g.nodes.items()
+        if node.kind == "operator"
+        for e in g.get_top_anchor_relations(op, ANCHOR_K)
+    }
     return [
         e
-        for e in ctx.graph.edges()
-        if e.strength > ctx.threshold and _matrix_text(e) is None and e.source != e.target
+        for e in g.edges()
+        if (e.strength > ctx.threshold or (e.source, e.target, e.predicate) in anchors)
+        and _matrix_text(e) is None
+        and e.source != e.target
     ]
 
 
