@@ -207,8 +207,7 @@ def test_message_and_history_limits_use_the_shared_check(kb_home: Path) -> None:
 def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch) -> None:
     """Once story events are extracted, the turn's memories block is her memories from
     ``Workspace.memories`` (the events layer), each citing its stage."""
-    from arklore.events import store as events_db
-    from arklore.events.memories import Memories, MemoryItem
+    from arklore.events.memories import Memories, MemoryItem, MemoryService
 
     seen: list[tuple[str, str | None, int]] = []
 
@@ -219,7 +218,7 @@ def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch
                               "memory", 0.9, 3, "雨夜")  # fmt: skip
             return Memories([item], "memories", "", operator)
 
-    monkeypatch.setattr(events_db, "checked_stages", lambda store: [S3])
+    monkeypatch.setattr(MemoryService, "has_memories", lambda self, family: True)
     from service_kb import kb_settings
 
     w = EventsWorkspace(kb_settings(kb_home, memory_k=4))

@@ -129,6 +129,7 @@ def test_a_list_of_memories_is_a_shape_error_never_guessed(ws: Workspace, llm_st
 def test_memories_are_hers_only_shared_by_her_forms(ws: Workspace, llm_stub) -> None:
     no_events = ws.memories("陈")
     assert no_events.kind == "appearances" and "no story events extracted" in no_events.reason
+    assert not ws.memory_service().has_memories([CHEN, "char_1013_chen2"])
     assert [i.kind for i in no_events.items] == ["appearance", "appearance"]
     assert no_events.items[0].text.endswith("一段关于港口卸货的测试简介。")
     llm_stub.default = answer
@@ -136,6 +137,7 @@ def test_memories_are_hers_only_shared_by_her_forms(ws: Workspace, llm_stub) -> 
     ws.reload()
     got = ws.memories("陈", "港口的货船", k=5)
     assert isinstance(got, Memories) and got.kind == "memories"
+    assert ws.memory_service().has_memories([CHEN, "char_1013_chen2"])
     assert got.operator == CHEN and set(got.operator_ids) == {CHEN, "char_1013_chen2"}
     texts = {i.text for i in got.items}
     assert texts == {"我在港口问阿米娅货船几点靠岸。", "我在沙滩上问阿米娅带没带防晒霜。"}

@@ -941,10 +941,10 @@ class Workspace:
         kb = self.chat()
         sp = kb.speaker(operator, check_manifest=False)
         k = k or self.settings.memory_k
-        if events_db.checked_stages(self.store()):
-            found = self.memories(sp.char_id, query or None, k)
-            if found.kind == "memories":
-                return kb.memories_block(sp, found)
+        # asked first, so a turn never ranks (and embeds) the events layer's appearances
+        # only to drop them for the chat's own appearances block
+        if self.memory_service().has_memories(self.operator_family(sp.char_id)):
+            return kb.memories_block(sp, self.memories(sp.char_id, query or None, k))
         return kb.appearances_block(sp, query, k)
 
     def graph_node(self, name: str) -> str:

@@ -140,6 +140,11 @@ class MemoryService:
             entry = self._entries[family] = _Entry(rev, rows)
         return entry
 
+    def has_memories(self, family: Sequence[str]) -> bool:
+        """Whether any first-person memory of hers was kept (nothing ranked or embedded)."""
+        with self._lock:
+            return bool(self._entry(tuple(dict.fromkeys(family))).rows)
+
     def _vectors(self, texts: list[str]) -> np.ndarray:
         if self._cache is None:
             self._cache = EmbeddingCache(self._cache_path)
