@@ -207,7 +207,8 @@ class Workspace:
         self._people: People | None = None
         self._embedders: dict[str, Embedder] = {}
         self._graph: RelationGraph | None = None
-        self._facts: tuple[int, dict[tuple[str, str], PairFacts]] | None = None
+        # the graph the facts were gathered for, held so its identity cannot be reused
+        self._facts: tuple[RelationGraph, dict[tuple[str, str], PairFacts]] | None = None
         self._rag: RelationRAG | None = None
         self._chroma: Any = None
         self._profile_tables: Tables | None = None
@@ -813,7 +814,7 @@ class Workspace:
         corpus pass, kept for this graph until the workspace reloads); {} without a store."""
         if store is None:
             return {}
-        if self._facts is not None and self._facts[0] == id(graph):
+        if self._facts is not None and self._facts[0] is graph:
             return self._facts[1]
         if progress:
             progress("evidence", 0, 1)
@@ -821,7 +822,7 @@ class Workspace:
         facts = pair_facts(store, self.people(), pairs)
         if progress:
             progress("evidence", 1, 1)
-        self._facts = (id(graph), facts)
+        self._facts = (graph, facts)
         return facts
 
     def build_index_dry_run(self, graph_path: Path | None = None) -> Estimate:
