@@ -41,16 +41,19 @@ from arklore.core.predicates import BASIS_RANK, PREDICATE_FAMILY
 from arklore.extract.store import kept_edges
 from arklore.graph.evidence import PairFacts, event_names
 from arklore.graph.model import Edge, RelationGraph
+from arklore.rag.evidence import (  # re-exported: the length bounds every reader checks
+    MAX_CHARS as MAX_CHARS,
+)
 from arklore.rag.evidence import (
-    MAX_CHARS,
+    MIN_CHARS as MIN_CHARS,
+)
+from arklore.rag.evidence import (
     evidence_description,
     evidence_ids,
+    fit_sentences,
     relation_sentence,
     role_phrase,
     vocative_clause,
-)
-from arklore.rag.evidence import (
-    MIN_CHARS as MIN_CHARS,  # re-exported: the length bounds every reader checks
 )
 
 DOC_ID_RE = re.compile(r"^[a-zA-Z0-9_\-\.]+$")
@@ -242,6 +245,7 @@ class SourceContext:
         default=None, init=False, repr=False
     )
     _events: dict[str, str] | None = field(default=None, init=False, repr=False)
+    _notes: dict[tuple[str, str], list[str]] | None = field(default=None, init=False, repr=False)
 
     def name(self, node_id: str) -> str:
         node = self.graph.nodes.get(node_id)
@@ -256,11 +260,12 @@ class SourceContext:
 
     def notes(self, a: str, b: str) -> list[str]:
         """Every extracted note about A -> B (any predicate)."""
-        out: list[str] = []
-        for (x, y, _), g in self.story_groups().items():
-            if (x, y) == (a, b):
-                out.extend(n for n in g.notes if n not in out)
-        return out
+        if self._notes is None:  # one pass over the groups, not one per edge described
+            self._notes = {}
+            for (x, y, _), g in self.story_groups().items():
+                notes = self._notes.setdefault((x, y), [])
+                notes.extend(n for n in g.notes if n not in notes)
+        return list(self._notes.get((a, b), ()))
 
     def curated(self, a: str, b: str) -> str | None:
         """The hand-written (matrix) description of A -> B, any predicate."""
@@ -469,8 +474,4 @@ def story_text(a: str, b: str, pred: str, g: _StoryGroup, ctx: SourceContext) ->
         voc = vocative_clause(a_name, b_name, facts)
         if voc:
             sentences.append(voc)
-    text = "。".join(sentences) + "。"
-    while len(text) > MAX_CHARS and len(sentences) > 1:
-        sentences.pop()
-        text = "。".join(sentences) + "。"
-    return text[:MAX_CHARS]
+    return fit_sentences(sentences)

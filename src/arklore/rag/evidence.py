@@ -62,6 +62,17 @@ def relation_sentence(predicate: str, a: str, b: str) -> str:
     return f"{a}与{b}的关系：{predicate}"
 
 
+def fit_sentences(sentences: list[str]) -> str:
+    """The sentences joined with 。, the last ones dropped until it fits ``MAX_CHARS`` (the
+    first one cut when alone)."""
+    kept = list(sentences)
+    text = "。".join(kept) + "。"
+    while len(text) > MAX_CHARS and len(kept) > 1:
+        kept.pop()
+        text = "。".join(kept) + "。"
+    return text[:MAX_CHARS]
+
+
 def _count(n: int) -> str:
     return f"（{n}次）"
 
@@ -131,11 +142,7 @@ def evidence_description(edge: Edge, a: str, b: str, f: PairFacts | None) -> str
         return None
     if edge.predicate != INTERACTION:
         sentences.insert(0, relation_sentence(edge.predicate, a, b))
-    text = "。".join(sentences) + "。"
-    while len(text) > MAX_CHARS and len(sentences) > 1:
-        sentences.pop()
-        text = "。".join(sentences) + "。"
-    return text[:MAX_CHARS]
+    return fit_sentences(sentences)
 
 
 def evidence_ids(edge: Edge, f: PairFacts | None) -> list[str]:
