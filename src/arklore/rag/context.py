@@ -197,13 +197,15 @@ class RelationRAG:
     def _resolve(self, who: str) -> str:
         return self.graph.resolve(who) or who
 
-    def _best_doc(self, op: str, target: str) -> RelationDoc | None:
-        lst = self._docs.get((op, target))
-        return lst[0] if lst else None
+    def _best_doc(self, op: str, target: str, predicate: str | None = None) -> RelationDoc | None:
+        """The best-ranked document of op's view of target: of that ``predicate`` when there
+        is one (the ranking rule picks which document speaks for the relation), else any."""
+        docs = self._docs.get((op, target)) or []
+        same = (x for x in docs if x.predicate == predicate)
+        return next(same, docs[0] if docs else None)
 
     def _relation_for_edge(self, op: str, e: Edge) -> Relation:
-        docs = self._docs.get((op, e.target)) or []
-        d = next((x for x in docs if x.predicate == e.predicate), docs[0] if docs else None)
+        d = self._best_doc(op, e.target, e.predicate)
         name = self._name(e.target)
         if d is not None:
             return Relation(e.target, name, e.predicate, e.strength, d.text, d.source, d.doc_id,
@@ -300,8 +302,7 @@ class RelationRAG:
             seen.add(d.target_id)
             # similarity picks the target and the relation (predicate); the ranking rule
             # picks which document speaks for it (curated over extracted over evidence-built)
-            same = [x for x in self._docs.get((op, d.target_id), []) if x.predicate == d.predicate]
-            r = self._doc_relation(same[0] if same else d)
+            r = self._doc_relation(self._best_doc(op, d.target_id, d.predicate) or d)
             r.score = round(1.0 - float(dist), 4)
             out.append(r)
             if len(out) >= top_k:
