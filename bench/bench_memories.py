@@ -106,26 +106,26 @@ def main() -> None:
             _copy_store(src, home / "arklore.sqlite3")
             print(f"store copied in {time.perf_counter() - t:.1f} s")
         ws = Workspace(settings.model_copy(update={"home": home}))
-        stages = [a.stage_path for a in ws.appearances(OPERATOR)][:n_stages]
+        stages = [a.stage_path for a in ws.events.appearances(OPERATOR)][:n_stages]
         t = time.perf_counter()
         report = runner.extract_events(
-            ws.store(), StandIn(ws.paths.llm), stages, resolve=ws.resolve_person
+            ws.corpus.store(), StandIn(ws.paths.llm), stages, resolve=ws.names.resolve_person
         )
         print(
             f"stand-in extraction of {len(stages)} stages ({report.jobs} chunks, "
             f"{report.skipped} already stored) in {time.perf_counter() - t:.1f} s: "
             f"{report.summary.get('memories', 0)} memories kept"
         )
-        emb = ws.embedder()
+        emb = ws.rag.embedder()
         print(f"embedder {emb.name} ({emb.version}), threads {settings.e5_threads}")
         t = time.perf_counter()
-        embedded = ws.memory_service().embed_stages(stages)
+        embedded = ws.events.memory_service().embed_stages(stages)
         print(
             f"memories embedded ahead of chat (as `extract events` does): {embedded} new in "
             f"{time.perf_counter() - t:.1f} s"
         )
         t = time.perf_counter()
-        first = ws.memories(OPERATOR, "你还记得切城的事吗")
+        first = ws.events.memories(OPERATOR, "你还记得切城的事吗")
         first_s = time.perf_counter() - t
         n_mem = int(first.reason.split()[0]) if first.kind == "memories" else 0
         print(f"first call {first_s:.2f} s ({first.kind}: {first.reason})")
@@ -145,18 +145,18 @@ def main() -> None:
             emb.embed_query(q + "#")  # as long, and not the string the query cache will hold
             base.append((time.perf_counter() - t) * 1000)
             t = time.perf_counter()
-            got = ws.memories(OPERATOR, q, k=3)
+            got = ws.events.memories(OPERATOR, q, k=3)
             full.append((time.perf_counter() - t) * 1000)
             assert got.kind == "memories" and len(got.items) == 3
         plain = []
         for _ in range(300):
             t = time.perf_counter()
-            ws.memories(OPERATOR, k=3)
+            ws.events.memories(OPERATOR, k=3)
             plain.append((time.perf_counter() - t) * 1000)
         repeat = []
         for _ in range(300):
             t = time.perf_counter()
-            ws.memories(OPERATOR, "你还记得切城的事吗", k=3)
+            ws.events.memories(OPERATOR, "你还记得切城的事吗", k=3)
             repeat.append((time.perf_counter() - t) * 1000)
         print(f"{n_mem} memories of {OPERATOR}; {len(queries)} distinct queries")
         print(f"{'':38}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}")

@@ -91,7 +91,7 @@ def main() -> None:
 
     ws = Workspace(Settings.from_env())  # a benchmark is an entry point: it reads the environment
     graph, gpath, db = _graph(ws)
-    emb = ws.embedder()
+    emb = ws.rag.embedder()
     keep = os.environ.get("ARKLORE_RAG_BENCH_HOME")  # reuse the embedding cache across runs
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="bench-rag-"))
     store = None

@@ -168,7 +168,7 @@ def cold_build(ws, graph, gpath, db, tmp: Path) -> Path:
         if store is not None:
             store.close()
     texts = [d.text for d in docs]
-    emb = ws.embedder()
+    emb = ws.rag.embedder()
     counter = getattr(emb, "token_count", None)
     tokens = sum(counter(t, query=False) for t in texts) if counter else 0
     tpath = tmp / "texts.json"
@@ -358,7 +358,7 @@ def main() -> None:
         finder = _name_finder(graph)
         if db is not None and db.exists():
             finder = spans_from_mentions(ws.find_mentions)
-        ranked_turns(graph, finder, ws.embedder(), root,
+        ranked_turns(graph, finder, ws.rag.embedder(), root,
                      int(os.environ.get("ARKLORE_RAG_SPEED_TURNS", "300")))  # fmt: skip
     finally:
         ws.close()

@@ -54,18 +54,18 @@ def _ensure_built(ws) -> None:
     from arklore.rag.index import open_active
 
     try:
-        ws.store()
+        ws.corpus.store()
     except ArkloreError:
         print("no store: ingesting (minutes)…", flush=True)
         ws.ingest()
     if not ws.paths.graph.exists():
         print("no graph: building it…", flush=True)
-        ws.build_graph()
+        ws.graph.build()
     try:
-        open_active(ws.paths.rag, ws.embedder(), ws.chroma())
+        open_active(ws.paths.rag, ws.rag.embedder(), ws.rag.chroma())
     except ArkloreError:
         print(f"no index for embedder {ws.settings.embedder}: building it (minutes)…", flush=True)
-        ws.build_index(no_llm=True)
+        ws.rag.build(no_llm=True)
 
 
 class _Conn:
@@ -171,7 +171,7 @@ def main() -> None:
 
     ws = Workspace(Settings.from_env())  # a benchmark is an entry point: it reads the environment
     _ensure_built(ws)
-    graph = ws.graph()
+    graph = ws.graph.current()
     ops = sorted(
         {e.source for e in graph.edges() if graph.nodes.get(e.source) and
          graph.nodes[e.source].kind == "operator"}

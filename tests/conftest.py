@@ -68,7 +68,7 @@ def real_store_path(real_workspace) -> Path:
 def real_graph_built(real_workspace):
     """The relation graph of the whole real corpus, no LLM, built once (and saved in the
     shared workspace)."""
-    return real_workspace.build_graph().graph
+    return real_workspace.graph.build().graph
 
 
 _METRICS: list[str] = []

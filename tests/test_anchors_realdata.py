@@ -50,7 +50,7 @@ def test_real_index_documents_have_no_drift(
     )
     assert len(docs) >= 300 and len(citations) >= 1000
     report = verify_anchors(
-        real_workspace.roots, real_workspace.store(), citations=citations, kinds=["rag"]
+        real_workspace.roots, real_workspace.corpus.store(), citations=citations, kinds=["rag"]
     )
     assert report.ok, report.drifts[:5]
     metrics(f"verify-anchors (real index, {len(docs)} documents): " + _figures(report))

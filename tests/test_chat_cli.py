@@ -11,7 +11,6 @@ from llm_stub import Reply, StubServer, stub_env
 from service_kb import AMIYA, KALTS, make_kb
 from typer.testing import CliRunner
 
-import arklore.cli.chat  # noqa: F401  (registers the commands)
 from arklore.cli.app import app
 
 LLM_VARS = ("LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL", "LLM_CHAT_API_KEY", "LLM_CHAT_BASE_URL")

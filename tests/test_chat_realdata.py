@@ -11,7 +11,7 @@ def test_a_fresh_install_turn_says_what_is_missing_and_gives_appearances(
     real_workspace, real_graph_built, metrics
 ) -> None:
     ws = real_workspace
-    t = ws.turn("恩希欧迪斯", "崖心最近好吗？", participants=["崖心"])
+    t = ws.chat.turn("恩希欧迪斯", "崖心最近好吗？", participants=["崖心"])
     assert t.operator_name == "银灰"
     persona, rel, mem, group = t.blocks
     assert persona.empty and "tier C" in persona.reason

@@ -24,12 +24,12 @@ from service_kb import (
 )
 
 import arklore
-from arklore.chat.knowledge import UnknownOperatorError
 from arklore.core.blocks import Block, fit_lines
 from arklore.core.errors import (
     InputFileError,
     MessageTooLongError,
     OperatorNotAvailableError,
+    UnknownOperatorError,
     UsageError,
 )
 from arklore.core.text import check_message
@@ -50,7 +50,7 @@ def ws(kb_home: Path):
 
 
 def test_a_turn_has_four_blocks_with_tokens_sources_and_the_total(ws: Workspace) -> None:
-    t = ws.turn("阿米娅", "星熊和诗怀雅最近怎么样？")
+    t = ws.chat.turn("阿米娅", "星熊和诗怀雅最近怎么样？")
     assert [b.name for b in t.blocks] == ["persona", "relations", "memories", "group"]
     persona, rel, mem, group = t.blocks
     # persona: tier B gives the anchor, the tags and the quotes, never the 我-sections
@@ -85,22 +85,22 @@ def test_a_turn_has_four_blocks_with_tokens_sources_and_the_total(ws: Workspace)
 def test_tier_s_gives_everything_and_tier_c_gives_nothing_not_even_relations(
     ws: Workspace, kb_home: Path
 ) -> None:
-    k = ws.turn("凯尔希", "你好").block("persona")
+    k = ws.chat.turn("凯尔希", "你好").block("persona")
     assert k.meta["tier"] == "S"
     assert [i["title"] for i in k.items] == ["锚", "我·性格", "私人笔记"]  # a person's section too
-    c = ws.turn("星熊", "陈最近怎么样？")
+    c = ws.chat.turn("星熊", "陈最近怎么样？")
     assert c.block("persona").empty and "tier C" in c.block("persona").reason
     assert c.block("relations").empty and "ARKLORE_TIER_C_RELATIONS" in c.block("relations").reason
     opted = kb_workspace(kb_home, tier_c_relations=True)
-    rel = opted.turn("星熊", "陈最近怎么样？").block("relations")
+    rel = opted.chat.turn("星熊", "陈最近怎么样？").block("relations")
     assert not rel.empty and rel.items[0]["target_id"] == CHEN
     opted.close()
 
 
 def test_names_aliases_and_alternate_forms_resolve(ws: Workspace) -> None:
-    assert ws.turn("Amiya", "你好").operator_id == AMIYA
-    assert ws.turn(AMIYA, "你好").operator_name == "阿米娅"
-    t = ws.turn("假日威龙陈", "你好")
+    assert ws.chat.turn("Amiya", "你好").operator_id == AMIYA
+    assert ws.chat.turn(AMIYA, "你好").operator_name == "阿米娅"
+    t = ws.chat.turn("假日威龙陈", "你好")
     assert t.operator_id == CHEN2
     persona = t.block("persona")  # no file of her own: her base form's profile
     assert persona.meta["tier"] == "A" and persona.meta["profile_of"] == CHEN
@@ -109,12 +109,12 @@ def test_names_aliases_and_alternate_forms_resolve(ws: Workspace) -> None:
 
 def test_unknown_operator_names_the_closest(ws: Workspace) -> None:
     with pytest.raises(UnknownOperatorError) as exc:
-        ws.turn("阿米亚", "你好")
+        ws.chat.turn("阿米亚", "你好")
     assert "阿米娅" in exc.value.closest and "阿米娅" in exc.value.one_line()
 
 
 def test_group_chat_gives_each_persons_view_of_the_others(ws: Workspace) -> None:
-    t = ws.turn("阿米娅", "大家好", participants=["凯尔希", "Ch'en", "阿米娅"])
+    t = ws.chat.turn("阿米娅", "大家好", participants=["凯尔希", "Ch'en", "阿米娅"])
     assert t.participants == [AMIYA, KALTS, CHEN]
     group = t.block("group")
     pairs = {(i["from_id"], i["target_id"]) for i in group.items}
@@ -128,14 +128,14 @@ def test_group_chat_gives_each_persons_view_of_the_others(ws: Workspace) -> None
 
 def test_the_group_block_keeps_the_strongest_within_its_budget(kb_home: Path) -> None:
     small = kb_workspace(kb_home, group_token_budget=60)
-    g = small.turn("阿米娅", "大家好", participants=["凯尔希", "陈"]).block("group")
+    g = small.chat.turn("阿米娅", "大家好", participants=["凯尔希", "陈"]).block("group")
     assert g.tokens <= 60 and g.items and "left out" in g.reason
     assert min(i["strength"] for i in g.items) >= 0.9  # the 0.5 and 0.82 ones went first
     small.close()
 
 
 def test_l3_targets_are_left_out_of_the_relations(ws: Workspace) -> None:
-    rel = ws.turn("阿米娅", "星熊最近怎么样？", l3_targets=[KALTS, "星熊"]).block("relations")
+    rel = ws.chat.turn("阿米娅", "星熊最近怎么样？", l3_targets=[KALTS, "星熊"]).block("relations")
     targets = [i["target_id"] for i in rel.items]
     assert KALTS not in targets and HOSHI not in targets and THERESA in targets
 
@@ -146,7 +146,7 @@ def test_persona_over_budget_drops_quotes_then_sections_never_the_anchor_first(
     def persona(budget: int) -> Block:
         w = kb_workspace(kb_home, persona_token_budget=budget)
         try:
-            return w.turn("阿米娅", "你好").block("persona")
+            return w.chat.turn("阿米娅", "你好").block("persona")
         finally:
             w.close()
 
@@ -169,20 +169,20 @@ def test_the_manifest_makes_other_operators_not_available(kb_home: Path, tmp_pat
     m = tmp_path / "manifest.toml"
     m.write_text('operators = ["阿米娅", "Ch\'en"]\n', encoding="utf-8")
     w = kb_workspace(kb_home, manifest=m)
-    assert w.turn("阿米娅", "你好").operator_id == AMIYA
-    assert w.turn("假日威龙陈", "你好").operator_id == CHEN2  # a form of a listed operator
+    assert w.chat.turn("阿米娅", "你好").operator_id == AMIYA
+    assert w.chat.turn("假日威龙陈", "你好").operator_id == CHEN2  # a form of a listed operator
     with pytest.raises(OperatorNotAvailableError) as exc:
-        w.turn("凯尔希", "你好")
+        w.chat.turn("凯尔希", "你好")
     assert "凯尔希" in exc.value.one_line() and "manifest" in exc.value.hint
     with pytest.raises(OperatorNotAvailableError):
-        w.turn("阿米娅", "你好", participants=["独行者"])
+        w.chat.turn("阿米娅", "你好", participants=["独行者"])
     # the knowledge about her stays readable: her relations still name 凯尔希
-    assert KALTS in {i["target_id"] for i in w.turn("阿米娅", "你好").block("relations").items}
+    assert KALTS in {i["target_id"] for i in w.chat.turn("阿米娅", "你好").block("relations").items}
     w.close()
     m.write_text('operators = ["阿米娅", "没这个人"]\n', encoding="utf-8")
     bad = kb_workspace(kb_home, manifest=m)
     with pytest.raises(InputFileError) as exc2:
-        bad.turn("阿米娅", "你好")
+        bad.chat.turn("阿米娅", "你好")
     assert "operators[1]" in exc2.value.one_line()
     bad.close()
 
@@ -190,14 +190,14 @@ def test_the_manifest_makes_other_operators_not_available(kb_home: Path, tmp_pat
 def test_message_and_history_limits_use_the_shared_check(kb_home: Path) -> None:
     w = kb_workspace(kb_home, max_message_chars=10)
     with pytest.raises(MessageTooLongError) as exc:
-        w.turn("阿米娅", "一" * 11)
+        w.chat.turn("阿米娅", "一" * 11)
     assert exc.value.limit == 10 and "ARKLORE_MAX_MESSAGE_CHARS" in exc.value.hint
-    assert w.turn("阿米娅", "一" * 10).message == "一" * 10
+    assert w.chat.turn("阿米娅", "一" * 10).message == "一" * 10
     with pytest.raises(MessageTooLongError) as exc:
-        w.turn("阿米娅", "你好", history=[{"role": "user", "content": "二" * 11}])
+        w.chat.turn("阿米娅", "你好", history=[{"role": "user", "content": "二" * 11}])
     assert "history[0]" in exc.value.one_line()
     with pytest.raises(UsageError):
-        w.turn("阿米娅", "你好", history=[{"role": "system", "content": "ignore"}])
+        w.chat.turn("阿米娅", "你好", history=[{"role": "system", "content": "ignore"}])
     w.close()
     assert check_message("abc", 3) == "abc"
     with pytest.raises(MessageTooLongError):
@@ -205,24 +205,24 @@ def test_message_and_history_limits_use_the_shared_check(kb_home: Path) -> None:
 
 
 def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch) -> None:
-    """Once story events are extracted, the turn's memories block is her memories from
-    ``Workspace.memories`` (the events layer), each citing its stage."""
-    from arklore.events.memories import Memories, MemoryItem, MemoryService
+    """Once story events are extracted, the turn's memories block is her memories from the
+    events layer (``ws.events.memories``), each citing its stage."""
+    from arklore.events.facade import EventsFacade
+    from arklore.events.memories import Memories, MemoryItem
 
     seen: list[tuple[str, str | None, int]] = []
 
-    class EventsWorkspace(Workspace):
-        def memories(self, operator: str, query: str | None = None, k: int = 3) -> Memories:
-            seen.append((operator, query, k))
-            item = MemoryItem("我在雨里等过陈小姐。", S3, "T-3", "测试篇", [lid(S3, 1)],
-                              "memory", 0.9, 3, "雨夜")  # fmt: skip
-            return Memories([item], "memories", "", operator)
+    def memories(self, operator: str, query: str | None = None, k: int = 3) -> Memories:
+        seen.append((operator, query, k))
+        item = MemoryItem("我在雨里等过陈小姐。", S3, "T-3", "测试篇", [lid(S3, 1)],
+                          "memory", 0.9, 3, "雨夜")  # fmt: skip
+        return Memories([item], "memories", "", operator)
 
-    monkeypatch.setattr(MemoryService, "has_memories", lambda self, family: True)
+    monkeypatch.setattr(EventsFacade, "memories", memories)
     from service_kb import kb_settings
 
-    w = EventsWorkspace(kb_settings(kb_home, memory_k=4))
-    t = w.turn("Amiya", "还记得那天吗")
+    w = Workspace(kb_settings(kb_home, memory_k=4))
+    t = w.chat.turn("Amiya", "还记得那天吗")
     assert seen == [(AMIYA, "还记得那天吗", 4)]
     block = t.block("memories")
     assert block.meta["kind"] == "memories" and block.line_ids == [lid(S3, 1)]
@@ -231,11 +231,13 @@ def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch
 
 
 def test_appearances_rank_stages_shared_with_the_people_named(ws: Workspace) -> None:
-    b = ws.memories_block("阿米娅", "星熊", k=1)
-    assert b.stage_codes() == ["T-2"] and b.items[0]["shared_with_named"] == 1
-    b = ws.memories_block("阿米娅", "", k=2)  # most lines first, shown in story order
+    amiya = ws.chat.speaker("阿米娅")
+    b = ws.chat.memories(amiya, "星熊", k=1)
+    assert b.stage_codes() == ["T-2"] and b.items[0]["shared"] == 1
+    b = ws.chat.memories(amiya, "", k=2)  # most lines first, shown in story order
     assert b.stage_codes() == ["T-1", "AT-1"]
-    assert ws.memories_block(LONELY).empty and "no story lines" in ws.memories_block(LONELY).reason
+    lonely = ws.chat.memories(ws.chat.speaker(LONELY), "")
+    assert lonely.empty and "appears in no stage" in lonely.reason
 
 
 def test_the_public_api_assembles_a_turn(kb_home: Path) -> None:
@@ -257,14 +259,21 @@ def test_fit_lines_drops_from_the_end_or_by_the_given_order() -> None:
     assert fit_lines("【头】", lines, 1) == ("", [])
 
 
-def test_preloaded_appearances_equal_the_per_operator_query(ws: Workspace) -> None:
-    from arklore.chat.appearances import Appearances
-
-    fresh, preloaded = Appearances(ws.store()), Appearances(ws.store())
-    preloaded.preload()
-    for family in ([AMIYA], [CHEN, CHEN2], [HOSHI], [LONELY]):
-        assert fresh.stage_lines(family) == preloaded.stage_lines(family)
-    assert preloaded.stage_lines([CHEN, CHEN2]) == {S2: 2, S3: 1}
+def test_the_stored_appearance_index_equals_the_per_operator_rule(ws: Workspace) -> None:
+    """One rule: every person's appearances computed in one pass (the build step) equal the
+    ones computed for her alone."""
+    families = ([AMIYA], [CHEN, CHEN2], [HOSHI], [LONELY])
+    alone = {f[0]: [a.to_dict() for a in ws.events.appearances_of(f)] for f in families}
+    assert not ws.events.indexed()
+    ws.events.index()
+    assert ws.events.indexed()
+    ws.events.reload()
+    for f in families:
+        assert [a.to_dict() for a in ws.events.appearances_of(f)] == alone[f[0]]
+    assert {a.stage_path: a.spoken for a in ws.events.appearances_of([CHEN, CHEN2])} == {
+        S2: 2,
+        S3: 1,
+    }
 
 
 def test_the_real_embedder_ranks_the_contextual_relations_of_a_turn(tmp_path: Path) -> None:
@@ -279,8 +288,8 @@ def test_the_real_embedder_ranks_the_contextual_relations_of_a_turn(tmp_path: Pa
                 rejects_path=home / "rag_rejects.jsonl")  # fmt: skip
     assert build_rag  # the hash-embedder helper is not used here
     w = Workspace(kb_settings(home).model_copy(update={"embedder": "e5-small"}))
-    w.rag().rank_always = True  # rank even two candidates: the vector query always runs
-    rel = w.turn("阿米娅", "星熊和诗怀雅最近怎么样？").block("relations")
+    w.rag.service().rank_always = True  # rank even two candidates: the vector query always runs
+    rel = w.chat.turn("阿米娅", "星熊和诗怀雅最近怎么样？").block("relations")
     assert rel.meta["embedded"] is True and "embed" in rel.meta["timings_ms"]
     ctx = [i for i in rel.items if i["kind"] == "contextual"]
     assert {i["target_id"] for i in ctx} == {HOSHI, SWIRE}

@@ -263,8 +263,6 @@ def test_doctor_counts_as_present_through_a_choice_line(world, tmp_path) -> None
 # -- CLI -------------------------------------------------------------------------------------
 @pytest.fixture
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, world):
-    import arklore.cli.curate  # noqa: F401 - registers the sub-app
-    import arklore.cli.graph  # noqa: F401
     from arklore.cli.app import app
 
     home = tmp_path / "home"

@@ -28,7 +28,7 @@ its evidence: descriptions are written in our own words."""
 def shipped(real_workspace, gamedata_root: Path) -> dict:
     excel = gamedata_root / "zh_CN/gamedata/excel"
     path = default_matrix_path()
-    store, people = real_workspace.store(), real_workspace.people()
+    store, people = real_workspace.corpus.store(), real_workspace.graph.people()
     entries = load_matrix(path, people.user_node)
     _, failures = check_curated(entries, store, people, require_evidence=[str(path)])
     windows = {}

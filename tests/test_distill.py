@@ -57,7 +57,7 @@ def test_model_run_gates_fabricated_quote_and_wrong_height(setup) -> None:
     fake.inject_fabricated_quote(T, FABRICATED)
     fake.inject_wrong_height(T, "999cm")
     with ws() as w:
-        report = w.distill(["all"], generated_at=AT, concurrency=2)
+        report = w.profiles.distill(["all"], generated_at=AT, concurrency=2)
     assert report.llm_tasks == ["A", "B", "C", "D"]
     assert report.exit_code == EXIT_FINDINGS  # done, with findings to review
     prof = CharProfile.read(home / "chars" / f"{T}.char")
@@ -77,7 +77,7 @@ def test_model_run_gates_fabricated_quote_and_wrong_height(setup) -> None:
     errors = (home / "distill_errors.jsonl").read_text(encoding="utf-8")
     assert "999cm" in errors and FABRICATED in errors
     with ws() as w:
-        entry = next(e for e in w.review_queue().entries if e.char_id == T)
+        entry = next(e for e in w.profiles.review_queue().entries if e.char_id == T)
     assert any(FABRICATED in q for q in entry.quotes_removed)
     assert any("'999cm' -> '163cm'" in c for c in entry.corrections)
     # the model-written sections are there, and a B-tier chat gets none of them
@@ -86,7 +86,7 @@ def test_model_run_gates_fabricated_quote_and_wrong_height(setup) -> None:
     people = prof.section(PEOPLE).bullets()
     assert people[0].startswith("向导（char_901_guide）：我和向导")
     with ws() as w:
-        p = w.persona("测试员")
+        p = w.profiles.persona("测试员")
     assert [s.title for s in p.sections] == [ANCHOR, PHYSICAL, QUOTES]
     assert {t for t, _ in p.excluded} == {PERSONALITY, ABOUT_DOCTOR, PEOPLE}
 
@@ -94,7 +94,7 @@ def test_model_run_gates_fabricated_quote_and_wrong_height(setup) -> None:
 def test_each_task_uses_its_own_model_setting(setup) -> None:
     ws, home, fake, stub = setup
     with ws() as w:
-        w.distill(["C", "B"], [T], generated_at=AT)
+        w.profiles.distill(["C", "B"], [T], generated_at=AT)
     models = {r.last_user.split("\n")[0]: r.body["model"] for r in stub.requests}
     by_task = {}
     for r in stub.requests:
@@ -109,11 +109,11 @@ def test_each_task_uses_its_own_model_setting(setup) -> None:
 def test_resume_sends_nothing_twice_and_rewrites_nothing(setup) -> None:
     ws, home, fake, stub = setup
     with ws() as w:
-        first = w.distill(["all"], generated_at=AT)
+        first = w.profiles.distill(["all"], generated_at=AT)
     n = len(stub.requests)
     before = {p.name: p.read_bytes() for p in (home / "chars").iterdir()}
     with ws() as w:
-        again = w.distill(["all"], generated_at="2030-01-01T00:00:00Z")
+        again = w.profiles.distill(["all"], generated_at="2030-01-01T00:00:00Z")
     assert len(stub.requests) == n  # nothing sent again
     assert again.resumed == first.done and again.done == 0
     assert again.writes == {"unchanged": 3}
@@ -124,9 +124,9 @@ def test_person_files_survive_a_full_regeneration_byte_identical(setup) -> None:
     ws, home, fake, stub = setup
     chars = home / "chars"
     with ws() as w:
-        w.distill(["all"], generated_at=AT)
+        w.profiles.distill(["all"], generated_at=AT)
         # a reviewer approves the tester (A) and then edits it by hand
-        w.approve_profile("测试员")
+        w.profiles.approve("测试员")
     t_path = chars / f"{T}.char"
     edited = t_path.read_text(encoding="utf-8").replace("我做事认真", "我做事一丝不苟")
     t_path.write_text(edited, encoding="utf-8")
@@ -137,7 +137,7 @@ def test_person_files_survive_a_full_regeneration_byte_identical(setup) -> None:
     stub.requests.clear()
     fake.calls.clear()
     with ws() as w:
-        report = w.distill(
+        report = w.profiles.distill(
             ["all"], resume=False, no_cache=True, generated_at="2031-01-01T00:00:00Z"
         )
     assert t_path.read_text(encoding="utf-8") == edited
@@ -157,11 +157,11 @@ def test_failed_task_is_recorded_and_the_rest_is_written(setup) -> None:
     # task C answers garbage on both attempts (LLM_MAX_RETRIES=1), then sensibly
     stub.script("语音（按解锁顺序）", Reply.malformed(), Reply.malformed(), good)
     with ws() as w:
-        report = w.distill(["all"], [T], generated_at=AT)
+        report = w.profiles.distill(["all"], [T], generated_at=AT)
     assert report.exit_code == EXIT_PARTIAL and report.statuses["C"] == {"failed": 1}
     assert report.failed == 1
     with ws() as w:
-        entry = next(e for e in w.review_queue().entries if e.char_id == T)
+        entry = next(e for e in w.profiles.review_queue().entries if e.char_id == T)
     assert entry.tasks["C"].status == "failed" and "JSON" in entry.tasks["C"].reason
     prof = CharProfile.read(home / "chars" / f"{T}.char")
     assert prof.section(ABOUT_DOCTOR).content == "" and prof.quotes()
@@ -170,7 +170,7 @@ def test_failed_task_is_recorded_and_the_rest_is_written(setup) -> None:
     # a rerun retries only the failed task
     stub.requests.clear()
     with ws() as w:
-        again = w.distill(["all"], [T], generated_at=AT)
+        again = w.profiles.distill(["all"], [T], generated_at=AT)
     assert len(stub.requests) == 1 and again.exit_code in (EXIT_OK, EXIT_FINDINGS)
     assert CharProfile.read(home / "chars" / f"{T}.char").section(ABOUT_DOCTOR).content
 
@@ -178,7 +178,7 @@ def test_failed_task_is_recorded_and_the_rest_is_written(setup) -> None:
 def test_dry_run_sends_nothing(setup) -> None:
     ws, home, fake, stub = setup
     with ws() as w:
-        parts = w.distill_dry_run(["all"])
+        parts = w.profiles.distill_dry_run(["all"])
     assert set(parts) == {"A", "B", "C", "D"} and not stub.requests
     assert parts["B"].requests == 3 and parts["A"].requests == 2  # the newcomer has no archive
     assert all(e.input_tokens > 0 and e.cost_usd > 0 for e in parts.values())
@@ -188,7 +188,7 @@ def test_dry_run_sends_nothing(setup) -> None:
 def test_no_model_runs_the_rules_and_skips_c_and_d(setup, tmp_path: Path) -> None:
     ws, home, fake, stub = setup
     with ws(LLM_BASE_URL="https://api.deepseek.com", LLM_API_KEY="") as w:
-        report = w.distill(["all"], generated_at=AT)
+        report = w.profiles.distill(["all"], generated_at=AT)
     assert not stub.requests and report.llm_tasks == []
     assert report.statuses["C"] == {"skipped": 3} and report.statuses["D"] == {"skipped": 3}
     assert report.exit_code == EXIT_OK
@@ -200,18 +200,22 @@ def test_no_model_runs_the_rules_and_skips_c_and_d(setup, tmp_path: Path) -> Non
 def test_persona_tier_c_and_the_opt_in(setup) -> None:
     ws, home, fake, stub = setup
     with ws() as w:
-        p = w.persona("岚烟")
+        p = w.profiles.persona("岚烟")
     assert p.tier == "C" and p.sections == [] and p.relation_context is False
     assert "ARKLORE_TIER_C_RELATIONS=1" in p.note
     with ws(ARKLORE_TIER_C_RELATIONS="1") as w:
-        assert w.persona(NEW).relation_context is True
+        assert w.profiles.persona(NEW).relation_context is True
 
 
 def test_review_queue_sample_is_seeded_and_lists_missing_sources(setup) -> None:
     ws, home, fake, stub = setup
     with ws() as w:
-        w.distill(["all"], generated_at=AT)
-        q1, q2, q3 = w.review_queue(seed=1), w.review_queue(seed=1), w.review_queue(seed=2)
+        w.profiles.distill(["all"], generated_at=AT)
+        q1, q2, q3 = (
+            w.profiles.review_queue(seed=1),
+            w.profiles.review_queue(seed=1),
+            w.profiles.review_queue(seed=2),
+        )
     e1 = next(e for e in q1.entries if e.char_id == T)
     assert len(e1.relation_sample) == 1  # ceil(10% of her 3 documents)
     assert e1.relation_sample == next(e for e in q2.entries if e.char_id == T).relation_sample
@@ -228,36 +232,36 @@ def test_approve_refuses_what_it_should(setup) -> None:
     ws, home, fake, stub = setup
     with ws() as w:
         with pytest.raises(ApproveRefusedError, match="no profile"):
-            w.approve_profile("测试员")
-        w.distill(["all"], generated_at=AT)
+            w.profiles.approve("测试员")
+        w.profiles.distill(["all"], generated_at=AT)
         path = home / "chars" / f"{T}.char"
         text = path.read_text(encoding="utf-8")
         path.write_text(text.replace("我做事认真", "我做事很认真"), encoding="utf-8")
         with pytest.raises(ApproveRefusedError, match="edited by hand"):
-            w.approve_profile("测试员")
+            w.profiles.approve("测试员")
         assert CharProfile.read(path).tier == "B"
-        w.approve_profile("测试员", accept_edits=True)
+        w.profiles.approve("测试员", accept_edits=True)
         assert CharProfile.read(path).tier == "A"
         assert path.read_text(encoding="utf-8") == approve(
             text.replace("我做事认真", "我做事很认真")
         )
         with pytest.raises(ApproveRefusedError, match="already approved"):
-            w.approve_profile(T)
+            w.profiles.approve(T)
 
 
 def test_approved_view_feeds_the_index_below_curated_above_evidence_built(setup) -> None:
     ws, home, fake, stub = setup
     with ws(ARKLORE_EMBEDDER="hash") as w:
-        w.distill(["all"], generated_at=AT)
-        w.approve_profile("测试员")
-        report = w.build_index(no_llm=True)
+        w.profiles.distill(["all"], generated_at=AT)
+        w.profiles.approve("测试员")
+        report = w.rag.build(no_llm=True)
         assert report.rejected == 0
-        col = w.chroma().get_collection(report.collection, embedding_function=None)
+        col = w.rag.chroma().get_collection(report.collection, embedding_function=None)
         got = col.get(where={"source": "char_anchor"})
         assert sorted(m["target_id"] for m in got["metadatas"]) == [G, NEW, "npc:灯塔守"]
         assert all(m["operator_id"] == T for m in got["metadatas"])
         # a curated document outranks her approved view; her view outranks an evidence-built one
-        rels = w.rag().get_all_relationships_for(T, [G, "npc:灯塔守"])
+        rels = w.rag.service().get_all_relationships_for(T, [G, "npc:灯塔守"])
         assert {r.target_id: r.source for r in rels} == {G: "matrix", "npc:灯塔守": "char_anchor"}
         # the guide's draft is tier B: its view is not indexed
         assert not [m for m in got["metadatas"] if m["operator_id"] == G]
@@ -266,12 +270,12 @@ def test_approved_view_feeds_the_index_below_curated_above_evidence_built(setup)
 def test_persona_rechecks_the_quotes_of_a_hand_edited_draft(setup) -> None:
     ws, home, fake, stub = setup
     with ws() as w:
-        w.distill(["B"], [T], generated_at=AT)
+        w.profiles.distill(["B"], [T], generated_at=AT)
         path = home / "chars" / f"{T}.char"
         prof = CharProfile.read(path)
         first = prof.quotes()[0]
         path.write_text(prof.text().replace(first.text, "一句被人改过的台词。"), encoding="utf-8")
-        p = w.persona(T)
+        p = w.profiles.persona(T)
     assert p.hand_edited and p.tier == "B"
     quotes = next(s for s in p.sections if s.title == QUOTES).text
     assert "一句被人改过的台词" not in quotes

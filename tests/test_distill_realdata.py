@@ -105,7 +105,7 @@ def _check_profile(ws: Workspace, path: Path, char_id: str, excel: Path) -> Char
         fields[label] = value
     for label in ("代号", "性别", "战斗经验", "出身地", "生日", "种族", "身高"):
         assert fields[label] == _source_value(basic, label), (char_id, label)
-    store = ws.store()
+    store = ws.corpus.store()
     quotes = prof.quotes()
     assert 5 <= len(quotes) <= 8
     for q in quotes:
@@ -124,7 +124,6 @@ def test_no_model_three_operators_and_persona(
 ) -> None:
     from typer.testing import CliRunner
 
-    import arklore.cli.profiles  # noqa: F401 - registers the commands
     from arklore.cli._common import close_workspace
     from arklore.cli.app import app
 
@@ -167,13 +166,13 @@ def _thirty(ws: Workspace) -> list[str]:
     voice table does not know them)."""
     from arklore.graph.curate import central_operators
 
-    store = ws.store()
-    central = central_operators(store, 24, ws.aliases())
-    tables = ws.profile_tables()
+    store = ws.corpus.store()
+    central = central_operators(store, 24, ws.names.aliases())
+    tables = ws.profiles.tables()
     voiced = {voice_owner(w) for w in tables.charword["charWords"].values()}
     story_only = [
         i.char_id
-        for i in ws.profile_inputs(ws.select_operators())
+        for i in ws.profiles.inputs(ws.names.select())
         if i.char_id not in voiced and len(i.story) >= 40 and i.char_id not in central
     ]
     assert len(story_only) >= 6
@@ -190,7 +189,7 @@ def test_stub_model_over_thirty_real_operators(make_ws, real_home: Path, llm_stu
     fake.inject_fabricated_quote(liar_quote, "博士，这句台词是模型凭空编出来的，档案里没有。")
     fake.inject_wrong_height(liar_height, "250cm")
     t0 = time.perf_counter()
-    first = ws.distill(["all"], ops, generated_at=AT, concurrency=4)
+    first = ws.profiles.distill(["all"], ops, generated_at=AT, concurrency=4)
     seconds = time.perf_counter() - t0
     assert first.operators == 30 and first.failed == 0
     chars = real_home / "chars"
@@ -200,11 +199,11 @@ def test_stub_model_over_thirty_real_operators(make_ws, real_home: Path, llm_stu
     assert any(f.startswith(f"{liar_quote} B: quote 「博士，这句台词") for f in first.findings)
     # the wrong height: replaced by the source value and reported
     h = CharProfile.read(chars / f"{liar_height}.char")
-    height = ws.profile_inputs(ws.select_operators([liar_height]))[0].anchor.value("身高")
+    height = ws.profiles.inputs(ws.names.select([liar_height]))[0].anchor.value("身高")
     assert f"身高：{height}" in h.section(ANCHOR).bullets()
     assert any(f"身高: '250cm' -> '{height}'" in f for f in first.findings)
     # every quote of every profile is verbatim in its source and hers
-    inputs = {i.char_id: i for i in ws.profile_inputs(ws.select_operators(ops))}
+    inputs = {i.char_id: i for i in ws.profiles.inputs(ws.names.select(ops))}
     for cid in ops:
         prof = CharProfile.read(chars / f"{cid}.char")
         gate = verify_quotes(prof.quotes(), inputs[cid].quote_sources(), owners=inputs[cid].owners)
@@ -212,12 +211,12 @@ def test_stub_model_over_thirty_real_operators(make_ws, real_home: Path, llm_stu
     # a person's file and a hand-edited approved file survive a full regeneration
     person_text = "# 手写\n\n## 我·性格\n\n这份档案由一位编辑亲手写成。\n"
     (chars / f"{person}.char").write_text(person_text, encoding="utf-8")
-    ws.approve_profile(reviewer)
+    ws.profiles.approve(reviewer)
     rpath = chars / f"{reviewer}.char"
     edited = rpath.read_text(encoding="utf-8") + "\n## 编辑备注\n\n审阅者加的一段。\n"
     rpath.write_text(edited, encoding="utf-8")
     fake.calls.clear()
-    again = ws.distill(
+    again = ws.profiles.distill(
         ["all"], ops, generated_at="2027-01-01T00:00:00Z", resume=False, no_cache=True
     )
     assert (chars / f"{person}.char").read_text(encoding="utf-8") == person_text
@@ -287,11 +286,11 @@ def test_kill_and_resume_on_real_operators(
 
 def test_dry_run_for_every_operator(make_ws, metrics) -> None:
     ws = make_ws(**NO_LLM)
-    parts = ws.distill_dry_run(["all"])
+    parts = ws.profiles.distill_dry_run(["all"])
     from arklore.profiles.distill import total_estimate
 
     total = total_estimate(parts)
-    n = len(ws.select_operators())
+    n = len(ws.names.select())
     assert parts["B"].requests >= 350 and parts["A"].requests >= 300
     assert total.cost_usd > 0 and total.input_tokens > 1_000_000
     metrics(f"distill --dry-run, all {n} operators, tasks A-D: {total.line()}")

@@ -17,7 +17,6 @@ from events_tree import chunk_range
 from llm_stub import Reply, make_llm, stub_env
 from typer.testing import CliRunner
 
-import arklore.cli.events  # noqa: F401  (registers the commands)
 from arklore.cli.app import app
 from arklore.core.model import parse_line_id
 from arklore.events import runner
@@ -57,23 +56,23 @@ def test_timeline_json_orders_main_chapters(real_workspace, monkeypatch, metrics
 def test_kaltsit_without_events_gets_appearances_with_summaries(real_workspace, metrics) -> None:
     ws = real_workspace
     t0 = time.perf_counter()
-    apps = ws.appearances("凯尔希")
+    apps = ws.events.appearances("凯尔希")
     seconds = time.perf_counter() - t0
     assert len(apps) > 100
     assert [a.order_rank for a in apps] == sorted(a.order_rank for a in apps)
     summarized = [a for a in apps if a.summary]
     assert len(summarized) > 0.5 * len(apps)
     # every cited line is a line she speaks or one calling her by a name of hers
-    store = ws.store()
-    family = set(ws.operator_family(KALTSIT))
+    store = ws.corpus.store()
+    family = set(ws.names.family(KALTSIT))
     sample = [lid for a in apps[:30] for lid in a.line_ids]
     for lid, (speaker, text) in store.lines_by_id(sample).items():
-        assert ws.resolve_person(speaker) in family or "凯尔希" in text, (lid, speaker, text)
+        assert ws.names.resolve_person(speaker) in family or "凯尔希" in text, (lid, speaker, text)
     # popup lines under her avatar id are hers
     avatar = {ln.stage_path for ln in store.spoken_lines_by(["$avatar_kalts"])}
     assert avatar and avatar <= {a.stage_path for a in apps}
 
-    mem = ws.memories("凯尔希")
+    mem = ws.events.memories("凯尔希")
     assert mem.kind == "appearances" and "no story events extracted" in mem.reason
     assert len(mem.items) == 3 and all(i.kind == "appearance" for i in mem.items)
     assert all(i.line_ids and i.stage_code for i in mem.items)
@@ -86,12 +85,12 @@ def test_kaltsit_without_events_gets_appearances_with_summaries(real_workspace, 
 
 def test_real_name_speakers_count_as_the_operator(real_workspace) -> None:
     ws = real_workspace
-    apps = ws.appearances("银灰")
+    apps = ws.events.appearances("银灰")
     by_path = {a.stage_path: a for a in apps}
-    store = ws.store()
+    store = ws.corpus.store()
     as_real_name = {ln.stage_path for ln in store.spoken_lines_by(["恩希欧迪斯"])}
     assert as_real_name and as_real_name <= set(by_path)
-    assert ws.operator_family(ws.resolve_operator("银灰"))[0] == "char_172_svrash"
+    assert ws.names.family(ws.names.resolve("银灰"))[0] == "char_172_svrash"
 
 
 # --- memories on stub-extracted real stages ---------------------------------------------
@@ -139,7 +138,7 @@ def test_kaltsit_memories_on_stub_extracted_stages_are_hers_only(
     real_workspace, gamedata_root: Path, llm_stub, tmp_path: Path
 ) -> None:
     # her first 8 appearance stages, copied with their summaries into a tmp tree
-    chosen = [a.stage_path for a in real_workspace.appearances("凯尔希")[:8]]
+    chosen = [a.stage_path for a in real_workspace.events.appearances("凯尔希")[:8]]
     src = gamedata_root / STORY
     dest = tmp_path / "data"
     for sp in chosen:
@@ -150,20 +149,22 @@ def test_kaltsit_memories_on_stub_extracted_stages_are_hers_only(
     (dest / "zh_CN/gamedata/excel").symlink_to(gamedata_root / "zh_CN/gamedata/excel")
     with make_workspace(tmp_path / "home", dest, None, embedder="hash") as ws:
         ws.ingest(sources=("avg",))
-        assert sorted(ws.store().stage_paths()) == sorted(chosen)
+        assert sorted(ws.corpus.store().stage_paths()) == sorted(chosen)
         llm_stub.default = stub_model
         llm = make_llm(ws.paths.home, stub_env(llm_stub))
         try:
-            report = runner.extract_events(ws.store(), llm, chosen, resolve=ws.resolve_person)
+            report = runner.extract_events(
+                ws.corpus.store(), llm, chosen, resolve=ws.names.resolve_person
+            )
         finally:
             llm.close()
         assert report.failed == 0 and report.summary["stages_checked"] == len(chosen)
         assert report.summary["dropped_memories"] > 0  # 阿米娅 where she is not
 
-        got = ws.memories("凯尔希", "你还记得切城的事吗", k=5)
+        got = ws.events.memories("凯尔希", "你还记得切城的事吗", k=5)
         assert got.kind == "memories" and len(got.items) == 5
-        family = set(ws.operator_family(KALTSIT))
-        store = ws.store()
+        family = set(ws.names.family(KALTSIT))
+        store = ws.corpus.store()
         for item in got.items:
             assert item.kind == "memory" and item.stage_code and item.score is not None
             assert item.stage_path in chosen and item.line_ids
@@ -177,9 +178,9 @@ def test_kaltsit_memories_on_stub_extracted_stages_are_hers_only(
             ]
             assert rows and all(r.actor_id in family for r in rows)
             lines = store.lines_by_id(item.line_ids)
-            assert any(ws.resolve_person(sp) in family for sp, _ in lines.values())
+            assert any(ws.names.resolve_person(sp) in family for sp, _ in lines.values())
         # nobody else's memory, though every chunk gave one to each speaker
-        all_mine = ws.memories("凯尔希", k=1000).items
+        all_mine = ws.events.memories("凯尔希", k=1000).items
         assert all_mine and all(i.kind == "memory" for i in all_mine)
         n_kept = sum(len(events_db.kept_memories(store, [k])) for k in family)
         assert len(all_mine) == n_kept
@@ -188,8 +189,8 @@ def test_kaltsit_memories_on_stub_extracted_stages_are_hers_only(
 @pytest.mark.slow
 def test_dry_run_all_real_corpus(real_workspace, metrics) -> None:
     """`extract events --all --dry-run`: the whole corpus, estimated, nothing called."""
-    paths = real_workspace.select_stages(all_=True)
-    est = real_workspace.extract_events_dry_run(paths)
+    paths = real_workspace.extract.select_stages(all_=True)
+    est = real_workspace.events.extract_dry_run(paths)
     assert est.requests >= len(paths) > 1000 and est.input_tokens > 1_000_000
     assert 0 < est.cost_with_cache_usd < est.cost_usd
     metrics(f"extract events --all --dry-run: {len(paths)} stages, {est.line()}")

@@ -15,7 +15,6 @@ from events_tree import BEACH, HARBOUR, chunk_range, mixed_answer, write_events_
 from llm_stub import Reply, StubServer, make_llm, stub_env
 from typer.testing import CliRunner
 
-import arklore.cli.events  # noqa: F401  (registers the commands)
 from arklore.cli.app import app
 from arklore.core.errors import UnknownNameError
 from arklore.core.model import DOCTOR
@@ -43,13 +42,15 @@ def ws(tmp_path: Path) -> Workspace:
 def run(ws: Workspace, stub: StubServer, paths: list[str], **kw: Any) -> runner.RunReport:
     llm = make_llm(ws.paths.home, stub_env(stub), no_cache=kw.pop("no_cache", False))
     try:
-        return runner.extract_events(ws.store(), llm, paths, resolve=ws.resolve_person, **kw)
+        return runner.extract_events(
+            ws.corpus.store(), llm, paths, resolve=ws.names.resolve_person, **kw
+        )
     finally:
         llm.close()
 
 
 def dump(ws: Workspace) -> list[tuple]:
-    c = ws.store().conn
+    c = ws.corpus.store().conn
     return (
         c.execute("SELECT * FROM story_events ORDER BY 1, 2").fetchall()
         + c.execute("SELECT * FROM event_memories ORDER BY 1, 2, 3").fetchall()
@@ -60,7 +61,7 @@ def test_the_mixed_answer_is_checked_stored_and_reported(ws: Workspace, llm_stub
     llm_stub.default = answer
     report = run(ws, llm_stub, [HARBOUR])
     assert (report.jobs, report.done, report.failed) == (2, 2, 0)  # the stage is two chunks
-    events = events_db.load_events(ws.store(), HARBOUR)
+    events = events_db.load_events(ws.corpus.store(), HARBOUR)
     assert [(e.line_start, e.line_end) for e in events][:3] == [(1, 5), (6, 20), (21, 156)]
     assert len(events) == 3  # the unloading across the chunk border is ONE event
 
@@ -111,11 +112,15 @@ def test_a_failed_chunk_leaves_the_stage_unchecked_until_a_rerun(ws: Workspace, 
     llm_stub.default = flaky
     report = run(ws, llm_stub, [HARBOUR])
     assert report.failed == 1 and report.exit_code == 3
-    assert not events_db.has_events(ws.store(), HARBOUR)  # half a stage is never served
+    assert not events_db.has_events(ws.corpus.store(), HARBOUR)  # half a stage is never served
     assert report.stages[0].failed_chunks == [f"{HARBOUR}#c1"]
     llm_stub.default = answer
     report = run(ws, llm_stub, [HARBOUR])
-    assert report.skipped == 1 and report.done == 1 and events_db.has_events(ws.store(), HARBOUR)
+    assert (
+        report.skipped == 1
+        and report.done == 1
+        and events_db.has_events(ws.corpus.store(), HARBOUR)
+    )
 
 
 def test_a_list_of_memories_is_a_shape_error_never_guessed(ws: Workspace, llm_stub) -> None:
@@ -123,21 +128,21 @@ def test_a_list_of_memories_is_a_shape_error_never_guessed(ws: Workspace, llm_st
                        "memories": ["我在。"], "line_start": 1, "line_end": 2}]}  # fmt: skip
     llm_stub.default = lambda body: Reply.json(bad)
     report = run(ws, llm_stub, [BEACH])
-    assert report.failed == 1 and not events_db.has_events(ws.store(), BEACH)
+    assert report.failed == 1 and not events_db.has_events(ws.corpus.store(), BEACH)
 
 
 def test_memories_are_hers_only_shared_by_her_forms(ws: Workspace, llm_stub) -> None:
-    no_events = ws.memories("陈")
+    no_events = ws.events.memories("陈")
     assert no_events.kind == "appearances" and "no story events extracted" in no_events.reason
-    assert not ws.memory_service().has_memories([CHEN, "char_1013_chen2"])
+    assert not ws.events.memory_service().has_memories([CHEN, "char_1013_chen2"])
     assert [i.kind for i in no_events.items] == ["appearance", "appearance"]
     assert no_events.items[0].text.endswith("一段关于港口卸货的测试简介。")
     llm_stub.default = answer
     run(ws, llm_stub, [HARBOUR, BEACH])
     ws.reload()
-    got = ws.memories("陈", "港口的货船", k=5)
+    got = ws.events.memories("陈", "港口的货船", k=5)
     assert isinstance(got, Memories) and got.kind == "memories"
-    assert ws.memory_service().has_memories([CHEN, "char_1013_chen2"])
+    assert ws.events.memory_service().has_memories([CHEN, "char_1013_chen2"])
     assert got.operator == CHEN and set(got.operator_ids) == {CHEN, "char_1013_chen2"}
     texts = {i.text for i in got.items}
     assert texts == {"我在港口问阿米娅货船几点靠岸。", "我在沙滩上问阿米娅带没带防晒霜。"}
@@ -147,7 +152,7 @@ def test_memories_are_hers_only_shared_by_her_forms(ws: Workspace, llm_stub) -> 
     assert (top.stage_code, top.event_name, top.stage_path) == ("EV-1", "港口篇", HARBOUR)
     assert top.line_ids and all(i.startswith(HARBOUR + "#") for i in top.line_ids)
     # the alternate form's name gives the same memories; no query: story order
-    alt = ws.memories("假日威龙陈", k=5)
+    alt = ws.events.memories("假日威龙陈", k=5)
     assert [i.text for i in alt.items] == [
         "我在港口问阿米娅货船几点靠岸。",
         "我在沙滩上问阿米娅带没带防晒霜。",
@@ -155,12 +160,12 @@ def test_memories_are_hers_only_shared_by_her_forms(ws: Workspace, llm_stub) -> 
     assert [i.order for i in alt.items] == sorted(i.order for i in alt.items)
     assert all(i.score is None for i in alt.items)
     # 阿米娅's only harbour memory is in the third person: never served; the beach one is
-    amiya = ws.memories("阿米娅", k=5)
+    amiya = ws.events.memories("阿米娅", k=5)
     assert [i.text for i in amiya.items] == ["我告诉陈我带了防晒霜。"]
     # the summaries (third person) are never a memory
     assert not {i.text for i in got.items} & {"陈问阿米娅货船几点靠岸。"}
     # 推进之王's dropped harbour memory is not served; the merged one is
-    siege = ws.memories("推进之王", k=5)
+    siege = ws.events.memories("推进之王", k=5)
     assert [i.text for i in siege.items] == [
         "我和搬运工开始把货搬进仓库。",
         "我们一箱一箱地把货搬完了大半。最后几箱货也被我们搬进了仓库。",
@@ -168,13 +173,13 @@ def test_memories_are_hers_only_shared_by_her_forms(ws: Workspace, llm_stub) -> 
 
 
 def test_appearances_resolve_real_names_alternate_forms_and_avatars(ws: Workspace) -> None:
-    apps = {a.stage_path: a for a in ws.appearances("陈")}
+    apps = {a.stage_path: a for a in ws.events.appearances("陈")}
     assert set(apps) == {HARBOUR, BEACH}
     # speaks as 陈晖洁 (real name, quoted in the script)
     assert apps[HARBOUR].spoken == 1 and apps[HARBOUR].summary == "一段关于港口卸货的测试简介。"
     # 假日威龙陈 (alternate form) and the $avatar_chen2 popup line are her too
     assert apps[BEACH].spoken == 2 and apps[BEACH].stage_code == "EV-2"
-    amiya = {a.stage_path: a for a in ws.appearances("阿米娅")}
+    amiya = {a.stage_path: a for a in ws.events.appearances("阿米娅")}
     # addressed by name (陈晖洁: "阿米娅，..."; 假日威龙陈: "阿米娅，...") and speaks
     assert amiya[HARBOUR].addressed == 1 and amiya[HARBOUR].spoken == 2
     assert amiya[BEACH].addressed == 1 and amiya[BEACH].spoken == 1
@@ -182,16 +187,16 @@ def test_appearances_resolve_real_names_alternate_forms_and_avatars(ws: Workspac
 
 
 def test_timeline_orders_stages_and_events(ws: Workspace, llm_stub) -> None:
-    before = ws.timeline(event="evtest")
+    before = ws.events.timeline(event="evtest")
     assert [s.stage_path for s in before.stages] == [HARBOUR, BEACH]
     assert "release order" in before.note and not before.stages[0].events_extracted
     llm_stub.default = answer
     run(ws, llm_stub, [HARBOUR])
-    tl = ws.timeline(event="evtest")
+    tl = ws.events.timeline(event="evtest")
     harbour = tl.stages[0]
     assert harbour.events_extracted and [e.line_start for e in harbour.events] == [1, 6, 21]
     assert harbour.events[0].time_hint == "两个小时" and harbour.events[1].time_hint is None
-    mine = ws.timeline(operator="推进之王")
+    mine = ws.events.timeline(operator="推进之王")
     assert [s.stage_path for s in mine.stages] == [HARBOUR]
     # only the events she is present in: the first (she is not there) is left out
     assert [e.line_start for e in mine.stages[0].events] == [6, 21]
@@ -200,7 +205,7 @@ def test_timeline_orders_stages_and_events(ws: Workspace, llm_stub) -> None:
 def test_export_is_flat_atomic_and_complete(ws: Workspace, llm_stub, tmp_path: Path) -> None:
     llm_stub.default = answer
     run(ws, llm_stub, [HARBOUR])
-    path = runner.export_stage(ws.store(), HARBOUR, tmp_path / "out")
+    path = runner.export_stage(ws.corpus.store(), HARBOUR, tmp_path / "out")
     assert path.name == "story_events_activities__evtest__level_ev_01_beg.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert doc["stage"] == HARBOUR and doc["stage_code"] == "EV-1" and doc["event_name"] == "港口篇"
@@ -216,7 +221,7 @@ def test_export_is_flat_atomic_and_complete(ws: Workspace, llm_stub, tmp_path: P
 
 
 def test_dry_run_calls_nothing(ws: Workspace, llm_stub) -> None:
-    est = ws.extract_events_dry_run(ws.select_stages(all_=True))
+    est = ws.events.extract_dry_run(ws.extract.select_stages(all_=True))
     assert est.requests == 5 and est.input_tokens > 0 and est.cost_with_cache_usd < est.cost_usd
     assert llm_stub.requests == []
 
@@ -320,7 +325,7 @@ def test_sigkill_free_resume_after_interrupt(ws: Workspace, llm_stub, monkeypatc
     monkeypatch.setattr(events_db, "write_chunk", dying)
     with pytest.raises(KeyboardInterrupt):
         run(ws, llm_stub, [HARBOUR], concurrency=1)
-    assert not events_db.has_events(ws.store(), HARBOUR)
+    assert not events_db.has_events(ws.corpus.store(), HARBOUR)
     monkeypatch.setattr(events_db, "write_chunk", real)
     resumed = run(ws, llm_stub, [HARBOUR])
     assert resumed.skipped == 1 and resumed.done == 1

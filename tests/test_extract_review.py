@@ -12,7 +12,6 @@ from corpus_tree import make_workspace, write_tree
 from llm_stub import Reply, StubServer, stub_env
 from typer.testing import CliRunner
 
-import arklore.cli.extract  # noqa: F401  (registers the commands and the tables)
 from arklore.cli.app import app
 from arklore.core.errors import ConfigError
 from arklore.core.model import Line, LineKind

@@ -18,7 +18,6 @@ from corpus_tree import make_workspace, write_tree
 from llm_stub import Reply, StubServer, llm_files, make_llm, stub_env
 from typer.testing import CliRunner
 
-import arklore.cli.extract  # noqa: F401  (registers the commands and the tables)
 from arklore.cli.app import app
 from arklore.core.errors import ConfigError
 from arklore.corpus.anchors import verify_anchors
@@ -550,7 +549,6 @@ def test_dry_run_all_real_corpus(real_store_path: Path, tmp_path: Path) -> None:
 
 KILL_SCRIPT = """
 import sys
-import arklore.cli.extract
 from arklore.cli.app import main
 sys.argv = ["arklore", "extract", "relations", "--all", "--concurrency", "2", "--json"]
 main()

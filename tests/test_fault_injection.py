@@ -135,9 +135,9 @@ def build(case: Case, upto: str) -> None:
         report = ws.ingest()
         assert not report.errors, report.errors
         if upto in ("graph", "index"):
-            ws.build_graph(matrix=case.user / "matrix.toml")
+            ws.graph.build(matrix=case.user / "matrix.toml")
         if upto == "index":
-            ws.build_index(no_llm=True)
+            ws.rag.build(no_llm=True)
 
 
 def snapshot(*roots: Path) -> dict[str, str]:
@@ -286,8 +286,8 @@ def _seeded(then: Callable[[Case], None]) -> Callable[[Case], None]:
             base_url=stub.url, model="stub-model", api_key=TEST_KEY, timeout=2, max_retries=0
         )
         with case.workspace(llm=llm) as ws:
-            case.seeded = ws.select_stages(None, all_=True)[:1]
-            report = ws.extract_relations(case.seeded, concurrency=1)
+            case.seeded = ws.extract.select_stages(None, all_=True)[:1]
+            report = ws.extract.relations(case.seeded, concurrency=1)
             assert report.failed == 0 and report.done >= 1, report.to_dict()
         stub.stop()
         case.stub = None

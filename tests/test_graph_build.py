@@ -363,7 +363,6 @@ def test_packaged_matrix_is_curated_with_evidence_and_no_examples() -> None:
 # -- CLI -------------------------------------------------------------------------------------
 @pytest.fixture
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import arklore.cli.graph  # noqa: F401 - registers the sub-app
     from arklore.cli.app import app
 
     home = tmp_path / "home"

@@ -51,7 +51,6 @@ def test_real_graph_round_trip_is_byte_identical(real_graph_built, tmp_path: Pat
 
 
 def test_cli_show_amiya_lists_three_anchors(real_workspace, monkeypatch) -> None:
-    import arklore.cli.graph  # noqa: F401
     from arklore.cli.app import app
 
     monkeypatch.setenv("ARKLORE_HOME", str(real_workspace.paths.home))

@@ -52,7 +52,7 @@ def store(tmp_path: Path):
     )
     ws = make_workspace(tmp_path / "home", gamedata, astr)
     ws.ingest()
-    yield ws.store()
+    yield ws.corpus.store()
     ws.close()
 
 

@@ -77,7 +77,6 @@ def test_story_lines_and_sources_from_the_store(tmp_path: Path) -> None:
 
 @pytest.fixture
 def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import arklore.cli.profiles  # noqa: F401 - registers the commands
     from arklore.cli.app import app
 
     home = tmp_path / "home"

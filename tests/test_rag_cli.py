@@ -6,7 +6,6 @@ import orjson
 from rag_helpers import AMIYA, CHEN, names_store, small_graph, write_graph
 from typer.testing import CliRunner
 
-import arklore.cli.rag  # noqa: F401  (registers the commands)
 from arklore.cli.app import app
 
 
@@ -27,6 +26,11 @@ def test_build_status_and_context(home, monkeypatch):
     r = runner.invoke(app, ["rag", "status", "--json"])
     assert orjson.loads(r.stdout)["doc_count"] == 10
     names_store(home, small_graph())
+    # the one tier-C rule: no profile, no relation context (as in a turn) unless opted in
+    r = runner.invoke(app, ["context", "阿米娅", "星熊和诗怀雅最近怎么样", "--json"])
+    assert r.exit_code == 0 and orjson.loads(r.stdout)["anchors"] == []
+    assert "tier C" in orjson.loads(r.stdout)["warnings"][0]
+    monkeypatch.setenv("ARKLORE_TIER_C_RELATIONS", "1")
     r = runner.invoke(app, ["context", "阿米娅", "星熊和诗怀雅最近怎么样", "--l3", CHEN, "--json"])
     assert r.exit_code == 0, r.output
     out = orjson.loads(r.stdout)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.realdata
 
 def test_real_graph_edge_documents_are_distinct_texts(real_workspace, real_graph_built, metrics):
     ws, graph = real_workspace, real_graph_built
-    store = ws.store()
+    store = ws.corpus.store()
     t0 = time.perf_counter()
     facts = ws.relation_facts(graph, store)
     seconds = time.perf_counter() - t0

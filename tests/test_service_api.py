@@ -173,15 +173,18 @@ def test_stage_lines_with_branches_and_citations(client: TestClient) -> None:
 
 def test_memories_persona_timeline_search(client: TestClient) -> None:
     m = client.get("/v1/operators/阿米娅/memories?q=星熊&k=1").json()
-    assert [s["code"] for s in m["sources"]["stages"]] == ["T-2"]
+    assert [i["stage_code"] for i in m["items"]] == ["T-2"] and m["kind"] == "appearances"
+    assert [s["code"] for s in m["block"]["sources"]["stages"]] == ["T-2"]
     p = client.get("/v1/operators/凯尔希/persona").json()
-    assert p["meta"]["tier"] == "S" and "私人笔记" in p["text"]
+    assert p["tier"] == "S" and "私人笔记" in p["block"]["text"]
+    assert [s["title"] for s in p["sections"]] == ["锚", "我·性格", "私人笔记"]
     t = client.get("/v1/timeline?operator=阿米娅").json()
-    assert [s["code"] for s in t["stages"]] == ["T-1", "T-2", "AT-1"] and t["kind"] == "appearances"
-    assert [s["code"] for s in client.get("/v1/timeline?event=test_1").json()["stages"]] == [
+    assert [s["stage_code"] for s in t["stages"]] == ["T-1", "T-2", "AT-1"]
+    assert t["kind"] == "appearances"
+    assert [s["stage_code"] for s in client.get("/v1/timeline?event=test_1").json()["stages"]] == [
         "T-1", "T-2"]  # fmt: skip
     s = client.get("/v1/search?q=陈").json()["results"]
-    assert s[0]["id"] == CHEN and s[0]["matched"] == "alias"
+    assert s[0]["id"] == CHEN and s[0]["matched"] == "exact"
     assert "char_1013_chen2" in [x["id"] for x in s]
     npc = client.get("/v1/search?q=特蕾").json()["results"]
     assert npc == [{"id": "npc:特蕾西娅", "name": "特蕾西娅", "kind": "npc",
@@ -235,12 +238,12 @@ def test_writes_need_the_admin_token(kb_home: Path, tmp_path: Path) -> None:
         r = c.post(url, headers=auth)
         assert r.status_code == 200 and r.json()["tier"] == "A"
         assert c.post(url, headers=auth).json()["error"] == "not_a_draft"
-        assert c.get("/v1/operators/阿米娅/persona").json()["meta"]["tier"] == "A"
+        assert c.get("/v1/operators/阿米娅/persona").json()["tier"] == "A"
         text = "# 阿米娅\n\n## 锚\n\n- 代号：阿米娅\n\n## 我·性格\n\n一个人写的性格。\n"
         r = c.put("/v1/operators/Amiya/persona", json={"text": text}, headers=auth)
         assert r.status_code == 200 and r.json()["tier"] == "S"
         assert (home / "chars" / f"{AMIYA}.char").read_text(encoding="utf-8") == text
-        assert "一个人写的性格" in c.get("/v1/operators/阿米娅/persona").json()["text"]
+        assert "一个人写的性格" in c.get("/v1/operators/阿米娅/persona").json()["block"]["text"]
         r = c.put("/v1/operators/Amiya/persona", json={"text": "no title"}, headers=auth)
         assert r.status_code == 400 and r.json()["error"] == "bad_profile"
         r = c.put("/v1/operators/凯尔希/persona", json={"text": text}, headers=auth)
@@ -306,7 +309,7 @@ def test_a_rebuild_switches_underneath_without_a_restart(
     monkeypatch.setattr(state_mod, "WATCH_INTERVAL", 0.0)
     home = tmp_path / "home"
     shutil.copytree(kb_home, home)
-    with client_for(kb_workspace(home)) as c:
+    with client_for(kb_workspace(home, tier_c_relations=True)) as c:  # 独行者 has no profile
         before = c.get("/v1/operators/独行者/relations").json()
         assert before["out"] == [] and c.get("/v1/search?q=独行者").status_code == 200
         g = write_graph(home, variant=2)  # a new graph with 独行者 -> 阿米娅

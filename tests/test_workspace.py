@@ -155,17 +155,19 @@ def test_commands_refuse_a_store_whose_last_ingest_did_not_finish(tmp_path: Path
     gamedata, astr = write_tree(tmp_path / "data")
     ws = make_workspace(tmp_path / "home", gamedata, astr)
     with pytest.raises(NotIngestedError):
-        ws.store()
+        ws.corpus.store()
     ws.ingest()
-    assert ws.store().counts()["avg_stages"] == 2
-    ws.store().begin_ingest_run(str(gamedata), str(astr), ["avg"])  # a run that never finished
+    assert ws.corpus.store().counts()["avg_stages"] == 2
+    ws.corpus.store().begin_ingest_run(
+        str(gamedata), str(astr), ["avg"]
+    )  # a run that never finished
     ws.close()
     ws = make_workspace(tmp_path / "home", gamedata, astr)
     with pytest.raises(IncompleteIngestError) as exc:
-        ws.store()
+        ws.corpus.store()
     assert "did not finish" in exc.value.one_line() and "arklore ingest" in exc.value.hint
     ws.ingest()  # the next ingest completes the store (and rebuilds the names)
-    assert ws.store().counts()["avg_stages"] == 2
+    assert ws.corpus.store().counts()["avg_stages"] == 2
 
 
 # -- one home for each rule ------------------------------------------------------------------

@@ -3,7 +3,9 @@
 The default workspace is made from the environment (:meth:`Settings.from_env`) on first use;
 this module is, with the CLI and the service factory, one of the entry points allowed to read
 it. A program that manages its own settings builds a ``Workspace(settings)`` and calls its
-methods instead; tests call :func:`set_default_workspace`.
+facades instead (``ws.chat.turn(...)``, ``ws.events.memories(...)``); tests call
+:func:`set_default_workspace`. Each function here is one call of a facade: the CLI and the
+HTTP service call the same ones.
 
 Every function raises a one-line :class:`~arklore.core.errors.ArkloreError` when the knowledge
 base is missing (nothing ingested, no graph built): never an empty answer that looks valid.
@@ -18,7 +20,7 @@ from typing import Any
 from arklore.chat.turn import Turn
 from arklore.events.memories import Memories
 from arklore.names.matcher import Mention, MentionContext
-from arklore.rag.context import ANCHOR_K, CONTEXT_K, Relation
+from arklore.rag.context import ANCHOR_K, CONTEXT_K, Relation, RelationRAG
 from arklore.settings import Settings
 from arklore.workspace import Workspace
 
@@ -48,7 +50,7 @@ def find_mentions(
     text: str, context: MentionContext | Mapping[str, Any] | None = None
 ) -> list[Mention]:
     """Operator mentions in ``text`` (see :class:`arklore.names.matcher.MentionMatcher`)."""
-    return default_workspace().find_mentions(text, context)  # type: ignore[arg-type]
+    return default_workspace().names.find_mentions(text, context)
 
 
 def get_relation_context(
@@ -58,27 +60,29 @@ def get_relation_context(
     *,
     budget: int | None = None,
 ) -> str:
-    """The relation block for one chat turn (anchors + the people the message names)."""
-    ws = default_workspace()
-    return ws.context(operator_id, query_text, l3_recalled_targets or (), budget=budget).text
+    """The relation block for one chat turn (anchors + the people the message names), under
+    the same rules as the turn's relations block (``arklore context``, the HTTP route)."""
+    chat = default_workspace().chat
+    sp = chat.speaker(operator_id)
+    return chat.relation_context(sp, query_text, l3_recalled_targets or (), budget).text
 
 
 def get_anchor_relations(operator_id: str, top_k: int = ANCHOR_K) -> list[Relation]:
-    return default_workspace().rag().get_anchor_relations(operator_id, top_k)
+    return _rag().get_anchor_relations(operator_id, top_k)
 
 
 def get_contextual_relations(
     operator_id: str, query_text: str, top_k: int = CONTEXT_K
 ) -> list[Relation]:
-    return default_workspace().rag().get_contextual_relations(operator_id, query_text, top_k)
+    return _rag().get_contextual_relations(operator_id, query_text, top_k)
 
 
 def get_all_relationships_for(operator_id: str, participants: Iterable[str]) -> list[Relation]:
-    return default_workspace().rag().get_all_relationships_for(operator_id, participants)
+    return _rag().get_all_relationships_for(operator_id, participants)
 
 
 def get_relation_background(operator_id: str, top_k: int = 8, *, budget: int | None = None) -> str:
-    return default_workspace().rag().get_relation_background(operator_id, top_k, budget=budget)
+    return _rag().get_relation_background(operator_id, top_k, budget=budget)
 
 
 def assemble_turn(
@@ -90,11 +94,15 @@ def assemble_turn(
 ) -> Turn:
     """The system-prompt blocks of one chat turn: persona, relations, memories and (group
     chat) the relations between the operators present, each with tokens, sources and the
-    reason it is empty (:func:`arklore.chat.turn.assemble_turn`)."""
-    return default_workspace().turn(operator, message, history, participants, l3_targets)
+    reason it is empty (:meth:`arklore.chat.facade.ChatFacade.turn`)."""
+    return default_workspace().chat.turn(operator, message, history, participants, l3_targets)
 
 
 def get_memories(operator: str, query: str | None = None, k: int = 3) -> Memories:
     """Her own first-person story memories for a chat turn (her appearances, marked as such,
-    when none were extracted); see :meth:`Workspace.memories`."""
-    return default_workspace().memories(operator, query, k)
+    when none were extracted); see :meth:`arklore.events.facade.EventsFacade.memories`."""
+    return default_workspace().events.memories(operator, query, k)
+
+
+def _rag() -> RelationRAG:
+    return default_workspace().rag.service()

@@ -1,10 +1,6 @@
-"""The persona block: the sections of her ``.char`` profile a chat may use, by tier.
-
-Profiles are looked up by char id in the user's folder (``ARKLORE_CHARS_DIR``, read only, wins)
-then in ``$ARKLORE_HOME/chars``; an alternate form without a file of her own uses her base
-form's (the same person). What the tier allows is decided by
-:func:`arklore.profiles.charfile.allowed_sections` (S/A everything, B anchor, tags and verified
-quotes, C nothing).
+"""The persona block: the sections of her ``.char`` profile a chat may use, by tier, as the
+profiles layer decides them (:meth:`arklore.profiles.facade.ProfilesFacade.persona`: S/A
+everything, B anchor, tags and verified quotes, C nothing), fitted to the block's budget.
 
 In the prompt a quote is only her words (``- 「…」``): its source id goes to the block's
 sources, not to the model. Over budget, quotes are dropped from the last, then whole sections
@@ -13,33 +9,13 @@ from the last, the anchor (``锚``) last of all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
 from arklore.core.blocks import PERSONA, Block, empty_block, unique
 from arklore.core.tokens import TokenCounter, count_tokens
-from arklore.profiles.charfile import (
-    ANCHOR,
-    QUOTES,
-    SUFFIX,
-    TIER_C,
-    AllowedSections,
-    CharProfile,
-    UsableSection,
-    allowed_sections,
-)
+from arklore.profiles.charfile import ANCHOR, QUOTES, TIER_C, UsableSection
+from arklore.profiles.persona import Persona
 from arklore.profiles.quotes import parse_quote_line
-
-
-def find_profile_path(char_ids: Sequence[str], dirs: Sequence[Path]) -> Path | None:
-    """The first ``<dir>/<char_id>.char`` that exists, ``char_ids`` tried in order (her own
-    id, then her base form's) in each of ``dirs`` (the user's folder first)."""
-    for cid in char_ids:
-        for d in dirs:
-            p = Path(d) / f"{cid}{SUFFIX}"
-            if p.is_file():
-                return p
-    return None
 
 
 def _section_lines(sec: UsableSection) -> list[tuple[str, str | None]]:
@@ -53,28 +29,23 @@ def _section_lines(sec: UsableSection) -> list[tuple[str, str | None]]:
     return out
 
 
-def persona_block(
-    profile: CharProfile | None,
-    name: str,
-    *,
-    budget: int,
-    counter: TokenCounter = count_tokens,
-    allowed: AllowedSections | None = None,
-) -> Block:
-    """The persona block of ``profile`` (None: tier C) within ``budget`` tokens."""
-    allowed = allowed if allowed is not None else allowed_sections(profile)
-    meta = {
-        "tier": allowed.tier,
-        "excluded": [{"title": t, "why": w} for t, w in allowed.excluded],
-        "hand_edited": bool(profile and profile.hand_edited),
+def persona_block(persona: Persona, *, budget: int, counter: TokenCounter = count_tokens) -> Block:
+    """The persona block of ``persona`` (the sections her tier allows) within ``budget``."""
+    meta: dict[str, Any] = {
+        "tier": persona.tier,
+        "excluded": [{"title": t, "why": w} for t, w in persona.excluded],
+        "hand_edited": persona.hand_edited,
     }
-    files = [str(profile.path)] if profile is not None and profile.path else []
-    if profile is None or allowed.tier == TIER_C:
+    if persona.profile_of:
+        meta["profile_of"] = persona.profile_of  # her base form's profile
+    files = [persona.path] if persona.path else []
+    name = persona.name
+    if persona.tier == TIER_C:
         return empty_block(PERSONA, budget, f"no profile for {name} (tier C)", **meta)
-    if not allowed.sections:
+    if not persona.sections:
         return Block(PERSONA, budget=budget, files=files, meta=meta,
-                     reason=f"tier {allowed.tier}: no section a chat may use")  # fmt: skip
-    sections = [(sec.title, _section_lines(sec)) for sec in allowed.sections]
+                     reason=f"tier {persona.tier}: no section a chat may use")  # fmt: skip
+    sections = [(sec.title, _section_lines(sec)) for sec in persona.sections]
     header = f"【{name}的人设】"
     dropped: list[str] = []
 
@@ -126,7 +97,7 @@ def persona_block(
         line_ids=line_ids,
         files=files,
         items=items,
-        meta={**meta, "voice_ids": voice, "profile_sources": profile.header_list("sources")},
+        meta={**meta, "voice_ids": voice, "profile_sources": list(persona.sources)},
     )
 
 

@@ -1,7 +1,7 @@
 """A chat session: the operators present, the history, and replies through the LLM layer.
 
 Each message is answered by every operator present, in order (one in a plain chat). For
-each, the turn is assembled (:func:`~arklore.chat.turn.assemble_turn`) and, when a model is
+each, the turn is assembled (:meth:`~arklore.chat.facade.ChatFacade.turn`) and, when a model is
 given, sent as the system prompt with the history: her own earlier replies as ``assistant``,
 the user's messages as ``user``, and what the others present said as ``user`` messages
 prefixed with their name (``【凯尔希】…``). Without a model the session only assembles (the
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from arklore.chat.knowledge import ChatKnowledge, Speaker
-from arklore.chat.turn import Turn, assemble_turn
+from arklore.chat.facade import ChatFacade
+from arklore.chat.turn import Speaker, Turn
 from arklore.llm.types import ChatModel, ChatRequest
 
 CHAT_TASK = "chat"
@@ -69,7 +69,7 @@ class Reply:
 
 @dataclass
 class ChatSession:
-    kb: ChatKnowledge
+    kb: ChatFacade
     present: list[Speaker]
     llm: ChatModel | None = None
     said: list[Said] = field(default_factory=list)
@@ -77,7 +77,7 @@ class ChatSession:
 
     @classmethod
     def start(
-        cls, kb: ChatKnowledge, operators: Iterable[str], llm: ChatModel | None = None
+        cls, kb: ChatFacade, operators: Iterable[str], llm: ChatModel | None = None
     ) -> ChatSession:
         present: list[Speaker] = []
         for name in operators:
@@ -110,7 +110,7 @@ class ChatSession:
         for sp in self.present:
             others = [c for c in ids if c != sp.char_id]
             hist = history_for(sp.char_id, earlier)
-            turn = assemble_turn(self.kb, sp.char_id, message, hist, participants=others)
+            turn = self.kb.turn(sp.char_id, message, hist, participants=others)
             turns.append(turn)
             text = None
             if self.llm is not None:

@@ -1,34 +1,43 @@
-"""Turn assembly: the system prompt a chat with one operator injects for one message.
+"""A turn: the system prompt a chat with one operator injects for one message.
 
-:func:`assemble_turn` resolves the operator (any name the alias table knows; the manifest may
-make her "not available"), checks the message size, and builds the blocks, in this order:
+:meth:`arklore.chat.facade.ChatFacade.turn` resolves the operator (any name the alias table
+knows; the manifest may make her "not available"), checks the message size, and builds the
+blocks, in this order:
 
 * **persona** -- the sections of her ``.char`` profile her tier allows;
 * **relations** -- her strongest relations (anchors, top 3) and her view of the people the
   message names (contextual, top 2), without the people the other memory layer already
   recalled (``l3_targets``) or who are present in a group chat (the group block covers them);
-* **memories** -- her top-k memories for the message (``Workspace.memories``; her appearances
-  until story events are extracted);
+* **memories** -- her top-k memories for the message (the events layer's ``memories``; her
+  appearances until story events are extracted);
 * **group** -- in a group chat (two or more operators present, ``participants``), each
   present operator's relations with the others.
 
-Each block fits its own budget (settings, see :class:`~arklore.chat.knowledge.Budgets`) and
+Each block fits its own budget (settings, see :class:`~arklore.chat.facade.Budgets`) and
 says why it is empty when it is; the total of the whole system prompt is reported.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arklore.chat.knowledge import ChatKnowledge, Speaker
-from arklore.core.blocks import BLOCK_ORDER, Block
+from arklore.core.blocks import Block
 from arklore.core.errors import UsageError
 from arklore.core.text import check_message
 
 ROLES = ("user", "assistant")
+
+
+@dataclass(frozen=True, slots=True)
+class Speaker:
+    """An operator of a chat, resolved: her id, name, every form, and her graph node."""
+
+    char_id: str
+    name: str
+    family: tuple[str, ...]  # her base id first, then alternate forms
+    node_id: str | None  # her node in the relation graph (base id), None without a graph
 
 
 @dataclass(slots=True)
@@ -98,57 +107,6 @@ def preamble(sp: Speaker, present: Sequence[Speaker]) -> str:
     return text
 
 
-def assemble_turn(
-    kb: ChatKnowledge,
-    operator: str,
-    message: str,
-    history: Iterable[Mapping[str, Any]] = (),
-    participants: Iterable[str] = (),
-    l3_targets: Iterable[str] = (),
-) -> Turn:
-    """The system-prompt blocks for one turn with ``operator`` (see the module docstring).
-
-    Raises a one-line ArkloreError for an unknown, ambiguous or unavailable operator or
-    participant and for a message (or history item) over the size limit; a block that
-    cannot be filled is empty with its reason instead."""
-    t0 = time.perf_counter()
-    check_message(message, kb.max_message_chars)
-    check_history(history, kb.max_message_chars)
-    sp = kb.speaker(operator)
-    present = [sp]
-    for name in participants:
-        p = kb.speaker(name)
-        if all(p.char_id != q.char_id for q in present):
-            present.append(p)
-    timings: dict[str, float] = {}
-
-    def timed(name: str, fn: Any, *args: Any, **kw: Any) -> Block:
-        t = time.perf_counter()
-        b = fn(*args, **kw)
-        timings[name] = round((time.perf_counter() - t) * 1000, 3)
-        return b
-
-    persona = timed("persona", kb.persona, sp)
-    exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
-    relations = timed("relations", kb.relations, sp, message, exclude, tier=persona.meta["tier"])
-    memories = timed("memories", kb.memories, sp, message)
-    group = timed("group", kb.group, present)
-    blocks = sorted([persona, relations, memories, group], key=lambda b: BLOCK_ORDER.index(b.name))
-    parts = [preamble(sp, present)] + [b.text for b in blocks if b.text]
-    system = "\n\n".join(parts)
-    timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
-    return Turn(
-        sp.char_id,
-        sp.name,
-        message,
-        [p.char_id for p in present],
-        blocks,
-        system,
-        kb.counter(system),
-        timings,
-    )
-
-
 def render_why(turn: Turn) -> str:
     """What a turn injected, block by block, for people (``/why``)."""
     out = [
@@ -187,6 +145,6 @@ def _item_label(block: str, it: Mapping[str, Any]) -> str:
                 f"{it['strength']:.2f} [{it['source']}]")  # fmt: skip
     if block == "group":
         return f"{it['from_name']}→{it['target_name']} {it['predicate']} {it['strength']:.2f}"
-    code = it.get("code") or it.get("stage_code") or ""
-    name = it.get("name") or it.get("event") or ""
-    return f"{code} {name} {it.get('path') or ''}".strip()
+    code = it.get("stage_code") or ""
+    name = f"《{it['story_name']}》" if it.get("story_name") else ""
+    return f"{code} {name} {it.get('stage_path') or ''}".strip()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import orjson
@@ -19,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from arklore.base.files import atomic_write_text
 from arklore.core.errors import ArkloreError, MessageTooLongError
 from arklore.core.text import check_message
 from arklore.llm import Estimate
@@ -137,6 +139,15 @@ def print_dry_run(stages: int, est: Estimate, json: bool) -> None:
     console.print(
         f"per 10,000 characters of story sent: ${per[0]:.4f} (${per[1]:.4f} with the cache)"
     )
+
+
+def emit(text: str, out: Path | None) -> None:
+    """A report on stdout, or written to ``out`` (atomically) with one line saying where."""
+    if out is None:
+        sys.stdout.write(text + "\n")
+        return
+    atomic_write_text(out, text)
+    err_console.print(f"wrote {out}")
 
 
 def print_json(data: object) -> None:

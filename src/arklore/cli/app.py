@@ -1,4 +1,9 @@
-"""Root Typer app; turns ArkloreError into a one-line message and a non-zero exit."""
+"""The `arklore` command: the one registry of every command module, and the entry point that
+turns ArkloreError into a one-line message and a documented exit code.
+
+Each module under ``cli/`` owns its Typer apps (a group like ``graph``, or top-level commands)
+and never imports this one; a new command goes into its area's module and, for a new module,
+one line below."""
 
 from __future__ import annotations
 
@@ -8,6 +13,19 @@ from typing import Annotated
 
 import typer
 
+from arklore.cli import (
+    chat,
+    corpus,
+    curate,
+    demo,
+    events,
+    extract,
+    graph,
+    names,
+    profiles,
+    rag,
+    review,
+)
 from arklore.cli._common import close_workspace, err_console, say
 from arklore.core.errors import EXIT_ERROR, EXIT_INTERRUPTED, ArkloreError
 
@@ -42,14 +60,29 @@ def _root(
     ctx.call_on_close(close_workspace)
 
 
-def _register() -> None:
-    # Each area registers its commands in its own module; imported here for the side effect.
-    import arklore.cli.chat  # noqa: F401  (chat, turn, serve)
-    from arklore.cli import corpus, curate, demo, events, extract, graph, names, profiles, rag  # noqa: F401
+SUBCOMMANDS: tuple[typer.Typer, ...] = (
+    corpus.app,  # ingest, stats, verify-anchors, crosscheck, speakers, settings, version
+    corpus.operators_app,
+    names.app,
+    demo.app,
+    graph.app,
+    curate.app,
+    rag.rag_app,
+    rag.app,  # context
+    extract.app,
+    review.app,
+    events.app,  # timeline, memories
+    events.events_app,
+    profiles.app,  # distill, persona, review-queue
+    chat.app,  # chat, turn, serve
+)
+"""Groups (a Typer with a name) and top-level commands (one without), in help order."""
+
+for _sub in SUBCOMMANDS:
+    app.add_typer(_sub)
 
 
 def main() -> None:
-    _register()
     try:
         app()
     except ArkloreError as exc:

@@ -10,8 +10,9 @@ import typer
 from arklore.chat.session import CHAT_TASK, ChatSession
 from arklore.chat.turn import render_why
 from arklore.cli._common import JsonOpt, console, err_console, print_json, workspace
-from arklore.cli.app import app
 from arklore.core.errors import ArkloreError
+
+app = typer.Typer()
 
 HELP = """commands: /why (what this turn injected), /who <name> (talk with someone else),
 /reset (forget the history), /help, /quit (or Ctrl-D)"""
@@ -41,7 +42,7 @@ def chat_cmd(
     use_llm = not no_llm and ws.settings.llm.configured(CHAT_TASK)
     llm = ws.llm() if use_llm else None
     try:
-        session = ChatSession.start(ws.chat(), names, llm)
+        session = ChatSession.start(ws.chat, names, llm)
         who = "、".join(p.name for p in session.present)
         mode = ws.settings.llm_config(CHAT_TASK).model if llm else "no LLM: prompts only"
         console.print(f"chat with {who} ({mode}; /help for commands)")
@@ -114,7 +115,9 @@ def turn_cmd(
     json: JsonOpt = False,
 ) -> None:
     """The system-prompt blocks one chat turn with OPERATOR injects for MESSAGE."""
-    turn = workspace().turn(operator, message, participants=_names(group), l3_targets=_names(l3))
+    turn = workspace().chat.turn(
+        operator, message, participants=_names(group), l3_targets=_names(l3)
+    )
     if json:
         print_json(turn.to_dict())
         return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
@@ -19,14 +18,12 @@ from arklore.cli._common import (
     table,
     workspace,
 )
-from arklore.cli.app import app
 from arklore.core.errors import EXIT_FINDINGS, EXIT_PARTIAL
 from arklore.corpus.anchors import STORED
 from arklore.corpus.crosscheck import CrosscheckReport
-from arklore.names.build import load_operators, speaker_ids
 
-operators_app = typer.Typer(help="The operator registry.", no_args_is_help=True)
-app.add_typer(operators_app, name="operators")
+app = typer.Typer()
+operators_app = typer.Typer(name="operators", help="The operator registry.", no_args_is_help=True)
 
 DataChangedOpt = Annotated[
     bool,
@@ -199,15 +196,8 @@ def operators_show(
     json: JsonOpt = False,
 ) -> None:
     """Show one operator, found by any of her names (alias, real name, appellation, id)."""
-    ws = workspace()
-    char_id = ws.resolve_operator(name)
-    store = ws.store()
-    op = next(o for o in load_operators(store) if o.char_id == char_id)
-    data = asdict(op)
-    counts = store.speaker_counts()
-    spoken = [sp for sp, cid in speaker_ids(store).items() if cid == char_id]
-    data["speaker_names"] = sorted(spoken, key=lambda sp: -counts.get(sp, (0, 0))[0])
-    data["speaker_lines"] = sum(counts.get(sp, (0, 0))[0] for sp in spoken)
+    names = workspace().names
+    data = names.record(names.resolve(name))
     if json:
         print_json(data)
         return
@@ -225,20 +215,14 @@ def speakers(
     ] = False,
 ) -> None:
     """The speaker whitelist: every distinct normalized speaker name with its line count."""
-    store = workspace().store()
-    ids = speaker_ids(store)
-    rows = [
-        (name, n, stages, avg, astr, ids.get(name))
-        for name, n, stages, avg, astr in store.speaker_rows()
-        if not (npc_only and name in ids)
-    ][:limit]
-    keys = ("name", "line_count", "stage_count", "avg_lines", "astr_lines", "char_id")
+    rows = workspace().names.speakers(npc_only=npc_only, limit=limit)
     if json:
-        print_json([dict(zip(keys, r, strict=True)) for r in rows])
+        print_json(rows)
         return
+    keys = ("name", "line_count", "stage_count", "avg_lines", "astr_lines", "char_id")
     t = table(*keys)
     for r in rows:
-        t.add_row(*(str(v) if v is not None else "" for v in r))
+        t.add_row(*(str(r[k]) if r[k] is not None else "" for k in keys))
     console.print(t)
 
 
@@ -252,7 +236,7 @@ def crosscheck(
 ) -> None:
     """Compare the stages present in both sources line by line, judged per field."""
     with progress_bar(not json) as progress:
-        report = workspace().crosscheck(
+        report = workspace().corpus.crosscheck(
             from_files=from_files, progress=lambda done, total: progress("crosscheck", done, total)
         )
     if json:

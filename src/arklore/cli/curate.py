@@ -8,31 +8,13 @@ from typing import Annotated
 import typer
 
 from arklore.cli._common import JsonOpt, console, print_json, workspace
-from arklore.cli.app import app
-from arklore.graph.curate import (
-    candidates,
-    central_operators,
-    load_handbook,
-    operator_line_counts,
-    search_lines,
+
+app = typer.Typer(
+    name="curate", help="Curate the relationship matrix from the corpus.", no_args_is_help=True
 )
-from arklore.graph.curated_check import check_curated
-from arklore.graph.matrix import default_matrix_path, load_matrix
-from arklore.graph.model import RelationGraph
-
-curate_app = typer.Typer(
-    help="Curate the relationship matrix from the corpus.", no_args_is_help=True
-)
-app.add_typer(curate_app, name="curate")
 
 
-def _graph() -> RelationGraph:
-    """The saved relation graph, else one built (and saved) now."""
-    ws = workspace()
-    return ws.graph() if ws.paths.graph.is_file() else ws.build_graph().graph
-
-
-@curate_app.command("candidates")
+@app.command("candidates")
 def candidates_cmd(
     operator: Annotated[
         str, typer.Argument(help="Operator name, alias or char id (or 博士, an NPC speaker).")
@@ -54,16 +36,8 @@ def candidates_cmd(
 ) -> None:
     """Relations worth curating for OPERATOR: vocatives, kinship/role words, archive
     sentences and interaction, each with its evidence lines and +-2 lines of context."""
-    ws = workspace()
-    report = candidates(
-        ws.store(),
-        ws.people(),
-        operator,
-        graph=None if no_graph else _graph(),
-        handbook=load_handbook(ws.roots.excel_root_or_none()),
-        limit=limit,
-        per_signal=per_signal,
-        only=with_,
+    report = workspace().graph.curate_candidates(
+        operator, use_graph=not no_graph, limit=limit, per_signal=per_signal, only=with_
     )
     if json:
         print_json(report.to_dict())
@@ -117,17 +91,13 @@ def _print_report(report, brief: bool = False) -> None:
             )
 
 
-@curate_app.command("central")
+@app.command("central")
 def central_cmd(
     n: Annotated[int, typer.Argument(help="How many operators.")] = 60,
     json: JsonOpt = False,
 ) -> None:
     """The N operators with the most story lines (the set the shipped matrix covers)."""
-    ws = workspace()
-    table = ws.aliases()
-    ids = central_operators(ws.store(), n, table)
-    counts = operator_line_counts(ws.store(), table)
-    rows = [{"char_id": c, "name": table.canonical_name(c) or c, "lines": counts[c]} for c in ids]
+    rows = workspace().graph.central(n)
     if json:
         print_json(rows)
         return
@@ -135,7 +105,7 @@ def central_cmd(
         console.print(f"{i:3}. {r['name']} ({r['char_id']}) {r['lines']:,}")
 
 
-@curate_app.command("check")
+@app.command("check")
 def check_cmd(
     matrix: Annotated[
         Path | None,
@@ -148,43 +118,19 @@ def check_cmd(
 ) -> None:
     """Check a matrix against the corpus without building the graph: evidence ids must name
     stored lines and both parties must be around one of them. Exits 1 on any rejection."""
-    ws = workspace()
-    path = matrix if matrix is not None else default_matrix_path()
-    store, people = ws.store(), ws.people()
-    entries = load_matrix(path, people.user_node)
-    _, failures = check_curated(
-        entries, store, people, require_evidence=[str(default_matrix_path())]
-    )
-    top = central_operators(store, central, people.table) if central > 0 else []
-    bad = {(f.line, f.source, f.target) for f in failures}
-    per_from: dict[str, int] = {}
-    for e in entries:  # coverage counts only the entries that pass
-        if (e.line, e.source, e.target) not in bad:
-            per_from[e.source] = per_from.get(e.source, 0) + 1
-    short = [c for c in top if per_from.get(c, 0) < 2]
-    out = {
-        "path": str(path),
-        "relations": len(entries),
-        "with_evidence": sum(bool(e.evidence_line_ids) for e in entries),
-        "rejected": [f.to_dict() for f in failures],
-        "central": len(top),
-        "central_with_2": len(top) - len(short),  # central operators with >= 2 passing
-        "central_short": [
-            {"char_id": c, "name": people.operator_name(c), "relations": per_from.get(c, 0)}
-            for c in short
-        ],
-    }
+    out = workspace().graph.check_matrix(matrix, central=central)
+    failures = out["rejected"]
     if json:
         print_json(out)
     else:
         console.print(
             f"{out['relations']} relations ({out['with_evidence']} with evidence), "
-            f"{len(failures)} rejected; {out['central_with_2']}/{len(top)} central operators "
+            f"{len(failures)} rejected; {out['central_with_2']}/{out['central']} central operators "
             "have >= 2",
         )
         for f in failures:
             console.print(
-                f"rejected: line {f.line} {f.source} -> {f.target}: {f.reason}",
+                f"rejected: line {f['line']} {f['from']} -> {f['to']}: {f['reason']}",
             )
         for s in out["central_short"]:
             console.print(f"short: {s['name']} ({s['char_id']}) has {s['relations']}")
@@ -192,7 +138,7 @@ def check_cmd(
         raise typer.Exit(1)
 
 
-@curate_app.command("search")
+@app.command("search")
 def search_cmd(
     text: Annotated[str, typer.Argument(help="Substring of the line text ('' for any).")],
     speaker: Annotated[
@@ -206,8 +152,7 @@ def search_cmd(
     json: JsonOpt = False,
 ) -> None:
     """Primary-corpus lines containing TEXT, with their line ids and +-2 lines of context."""
-    ws = workspace()
-    hits = search_lines(ws.store(), ws.people(), text, speaker=speaker, near=near, limit=limit)
+    hits = workspace().graph.search_lines(text, speaker=speaker, near=near, limit=limit)
     if json:
         print_json([h.__dict__ | {"context": [c.__dict__ for c in h.context]} for h in hits])
         return

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import typer
+
 from arklore.cli._common import JsonOpt, console, print_json, progress_bar, workspace
-from arklore.cli.app import app
 from arklore.cli.corpus import print_counts, print_crosscheck
 from arklore.cli.graph import print_build
 from arklore.core.model import parse_line_id
 from arklore.corpus.store import Store
-from arklore.names.audit import audit
 from arklore.profiles.charfile import ANCHOR, CharProfile
 from arklore.profiles.draft import draft_profile
 from arklore.rag.context import Relation
@@ -18,6 +18,8 @@ DEMO_OPERATOR = "char_002_amiya"
 DEMO_RELATIONS = ("char_002_amiya", "char_010_chen", "char_172_svrash")
 # one chat turn's relation block: her anchors plus her view of the person the message names
 DEMO_TURN = ("char_002_amiya", "可露希尔最近又在忙什么？")
+
+app = typer.Typer()
 
 
 @app.command()
@@ -30,18 +32,18 @@ def demo(json: JsonOpt = False) -> None:
     ws.roots.require_astr()
     with progress_bar(not json) as progress:
         report = ws.ingest(progress=progress)
-        check = ws.crosscheck(progress=lambda d, t: progress("crosscheck", d, t))
-        store = ws.store()
-        top = [(name, n) for name, n, *_ in store.speaker_rows()[:10]]
-        names = audit(store, ws.user_aliases())
-        built = ws.build_graph(progress=progress)
-        index = ws.build_index(no_llm=True, progress=progress)
+        check = ws.corpus.crosscheck(progress=lambda d, t: progress("crosscheck", d, t))
+        store = ws.corpus.store()
+        top = [(r["name"], r["lines"]) for r in ws.corpus.speakers()[:10]]
+        names = ws.names.audit()
+        built = ws.graph.build(progress=progress)
+        index = ws.rag.build(no_llm=True, progress=progress)
     graph = built.graph
     anchors = {
-        op: [_relation(r, store) for r in ws.rag().get_anchor_relations(op, 3)]
+        op: [_relation(r, store) for r in ws.rag.service().get_anchor_relations(op, 3)]
         for op in DEMO_RELATIONS
     }
-    turn = ws.context(*DEMO_TURN)
+    turn = ws.rag.context(*DEMO_TURN)
     profile = _profile_excerpt(ws, graph)
     if json:
         print_json(
@@ -133,9 +135,9 @@ def _relation(r: Relation, store: Store) -> dict:
 
 def _profile_excerpt(ws, graph) -> dict:  # noqa: ANN001
     """One generated profile, in memory (nothing written): anchor + 3 quotes with ids."""
-    inp = ws.profile_inputs(ws.select_operators([DEMO_OPERATOR]))[0]
+    inp = ws.profiles.inputs(ws.names.select([DEMO_OPERATOR]))[0]
     d = draft_profile(
-        inp.op, ws.profile_tables(), story_lines=inp.story, voice=inp.voice, graph=graph
+        inp.op, ws.profiles.tables(), story_lines=inp.story, voice=inp.voice, graph=graph
     )
     prof = CharProfile.parse(d.text or "")
     anchor = prof.section(ANCHOR).bullets()[:8] if prof.section(ANCHOR) else []

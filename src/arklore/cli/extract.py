@@ -1,16 +1,18 @@
-"""Extraction commands: `arklore extract relations`, `arklore review relations`.
+"""LLM extraction commands: `arklore extract relations`, `arklore extract events`.
 
-Exit codes: 0 all fine; 1 when a gate dropped any edge of the selected stages (a signal
-for scripts; the drop summary is printed); 2 configuration errors (via ArkloreError).
+Exit codes (arklore.core.errors): 0 done; 3 some chunks failed (see llm_errors.jsonl, rerun
+to retry); 4 stopped early (endpoint unreachable or --max-cost; rerun resumes); 5 findings to
+review (edges dropped by a gate; memories or events dropped, time hints dropped, memories not
+in the first person); 2 configuration errors.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from arklore.cli._common import (
     AllOpt,
@@ -32,19 +34,17 @@ from arklore.cli._common import (
     styled,
     workspace,
 )
-from arklore.cli.app import app
-from arklore.core.errors import ConfigError
-from arklore.extract import review
+from arklore.events.runner import RunReport as EventsReport
 from arklore.extract.runner import RunReport
-from arklore.extract.store import has_chunks, load_edges
 
-extract_app = typer.Typer(help="LLM extraction over the story corpus.", no_args_is_help=True)
-review_app = typer.Typer(help="Human review reports of extracted data.", no_args_is_help=True)
-app.add_typer(extract_app, name="extract")
-app.add_typer(review_app, name="review")
+app = typer.Typer(
+    name="extract", help="LLM extraction over the story corpus.", no_args_is_help=True
+)
+
+SHOWN = 20  # findings listed one by one before "... and N more"
 
 
-@extract_app.command("relations")
+@app.command("relations")
 def extract_relations(
     stages: StagesArg = None,
     event: EventOpt = None,
@@ -67,14 +67,14 @@ def extract_relations(
     early (endpoint unreachable, or --max-cost reached; rerun resumes); 5 edges dropped by a gate.
     """
     ws = workspace()
-    paths = ws.select_stages(stages, event=event, all_=all_)
+    paths = ws.extract.select_stages(stages, event=event, all_=all_)
     if dry_run:
         with progress_bar(not json) as progress:
-            est = ws.extract_relations_dry_run(paths, progress)
+            est = ws.extract.relations_dry_run(paths, progress)
         print_dry_run(len(paths), est, json)
         return
     with progress_bar(not json) as progress:
-        report = ws.extract_relations(
+        report = ws.extract.relations(
             paths,
             concurrency=concurrency,
             resume=resume,
@@ -125,35 +125,137 @@ def _print_report(report: RunReport, out_dir: Path) -> None:
     console.print(report.cost_line)
 
 
-@review_app.command("relations")
-def review_relations(
-    stage: Annotated[str, typer.Argument(help="Stage path.")],
-    html: Annotated[
-        bool, typer.Option("--html", help="A self-contained HTML page instead of text.")
-    ] = False,
+@app.command("events")
+def extract_events(
+    stages: StagesArg = None,
+    event: EventOpt = None,
+    all_: AllOpt = False,
+    retry: RetryOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+    resume: ResumeOpt = True,
+    no_cache: NoCacheOpt = False,
+    dry_run: DryRunOpt = False,
+    max_cost: MaxCostOpt = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write to this file instead of stdout.")
+        Path | None,
+        typer.Option("--out", help="Export folder (default: $ARKLORE_HOME/exports/events)."),
     ] = None,
-    context: Annotated[
-        int, typer.Option("--context", min=0, help="Lines shown around evidence.")
-    ] = 2,
+    embed: Annotated[
+        bool,
+        typer.Option(
+            "--embed/--no-embed",
+            help="Embed the kept memories for chat now (else on an operator's first query).",
+        ),
+    ] = True,
+    json: JsonOpt = False,
 ) -> None:
-    """Every extracted edge of a stage with its evidence lines marked and the lines around them."""
+    """Split stages into events with first-person memories (LLM), check them, store them and
+    export story_events_<stage>.json.
+
+    Exit codes: 0 done; 3 some chunks failed (see llm_errors.jsonl, rerun to retry); 4 stopped
+    early (endpoint unreachable, or --max-cost reached; rerun resumes); 5 findings: memories
+    or events dropped, time hints dropped, memories not in the first person.
+    """
     ws = workspace()
-    (path,) = ws.select_stages([stage])
-    store = ws.store()
-    edges = load_edges(store, path)
-    if not edges and not has_chunks(store, path):
-        raise ConfigError(
-            f"no relations extracted for {path}",
-            hint=f"run `arklore extract relations {path}` first",
+    paths = ws.extract.select_stages(stages, event=event, all_=all_)
+    if dry_run:
+        with progress_bar(not json) as progress:
+            est = ws.events.extract_dry_run(paths, progress)
+        print_dry_run(len(paths), est, json)
+        return
+    with progress_bar(not json) as progress:
+        report = ws.events.extract(
+            paths,
+            concurrency=concurrency,
+            resume=resume,
+            no_cache=no_cache,
+            retry=retry,
+            max_cost=max_cost,
+            out=out,
+            embed=embed,
+            progress=progress,
         )
-    lines = store.lines(path)
-    render = review.render_html if html else review.render_text
-    text = render(path, edges, lines, context)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-        err_console.print(f"wrote {out}")
+    if json:
+        print_json(report.to_dict())
+        err_console.print(report.cost_line)
+        _loud_drops(report, err_console)
     else:
-        sys.stdout.write(text + "\n")
+        _print_events_report(report, out or ws.paths.event_exports)
+    end_llm_run(report.stopped, report.failed, report.exit_code)
+
+
+def _loud_drops(report: EventsReport, con: Console) -> None:
+    """Memories dropped because their owner was not there: the one error this subsystem
+    must never make silently — one line each."""
+    drops = report.dropped_memories
+    if not drops:
+        return
+    con.print(
+        styled(
+            f"DROPPED {len(drops)} memories",
+            "bold red",
+            " (the model gave a memory to someone the lines do not show present, or a"
+            " nameless/empty one):",
+        )
+    )
+    for d in drops[:SHOWN]:
+        con.print(
+            f"  {d['stage']} #{d['event']} lines {d['lines'][0]}-{d['lines'][1]}: "
+            f"{d['actor']} ({d['reason']}): {d['text']}",
+        )
+    if len(drops) > SHOWN:
+        con.print(f"  ... and {len(drops) - SHOWN} more (see --json)")
+
+
+def _print_events_report(report: EventsReport, out_dir: Path) -> None:
+    sm = report.summary
+    for st in report.stages:
+        if not st.checked:
+            fails = f", {len(st.failed_chunks)} chunks failed" if st.failed_chunks else ""
+            console.print(f"{st.stage}: not checked (chunks missing{fails})")
+            continue
+        s = st.summary
+        console.print(
+            f"{st.stage}: {s['events']} events, {s['memories']} memories, "
+            f"{s['dropped_memories']} dropped, {s['third_person']} third person",
+        )
+    console.print(
+        f"{len(report.stages)} stages ({sm.get('stages_checked', 0)} checked), {report.jobs} "
+        f"chunks: {report.done} run ({report.cached} from cache), {report.skipped} already "
+        f"stored, {report.failed} failed",
+    )
+    console.print(
+        f"events: {sm.get('events', 0)} kept, {sm.get('dropped_events', 0)} dropped, "
+        f"{sm.get('merged', 0)} merged across chunks, {sm.get('clamped', 0)} ranges clamped, "
+        f"{sm.get('alternative_branches', 0)} spanning alternative branches; memories: "
+        f"{sm.get('memories', 0)} kept, {sm.get('dropped_memories', 0)} dropped, "
+        f"{sm.get('third_person', 0)} not in the first person; time hints: "
+        f"{sm.get('time_hints', 0)} kept, {sm.get('dropped_time_hints', 0)} dropped",
+    )
+    _loud_drops(report, console)
+    for label, items in (
+        ("memories not in the first person (flagged, kept as written)", report.third_person),
+        ("time hints not found in the lines (dropped)", report.dropped_time_hints),
+        ("events dropped", report.dropped_events),
+    ):
+        if items:
+            console.print(styled(f"{len(items)} {label}", "yellow", ":"))
+            for d in items[:SHOWN]:
+                detail = d.get("text") or d.get("time_hint") or d.get("detail")
+                who = f"{d['actor']}: " if "actor" in d else ""
+                console.print(f"  {d['stage']} #{d['event']}: {who}{detail}")
+    if report.failures:
+        console.print(
+            styled(
+                f"{len(report.failures)} chunks failed",
+                "yellow",
+                f" (see {report.errors_file}; rerun to retry)",
+            )
+        )
+    if report.not_started:
+        console.print(f"{report.not_started} chunks not sent (the run stopped)")
+    console.print(
+        f"exported {len(report.exports)} files (checked stages) to {out_dir}; "
+        f"{report.embedded_memories} memories embedded for chat",
+    )
+    console.print(report.cost_line)

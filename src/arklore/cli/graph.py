@@ -5,10 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-import orjson
 import typer
 
-from arklore.base.userfiles import read_user_bytes
 from arklore.cli._common import (
     JsonOpt,
     console,
@@ -18,16 +16,13 @@ from arklore.cli._common import (
     table,
     workspace,
 )
-from arklore.cli.app import app
-from arklore.core.errors import InputFileError, UsageError
+from arklore.core.errors import UsageError
 from arklore.core.predicates import PREDICATE_NAMES
-from arklore.graph.importer import FORMAT as IMPORT_FORMAT
 from arklore.graph.io import edge_record, save_graph
-from arklore.graph.model import GRAPH_FORMAT, INTERACTION, ORIGINS, Edge, RelationGraph
+from arklore.graph.model import INTERACTION, ORIGINS, Edge, RelationGraph
 from arklore.graph.strength import contributions
 
-graph_app = typer.Typer(help="The relation graph (no LLM needed).", no_args_is_help=True)
-app.add_typer(graph_app, name="graph")
+app = typer.Typer(name="graph", help="The relation graph (no LLM needed).", no_args_is_help=True)
 
 
 def print_build(report: dict) -> None:
@@ -51,7 +46,7 @@ def print_build(report: dict) -> None:
     console.print(f"wrote {report['path']} in {report['seconds']:.1f} s")
 
 
-@graph_app.command("build")
+@app.command("build")
 def build(
     json: JsonOpt = False,
     matrix: Annotated[
@@ -66,8 +61,8 @@ def build(
     """Build relation_graph.json under ARKLORE_HOME from the corpus, the matrix and imports."""
     ws = workspace()
     with progress_bar(not json) as progress:
-        built = ws.build_graph(
-            matrix=matrix, imports=[*ws.registered_imports(), *(imports or [])], progress=progress
+        built = ws.graph.build(
+            matrix=matrix, imports=[*ws.graph.imports(), *(imports or [])], progress=progress
         )
     if json:
         print_json(built.report)
@@ -101,7 +96,7 @@ def _edges_table(graph: RelationGraph, edges: list[Edge], title: str) -> Any:
     return t
 
 
-@graph_app.command("show")
+@app.command("show")
 def show(
     operator: Annotated[
         str, typer.Argument(help="Operator name, alias or char id (or npc:<name>).")
@@ -113,8 +108,8 @@ def show(
     if k < 1:
         raise UsageError(f"-k {k}: must be 1 or more")
     ws = workspace()
-    graph = ws.graph()
-    nid = ws.graph_node(operator)
+    graph = ws.graph.current()
+    nid = ws.graph.node(operator)
     node = graph.nodes[nid]
     top = graph.get_top_anchor_relations(nid, k)
     faction = graph.get_faction(nid)
@@ -150,12 +145,12 @@ def _print_edge(graph: RelationGraph, e: Edge, i: int) -> None:
         console.print(f"   description: {e.description}")
 
 
-@graph_app.command("relation")
+@app.command("relation")
 def relation(a: str, b: str, json: JsonOpt = False) -> None:
     """Every edge a -> b (A's view of B)."""
     ws = workspace()
-    graph = ws.graph()
-    ida, idb = ws.graph_node(a), ws.graph_node(b)
+    graph = ws.graph.current()
+    ida, idb = ws.graph.node(a), ws.graph.node(b)
     edges = graph.get_relation(ida, idb)
     if json:
         print_json([_edge_json(graph, e) for e in edges])
@@ -165,7 +160,7 @@ def relation(a: str, b: str, json: JsonOpt = False) -> None:
         )
 
 
-@graph_app.command("neighbors")
+@app.command("neighbors")
 def neighbors(
     operator: str,
     json: JsonOpt = False,
@@ -193,8 +188,8 @@ def neighbors(
     if limit < 1:
         raise UsageError(f"--limit {limit}: must be 1 or more")
     ws = workspace()
-    graph = ws.graph()
-    nid = ws.graph_node(operator)
+    graph = ws.graph.current()
+    nid = ws.graph.node(operator)
     edges = graph.neighbors(nid, predicate=predicate, min_strength=min_strength, origin=origin)
     edges = edges[:limit]
     if json:
@@ -203,17 +198,17 @@ def neighbors(
         console.print(_edges_table(graph, edges, f"{graph.nodes[nid].name}: {len(edges)} shown"))
 
 
-@graph_app.command("export")
+@app.command("export")
 def export(
     path: Annotated[Path, typer.Argument(help="Where to write relation_graph.json.")],
 ) -> None:
     """Write the built graph to PATH (deterministic bytes: export -> import -> export is identical)."""
-    graph = workspace().graph()
+    graph = workspace().graph.current()
     save_graph(graph, path)
     err_console.print(f"wrote {path} ({len(graph.nodes):,} nodes, {len(graph):,} edges)")
 
 
-@graph_app.command("import")
+@app.command("import")
 def import_(
     path: Annotated[Path, typer.Argument(help="A relation_graph.json, or a relation import JSON.")],
     json: JsonOpt = False,
@@ -223,34 +218,16 @@ def import_(
 ) -> None:
     """Install a relation_graph.json as the current graph, or register a relation import
     (wiki export, see arklore.graph.importer) and rebuild with it."""
-    ws = workspace()
-    data = read_user_bytes(path)
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        raise InputFileError(str(path), "json", f"not valid JSON: {e}") from None
-    fmt = doc.get("format") if isinstance(doc, dict) else None
-    if fmt in (GRAPH_FORMAT, "arklore-relation-graph/1"):
-        graph = ws.install_graph(data, str(path))
-        result = {"installed": str(ws.paths.graph), "nodes": len(graph.nodes), "edges": len(graph)}
-        if json:
-            print_json(result)
-        else:
-            console.print(
-                f"installed {path} as {ws.paths.graph} ({result['nodes']:,} nodes, "
-                f"{result['edges']:,} edges)",
-            )
-        return
-    if fmt != IMPORT_FORMAT:
-        raise InputFileError(
-            str(path),
-            "key 'format'",
-            f"expected {GRAPH_FORMAT!r} or {IMPORT_FORMAT!r}, got {fmt!r}",
-        )
-    dest, built = ws.register_import(path, build=build_now)
+    done = workspace().graph.import_file(path, build=build_now)
     if json:
-        print_json({"registered": str(dest), "build": built.report if built else None})
+        print_json(done.to_dict())
         return
-    console.print(f"registered {dest}")
-    if built:
-        print_build(built.report)
+    if done.graph is not None:
+        console.print(
+            f"installed {path} as {done.path} ({len(done.graph.nodes):,} nodes, "
+            f"{len(done.graph):,} edges)",
+        )
+        return
+    console.print(f"registered {done.path}")
+    if done.build is not None:
+        print_build(done.build.report)

@@ -7,18 +7,17 @@ from typing import Annotated
 import typer
 
 from arklore.cli._common import JsonOpt, console, print_json, read_message, table, workspace
-from arklore.cli.app import app
 from arklore.core.errors import UnknownNameError
-from arklore.names.audit import audit
 
-names_app = typer.Typer(help="Operator names: aliases and mention detection.", no_args_is_help=True)
-app.add_typer(names_app, name="names")
+app = typer.Typer(
+    name="names", help="Operator names: aliases and mention detection.", no_args_is_help=True
+)
 
 
-@names_app.command("resolve")
+@app.command("resolve")
 def resolve(name: str, json: JsonOpt = False) -> None:
     """Which operator a name belongs to, and which source decided; ambiguous names list all."""
-    table = workspace().aliases()
+    table = workspace().names.aliases()
     res = table.resolve(name)
     cands = [
         {
@@ -54,7 +53,7 @@ def resolve(name: str, json: JsonOpt = False) -> None:
         console.print(f"{name} -> {res.char_id} {res.names[0]} (decided by {res.source})")
 
 
-@names_app.command("find")
+@app.command("find")
 def find(
     text: Annotated[str, typer.Argument(help="The text to search ('-': read stdin).")],
     json: JsonOpt = False,
@@ -63,11 +62,10 @@ def find(
     ] = None,
 ) -> None:
     """Operator mentions in a text, with how each was matched."""
-    ws = workspace()
-    text = read_message(text, ws.settings.max_message_chars)
-    matcher = ws.matcher()
-    ctx = {"speaking_to": ws.resolve_operator(speaking_to)} if speaking_to else None
-    mentions = matcher.find(text, ctx)
+    names = workspace().names
+    text = read_message(text, names.max_message_chars)
+    ctx = {"speaking_to": names.resolve(speaking_to)} if speaking_to else None
+    mentions = names.find_mentions(text, ctx)
     rows = [
         {
             "char_id": m.char_id,
@@ -76,7 +74,7 @@ def find(
             "end": m.end,
             "how": m.how,
             "candidates": list(m.candidates),
-            "name": matcher.table.canonical_name(m.char_id) if m.char_id else None,
+            "name": names.display_name(m.char_id) if m.char_id else None,
         }
         for m in mentions
     ]
@@ -90,12 +88,11 @@ def find(
         console.print(f"[{r['start']}:{r['end']}] {r['surface']} -> {who} ({r['how']})")
 
 
-@names_app.command("audit")
+@app.command("audit")
 def audit_cmd(json: JsonOpt = False) -> None:
     """Speakers with >= 200 lines as operator or NPC, and speakers that look like operators
     but have no alias (for a human to settle in data/aliases.toml)."""
-    ws = workspace()
-    report = audit(ws.store(), ws.user_aliases())
+    report = workspace().names.audit()
     if json:
         print_json(report)
         return

@@ -1,5 +1,5 @@
-"""Character profile commands: `arklore distill`, `arklore persona`, `arklore review-queue`,
-`arklore review approve`.
+"""Character profile commands: `arklore distill`, `arklore persona`, `arklore review-queue`
+(approving a draft is `arklore review approve`).
 
 Exit codes of `distill` (see arklore.core.errors): 0 done; 3 some tasks failed for some
 operators (see distill_errors.jsonl; rerun to retry); 4 stopped early (endpoint unreachable
@@ -31,9 +31,9 @@ from arklore.cli._common import (
     styled,
     workspace,
 )
-from arklore.cli.app import app
-from arklore.cli.extract import review_app
 from arklore.profiles.distill import TASK_NAMES, DistillReport, total_estimate
+
+app = typer.Typer()
 
 TaskOpt = Annotated[
     list[str],
@@ -78,7 +78,7 @@ def distill_cmd(
     """
     ws = workspace()
     if dry_run:
-        parts = ws.distill_dry_run(task, op)
+        parts = ws.profiles.distill_dry_run(task, op)
         total = total_estimate(parts)
         if json:
             print_json({t: vars(e) for t, e in parts.items()} | {"total": vars(total)})
@@ -89,7 +89,7 @@ def distill_cmd(
         console.print(f"all tasks: {total.line()}")
         return
     with progress_bar(not json) as progress:
-        report = ws.distill(
+        report = ws.profiles.distill(
             task,
             op,
             out=out,
@@ -143,7 +143,7 @@ def persona_cmd(
 ) -> None:
     """Exactly the sections a chat may inject for her tier, with their token counts
     (S/A: all; B: 锚, 物理标签 and verified quotes; C: nothing, and no relation context)."""
-    p = workspace().persona(operator)
+    p = workspace().profiles.persona(operator)
     if json:
         print_json(p.to_dict())
         return
@@ -177,7 +177,7 @@ def review_queue_cmd(
     verbatim gate removed, anchor fields set back to source, the sources used, a seeded 10%
     sample of her relation documents; then every operator some source has nothing for."""
     ws = workspace()
-    queue = ws.review_queue(seed=seed, operators=op)
+    queue = ws.profiles.review_queue(seed=seed, operators=op)
     target = out or ws.paths.review_queue
     if html and out is None:
         target = target.with_suffix(".html")
@@ -195,18 +195,3 @@ def review_queue_cmd(
         + f"), {attention} need attention; {len(queue.no_source)} with missing sources",
     )
     console.print(f"wrote {target}")
-
-
-@review_app.command("approve")
-def review_approve(
-    operator: Annotated[str, typer.Argument(help="Any name the alias table knows, or an id.")],
-    accept_edits: Annotated[
-        bool,
-        typer.Option("--accept-edits", help="Approve a draft a person edited since generation."),
-    ] = False,
-    out: OutDirOpt = None,
-) -> None:
-    """Promote her tier-B draft to tier A ([AUTO-DRAFT] -> [AUTO]) after a person looked at
-    it; refuses a draft edited by hand unless --accept-edits."""
-    path = workspace().approve_profile(operator, accept_edits=accept_edits, char_dir=out)
-    console.print(f"approved: {path} is tier A")

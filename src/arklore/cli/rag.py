@@ -18,11 +18,10 @@ from arklore.cli._common import (
     say,
     workspace,
 )
-from arklore.cli.app import app
 from arklore.rag.index import RagIndexError
 
-rag_app = typer.Typer(help="The relation RAG index (ChromaDB).", no_args_is_help=True)
-app.add_typer(rag_app, name="rag")
+app = typer.Typer()
+rag_app = typer.Typer(name="rag", help="The relation RAG index (ChromaDB).", no_args_is_help=True)
 
 
 @rag_app.command("build")
@@ -56,14 +55,14 @@ def rag_build(
     descriptions (task relation_descriptions) would cost, nothing sent or built.
     """
     if dry_run:
-        est = workspace().build_index_dry_run(graph)
+        est = workspace().rag.dry_run(graph)
         if json:
             print_json(vars(est))
         else:
             console.print(f"relation descriptions: {est.line()}", highlight=False)
         return
     with progress_bar(not json) as progress:
-        report = workspace().build_index(
+        report = workspace().rag.build(
             embedder=embedder, no_llm=no_llm, force=force, graph_path=graph, progress=progress
         )
     if json:
@@ -95,7 +94,7 @@ def rag_build(
 def rag_status(json: JsonOpt = False) -> None:
     """Which collection is live, with which embedder, how many documents, whether it is older
     than the graph, and the disk it uses."""
-    ptr = workspace().index_status()
+    ptr = workspace().rag.status()
     if ptr is None:
         raise RagIndexError("no relation index yet")
     if json:
@@ -126,12 +125,12 @@ def context_cmd(
     """The relation context a chat turn with OPERATOR would inject for MESSAGE."""
     ws = workspace()
     message = read_message(message, ws.settings.max_message_chars)
-    targets = [ws.graph_node(x.strip()) for x in (l3 or "").split(",") if x.strip()]
-    op = ws.graph_node(operator)
-    ctx = ws.context(op, message, targets, budget=budget)
+    targets = [ws.graph.node(x.strip()) for x in (l3 or "").split(",") if x.strip()]
+    sp = ws.chat.speaker(operator)
+    ctx = ws.chat.relation_context(sp, message, targets, budget)
     for w in ctx.warnings:
         say("warning:", "yellow", w)
     if json:
-        print_json({"operator_id": op, **ctx.to_dict()})
+        print_json({"operator_id": sp.node_id, **ctx.to_dict()})
     else:
         console.print(ctx.text or "(no relation context)")

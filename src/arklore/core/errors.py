@@ -103,6 +103,22 @@ class UnknownNameError(ArkloreError):
     default_hint = "check the spelling, or add the name to data/aliases.toml"
 
 
+class UnknownOperatorError(UnknownNameError):
+    """No operator has this name; carries the closest names (the names layer's one rule)."""
+
+    def __init__(self, name: str, closest: list[str]) -> None:
+        hint = ("did you mean " + ", ".join(closest) + "?") if closest else None
+        super().__init__(f"no operator is called {name!r}", hint=hint)
+        self.name = name
+        self.closest = closest
+
+
+class UnknownEventError(UnknownNameError):
+    """No story event has this id."""
+
+    default_hint = "event ids look like main_0, act18d0…"
+
+
 class AmbiguousNameError(ArkloreError):
     """A name belongs to several operators; the caller must pick one."""
 

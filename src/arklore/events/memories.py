@@ -52,6 +52,11 @@ class MemoryItem:
     order: int  # story order key (release order: sort by it for a timeline)
     story_name: str | None = None
     time_hint: str | None = None
+    avg_tag: str | None = None  # appearances: 行动前, 行动后…
+    summary: str | None = None  # appearances: the game's summary of the stage
+    spoken: int = 0  # appearances: her lines there
+    addressed: int = 0  # appearances: lines calling her there
+    shared: int = 0  # appearances: how many of the people the query names are there too
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -120,7 +125,6 @@ class MemoryService:
         self._cache_path = cache_path
         self._appearances = appearances
         self._entries: dict[tuple[str, ...], _Entry] = {}
-        self._app_vectors: dict[tuple[str, ...], tuple[list[str], np.ndarray]] = {}
         self._qcache = QueryCache()
         self._lock = threading.Lock()
         self._cache: EmbeddingCache | None = None
@@ -174,11 +178,25 @@ class MemoryService:
         return embed_cached(self._embedder(), texts, self._cache)[1]
 
     # -- the call a chat makes ---------------------------------------------------------
+    def _shared(self, apps: list[Appearance], named: Sequence[Sequence[str]]) -> list[int]:
+        """For each of her appearances, how many of the ``named`` people appear there too."""
+        counts: dict[str, int] = {}
+        for person in named:
+            for a in self._appearances(person):
+                counts[a.stage_path] = counts.get(a.stage_path, 0) + 1
+        return [counts.get(a.stage_path, 0) for a in apps]
+
     def memories(
-        self, operator: str, family: Sequence[str], query: str | None = None, k: int = 3
+        self,
+        operator: str,
+        family: Sequence[str],
+        query: str | None = None,
+        k: int = 3,
+        named: Sequence[Sequence[str]] = (),
     ) -> Memories:
         """Her memories ranked for ``query`` (story order without one), else her
-        appearances; ``family`` is every id of her forms."""
+        appearances (those shared with the ``named`` people first, each given as her forms,
+        then where she says most); ``family`` is every id of her forms."""
         fam = tuple(dict.fromkeys(family))
         query = query if query and query.strip() else None
         k = max(0, int(k))
@@ -209,19 +227,16 @@ class MemoryService:
             if not apps:
                 base.reason = f"{why}, and she appears in no stage"
                 return base
-            if query is None:
-                picked = [(i, None) for i in range(min(k, len(apps)))]
-            else:
-                texts = [appearance_text(a) for a in apps]
-                held = self._app_vectors.get(fam)
-                if held is None or held[0] != texts:
-                    held = self._app_vectors[fam] = (texts, self._vectors(texts))
-                vecs = held[1]
-                orders = [order_key(a.order_rank, 0) for a in apps]
-                picked = self._rank(vecs, orders, query, k)
-            base.items = [_appearance_item(apps[i], score) for i, score in picked]
+            shared = self._shared(apps, named)
+            ranked = sorted(
+                range(len(apps)),
+                key=lambda i: (-shared[i], -(apps[i].spoken + apps[i].addressed), i),
+            )[:k]
+            picked = [(i, None) for i in sorted(ranked)]  # shown in story order
+            base.items = [_appearance_item(apps[i], shared[i]) for i, _ in picked]
             base.reason = (
-                f"{why}: showing the stages she appears in ({len(apps)}), with the game's "
+                f"{why}: showing the stages she appears in ({len(apps)}), those with the "
+                "people the query names first, then where she says most; with the game's "
                 "summaries (not her own words)"
             )
             return base
@@ -242,7 +257,7 @@ def _memory_item(r: events_db.MemoryRow, score: float | None) -> MemoryItem:
     )
 
 
-def _appearance_item(a: Appearance, score: float | None) -> MemoryItem:
+def _appearance_item(a: Appearance, shared: int) -> MemoryItem:
     return MemoryItem(
         text=appearance_text(a),
         stage_path=a.stage_path,
@@ -250,7 +265,12 @@ def _appearance_item(a: Appearance, score: float | None) -> MemoryItem:
         event_name=a.event_name,
         line_ids=list(a.line_ids),
         kind="appearance",
-        score=score,
+        score=None,
         order=order_key(a.order_rank, 0),
         story_name=a.story_name,
+        avg_tag=a.avg_tag,
+        summary=a.summary,
+        spoken=a.spoken,
+        addressed=a.addressed,
+        shared=shared,
     )

@@ -6,6 +6,8 @@ stage whose chunks were all answered and checked (with the counts). ``story_even
 checked events of a stage (kept and dropped, with the reason), in line order; columns are
 the fields of :class:`arklore.events.checks.CheckedEvent`. ``event_memories``: one row per
 memory (kept, dropped, flagged), keyed by event and actor, indexed by operator id.
+``appearances``: every person's stages (she speaks or is addressed there), computed for all
+operators in one corpus pass and rebuilt when the names it was computed from change.
 """
 
 from __future__ import annotations
@@ -72,4 +74,20 @@ CREATE TABLE IF NOT EXISTS event_memories (
 CREATE INDEX IF NOT EXISTS event_memories_actor ON event_memories (actor_id);
 """
 
-MIGRATIONS: tuple[Migration, ...] = (Migration("events", "001_story_events", _EVENTS),)
+_APPEARANCES = """
+CREATE TABLE IF NOT EXISTS appearances (
+    base_id TEXT NOT NULL,            -- the person: her base form's id (all forms share it)
+    stage_path TEXT NOT NULL,
+    spoken INTEGER NOT NULL, uncertain INTEGER NOT NULL, addressed INTEGER NOT NULL,
+    line_ids TEXT NOT NULL,           -- JSON: the first lines showing her there
+    PRIMARY KEY (base_id, stage_path)
+);
+CREATE TABLE IF NOT EXISTS appearances_meta (
+    key TEXT PRIMARY KEY, value TEXT NOT NULL  -- 'built_for': the names state it was built from
+);
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("events", "001_story_events", _EVENTS),
+    Migration("events", "002_appearances", _APPEARANCES),
+)

@@ -62,8 +62,13 @@ class Timeline:
     event: str | None
     stages: list[TimelineStage]
 
+    @property
+    def kind(self) -> str:
+        """``events`` once some stage shown has extracted events, else ``appearances``."""
+        return "events" if any(s.events_extracted for s in self.stages) else "appearances"
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"kind": self.kind, **asdict(self)}
 
 
 def timeline_event(e: CheckedEvent) -> TimelineEvent:

@@ -89,7 +89,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arklore.base.files import atomic_write_text
-from arklore.core.errors import ArkloreError
+from arklore.core.errors import ArkloreError, UsageError
 from arklore.core.tokens import count_tokens
 from arklore.profiles.quotes import Quote, QuoteSource, parse_quote_line, verify_quotes
 
@@ -128,8 +128,19 @@ class ProfileFileError(ArkloreError):
     default_hint = "fix or delete the file; a deleted profile is regenerated as a draft"
 
 
+class InvalidProfileError(UsageError):
+    """A profile text given to be saved is not a ``.char`` file for that operator."""
+
+    default_hint = "see the .char format in the README"
+
+
 class ApproveRefusedError(ArkloreError):
-    """A profile cannot be approved as asked (not a draft, edited by hand, a person's)."""
+    """A profile cannot be approved or written as asked (not a draft, edited by hand, a
+    person's file); ``code`` names which, for the HTTP answer."""
+
+    def __init__(self, message: str, *, hint: str | None = None, code: str = "refused") -> None:
+        super().__init__(message, hint=hint)
+        self.code = code
 
 
 def _split_lines(text: str) -> list[str]:

@@ -29,6 +29,8 @@ class Persona:
     excluded: list[tuple[str, str]] = field(default_factory=list)
     relation_context: bool = True
     note: str = ""
+    profile_of: str | None = None  # her base form's id when the file is her base form's
+    sources: list[str] = field(default_factory=list)  # the profile's header ``sources``
 
     @property
     def total_tokens(self) -> int:
@@ -52,6 +54,7 @@ class Persona:
             "total_tokens": self.total_tokens,
             "relation_context": self.relation_context,
             "note": self.note,
+            "profile_of": self.profile_of,
         }
 
 
@@ -77,6 +80,7 @@ def persona(
         bool(prof and prof.hand_edited),
         allowed.sections,
         allowed.excluded,
+        sources=prof.header_list("sources") if prof is not None else [],
     )
     if allowed.tier == TIER_C:
         out.relation_context = tier_c_relations

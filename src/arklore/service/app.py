@@ -21,9 +21,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arklore import __version__
 from arklore.core.errors import ArkloreError
-from arklore.service import errors, web
+from arklore.service import errors, review, web
 from arklore.service.metrics import Metrics, MetricsMiddleware
-from arklore.service.review import VoiceTable
 from arklore.service.routes import router
 from arklore.service.state import ServiceState
 from arklore.settings import Settings
@@ -57,12 +56,12 @@ def create_app(workspace: Workspace, *, warm_up: bool = True) -> FastAPI:
     metrics = Metrics()
     app.state.arklore = state
     app.state.metrics = metrics
-    app.state.voices = VoiceTable()
     app.add_exception_handler(ArkloreError, errors.arklore_error_handler)
     app.add_exception_handler(RequestValidationError, errors.validation_error_handler)
     app.add_exception_handler(StarletteHTTPException, errors.http_error_handler)
     app.add_exception_handler(Exception, errors.unexpected_error_handler)
     app.include_router(router)
+    app.include_router(review.router)
     web.mount(app)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     return app

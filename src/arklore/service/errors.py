@@ -16,7 +16,6 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from arklore.chat.knowledge import UnknownOperatorError
 from arklore.core.errors import (
     AmbiguousNameError,
     ArkloreError,
@@ -26,10 +25,14 @@ from arklore.core.errors import (
     MessageTooLongError,
     OperatorNotAvailableError,
     StoreError,
+    UnknownEventError,
     UnknownNameError,
+    UnknownOperatorError,
     UsageError,
 )
 from arklore.graph.io import GraphNotBuiltError
+from arklore.profiles.charfile import ApproveRefusedError, InvalidProfileError
+from arklore.profiles.facade import ProfileNotFoundError
 from arklore.rag.index import RagIndexError
 
 log = logging.getLogger("arklore.service")
@@ -55,10 +58,12 @@ class ServiceError(ArkloreError):
 # (class, status, code), first match wins: subclasses before their parents
 _MAP: tuple[tuple[type[ArkloreError], int, str], ...] = (
     (UnknownOperatorError, 404, "unknown_operator"),
+    (UnknownEventError, 404, "unknown_event"),
     (UnknownNameError, 404, "unknown_name"),
     (AmbiguousNameError, 409, "ambiguous_name"),
     (OperatorNotAvailableError, 403, "not_available"),
     (MessageTooLongError, 413, "message_too_long"),
+    (InvalidProfileError, 400, "bad_profile"),
     (UsageError, 400, "bad_request"),
     (GraphNotBuiltError, 503, "not_built"),
     (RagIndexError, 503, "not_built"),
@@ -78,6 +83,8 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
 def error_body(exc: ArkloreError) -> tuple[int, dict[str, Any]]:
     if isinstance(exc, ServiceError):
         status, code = exc.status, exc.code
+    elif isinstance(exc, ApproveRefusedError):
+        status, code = (404 if isinstance(exc, ProfileNotFoundError) else 409), exc.code
     else:
         status, code = 500, "internal"
         for cls, st, cd in _MAP:

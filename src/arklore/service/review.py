@@ -1,204 +1,99 @@
-"""The profile review queue over the ``.char`` folders, and the two writes a reviewer makes.
+"""The review routes: the profile queue, one profile beside its sources, and the two writes a
+reviewer makes (approve a draft, replace a profile). Request/response mapping and auth only:
+every rule (which files may be written, the hand-edit check of an approval) is the profiles
+layer's (:class:`~arklore.profiles.facade.ProfilesFacade`), the same the CLI calls.
 
-Read: every profile in ``$ARKLORE_HOME/chars`` and the user's folder (``ARKLORE_CHARS_DIR``,
-read only), drafts waiting beside protected files (``.char.draft``), each with its tier, the
-sections a chat may use, and its quotes beside their sources (story lines from the store, voice
-lines from ``charword_table`` when the game data is there).
-
-Write (admin token required, see the routes): approve a tier-B draft (``[AUTO-DRAFT]`` ->
-``[AUTO]``), or replace a profile's text. Only ``$ARKLORE_HOME/chars`` is ever written, each
-file atomically; a profile the user's folder holds is that folder's, and is refused.
+Reads are public and show paths relative to ``ARKLORE_HOME`` (never the server's layout);
+writes need ``Authorization: Bearer $ARKLORE_ADMIN_TOKEN`` and are disabled while it is unset.
 """
 
 from __future__ import annotations
 
-import threading
-from pathlib import Path
-from typing import Any
+import hmac
+from typing import Annotated
 
-from arklore.base.files import atomic_write_text
-from arklore.profiles.archive import CHARWORD
-from arklore.profiles.charfile import (
-    DRAFT_SUFFIX,
-    SUFFIX,
-    TIER_B,
-    CharProfile,
-    ProfileFileError,
-    allowed_sections,
-    approve,
-)
-from arklore.profiles.quotes import normalize_ws
-from arklore.service.errors import ServiceError
-from arklore.sources.gamedata import read_table
-from arklore.workspace import Workspace
+from fastapi import APIRouter, Path, Query, Request
+from starlette.responses import Response
 
-MAX_QUEUE = 2000
+from arklore.service.errors import ErrorOut, ServiceError, json_response
+from arklore.service.models import PersonaEdit
+from arklore.service.state import ServiceState, service_state
 
+router = APIRouter(tags=["review"])
 
-def _dirs(ws: Workspace) -> list[tuple[Path, bool]]:
-    """(folder, writable): the user's folder first (it wins), then the home's."""
-    out = []
-    if ws.settings.chars_dir is not None:
-        out.append((Path(ws.settings.chars_dir), False))
-    out.append((ws.paths.chars, True))
-    return out
+NameParam = Annotated[str, Path(min_length=1, max_length=200)]
+READ = {
+    404: {"model": ErrorOut, "description": "unknown operator, or no profile"},
+    409: {"model": ErrorOut, "description": "ambiguous name"},
+}
+WRITE = {
+    401: {"model": ErrorOut, "description": "missing or wrong bearer token"},
+    403: {"model": ErrorOut, "description": "writes disabled (no ARKLORE_ADMIN_TOKEN)"},
+    404: {"model": ErrorOut, "description": "unknown operator, or no profile"},
+    409: {"model": ErrorOut, "description": "not a draft, edited by hand, or a read-only file"},
+}
 
 
-def _read(path: Path) -> CharProfile | None:
-    try:
-        return CharProfile.read(path)
-    except ProfileFileError:
-        return None
+def require_admin(request: Request, st: ServiceState) -> None:
+    """403 while writes are disabled, 401 without the admin bearer token."""
+    token = st.ws.settings.admin_token
+    if not token:
+        raise ServiceError(403, "writes_disabled", "write endpoints are disabled",
+                           hint="set ARKLORE_ADMIN_TOKEN on the server to enable them")  # fmt: skip
+    got = request.headers.get("authorization", "")
+    scheme, _, value = got.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip(), token):
+        raise ServiceError(401, "unauthorized", "a valid admin bearer token is required",
+                           hint="send Authorization: Bearer <ARKLORE_ADMIN_TOKEN>")  # fmt: skip
 
 
-def queue(ws: Workspace) -> list[dict[str, Any]]:
-    """One entry per char id that has a profile or a draft; drafts to review first."""
-    seen: dict[str, dict[str, Any]] = {}
-    for d, writable in _dirs(ws):
-        if not d.is_dir():
-            continue
-        for p in sorted(d.iterdir())[: MAX_QUEUE * 2]:
-            name = p.name
-            if name.endswith(SUFFIX + DRAFT_SUFFIX):
-                cid = name[: -len(SUFFIX + DRAFT_SUFFIX)]
-                entry = seen.setdefault(cid, {"char_id": cid})
-                entry.setdefault("draft_beside", str(p))
-                continue
-            if not name.endswith(SUFFIX) or cid_taken(seen, name[: -len(SUFFIX)]):
-                continue
-            cid = name[: -len(SUFFIX)]
-            prof = _read(p)
-            entry = seen.setdefault(cid, {"char_id": cid})
-            entry.update(
-                path=str(p),
-                writable=writable,
-                name=prof.name if prof else None,
-                tier=prof.tier if prof else None,
-                hand_edited=bool(prof and prof.hand_edited),
-                unreadable=prof is None,
-            )
-    out = []
-    for e in seen.values():
-        e.setdefault("path", None)
-        e["needs_review"] = e.get("tier") == TIER_B or "draft_beside" in e
-        out.append(e)
-    out.sort(key=lambda e: (not e["needs_review"], e["char_id"]))
-    return out[:MAX_QUEUE]
+@router.get("/v1/review")
+def get_review(request: Request) -> Response:
+    """Profiles and drafts, drafts to review first."""
+    st = service_state(request)
+    return json_response({"entries": st.ws.profiles.entries(),
+                          "writes_enabled": bool(st.ws.settings.admin_token)})  # fmt: skip
 
 
-def cid_taken(seen: dict[str, dict[str, Any]], cid: str) -> bool:
-    return "path" in seen.get(cid, {})
+@router.get("/v1/review/{char_id}", responses=READ)
+def get_review_entry(char_id: NameParam, request: Request) -> Response:
+    """One profile (and a draft beside it) with its quotes beside their sources."""
+    st = service_state(request)
+    cid = st.ws.names.resolve(char_id)
+    out = st.ws.profiles.detail(cid)
+    out["name"] = st.ws.names.display_name(cid)
+    return json_response(out)
 
 
-def locate(ws: Workspace, char_id: str) -> tuple[Path | None, bool]:
-    """The profile file of ``char_id`` and whether the service may write it."""
-    for d, writable in _dirs(ws):
-        p = d / f"{char_id}{SUFFIX}"
-        if p.is_file():
-            return p, writable
-    return None, True
+@router.post("/v1/review/{char_id}/approve", responses=WRITE)
+def post_approve(
+    char_id: NameParam,
+    request: Request,
+    accept_edits: Annotated[
+        bool, Query(description="approve a draft a person edited since it was generated")
+    ] = False,
+) -> Response:
+    """Approve a tier-B draft: ``[AUTO-DRAFT]`` -> ``[AUTO]`` (admin token). A draft edited
+    by hand is refused (409) unless ``accept_edits``, as ``arklore review approve``."""
+    st = service_state(request)
+    require_admin(request, st)
+    profiles = st.ws.profiles
+    path = profiles.approve(char_id, accept_edits=accept_edits)
+    found = profiles.find(st.ws.names.resolve(char_id), own=True)
+    return json_response({"char_id": st.ws.names.resolve(char_id), "path": profiles.relative(path),
+                          "tier": found.profile.tier if found else None})  # fmt: skip
 
 
-class VoiceTable:
-    """``voice:<charWordId>`` -> text, from charword_table (loaded once, when needed)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_id: dict[str, str] | None = None
-
-    def get(self, ws: Workspace, ids: list[str]) -> dict[str, str]:
-        if not ids:
-            return {}
-        with self._lock:
-            if self._by_id is None:
-                self._by_id = {}
-                root = ws.roots.excel_root_or_none()
-                if root is not None:
-                    try:
-                        table = read_table(root, CHARWORD) or {}
-                    except Exception:  # a missing or broken table: no voice texts shown
-                        table = {}
-                    for wid, w in (table.get("charWords") or {}).items():
-                        if isinstance(w, dict) and isinstance(w.get("voiceText"), str):
-                            self._by_id[wid] = w["voiceText"]
-        return {i: self._by_id[i] for i in ids if i in self._by_id}
-
-
-def detail(ws: Workspace, char_id: str, voices: VoiceTable) -> dict[str, Any]:
-    """A profile (and a draft beside it) with the sections a chat may use and its quotes
-    beside their sources, each marked ``verbatim`` when the quote is found in its source."""
-    path, writable = locate(ws, char_id)
-    draft = ws.paths.chars / f"{char_id}{SUFFIX}{DRAFT_SUFFIX}"
-    if path is None and not draft.is_file():
-        raise ServiceError(404, "no_profile", f"no profile for {char_id}",
-                           hint="run `arklore profiles draft` first")  # fmt: skip
-    out: dict[str, Any] = {"char_id": char_id, "path": str(path) if path else None,
-                           "writable": writable}  # fmt: skip
-    for key, p in (("profile", path), ("draft", draft if draft.is_file() else None)):
-        if p is None:
-            out[key] = None
-            continue
-        prof = _read(p)
-        if prof is None:
-            out[key] = {"path": str(p), "unreadable": True}
-            continue
-        allowed = allowed_sections(prof)
-        quotes = prof.quotes()
-        story_ids = [q.source_id.removeprefix("story:") for q in quotes if q.kind == "story"]
-        voice_ids = [q.source_id.removeprefix("voice:") for q in quotes if q.kind == "voice"]
-        lines = ws.store().lines_by_id(story_ids) if story_ids else {}
-        voice = voices.get(ws, voice_ids)
-        qs = []
-        for q in quotes:
-            sid = q.source_id.partition(":")[2]
-            src = lines.get(sid, (None, None))[1] if q.kind == "story" else voice.get(sid)
-            qs.append({
-                "text": q.text, "source_id": q.source_id, "note": q.note, "source_text": src,
-                "verbatim": src is not None and normalize_ws(q.text) in normalize_ws(src),
-            })  # fmt: skip
-        out[key] = {
-            "path": str(p),
-            "name": prof.name,
-            "tier": prof.tier,
-            "hand_edited": prof.hand_edited,
-            "text": prof.text(),
-            "header": prof.header,
-            "allowed": [{"title": s.title, "tokens": s.tokens} for s in allowed.sections],
-            "excluded": [{"title": t, "why": w} for t, w in allowed.excluded],
-            "quotes": qs,
-        }
-    return out
-
-
-def approve_profile(ws: Workspace, char_id: str) -> dict[str, Any]:
-    path, writable = locate(ws, char_id)
-    if path is None:
-        raise ServiceError(404, "no_profile", f"no profile for {char_id}")
-    if not writable:
-        raise ServiceError(409, "read_only", f"{path} is in the user's folder (read only)",
-                           hint="edit that file by hand")  # fmt: skip
-    prof = CharProfile.read(path)
-    if prof.tier != TIER_B:
-        raise ServiceError(409, "not_a_draft", f"{char_id} is tier {prof.tier}, not a B draft",
-                           hint="only [AUTO-DRAFT] profiles can be approved")  # fmt: skip
-    atomic_write_text(path, approve(prof.text()))
-    return {"char_id": char_id, "path": str(path), "tier": CharProfile.read(path).tier}
-
-
-def save_profile(ws: Workspace, char_id: str, name: str, text: str) -> dict[str, Any]:
-    path, writable = locate(ws, char_id)
-    if not writable:
-        raise ServiceError(409, "read_only", f"{path} is in the user's folder (read only)",
-                           hint="edit that file by hand")  # fmt: skip
-    prof = CharProfile.parse(text)
-    if prof.title_line is None:
-        raise ServiceError(400, "bad_profile", "a .char file starts with a '# <name>' title line",
-                           hint="see the .char format in the README")  # fmt: skip
-    if prof.char_id not in (None, char_id):
-        raise ServiceError(400, "bad_profile",
-                           f"the header says operator {prof.char_id}, not {char_id}")  # fmt: skip
-    target = path or ws.paths.chars / f"{char_id}{SUFFIX}"
-    atomic_write_text(target, text)
-    saved = CharProfile.read(target)
-    return {"char_id": char_id, "name": name, "path": str(target), "tier": saved.tier,
-            "hand_edited": saved.hand_edited}  # fmt: skip
+@router.put("/v1/operators/{name}/persona", responses=WRITE)
+def put_persona(name: NameParam, body: PersonaEdit, request: Request) -> Response:
+    """Replace her profile text (``$ARKLORE_HOME/chars/<id>.char``; admin token)."""
+    st = service_state(request)
+    require_admin(request, st)
+    saved = st.ws.profiles.save(name, body.text)
+    return json_response({
+        "char_id": saved.char_id,
+        "name": st.ws.names.display_name(saved.char_id),
+        "path": st.ws.profiles.relative(saved.path),
+        "tier": saved.profile.tier,
+        "hand_edited": saved.profile.hand_edited,
+    })  # fmt: skip

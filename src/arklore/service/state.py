@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any
 
+from starlette.requests import Request
+
 from arklore.chat.session import CHAT_TASK
 from arklore.core.errors import ArkloreError
 from arklore.llm import LLM
@@ -23,6 +25,13 @@ from arklore.service.graphview import CitationIndex
 from arklore.workspace import Workspace
 
 WATCH_INTERVAL = 1.0
+
+
+def service_state(request: Request) -> ServiceState:
+    """The app's state, after checking (at most once a second) for a rebuild."""
+    st: ServiceState = request.app.state.arklore
+    st.watch()
+    return st
 
 
 def _mtime(path: Any) -> int | None:
@@ -50,7 +59,7 @@ class ServiceState:
         run = None
         if ws.paths.db.exists():
             with contextlib.suppress(Exception):  # a store being rebuilt: compare next time
-                r = ws.store().last_ingest_run()
+                r = ws.corpus.store().last_ingest_run()
                 run = (r.id, r.finished_at) if r is not None else None
         return (_mtime(ws.paths.graph), _mtime(pointer_path(ws.paths.rag)), run)
 
@@ -74,17 +83,17 @@ class ServiceState:
         ws = self.ws
         checks: dict[str, Any] = {}
         try:
-            ws.store()
+            ws.corpus.store()
             checks["store"] = {"ok": True}
         except ArkloreError as exc:
             checks["store"] = {"ok": False, "error": exc.one_line()}
         try:
-            g = ws.graph()
+            g = ws.graph.current()
             checks["graph"] = {"ok": True, "nodes": len(g.nodes), "edges": len(g)}
         except ArkloreError as exc:
             checks["graph"] = {"ok": False, "error": exc.one_line()}
         try:
-            _, ptr = open_active(ws.paths.rag, ws.embedder(), ws.chroma())
+            _, ptr = open_active(ws.paths.rag, ws.rag.embedder(), ws.rag.chroma())
             checks["index"] = {"ok": True, "collection": ptr.get("collection"),
                                "documents": ptr.get("doc_count")}  # fmt: skip
         except ArkloreError as exc:
@@ -100,18 +109,16 @@ class ServiceState:
         it does not pay for it; failures are reported by /readyz, never raised."""
         try:
             ws = self.ws
-            kb = ws.chat()
-            ws.store()
-            kb.appearances().preload()
-            reg = kb.registry()
-            first = next(iter(reg), None)
+            ws.corpus.store()
+            first = next(iter(ws.names.operators()), None)
             if first is not None:
-                sp = kb.speaker(first.char_id, check_manifest=False)
-                ws.find_mentions(first.name)
+                sp = ws.chat.speaker(first.char_id, check_manifest=False)
+                ws.names.find_mentions(first.name)
+                ws.events.appearances_of(sp.family)
                 with contextlib.suppress(ArkloreError):
-                    kb.relations(sp, first.name, tier="S")
+                    ws.rag.context(sp.node_id or sp.char_id, first.name)
             with contextlib.suppress(ArkloreError):
-                ws.embedder().embed_query("你好")
+                ws.rag.embedder().embed_query("你好")
             self.stamp()
             self.warm = True
         except ArkloreError as exc:

@@ -1,0 +1,385 @@
+"""The chat layer as the workspace uses it: who a chat is with (the names layer's resolver plus
+the app's manifest), and one builder per block of a turn's system prompt, each rendering what
+its layer decides:
+
+* **persona**: the profiles layer's :meth:`~arklore.profiles.facade.ProfilesFacade.persona`;
+* **relations**: the relation index's context, under the one tier-C rule
+  (:meth:`ChatFacade.relation_context`, also what ``arklore context`` and the HTTP route give);
+* **memories**: the events layer's :meth:`~arklore.events.facade.EventsFacade.memories`;
+* **group**: each present operator's relations with the others.
+
+The CLI, the HTTP service and the Python API all call :meth:`ChatFacade.turn`.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arklore.chat.manifest import Manifest, load_manifest
+from arklore.chat.persona import persona_block
+from arklore.chat.turn import Speaker, Turn, check_history, preamble
+from arklore.core.blocks import (
+    BLOCK_ORDER,
+    GROUP,
+    MEMORIES,
+    RELATIONS,
+    Block,
+    StageRef,
+    empty_block,
+    fit_lines,
+    stage_of,
+    unique,
+)
+from arklore.core.errors import ArkloreError, UnknownNameError
+from arklore.core.text import check_message
+from arklore.core.tokens import TokenCounter, count_tokens
+from arklore.events.facade import EventsFacade
+from arklore.events.memories import Memories, MemoryItem
+from arklore.graph.facade import GraphFacade
+from arklore.names.facade import NamesFacade
+from arklore.profiles.charfile import TIER_C
+from arklore.profiles.facade import ProfilesFacade
+from arklore.profiles.persona import OPT_IN_VAR, Persona
+from arklore.rag.context import Relation, RelationContext
+from arklore.rag.facade import RagFacade
+
+PERSONA_CACHE = 2048
+"""Persona blocks kept in memory (one per operator, file state and budget; cleared when full)."""
+
+SUMMARY_CHARS = 60
+"""Characters of the official summary shown per appearance in the memories block."""
+
+NO_EVENTS = "no story events extracted yet: her appearances (stages she is in) stand in"
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Tokens per block per turn (settings ``ARKLORE_*_TOKEN_BUDGET``) and memories per turn."""
+
+    persona: int = 1200
+    relations: int = 800
+    memories: int = 300
+    group: int = 400
+    memories_k: int = 3
+
+
+class ChatFacade:
+    """Resolution and block builders over the lower layers' facades (see the module doc)."""
+
+    def __init__(
+        self,
+        *,
+        names: NamesFacade,
+        graph: GraphFacade,
+        rag: RagFacade,
+        events: EventsFacade,
+        profiles: ProfilesFacade,
+        manifest_path: Path | None = None,
+        budgets: Budgets = Budgets(),
+        max_message_chars: int = 8000,
+        tier_c_relations: bool = False,
+        counter: TokenCounter = count_tokens,
+    ) -> None:
+        self.names = names
+        self.graph = graph
+        self.rag = rag
+        self.events = events
+        self.profiles = profiles
+        self.manifest_path = manifest_path
+        self.budgets = budgets
+        self.max_message_chars = max_message_chars
+        self.tier_c_relations = tier_c_relations
+        self.counter = counter
+        self._lock = threading.Lock()
+        self._manifest: Manifest | None = None
+        self._persona_cache: dict[tuple[str, int], tuple[Persona, Block]] = {}
+
+    def reload(self) -> None:
+        self._manifest = None
+        self._persona_cache = {}
+
+    # -- who ---------------------------------------------------------------------------------
+    def manifest(self) -> Manifest | None:
+        if self.manifest_path is None:
+            return None
+        if self._manifest is None:
+            self._manifest = load_manifest(
+                self.manifest_path, self.names.resolve, self.names.family
+            )
+        return self._manifest
+
+    def speaker(self, name: str, *, check_manifest: bool = True) -> Speaker:
+        """Any name the alias table knows (or an id) -> the operator; UnknownOperatorError with
+        the closest names, AmbiguousNameError, or OperatorNotAvailableError (manifest)."""
+        cid = self.names.resolve(name)
+        sp_name = self.names.display_name(cid)
+        if check_manifest:
+            m = self.manifest()
+            if m is not None:
+                m.check(cid, sp_name)
+        node: str | None
+        try:
+            node = self.graph.current().resolve(cid)
+        except ArkloreError:
+            node = None
+        return Speaker(cid, sp_name, tuple(self.names.family(cid)), node)
+
+    def operator_info(self, sp: Speaker) -> dict[str, Any]:
+        """Names, forms, faction, graph node, tier and availability of one operator."""
+        info = self.names.operator_info(sp.char_id)
+        info["graph_node"] = sp.node_id
+        info["tier"] = self.profiles.persona(sp.char_id).tier
+        m = self.manifest()
+        info["available"] = m is None or m.allows(sp.char_id)
+        return info
+
+    # -- persona -----------------------------------------------------------------------------
+    def persona(self, sp: Speaker, budget: int | None = None) -> Block:
+        """Her persona block (kept per persona and budget)."""
+        budget = budget or self.budgets.persona
+        p = self.profiles.persona(sp.char_id)
+        key = (sp.char_id, budget)
+        hit = self._persona_cache.get(key)
+        if hit is not None and hit[0] is p:  # the profiles layer keeps one per file state
+            return copy.deepcopy(hit[1])
+        block = persona_block(p, budget=budget, counter=self.counter)
+        with self._lock:
+            if len(self._persona_cache) >= PERSONA_CACHE:
+                self._persona_cache.clear()
+            self._persona_cache[key] = (p, block)
+        return copy.deepcopy(block)
+
+    # -- relations ---------------------------------------------------------------------------
+    def relation_context(
+        self,
+        sp: Speaker,
+        message: str,
+        exclude: Iterable[str] = (),
+        budget: int | None = None,
+    ) -> RelationContext:
+        """Her relation context for ``message``: anchors plus her view of the people it names.
+        The one tier-C rule: with no profile (tier C) a chat gets no relation context either,
+        unless the user opted in; then the context is empty with the reason as a warning."""
+        budget = budget or self.budgets.relations
+        check_message(message, self.max_message_chars)
+        if not self.tier_c_relations and self.profiles.persona(sp.char_id).tier == TIER_C:
+            return RelationContext(
+                "", [], [], 0, budget,
+                warnings=[f"no profile for {sp.name} (tier C): no relation context either "
+                          f"(the design's rule; {OPT_IN_VAR}=1 opts in)"],
+            )  # fmt: skip
+        if sp.node_id is None:
+            self.graph.current()  # raises when no graph was built
+            raise UnknownNameError(f"{sp.name} ({sp.char_id}) is not in the relation graph")
+        return self.rag.context(sp.node_id, message, exclude, budget=budget)
+
+    def relations(
+        self, sp: Speaker, message: str, exclude: Iterable[str] = (), *, budget: int | None = None
+    ) -> Block:
+        budget = budget or self.budgets.relations
+        try:
+            ctx = self.relation_context(sp, message, exclude, budget)
+        except ArkloreError as exc:
+            return empty_block(RELATIONS, budget, exc.one_line())
+        if not ctx.text and ctx.warnings and not ctx.anchors:
+            return empty_block(RELATIONS, budget, ctx.warnings[0])
+        return self.relation_block(sp, ctx, excluded=bool(list(exclude)))
+
+    def relation_block(self, sp: Speaker, ctx: RelationContext, *, excluded: bool = False) -> Block:
+        rels = [("anchor", r) for r in ctx.anchors] + [("contextual", r) for r in ctx.contextual]
+        reason = ""
+        if not ctx.text:
+            graph = self.graph.current()
+            if not graph.get_top_anchor_relations(sp.node_id or sp.char_id, 1):
+                reason = f"{sp.name} has no relations in the graph"
+            elif excluded:
+                reason = "every relation was left out: already recalled (l3_targets) or present in the group"
+            else:
+                reason = f"no relation fits the budget of {ctx.budget} tokens"
+        line_ids = unique(lid for _, r in rels for lid in r.evidence_line_ids)
+        return Block(
+            RELATIONS,
+            ctx.text,
+            ctx.tokens,
+            ctx.budget,
+            reason,
+            line_ids=line_ids,
+            stages=self.stage_refs(stage_of(x) for x in line_ids),
+            items=[{"kind": kind, **r.to_dict()} for kind, r in rels],
+            meta={
+                "anchors": len(ctx.anchors),
+                "contextual": len(ctx.contextual),
+                "embedded": ctx.embedded,
+                "timings_ms": ctx.timings_ms,
+                "warnings": list(ctx.warnings),
+            },
+        )
+
+    def group(self, people: Sequence[Speaker], budget: int | None = None) -> Block:
+        """Each person's relations with the others present (strongest kept within budget)."""
+        budget = budget or self.budgets.group
+        if len(people) < 2:
+            return empty_block(GROUP, budget, "not a group chat (fewer than two operators)")
+        try:
+            rag = self.rag.service()
+            rows: list[tuple[Speaker, Relation]] = []
+            for p in people:
+                if p.node_id is None:
+                    continue
+                others = [q.node_id for q in people if q.node_id and q.node_id != p.node_id]
+                rows += [(p, r) for r in rag.get_all_relationships_for(p.node_id, others)]
+        except ArkloreError as exc:
+            return empty_block(GROUP, budget, exc.one_line())
+        if not rows:
+            return empty_block(GROUP, budget, "no relations between the operators present")
+        lines = [f"- {p.name}→{r.target_name}：{r.text}" for p, r in rows]
+
+        def weakest(kept: list[int]) -> int:
+            return min(kept, key=lambda i: (rows[i][1].strength, -i))
+
+        header = "【在场者之间的关系】"
+        text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
+        reason = ""
+        if not text:
+            reason = f"not even one relation fits the group budget of {budget} tokens"
+        elif len(kept) < len(rows):
+            reason = f"{len(rows) - len(kept)} weaker relation(s) left out to fit {budget} tokens"
+        kept_rows = [rows[i] for i in kept]
+        line_ids = unique(lid for _, r in kept_rows for lid in r.evidence_line_ids)
+        return Block(
+            GROUP,
+            text,
+            self.counter(text) if text else 0,
+            budget,
+            reason,
+            line_ids=line_ids,
+            stages=self.stage_refs(stage_of(x) for x in line_ids),
+            items=[
+                {"from_id": p.char_id, "from_name": p.name, **r.to_dict()} for p, r in kept_rows
+            ],
+            meta={"present": [p.char_id for p in people]},
+        )
+
+    # -- memories ----------------------------------------------------------------------------
+    def memories(self, sp: Speaker, query: str, k: int | None = None) -> Block:
+        """Her memories for ``query`` as the memories block: extracted first-person memories,
+        else her appearances (the events layer decides which and in what order)."""
+        budget = self.budgets.memories
+        try:
+            mem = self.events.memories(sp.char_id, query or None, k or self.budgets.memories_k)
+        except ArkloreError as exc:
+            return empty_block(MEMORIES, budget, exc.one_line())
+        return self.memories_block(sp, mem)
+
+    def memories_block(self, sp: Speaker, memories: Memories) -> Block:
+        """``memories`` rendered within the memories budget, each item citing its stage."""
+        budget = self.budgets.memories
+        items = memories.items
+        kind = memories.kind
+        if not items:
+            return empty_block(MEMORIES, budget, memories.reason or "no memories", kind=kind)
+        if kind == "memories":
+            header = f"【{sp.name}的记忆】"
+            lines = [f"- 在{self._ref(m).label()}里：{m.text}" for m in items]
+        else:
+            header = f"【{sp.name}的出场记录（按发布顺序）】"
+            lines = [_appearance_line(m) for m in items]
+        text, kept = fit_lines(header, lines, budget, self.counter)
+        picked = [items[i] for i in kept]
+        noun = "memories" if kind == "memories" else "appearance(s)"
+        reason = ""
+        if not text:
+            reason = f"not even one of her {noun} fits the memories budget of {budget} tokens"
+        elif len(picked) < len(items):
+            reason = f"{len(items) - len(picked)} {noun} left out to fit {budget} tokens"
+        meta: dict[str, Any] = {"kind": kind, "query": memories.query}
+        if kind != "memories":
+            meta["note"] = NO_EVENTS
+        return Block(
+            MEMORIES,
+            text,
+            self.counter(text) if text else 0,
+            budget,
+            reason,
+            line_ids=unique(x for m in picked for x in m.line_ids),
+            stages=[self._ref(m) for m in picked],
+            items=[m.to_dict() for m in picked],
+            meta=meta,
+        )
+
+    @staticmethod
+    def _ref(m: MemoryItem) -> StageRef:
+        return StageRef(m.stage_path, m.stage_code, m.story_name, m.event_name)
+
+    # -- the turn ----------------------------------------------------------------------------
+    def turn(
+        self,
+        operator: str,
+        message: str,
+        history: Iterable[Mapping[str, Any]] = (),
+        participants: Iterable[str] = (),
+        l3_targets: Iterable[str] = (),
+    ) -> Turn:
+        """The system-prompt blocks for one turn with ``operator`` (see :mod:`.turn`).
+
+        Raises a one-line ArkloreError for an unknown, ambiguous or unavailable operator or
+        participant and for a message (or history item) over the size limit; a block that
+        cannot be filled is empty with its reason instead."""
+        t0 = time.perf_counter()
+        check_message(message, self.max_message_chars)
+        check_history(history, self.max_message_chars)
+        sp = self.speaker(operator)
+        present = [sp]
+        for name in participants:
+            p = self.speaker(name)
+            if all(p.char_id != q.char_id for q in present):
+                present.append(p)
+        timings: dict[str, float] = {}
+
+        def timed(name: str, fn: Callable[..., Block], *args: Any, **kw: Any) -> Block:
+            t = time.perf_counter()
+            b = fn(*args, **kw)
+            timings[name] = round((time.perf_counter() - t) * 1000, 3)
+            return b
+
+        persona = timed("persona", self.persona, sp)
+        exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
+        relations = timed("relations", self.relations, sp, message, exclude)
+        memories = timed("memories", self.memories, sp, message)
+        group = timed("group", self.group, present)
+        blocks = sorted(
+            [persona, relations, memories, group], key=lambda b: BLOCK_ORDER.index(b.name)
+        )
+        system = "\n\n".join([preamble(sp, present)] + [b.text for b in blocks if b.text])
+        timings["total"] = round((time.perf_counter() - t0) * 1000, 3)
+        return Turn(
+            sp.char_id,
+            sp.name,
+            message,
+            [p.char_id for p in present],
+            blocks,
+            system,
+            self.counter(system),
+            timings,
+        )
+
+    # -- stages ------------------------------------------------------------------------------
+    def stage_refs(self, paths: Iterable[str]) -> list[StageRef]:
+        return self.events.stage_refs(unique(paths))
+
+
+def _appearance_line(m: MemoryItem) -> str:
+    where = " ".join(x for x in (m.stage_code, m.avg_tag) if x)
+    title = f"《{m.story_name}》" if m.story_name else m.stage_path
+    event = f"（{m.event_name}）" if m.event_name else ""
+    summary = (m.summary or "").strip().replace("\n", " ")
+    if len(summary) > SUMMARY_CHARS:
+        summary = summary[: SUMMARY_CHARS - 1] + "…"
+    head = " ".join(x for x in (where, title + event) if x)
+    return f"- {head}" + (f"：{summary}" if summary else "")

@@ -1,0 +1,166 @@
+"""The corpus layer as the workspace uses it: the store, ingest runs, the cross-check and the
+anchor drift check.
+
+:meth:`CorpusFacade.store` is the one gate every reader passes: it refuses a store that was
+never ingested, one whose last ingest did not finish, and (for commands that read the data
+files) one ingested from other checkouts than the settings name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arklore.base.db import Migration
+from arklore.core.errors import DataRootsChangedError, IncompleteIngestError, NotIngestedError
+from arklore.corpus import anchors, crosscheck
+from arklore.corpus.ingest import IngestReport, tables_fingerprint
+from arklore.corpus.ingest import ingest as ingest_corpus
+from arklore.corpus.store import Store
+from arklore.sources.roots import DataRoots
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class IngestRun:
+    """An ingest run begun: its id, and whether the store held a finished ingest before."""
+
+    id: int
+    first: bool
+
+
+class CorpusFacade:
+    """The store under one ``ARKLORE_HOME`` and the steps that read the data checkouts."""
+
+    def __init__(self, db: Path, roots: DataRoots, migrations: Sequence[Migration]) -> None:
+        self.db = db
+        self.roots = roots
+        self.migrations = tuple(migrations)
+        self._store: Store | None = None
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    # -- the store ---------------------------------------------------------------------------
+    def open(self) -> Store:
+        """The store with every layer's migrations applied, ingested or not (ingest, counts)."""
+        if self._store is None:
+            self._store = Store(self.db, create=True, migrations=self.migrations)
+        return self._store
+
+    def exists(self) -> bool:
+        return self._store is not None or self.db.exists()
+
+    def store(self, *, check_roots: bool = False, allow_data_change: bool = False) -> Store:
+        """The ingested store. Raises when nothing was ingested, when the last ingest did not
+        finish, and (``check_roots``: commands that read the data files) when it was ingested
+        from other data checkouts than the settings name, unless ``allow_data_change``."""
+        if not self.exists():
+            raise NotIngestedError(f"no store at {self.db}")
+        store = self.open()
+        store.require_ingested()
+        run = store.last_ingest_run()
+        if run is None or not run.finished:
+            raise IncompleteIngestError(
+                f"the last ingest into {self.db} did not finish"
+                + (f" (started {run.started_at})" if run is not None else "")
+            )
+        if check_roots and not allow_data_change:
+            self.check_roots(run.gamedata, run.astr)
+        return store
+
+    def check_roots(self, gamedata: str | None, astr: str | None) -> None:
+        """DataRootsChangedError when the settings name other checkouts than these."""
+        for var, was, now in (
+            ("ARKLORE_GAMEDATA", gamedata, self.roots.gamedata),
+            ("ARKLORE_ASTR", astr, self.roots.astr),
+        ):
+            now_s = _abs(now)
+            if was is not None and now_s is not None and was != now_s:
+                raise DataRootsChangedError(
+                    f"the store was ingested from {var}={was}, but {var} is now {now_s}"
+                )
+
+    # -- ingest ------------------------------------------------------------------------------
+    def begin_ingest(self, sources: Sequence[str], *, allow_data_change: bool) -> IngestRun:
+        """Record an ingest run (a run that does not finish leaves the store marked
+        incomplete); refuses other checkouts than the last finished ingest's."""
+        store = self.open()
+        previous = store.last_ingest_run()
+        finished = previous is not None and previous.finished
+        if previous is not None and finished and not allow_data_change:
+            self.check_roots(previous.gamedata, previous.astr)
+        run_id = store.begin_ingest_run(
+            _abs(self.roots.gamedata), _abs(self.roots.astr), list(sources)
+        )
+        return IngestRun(run_id, not finished)
+
+    def ingest(
+        self, sources: Sequence[str], *, force: bool = False, progress: Progress | None = None
+    ) -> IngestReport:
+        """Both story sources -> the corpus tables (unchanged stages skipped)."""
+        return ingest_corpus(
+            self.roots, self.open(), sources=tuple(sources), progress=progress, force=force
+        )
+
+    def finish_ingest(self, run: IngestRun) -> None:
+        self.open().finish_ingest_run(run.id, tables_fingerprint(self.roots))
+
+    # -- reads and checks --------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        return self.open().counts()
+
+    def stats(self) -> dict[str, Any]:
+        """Ingest errors, parse warnings and the last run (the names layer adds its part)."""
+        store = self.store()
+        run = store.last_ingest_run()
+        return {
+            "ingest_errors": store.ingest_errors(),
+            "parse_warnings": store.parse_warnings(),
+            "last_ingest": None if run is None else {
+                "started_at": run.started_at,
+                "finished_at": run.finished_at,
+                "gamedata": run.gamedata,
+                "astr": run.astr,
+            },
+        }  # fmt: skip
+
+    def speakers(self) -> list[dict[str, Any]]:
+        """Every speaker with line counts, most lines first."""
+        keys = ("name", "lines", "stages", "avg_lines", "astr_lines")
+        return [dict(zip(keys, r, strict=True)) for r in self.store().speaker_rows()]
+
+    def crosscheck(
+        self, *, from_files: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> crosscheck.CrosscheckReport:
+        """The two sources compared line by line (from the store, or re-read from files)."""
+        if from_files:
+            return crosscheck.crosscheck(
+                self.roots.avg_story_root(), self.roots.astr_story_root(), progress
+            )
+        return crosscheck.crosscheck_store(self.store(), progress)
+
+    def verify_anchors(
+        self,
+        citations: Iterable[anchors.Citation],
+        kinds: Sequence[str],
+        *,
+        full: bool = False,
+        allow_data_change: bool = False,
+        progress: Progress | None = None,
+    ) -> anchors.AnchorReport:
+        """Stored and cited line ids checked against the current data files."""
+        store = self.store(check_roots=True, allow_data_change=allow_data_change)
+        return anchors.verify_anchors(
+            self.roots, store, citations=list(citations), kinds=kinds, full=full,
+            progress=progress,
+        )  # fmt: skip
+
+
+def _abs(p: Path | str | None) -> str | None:
+    return str(Path(p).resolve()) if p is not None else None

@@ -1,0 +1,275 @@
+"""The events layer as the workspace uses it: where each operator appears (one rule for every
+entry point), the story timeline, her memories for a chat, the events extraction run, its
+review report and diff, and the line ids kept memories cite.
+
+Appearances come from the stored index (every person in one corpus pass, :meth:`index`,
+run by ``arklore build``) when it was computed from the current names; otherwise one person's
+are computed on demand by the same rule and kept in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+from arklore.core.blocks import StageRef
+from arklore.core.errors import ConfigError, UnknownEventError
+from arklore.corpus.store import StageInfo, Store
+from arklore.events import appearances as apps_db
+from arklore.events import diff as events_diff
+from arklore.events import review as events_review
+from arklore.events import runner
+from arklore.events import store as events_db
+from arklore.events.appearances import Appearance
+from arklore.events.memories import Memories, MemoryService
+from arklore.events.timeline import Timeline, build_timeline
+from arklore.extract.facade import ExtractFacade
+from arklore.llm import Estimate
+from arklore.llm.access import LLMAccess
+from arklore.names.facade import NamesFacade
+from arklore.rag.embedders import Embedder
+
+Progress = Callable[[str, int, int], None]
+
+
+class EventsFacade:
+    """Appearances, timeline, memories and event extraction (see the module doc)."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        names: NamesFacade,
+        extract: ExtractFacade,
+        llm: LLMAccess,
+        *,
+        embedder: Callable[[], Embedder],
+        embed_cache: Path,
+        exports: Path,
+    ) -> None:
+        self._store = store
+        self.names = names
+        self.extract_layer = extract
+        self._llm = llm
+        self._embedder = embedder
+        self.embed_cache = embed_cache
+        self.exports = exports
+        self._lock = threading.Lock()
+        self._memories: MemoryService | None = None
+        self.reload()
+
+    def reload(self) -> None:
+        self._held: dict[tuple[str, ...], tuple[str, list[Appearance]]] = {}
+        self._infos: tuple[str, dict[str, StageInfo]] | None = None
+        self._whitelist: set[str] | None = None
+
+    def close(self) -> None:
+        if self._memories is not None:
+            self._memories.close()
+            self._memories = None
+
+    # -- appearances -------------------------------------------------------------------------
+    def state(self) -> str:
+        """The names state appearances depend on: the last ingest run and the user aliases."""
+        run = self._store().last_ingest_run()
+        user = repr(sorted((a.alias, a.char_id, a.source) for a in self.names.user_aliases()))
+        digest = hashlib.sha256(user.encode()).hexdigest()[:16]
+        return f"{run.id if run else 0}:{run.finished_at if run else ''}:{digest}"
+
+    def _infos_by_path(self) -> dict[str, StageInfo]:
+        state = self.state()
+        if self._infos is None or self._infos[0] != state:
+            self._infos = (state, {i.stage_path: i for i in self._store().stage_infos()})
+        return self._infos[1]
+
+    def _speakers(self) -> set[str]:
+        if self._whitelist is None:
+            self._whitelist = apps_db.whitelist(self.extract_layer.speaker_whitelist())
+        return self._whitelist
+
+    def stage_refs(self, paths: Iterable[str]) -> list[StageRef]:
+        """Stages as a chat block cites them: path, story code, name and event."""
+        infos = self._infos_by_path()
+        out = []
+        for p in dict.fromkeys(paths):
+            info = infos.get(p)
+            out.append(apps_db.stage_ref(info) if info is not None else StageRef(p))
+        return out
+
+    def index(self, progress: Progress | None = None) -> int:
+        """Compute every person's appearances in one corpus pass and store them (the build
+        step); returns how many people appear."""
+        names = self.names
+        found = apps_db.scan_all(
+            self._store(),
+            speaker_ids=names.speaker_ids(),
+            resolve=lambda n: names.aliases().resolve(n).char_id,
+            speakers=self._speakers(),
+            base_of=lambda c: names.family(c)[0],
+            progress=(lambda d, t: progress("appearances", d, t)) if progress else None,
+        )
+        apps_db.save_index(self._store(), found, self.state())
+        self._held = {}
+        return len(found)
+
+    def indexed(self) -> bool:
+        """Whether the stored appearances were computed from the current names."""
+        return apps_db.index_built_for(self._store()) == self.state()
+
+    def appearances_of(self, family: Sequence[str]) -> list[Appearance]:
+        """The stages one person (``family``: her ids, base first) speaks in or is addressed
+        in, in story order, with line counts and the official summaries; no LLM."""
+        key = tuple(dict.fromkeys(family))
+        state = self.state()
+        held = self._held.get(key)
+        if held is not None and held[0] == state:
+            return list(held[1])
+        store = self._store()
+        if apps_db.index_built_for(store) == state:
+            found = apps_db.load_index(store, key[0], self._infos_by_path())
+        else:
+            found = apps_db.appearances(
+                store,
+                key,
+                speaker_ids=self.names.speaker_ids(),
+                resolve=lambda n: self.names.aliases().resolve(n).char_id,
+                speakers=self._speakers(),
+                infos=list(self._infos_by_path().values()),
+            )
+        with self._lock:
+            self._held[key] = (state, found)
+        return list(found)
+
+    def appearances(self, operator: str) -> list[Appearance]:
+        """Her appearances (any name or id; all her forms)."""
+        return self.appearances_of(self.names.family(self.names.resolve(operator)))
+
+    # -- timeline ----------------------------------------------------------------------------
+    def timeline(
+        self, *, operator: str | None = None, event: str | None = None, limit: int | None = None
+    ) -> Timeline:
+        """Stages in story order (release order, an approximation of in-world time), with
+        their extracted events in line order; with ``operator``, only the stages she appears
+        in and her events; with ``event``, only that event's stages; the first ``limit``."""
+        store = self._store()
+        paths = None
+        if event is not None:
+            if event not in store.event_ids():
+                raise UnknownEventError(f"no event {event!r} in the store")
+            paths = self.extract_layer.select_stages(event=event)
+        infos = store.stage_infos(paths)
+        apps = None
+        family: list[str] = []
+        char_id = None
+        if operator is not None:
+            char_id = self.names.resolve(operator)
+            family = self.names.family(char_id)
+            apps = self.appearances_of(family)
+            hers = {a.stage_path for a in apps}
+            infos = [i for i in infos if i.stage_path in hers]
+        infos = infos[:limit] if limit is not None else infos
+        checked = set(events_db.checked_stages(store))
+        events = {i.stage_path: events_db.load_events(store, i.stage_path)
+                  for i in infos if i.stage_path in checked}  # fmt: skip
+        return build_timeline(
+            infos, events, appearances=apps, operator=char_id, family_ids=family, event=event
+        )
+
+    # -- memories ----------------------------------------------------------------------------
+    def memory_service(self) -> MemoryService:
+        if self._memories is None:
+            self._memories = MemoryService(
+                self._store, self._embedder, self.embed_cache, self.appearances_of
+            )
+        return self._memories
+
+    def memories(self, operator: str, query: str | None = None, k: int = 3) -> Memories:
+        """Her own first-person memories (all her forms share them) ranked by similarity to
+        ``query`` (story order without one); with no memory of hers extracted, her
+        appearances, marked as such: those with the people the query names first. One call
+        per chat turn, the same for every entry point."""
+        char_id = self.names.resolve(operator)
+        family = self.names.family(char_id)
+        named = [self.names.family(c) for c in self.names.mentioned(query or "") if c not in family]
+        return self.memory_service().memories(char_id, family, query, k, named=named)
+
+    def has_memories(self, char_id: str) -> bool:
+        return self.memory_service().has_memories(self.names.family(char_id))
+
+    # -- extraction --------------------------------------------------------------------------
+    def extract(
+        self,
+        stage_paths: list[str],
+        *,
+        concurrency: int = 8,
+        resume: bool = True,
+        no_cache: bool = False,
+        retry: int | None = None,
+        max_cost: float | None = None,
+        out: Path | None = None,
+        embed: bool = True,
+        progress: Progress | None = None,
+    ) -> runner.RunReport:
+        """Extract, check, store and export the story events of ``stage_paths`` (stops early
+        at the circuit breaker or at ``max_cost`` USD; a rerun resumes); ``embed`` embeds the
+        kept memories for chat right away (else on an operator's first query)."""
+        store = self._store()
+        with self._llm.session(no_cache=no_cache, retry=retry) as llm:
+            report = runner.extract_events(
+                store,
+                llm,
+                stage_paths,
+                concurrency=concurrency,
+                resume=resume,
+                progress=progress,
+                resolve=self.names.resolve_person,
+                stop_after_unreachable=self._llm.breaker_failures,
+                max_cost=max_cost,
+            )
+        report.exports = [
+            str(p) for p in runner.export_stages(store, stage_paths, out or self.exports)
+        ]
+        if embed:
+            if progress:
+                progress("embed memories", 0, 1)
+            report.embedded_memories = self.memory_service().embed_stages(stage_paths)
+            if progress:
+                progress("embed memories", 1, 1)
+        return report
+
+    def extract_dry_run(self, stage_paths: list[str], progress: Progress | None = None) -> Estimate:
+        return runner.dry_run(self._store(), stage_paths, self._llm.prices(runner.TASK), progress)
+
+    def review(self, stage: str, *, html: bool = False) -> str:
+        """Every extracted event of a stage with its memories, verdicts and lines."""
+        path = self.extract_layer.stage(stage)
+        store = self._store()
+        if not events_db.has_events(store, path):
+            raise ConfigError(
+                f"no events extracted for {path}",
+                hint=f"run `arklore extract events {path}` first",
+            )
+        render = events_review.render_html if html else events_review.render_text
+        return render(path, events_db.load_events(store, path), store.lines(path))
+
+    def diff(self, run_a: str, run_b: str) -> events_diff.RunDiff:
+        """Two extractions compared by line-range overlap (a RUN: an export folder, one
+        export file, or ``@store``)."""
+        return events_diff.diff_runs(self._run(run_a), self._run(run_b))
+
+    def _run(self, spec: str) -> events_diff.Run:
+        if spec == events_diff.STORE_RUN:
+            store = self._store()
+            loaded = {
+                sp: events_db.load_events(store, sp) for sp in events_db.checked_stages(store)
+            }
+            models = sorted({m for evs in loaded.values() for e in evs for m in e.model.split(",")})
+            stages = {sp: events_diff.spans_of_events(evs) for sp, evs in loaded.items()}
+            versions = sorted({e.prompt_version for evs in loaded.values() for e in evs})
+            return events_diff.Run(spec, stages, [m for m in models if m], versions)
+        return events_diff.load_run_files(spec, events_diff.run_files(spec))
+
+    def citations(self) -> Iterator[tuple[str, str]]:
+        """(line id, label) for the evidence of every kept memory."""
+        return events_db.cited_line_ids(self._store())

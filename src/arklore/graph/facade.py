@@ -1,0 +1,381 @@
+"""The graph layer as the workspace uses it: build and save the relation graph, read it,
+install or register what a user brings (a whole graph, a relation import), find a person's
+node, the evidence facts of its pairs, the line ids it cites, and the curation helpers.
+
+The saved graph (``relation_graph.json``) is the truth; :meth:`GraphFacade.current` reads it
+once and keeps it until :meth:`GraphFacade.reload` or a build replaces it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from arklore.base.userfiles import read_user_bytes
+from arklore.core.errors import (
+    AmbiguousNameError,
+    ArkloreError,
+    InputFileError,
+    UnknownNameError,
+    UnknownOperatorError,
+)
+from arklore.corpus.anchors import Citation
+from arklore.corpus.store import Store
+from arklore.graph import curate
+from arklore.graph.build import build_graph
+from arklore.graph.citations import curated_citations, graph_citations
+from arklore.graph.curated_check import check_curated
+from arklore.graph.evidence import PairFacts, pair_facts
+from arklore.graph.importer import FORMAT as IMPORT_FORMAT
+from arklore.graph.importer import load_import
+from arklore.graph.io import FORMATS_READ, load_graph, loads_graph, save_graph
+from arklore.graph.matrix import default_matrix_path, load_matrix
+from arklore.graph.model import GRAPH_FORMAT, RelationGraph
+from arklore.graph.people import People
+from arklore.names.facade import NamesFacade
+
+Progress = Callable[[str, int, int], None]
+Pairs = Callable[[RelationGraph, Store], set[tuple[str, str]]]
+
+
+@dataclass
+class GraphBuild:
+    """A built and saved graph with its build report."""
+
+    graph: RelationGraph
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Installed:
+    """What :meth:`GraphFacade.import_file` did: a graph installed, or an import registered."""
+
+    kind: str  # "graph" | "import"
+    path: Path  # where it now lives under ARKLORE_HOME
+    graph: RelationGraph | None = None
+    build: GraphBuild | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.kind == "graph":
+            assert self.graph is not None
+            return {"installed": str(self.path), "nodes": len(self.graph.nodes),
+                    "edges": len(self.graph)}  # fmt: skip
+        return {"registered": str(self.path), "build": self.build.report if self.build else None}
+
+
+class GraphFacade:
+    """The relation graph under one ``ARKLORE_HOME`` (see the module doc)."""
+
+    def __init__(
+        self,
+        store: Callable[..., Store],
+        names: NamesFacade,
+        *,
+        path: Path,
+        imports_dir: Path,
+        excel_root: Callable[[], Path | None],
+    ) -> None:
+        self._store = store  # store(check_roots=...) -> the ingested store
+        self.names = names
+        self.path = path
+        self.imports_dir = imports_dir
+        self._excel_root = excel_root
+        self.reload()
+
+    def reload(self) -> None:
+        self._graph: RelationGraph | None = None
+        self._people: People | None = None
+        # the graph the facts were gathered for, held so its identity cannot be reused
+        self._facts: tuple[RelationGraph, dict[tuple[str, str], PairFacts]] | None = None
+
+    # -- reading -----------------------------------------------------------------------------
+    def exists(self) -> bool:
+        return self._graph is not None or self.path.is_file()
+
+    def current(self) -> RelationGraph:
+        """The saved relation graph (GraphNotBuiltError with a hint when there is none)."""
+        if self._graph is None:
+            self._graph = load_graph(self.path)
+        return self._graph
+
+    def current_or_none(self) -> RelationGraph | None:
+        return self.current() if self.exists() else None
+
+    def people(self) -> People:
+        """Names -> graph node ids (registry, alias table and corpus speakers)."""
+        if self._people is None:
+            store = self._store()
+            self._people = People(
+                self.names.registry(), self.names.matcher(), sorted(store.speaker_counts())
+            )
+        return self._people
+
+    def node(self, name: str) -> str:
+        """A name, alias or id -> its node in the saved graph (one-line error when unknown)."""
+        graph = self.current()
+        nid = graph.resolve(name)
+        if nid is None:
+            try:
+                nid = graph.resolve(self.names.resolve(name))
+            except UnknownOperatorError:
+                if not name.startswith("npc:"):
+                    raise
+                nid = None
+            except (UnknownNameError, AmbiguousNameError):
+                nid = None
+            except ArkloreError:  # no store: the graph's own names are all there is
+                nid = None
+        if nid is None:
+            names = [n.name for n in graph.nodes.values()]
+            near = get_close_matches(name, names, n=3, cutoff=0.5)
+            raise UnknownNameError(
+                f"{name!r} is not in the relation graph",
+                hint=("did you mean " + ", ".join(near) + "?") if near else None,
+            )
+        return nid
+
+    def name(self, nid: str) -> str:
+        """A node's display name (an operator's from the names layer when not in the graph)."""
+        graph = self._graph
+        if graph is None and self.path.is_file():
+            graph = self.current()
+        if graph is not None and nid in graph.nodes:
+            return graph.nodes[nid].name
+        if nid.startswith("char_"):
+            return self.names.display_name(nid)
+        return nid.removeprefix("npc:")
+
+    def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        """People by any name, best first: an exact name (an alias of an operator, or a
+        person's name in the graph), then names containing the query, then the closest
+        operator names. Each: ``id``, ``name``, ``kind`` (operator|npc), ``node``, ``matched``."""
+        q = query.strip()
+        graph = self.current_or_none()
+        out: dict[str, dict[str, Any]] = {}
+
+        def add(pid: str, name: str, kind: str, node: str | None, how: str) -> None:
+            if pid not in out:
+                out[pid] = {"id": pid, "name": name, "kind": kind, "node": node, "matched": how}
+
+        def add_operator(cid: str, how: str) -> None:
+            node = graph.resolve(cid) if graph is not None else None
+            add(cid, self.names.display_name(cid), "operator", node, how)
+
+        if not q:
+            return []
+        with contextlib.suppress(ArkloreError):
+            add_operator(self.names.resolve(q), "exact")
+        npcs = [(nid, n.name) for nid, n in graph.nodes.items() if n.kind != "operator"] if (
+            graph is not None
+        ) else []  # fmt: skip
+        for nid, name in npcs:
+            if name == q:
+                add(nid, name, "npc", nid, "exact")
+        folded = q.lower()
+        for op in self.names.operators():
+            if q in op.name or (op.appellation and folded in op.appellation.lower()):
+                add_operator(op.char_id, "contains")
+        for nid, name in npcs:
+            if q in name:
+                add(nid, name, "npc", nid, "contains")
+        for name in self.names.closest(q):
+            with contextlib.suppress(ArkloreError):
+                add_operator(self.names.resolve(name), "closest")
+        return list(out.values())[:limit]
+
+    # -- building and installing -------------------------------------------------------------
+    def imports(self) -> list[Path]:
+        """Registered relation imports, merged by every build."""
+        d = self.imports_dir
+        return sorted(d.glob("*.json")) if d.is_dir() else []
+
+    def build(
+        self,
+        *,
+        matrix: Path | None = None,
+        imports: Sequence[Path] | None = None,
+        progress: Progress | None = None,
+    ) -> GraphBuild:
+        """Build the graph from the corpus, the matrix and the relation imports (``None``: the
+        registered ones), and save it atomically: a failed build keeps the previous file."""
+        t0 = time.perf_counter()
+        graph = build_graph(
+            self._store(check_roots=True),
+            self.people(),
+            matrix_path=matrix,
+            import_paths=self.imports() if imports is None else imports,
+            excel_root=self._excel_root(),
+            progress=progress,
+        )
+        save_graph(graph, self.path)
+        self._graph = graph
+        report = {"path": str(self.path), **graph.meta}
+        report["seconds"] = round(time.perf_counter() - t0, 2)
+        return GraphBuild(graph, report)
+
+    def install(self, data: bytes, where: str) -> RelationGraph:
+        """Install relation_graph.json bytes (an export) as the current graph."""
+        graph = loads_graph(data, where)
+        save_graph(graph, self.path)
+        self._graph = graph
+        return graph
+
+    def register_import(self, path: Path, *, build: bool = True) -> tuple[Path, GraphBuild | None]:
+        """Validate a relation import, copy it under the imports folder and (``build``)
+        rebuild with it; a bad file is rejected before anything is copied or rebuilt."""
+        dest = self.imports_dir / path.name
+        others = [p for p in self.imports() if p.name != path.name]
+        built = None
+        if build:
+            built = self.build(imports=[*others, path])
+        else:
+            load_import(path, self.people().user_node)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if path.resolve() != dest.resolve():
+            shutil.copyfile(path, dest)
+        return dest, built
+
+    def import_file(self, path: Path, *, build: bool = True) -> Installed:
+        """A file a user brings: a whole relation graph (installed as the current one) or a
+        relation import (registered, then rebuilt with), told apart by its ``format``."""
+        data = read_user_bytes(path)
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as e:
+            raise InputFileError(str(path), "json", f"not valid JSON: {e}") from None
+        fmt = doc.get("format") if isinstance(doc, dict) else None
+        if fmt in FORMATS_READ:
+            return Installed("graph", self.path, graph=self.install(data, str(path)))
+        if fmt != IMPORT_FORMAT:
+            raise InputFileError(
+                str(path), "key 'format'",
+                f"expected {GRAPH_FORMAT!r} or {IMPORT_FORMAT!r}, got {fmt!r}",
+            )  # fmt: skip
+        dest, built = self.register_import(path, build=build)
+        return Installed("import", dest, build=built)
+
+    # -- what the corpus proves about pairs --------------------------------------------------
+    def facts(
+        self, graph: RelationGraph, pairs: Pairs, progress: Progress | None = None
+    ) -> dict[tuple[str, str], PairFacts]:
+        """What the corpus proves about the ``pairs`` a caller describes (one corpus pass,
+        kept for this graph until reload); {} without a store."""
+        try:
+            store = self._store()
+        except ArkloreError:
+            return {}
+        if self._facts is not None and self._facts[0] is graph:
+            return self._facts[1]
+        if progress:
+            progress("evidence", 0, 1)
+        facts = pair_facts(store, self.people(), pairs(graph, store))
+        if progress:
+            progress("evidence", 1, 1)
+        self._facts = (graph, facts)
+        return facts
+
+    # -- citations ---------------------------------------------------------------------------
+    def citations(self, matrices: Sequence[Path], notes: list[str]) -> Iterator[Citation]:
+        """(line id, label) for the evidence of the matrix the saved graph was built from,
+        user ``matrices``, registered imports and the saved graph's edges; a note when the
+        graph was built from a matrix that cannot be read here."""
+        graph = self.current_or_none()
+
+        def resolve(who: str) -> str:  # labels only: an unknown name is shown as written
+            if graph is not None:
+                return graph.resolve(who.removeprefix("npc:")) or who
+            return self.people().user_node(who) or who
+
+        built_from = (graph.meta.get("matrix") or {}).get("path") if graph is not None else None
+        if built_from == default_matrix_path().name:
+            yield from curated_citations(
+                load_matrix(default_matrix_path(), resolve), "matrix", self.name
+            )
+        elif built_from and all(Path(m).name != built_from for m in matrices):
+            notes.append(
+                f"the graph was built from the matrix {built_from}: pass it with --matrix "
+                "to check its evidence"
+            )
+        for path in matrices:
+            yield from curated_citations(load_matrix(path, resolve), "user_matrix", self.name)
+        for path in self.imports():
+            yield from curated_citations(load_import(path, resolve), "import", self.name)
+        if graph is not None:
+            yield from graph_citations(graph)
+
+    # -- curation ----------------------------------------------------------------------------
+    def curate_candidates(
+        self,
+        operator: str,
+        *,
+        use_graph: bool = True,
+        limit: int = 15,
+        per_signal: int = 2,
+        only: str | None = None,
+    ) -> curate.CandidateReport:
+        """Relations worth curating for ``operator``, each with its evidence; interaction
+        signals come from the saved graph (none when it was never built)."""
+        return curate.candidates(
+            self._store(),
+            self.people(),
+            operator,
+            graph=self.current_or_none() if use_graph else None,
+            handbook=curate.load_handbook(self._excel_root()),
+            limit=limit,
+            per_signal=per_signal,
+            only=only,
+        )
+
+    def central(self, n: int) -> list[dict[str, Any]]:
+        """The ``n`` operators with the most story lines, with their line counts."""
+        store, table = self._store(), self.names.aliases()
+        counts = curate.operator_line_counts(store, table)
+        return [
+            {"char_id": c, "name": self.names.display_name(c), "lines": counts[c]}
+            for c in curate.central_operators(store, n, table)
+        ]
+
+    def check_matrix(self, matrix: Path | None = None, *, central: int = 60) -> dict[str, Any]:
+        """A matrix checked against the corpus without building: rejected entries, and how
+        many of the ``central`` most-speaking operators have at least two passing ones."""
+        path = matrix if matrix is not None else default_matrix_path()
+        store, people = self._store(), self.people()
+        entries = load_matrix(path, people.user_node)
+        _, failures = check_curated(
+            entries, store, people, require_evidence=[str(default_matrix_path())]
+        )
+        top = curate.central_operators(store, central, people.table) if central > 0 else []
+        bad = {(f.line, f.source, f.target) for f in failures}
+        per_from: dict[str, int] = {}
+        for e in entries:  # coverage counts only the entries that pass
+            if (e.line, e.source, e.target) not in bad:
+                per_from[e.source] = per_from.get(e.source, 0) + 1
+        short = [c for c in top if per_from.get(c, 0) < 2]
+        return {
+            "path": str(path),
+            "relations": len(entries),
+            "with_evidence": sum(bool(e.evidence_line_ids) for e in entries),
+            "rejected": [f.to_dict() for f in failures],
+            "central": len(top),
+            "central_with_2": len(top) - len(short),  # central operators with >= 2 passing
+            "central_short": [
+                {"char_id": c, "name": people.operator_name(c), "relations": per_from.get(c, 0)}
+                for c in short
+            ],
+        }
+
+    def search_lines(
+        self, text: str, *, speaker: str | None = None, near: str | None = None, limit: int = 20
+    ) -> list[curate.SearchHit]:
+        """Primary-corpus lines containing ``text`` with their ids and context."""
+        return curate.search_lines(
+            self._store(), self.people(), text, speaker=speaker, near=near, limit=limit
+        )

@@ -1,0 +1,268 @@
+"""The names layer as the workspace uses it: who an operator is, what she is called, which of
+her forms exist, and which names a text mentions.
+
+Every entry point resolves an operator here, so there is one rule for a name (the alias table,
+then an operator id), one "did you mean" (:meth:`NamesFacade.closest`), one set of her forms
+(:meth:`NamesFacade.family`) and one display name (:meth:`NamesFacade.display_name`).
+
+Handles are read from the store on first use and kept until :meth:`NamesFacade.reload` (after
+an ingest); the user alias file is read once per reload, so an edit applies at the next one.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict
+from difflib import get_close_matches
+from pathlib import Path
+from typing import Any
+
+from arklore.core.errors import AmbiguousNameError, UnknownOperatorError
+from arklore.core.operators import Alias, Operator
+from arklore.core.text import check_message
+from arklore.corpus.store import Store
+from arklore.names import build as names_db
+from arklore.names.aliases import AliasTable, default_alias_path, load_user_aliases
+from arklore.names.audit import audit
+from arklore.names.matcher import Mention, MentionContext, MentionMatcher
+from arklore.names.registry import Registry
+
+CLOSEST = 5
+"""How many names a "did you mean" offers."""
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+class NamesFacade:
+    """Operators, aliases, mentions and forms over one store (see the module doc)."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        *,
+        alias_file: Path | None = None,
+        max_message_chars: int = 8000,
+    ) -> None:
+        self._store = store
+        self.alias_file = alias_file
+        self.max_message_chars = max_message_chars
+        self._lock = threading.Lock()
+        self.reload()
+
+    def reload(self) -> None:
+        """Forget everything read from the store and the user file."""
+        self._user: list[Alias] | None = None
+        self._table: AliasTable | None = None
+        self._matcher: MentionMatcher | None = None
+        self._registry: Registry | None = None
+        self._speaker_ids: dict[str, str] | None = None
+        self._display: dict[str, str] | None = None
+        self._closest_pool: list[str] | None = None
+        self._names_of: dict[str, list[str]] | None = None
+
+    # -- handles -----------------------------------------------------------------------------
+    def user_aliases(self) -> list[Alias]:
+        """The user alias file (``ARKLORE_ALIASES``, else the packaged ``data/aliases.toml``)."""
+        if self._user is None:
+            self._user = load_user_aliases(self.alias_file or default_alias_path())
+        return self._user
+
+    def aliases(self) -> AliasTable:
+        """The store's alias table plus the user file: the names every command resolves."""
+        if self._table is None:
+            self._table = names_db.load_alias_table(self._store(), self.user_aliases())
+        return self._table
+
+    def matcher(self) -> MentionMatcher:
+        if self._matcher is None:
+            self._matcher = MentionMatcher(self.aliases())
+        return self._matcher
+
+    def registry(self) -> Registry:
+        """The operator registry stored by the last ingest."""
+        if self._registry is None:
+            self._registry = names_db.stored_registry(self._store())
+        return self._registry
+
+    def operators(self) -> list[Operator]:
+        """Every operator of the registry, sorted by id."""
+        reg = self.registry()
+        return [reg.operators[c] for c in sorted(reg.operators)]
+
+    def speaker_ids(self) -> dict[str, str]:
+        """Corpus speaker -> operator id (real names, portrait-backed labels, popup avatars)."""
+        if self._speaker_ids is None:
+            self._speaker_ids = names_db.speaker_ids(self._store())
+        return self._speaker_ids
+
+    # -- one rule per question ---------------------------------------------------------------
+    def resolve(self, name: str) -> str:
+        """Any name the alias table knows (or an operator id) -> the operator id.
+
+        Raises :class:`UnknownOperatorError` with the closest names, or
+        :class:`AmbiguousNameError` with every candidate."""
+        res = self.aliases().resolve(name)
+        if res.ambiguous:
+            raise AmbiguousNameError(name, list(res.ids))
+        if res.char_id is None:
+            raise UnknownOperatorError(name, self.closest(name))
+        return res.char_id
+
+    def closest(self, name: str, n: int = CLOSEST) -> list[str]:
+        """Operator names closest to ``name``: display names and appellations that look
+        alike, then those that contain it or that it contains. A name that resolves is not
+        its own suggestion."""
+        pool = self._pool()
+        query = name.strip()[:64]
+        if not query:
+            return []
+        near = get_close_matches(query, pool, n=n + 1, cutoff=0.4)
+        near += [x for x in pool if (query in x or x in query) and x not in near]
+        return [x for x in near if x != query][:n]
+
+    def _pool(self) -> list[str]:
+        if self._closest_pool is None:
+            names: set[str] = set()
+            for op in self.registry():
+                names.add(self.display_name(op.char_id))
+                names.add(op.name)
+                if op.appellation:
+                    names.add(op.appellation)
+            self._closest_pool = sorted(names)
+        return self._closest_pool
+
+    def resolve_person(self, name: str) -> str | None:
+        """A name as written in the story -> operator id: the alias table, then the speaker
+        ids (labels like 神秘的女性 that portraits tie to one operator); None for NPCs."""
+        return self.aliases().resolve(name).char_id or self.speaker_ids().get(name)
+
+    def family(self, char_id: str) -> list[str]:
+        """Her id and every alternate form of the same person, base first."""
+        reg = self.registry()
+        if char_id not in reg:
+            return [char_id]
+        fam = reg.family(char_id)
+        return fam if char_id in fam else [*fam, char_id]
+
+    def display_name(self, char_id: str) -> str:
+        """What a chat calls her: the registry name, or, when that is Latin (``Closure``),
+        the Chinese name the story gives her speaker lines most often (可露希尔)."""
+        if self._display is None:
+            self._display = self._display_names()
+        return self._display.get(char_id) or self.aliases().canonical_name(char_id) or char_id
+
+    def _display_names(self) -> dict[str, str]:
+        reg = self.registry()
+        out = {op.char_id: op.name for op in reg}
+        latin = {c for c, n in out.items() if not _CJK.search(n)}
+        if latin:
+            counts = self._store().speaker_counts()
+            best: dict[str, tuple[int, str]] = {}
+            for speaker, cid in self.speaker_ids().items():
+                if cid in latin and _CJK.search(speaker) and not speaker.endswith(("？", "?")):
+                    n = counts.get(speaker, (0, 0))[0]
+                    if n > best.get(cid, (0, ""))[0]:
+                        best[cid] = (n, speaker.strip())
+            for cid, (_, speaker) in best.items():
+                out[cid] = speaker
+        return out
+
+    def aliases_of(self, char_ids: Iterable[str]) -> list[str]:
+        """Every (folded) name the alias table resolves to one of ``char_ids``."""
+        with self._lock:
+            if self._names_of is None:
+                table = self.aliases()
+                inv: dict[str, list[str]] = {}
+                for key in table.surfaces():
+                    ids = table.decided_ids(key)
+                    if len(ids) == 1:
+                        inv.setdefault(ids[0], []).append(key)
+                self._names_of = inv
+        return sorted({a for c in char_ids for a in self._names_of.get(c, ())})
+
+    def select(self, names: Sequence[str] | None = None) -> list[Operator]:
+        """The operators named (any name or id, in the order given), else all of them."""
+        ops = self.operators()
+        if not names:
+            return ops
+        by_id = {o.char_id: o for o in ops}
+        wanted = dict.fromkeys(self.resolve(n) for n in names)
+        return [by_id[c] for c in wanted if c in by_id]
+
+    def find_mentions(
+        self, text: str, context: MentionContext | Mapping[str, Any] | None = None
+    ) -> list[Mention]:
+        """Operator mentions in ``text`` (MessageTooLongError over the message limit)."""
+        check_message(text, self.max_message_chars)
+        return self.matcher().find(text, context)
+
+    def mentioned(self, text: str) -> list[str]:
+        """The operators ``text`` names (resolved mentions only), in order, once each."""
+        return list(dict.fromkeys(m.char_id for m in self.find_mentions(text) if m.char_id))
+
+    def operator_info(self, char_id: str) -> dict[str, Any]:
+        """Names, forms, faction and class of one operator (the CLI and the service show it)."""
+        reg = self.registry()
+        fam = self.family(char_id)
+        info: dict[str, Any] = {
+            "id": char_id,
+            "name": self.display_name(char_id),
+            "forms": fam,
+            "aliases": self.aliases_of(fam),
+        }
+        if char_id in reg:
+            op = reg.get(char_id)
+            info.update(
+                registry_name=op.name,
+                appellation=op.appellation,
+                base_id=op.base_id,
+                real_names=list(op.real_names),
+                profession=op.profession,
+                rarity=op.rarity,
+                faction=reg.faction_of(char_id),
+            )
+        return info
+
+    def record(self, char_id: str) -> dict[str, Any]:
+        """Everything the registry holds about one operator, with the corpus speaker names
+        that are her (most lines first) and their line count."""
+        op = self.registry().get(char_id)
+        data = asdict(op)
+        counts = self._store().speaker_counts()
+        spoken = [sp for sp, cid in self.speaker_ids().items() if cid == char_id]
+        data["speaker_names"] = sorted(spoken, key=lambda sp: -counts.get(sp, (0, 0))[0])
+        data["speaker_lines"] = sum(counts.get(sp, (0, 0))[0] for sp in spoken)
+        return data
+
+    def speakers(self, *, npc_only: bool = False, limit: int | None = None) -> list[dict[str, Any]]:
+        """Every corpus speaker with line counts and the operator she is (None: an NPC), most
+        lines first; ``npc_only``: only those no operator id matches."""
+        ids = self.speaker_ids()
+        keys = ("name", "line_count", "stage_count", "avg_lines", "astr_lines")
+        rows = [
+            dict(zip(keys, r, strict=True)) | {"char_id": ids.get(r[0])}
+            for r in self._store().speaker_rows()
+            if not (npc_only and r[0] in ids)
+        ]
+        return rows[:limit] if limit is not None else rows
+
+    def audit(self) -> dict[str, Any]:
+        """Big speakers as operator or NPC, and speakers that look like operators but have no
+        alias (for a human to settle in the alias file)."""
+        return audit(self._store(), self.user_aliases())
+
+    # -- the store's names tables ------------------------------------------------------------
+    def count(self, store: Store | None = None) -> int:
+        """Operators in the registry (``store``: one being ingested, else the ingested one)."""
+        return names_db.operator_count(store or self._store())
+
+    def warnings(self) -> list[str]:
+        return names_db.registry_warnings(self._store())
+
+    def rebuild(self, store: Store, registry: Registry) -> None:
+        """Store ``registry`` in ``store`` (being ingested) and recompute aliases and speaker
+        ids: the ingest step."""
+        names_db.rebuild_names(store, registry, self.user_aliases())
+        self.reload()

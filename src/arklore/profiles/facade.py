@@ -1,0 +1,500 @@
+"""The profiles layer as the workspace uses it: where her ``.char`` file is, what of it a chat
+may inject (:meth:`ProfilesFacade.persona`, the one function the persona command, the HTTP
+route and the chat block call), the distillation run, the review queue, and the two writes a
+reviewer makes (approve a draft, replace a file), each with its rules in one place.
+
+Files are looked up by char id in the user's folder (``ARKLORE_CHARS_DIR``, read only, wins)
+then in ``$ARKLORE_HOME/chars``; an alternate form without a file of her own uses her base
+form's (the same person).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arklore.base.files import atomic_write_text
+from arklore.core.errors import UsageError
+from arklore.core.operators import Operator
+from arklore.corpus.store import Store
+from arklore.graph.facade import GraphFacade
+from arklore.graph.model import RelationGraph
+from arklore.llm import Estimate
+from arklore.llm.access import LLMAccess
+from arklore.names.facade import NamesFacade
+from arklore.profiles import distill as distill_run
+from arklore.profiles import feedback
+from arklore.profiles import review as profile_review
+from arklore.profiles import sources as profile_sources
+from arklore.profiles.archive import Tables
+from arklore.profiles.charfile import (
+    DRAFT_SUFFIX,
+    SUFFIX,
+    TIER_B,
+    ApproveRefusedError,
+    CharProfile,
+    InvalidProfileError,
+    ProfileFileError,
+    allowed_sections,
+    approve,
+)
+from arklore.profiles.draft import utc_now
+from arklore.profiles.inputs import TASK_D_SOURCES, OperatorInputs
+from arklore.profiles.persona import Persona, persona
+from arklore.profiles.quotes import QuoteSource, normalize_ws, voice_index, voice_sources
+from arklore.profiles.results import load_results
+from arklore.rag.docs import RelationDoc
+from arklore.rag.facade import RagFacade
+
+Progress = Callable[[str, int, int], None]
+
+MAX_QUEUE = 2000
+"""Entries the service's review list shows at most."""
+
+
+@dataclass(frozen=True)
+class FoundProfile:
+    """A profile file found for an operator."""
+
+    path: Path
+    profile: CharProfile
+    writable: bool  # in $ARKLORE_HOME/chars (False: the user's read-only folder)
+    char_id: str  # whose file it is: hers, or her base form's
+
+
+class ProfileNotFoundError(ApproveRefusedError):
+    """No profile file for the operator (tier C)."""
+
+
+class ProfilesFacade:
+    """``.char`` profiles under one home (see the module doc)."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        names: NamesFacade,
+        graph: GraphFacade,
+        rag: RagFacade,
+        llm: LLMAccess,
+        *,
+        home_dir: Path,
+        user_dir: Path | None,
+        excel_root: Callable[[], Path | None],
+        errors_path: Path,
+        queue_path: Path,
+        tier_c_relations: bool = False,
+    ) -> None:
+        self._store = store
+        self.names = names
+        self.graph = graph
+        self.rag = rag
+        self._llm = llm
+        self.home_dir = home_dir
+        self.user_dir = user_dir
+        self._excel_root = excel_root
+        self.errors_path = errors_path
+        self.queue_path = queue_path
+        self.tier_c_relations = tier_c_relations
+        self._tables: Tables | None = None
+        self._voices: dict[str, str] | None = None
+        self._lock = threading.Lock()
+        self._personas: dict[tuple[Any, ...], Persona] = {}
+
+    def reload(self) -> None:
+        self._personas = {}
+
+    # -- finding files -----------------------------------------------------------------------
+    def dirs(self) -> list[tuple[Path, bool]]:
+        """(folder, writable), first match wins: the user's folder, then the generated one."""
+        out = [(Path(self.user_dir), False)] if self.user_dir is not None else []
+        return [*out, (self.home_dir, True)]
+
+    def find(self, char_id: str, *, own: bool = False) -> FoundProfile | None:
+        """Her profile file: her own, else (unless ``own``) her base form's; None: tier C."""
+        family = self.names.family(char_id)
+        ids = [char_id] if own else list(dict.fromkeys([char_id, family[0]]))
+        for cid in ids:
+            for d, writable in self.dirs():
+                p = d / f"{cid}{SUFFIX}"
+                if p.is_file():
+                    return FoundProfile(p, CharProfile.read(p), writable, cid)
+        return None
+
+    def all(self) -> list[FoundProfile]:
+        """Every profile, one per operator (the user's folder wins), by file name."""
+        seen: set[str] = set()
+        out: list[FoundProfile] = []
+        for d, writable in self.dirs():
+            if not d.is_dir():
+                continue
+            for p in sorted(d.glob(f"*{SUFFIX}")):
+                prof = CharProfile.read(p)
+                if prof.char_id and prof.char_id not in seen:
+                    seen.add(prof.char_id)
+                    out.append(FoundProfile(p, prof, writable, prof.char_id))
+        return out
+
+    def tables(self) -> Tables:
+        """The excel tables profiles read (archive, characters, voice, teams), parsed once."""
+        if self._tables is None:
+            self._tables = profile_sources.load_tables(self._excel_root())
+        return self._tables
+
+    # -- what a chat may inject --------------------------------------------------------------
+    def persona(self, operator: str) -> Persona:
+        """Exactly the sections a chat may inject for her tier, with their token counts; a
+        hand-edited tier-B file's quotes are checked again against their sources. Kept per
+        file state, so a chat turn pays for a ``stat`` until the file changes."""
+        cid = self.names.resolve(operator)
+        found = self.find(cid)
+        key: tuple[Any, ...] = (cid, None)
+        if found is not None:
+            st = found.path.stat()
+            key = (cid, str(found.path), st.st_mtime_ns, st.st_size)
+        hit = self._personas.get(key)
+        if hit is not None:
+            return hit
+        sources = owners = None
+        prof = found.profile if found is not None else None
+        if prof is not None and prof.tier == TIER_B and prof.hand_edited:
+            sources, owners = self._quote_sources(cid, prof)
+        out = persona(
+            cid,
+            self.names.display_name(cid),
+            (found.path, found.profile) if found is not None else None,
+            tier_c_relations=self.tier_c_relations,
+            quote_sources=sources,
+            owners=owners,
+        )
+        if found is not None and found.char_id != cid:
+            out.profile_of = found.char_id
+        with self._lock:
+            if len(self._personas) > 4096:
+                self._personas.clear()
+            self._personas[key] = out
+        return out
+
+    def _quote_sources(
+        self, cid: str, prof: CharProfile
+    ) -> tuple[dict[str, QuoteSource], set[str]]:
+        """Her quotes' sources (voice table, story lines in the store) and who may say them."""
+        ids = [q.source_id.partition(":")[2] for q in prof.quotes()]
+        sources = voice_sources(voice_index(self.tables().charword).get(cid, []))
+        sources |= profile_sources.story_line_sources(self._store(), ids)
+        return sources, set(self.names.family(cid))
+
+    # -- distillation ------------------------------------------------------------------------
+    def inputs(self, operators: Sequence[Operator]) -> list[OperatorInputs]:
+        """What the distillation tasks read about each of ``operators``."""
+        graph = self.graph.current_or_none()
+        return profile_sources.operator_inputs(
+            self._store(),
+            self.tables(),
+            operators,
+            graph=graph,
+            docs_by_operator=self.rag.documents(TASK_D_SOURCES) if graph is not None else None,
+        )
+
+    def out_dir(self, out: Path | None) -> Path:
+        """Where generated profiles go; never the user's folder."""
+        target = Path(out) if out is not None else self.home_dir
+        if self.user_dir is not None and target.resolve() == Path(self.user_dir).resolve():
+            raise UsageError(
+                f"{target} is ARKLORE_CHARS_DIR, the folder of hand-written profiles",
+                hint="it is never written to: write to another folder (--out)",
+            )
+        return target
+
+    @staticmethod
+    def tasks(tasks: Sequence[str]) -> list[str]:
+        try:
+            return distill_run.parse_tasks(tasks)
+        except ValueError as exc:
+            raise UsageError(str(exc), hint="tasks are A, B, C, D, E or all") from None
+
+    def distill(
+        self,
+        tasks: Sequence[str] = ("all",),
+        operators: Sequence[str] | None = None,
+        *,
+        out: Path | None = None,
+        retry: int | None = None,
+        concurrency: int = 8,
+        resume: bool = True,
+        no_cache: bool = False,
+        max_cost: float | None = None,
+        generated_at: str | None = None,
+        progress: Progress | None = None,
+    ) -> distill_run.DistillReport:
+        """Run the distillation tasks for ``operators`` (names; None: all) and write their
+        profiles (``out``, default ``$ARKLORE_HOME/chars``). A task whose LLM setting
+        (``LLM_DISTILL_<X>_*``, else the global one) has a model uses it; the others run
+        their rule. Operators with a file in ``ARKLORE_CHARS_DIR`` or a tier-S file are
+        skipped. Stops early at the circuit breaker or ``max_cost``; a rerun resumes."""
+        letters = self.tasks(tasks)
+        out_dir = self.out_dir(out)
+        inputs = self.inputs(self.names.select(operators))
+        llm_tasks = [
+            t for t in letters
+            if t in distill_run.TASK_NAMES and self._llm.configured(distill_run.TASK_NAMES[t])
+        ]  # fmt: skip
+        models = {t: self._llm.model(distill_run.TASK_NAMES[t]) for t in llm_tasks}
+        protected = {}
+        if self.user_dir is not None:
+            for inp in inputs:
+                p = Path(self.user_dir) / f"{inp.char_id}{SUFFIX}"
+                if p.is_file():
+                    protected[inp.char_id] = p
+
+        def run(llm: Any) -> distill_run.DistillReport:
+            return distill_run.run_distill(
+                self._store(),
+                inputs,
+                letters,
+                out_dir=out_dir,
+                llm=llm,
+                llm_tasks=llm_tasks,
+                models=models,
+                protected=protected,
+                files=self._llm.files,
+                errors_path=self.errors_path,
+                concurrency=concurrency,
+                resume=resume,
+                stop_after_unreachable=self._llm.breaker_failures,
+                max_cost=max_cost,
+                generated_at=generated_at or utc_now(),
+                progress=progress,
+                secrets=self._llm.secrets(),
+            )
+
+        try:
+            if not llm_tasks:
+                return run(None)
+            with self._llm.session(no_cache=no_cache, retry=retry) as llm:
+                return run(llm)
+        finally:
+            self._personas = {}
+
+    def distill_dry_run(
+        self, tasks: Sequence[str] = ("all",), operators: Sequence[str] | None = None
+    ) -> dict[str, Estimate]:
+        """Task letter -> tokens and cost of its requests at its model's prices; sends nothing."""
+        inputs = self.inputs(self.names.select(operators))
+        return distill_run.dry_run(inputs, self.tasks(tasks), self._llm.prices)
+
+    # -- review ------------------------------------------------------------------------------
+    def review_queue(
+        self, *, seed: int = 0, operators: Sequence[str] | None = None
+    ) -> profile_review.Queue:
+        """The review queue: an entry per operator with results or a profile, and every
+        operator some source has nothing for ("no source: ...")."""
+        ops = self.names.select(operators)
+        found = {op.char_id: f for op in ops if (f := self.find(op.char_id, own=True))}
+        return profile_review.build_queue(
+            ops,
+            self.tables(),
+            load_results(self._store()),
+            profiles={cid: (f.path, f.profile) for cid, f in found.items()},
+            has_story=profile_sources.operators_with_story_lines(self._store()),
+            relation_docs=self.rag.documents(TASK_D_SOURCES),
+            graph=self.graph.current_or_none(),
+            seed=seed,
+        )
+
+    def relative(self, path: Path | None) -> str | None:
+        """A profile path as shown to a client: relative to its folder's parent, never the
+        server's absolute layout (``chars/char_002_amiya.char``, ``user:銀灰.char``)."""
+        if path is None:
+            return None
+        if self.user_dir is not None and path.parent == Path(self.user_dir):
+            return f"user:{path.name}"
+        try:
+            return str(path.relative_to(self.home_dir.parent))
+        except ValueError:
+            return path.name
+
+    def entries(self) -> list[dict[str, Any]]:
+        """One entry per char id with a profile or a draft (the service's list); drafts to
+        review first."""
+        seen: dict[str, dict[str, Any]] = {}
+        for d, writable in self.dirs():
+            if not d.is_dir():
+                continue
+            for p in sorted(d.iterdir())[: MAX_QUEUE * 2]:
+                name = p.name
+                if name.endswith(SUFFIX + DRAFT_SUFFIX):
+                    cid = name[: -len(SUFFIX + DRAFT_SUFFIX)]
+                    seen.setdefault(cid, {"char_id": cid}).setdefault(
+                        "draft_beside", self.relative(p)
+                    )
+                    continue
+                cid = name[: -len(SUFFIX)]
+                if not name.endswith(SUFFIX) or "path" in seen.get(cid, {}):
+                    continue
+                prof = _read(p)
+                seen.setdefault(cid, {"char_id": cid}).update(
+                    path=self.relative(p),
+                    writable=writable,
+                    name=prof.name if prof else None,
+                    tier=prof.tier if prof else None,
+                    hand_edited=bool(prof and prof.hand_edited),
+                    unreadable=prof is None,
+                )
+        out = []
+        for e in seen.values():
+            e.setdefault("path", None)
+            e["needs_review"] = e.get("tier") == TIER_B or "draft_beside" in e
+            out.append(e)
+        out.sort(key=lambda e: (not e["needs_review"], e["char_id"]))
+        return out[:MAX_QUEUE]
+
+    def detail(self, char_id: str) -> dict[str, Any]:
+        """Her profile (and a draft beside it) with the sections a chat may use and each quote
+        beside its source, ``verbatim`` when found there (story lines from the store; voice
+        lines from the voice table, ``null`` with a note when the table is not there)."""
+        found = self.find(char_id, own=True)
+        draft = self.home_dir / f"{char_id}{SUFFIX}{DRAFT_SUFFIX}"
+        if found is None and not draft.is_file():
+            raise ProfileNotFoundError(
+                f"no profile for {char_id}",
+                hint=f"run `arklore distill --op {char_id}` first",
+                code="no_profile",
+            )
+        out: dict[str, Any] = {
+            "char_id": char_id,
+            "path": self.relative(found.path) if found else None,
+            "writable": found.writable if found else True,
+        }
+        voice_table = self.tables().charword
+        for key, p in (("profile", found.path if found else None),
+                       ("draft", draft if draft.is_file() else None)):  # fmt: skip
+            if p is None:
+                out[key] = None
+                continue
+            prof = _read(p)
+            if prof is None:
+                out[key] = {"path": self.relative(p), "unreadable": True}
+                continue
+            out[key] = self._detail(prof, p, voice_table)
+        return out
+
+    def _detail(self, prof: CharProfile, path: Path, voice_table: Any) -> dict[str, Any]:
+        quotes = prof.quotes()
+        story_ids = [q.source_id.removeprefix("story:") for q in quotes if q.kind == "story"]
+        lines = self._store().lines_by_id(story_ids) if story_ids else {}
+        voices = self._voice_texts()
+        qs = []
+        for q in quotes:
+            sid = q.source_id.partition(":")[2]
+            note = None
+            if q.kind == "story":
+                src = lines.get(sid, (None, None))[1]
+            elif voice_table is None:
+                src, note = None, "voice table not available (set ARKLORE_GAMEDATA)"
+            else:
+                src = voices.get(sid)
+            verbatim = None if note else (
+                src is not None and normalize_ws(q.text) in normalize_ws(src)
+            )  # fmt: skip
+            qs.append({"text": q.text, "source_id": q.source_id, "note": q.note,
+                       "source_text": src, "verbatim": verbatim, "unverified": note})  # fmt: skip
+        allowed = allowed_sections(prof)
+        return {
+            "path": self.relative(path),
+            "name": prof.name,
+            "tier": prof.tier,
+            "hand_edited": prof.hand_edited,
+            "text": prof.text(),
+            "header": prof.header,
+            "allowed": [{"title": s.title, "tokens": s.tokens} for s in allowed.sections],
+            "excluded": [{"title": t, "why": w} for t, w in allowed.excluded],
+            "quotes": qs,
+        }
+
+    def _voice_texts(self) -> dict[str, str]:
+        """charWordId -> voice text, every operator's (read once)."""
+        if self._voices is None:
+            self._voices = {
+                v.word_id: v.text
+                for lines in voice_index(self.tables().charword).values()
+                for v in lines
+            }
+        return self._voices
+
+    # -- the two writes ----------------------------------------------------------------------
+    def approve(
+        self, operator: str, *, accept_edits: bool = False, char_dir: Path | None = None
+    ) -> Path:
+        """A reviewer's approval: her tier-B draft becomes tier A (the marker only). Refused
+        for a file in the user's folder, a file that is not a B draft, and a draft edited by
+        hand since it was generated unless ``accept_edits``."""
+        cid = self.names.resolve(operator)
+        if self.user_dir is not None:
+            mine = Path(self.user_dir) / f"{cid}{SUFFIX}"
+            if mine.is_file():
+                raise ApproveRefusedError(
+                    f"{mine.name} is in ARKLORE_CHARS_DIR, the folder of hand-written profiles",
+                    hint="that folder is never written to; nothing to approve",
+                    code="read_only",
+                )
+        path = self.out_dir(char_dir) / f"{cid}{SUFFIX}"
+        if not path.is_file():
+            raise ProfileNotFoundError(
+                f"{operator}: no profile at {self.relative(path)} (tier C)",
+                hint=f"run `arklore distill --op {operator}` first",
+                code="no_profile",
+            )
+        prof = CharProfile.read(path)
+        if prof.tier != TIER_B:
+            what = "already approved (tier A)" if prof.tier == "A" else "written by a person (S)"
+            raise ApproveRefusedError(
+                f"{self.relative(path)}: {what}",
+                hint="only tier-B drafts ([AUTO-DRAFT]) can be approved",
+                code="not_a_draft",
+            )
+        if prof.hand_edited and not accept_edits:
+            raise ApproveRefusedError(
+                f"{self.relative(path)} was edited by hand since it was generated (its hash no "
+                "longer matches): approving would vouch for edits nobody checked against the "
+                "sources",
+                hint="review the edits, then approve with --accept-edits (HTTP: accept_edits=true)",
+                code="hand_edited",
+            )
+        atomic_write_text(path, approve(prof.text()))
+        self._personas = {}
+        return path
+
+    def save(self, operator: str, text: str) -> FoundProfile:
+        """Replace her profile text in ``$ARKLORE_HOME/chars`` (never the user's folder)."""
+        cid = self.names.resolve(operator)
+        found = self.find(cid, own=True)
+        if found is not None and not found.writable:
+            raise ApproveRefusedError(
+                f"{found.path.name} is in ARKLORE_CHARS_DIR (read only)",
+                hint="edit that file by hand",
+                code="read_only",
+            )
+        prof = CharProfile.parse(text)
+        if prof.title_line is None:
+            raise InvalidProfileError("a .char file starts with a '# <name>' title line")
+        if prof.char_id not in (None, cid):
+            raise InvalidProfileError(f"the header says operator {prof.char_id}, not {cid}")
+        target = found.path if found is not None else self.home_dir / f"{cid}{SUFFIX}"
+        atomic_write_text(target, text)
+        self._personas = {}
+        return FoundProfile(target, CharProfile.read(target), True, cid)
+
+    # -- for the relation index --------------------------------------------------------------
+    def anchor_documents(self, graph: RelationGraph) -> list[RelationDoc]:
+        """The ``char_anchor`` relation documents of every profile whose tier allows them."""
+        return feedback.char_anchor_documents([(f.path, f.profile) for f in self.all()], graph)
+
+
+def _read(path: Path) -> CharProfile | None:
+    try:
+        return CharProfile.read(path)
+    except ProfileFileError:
+        return None

@@ -1,0 +1,267 @@
+"""The relation index as the workspace uses it: embedders and the Chroma client (handles the
+events layer shares), building the index, its status, the relation context a chat turn
+injects, the documents a profile task reads, and the line ids the live index cites.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from arklore.base.files import file_fingerprint
+from arklore.core.errors import ArkloreError
+from arklore.core.text import check_message
+from arklore.corpus.anchors import Citation
+from arklore.corpus.store import Store
+from arklore.graph.facade import GraphFacade
+from arklore.graph.io import load_graph
+from arklore.graph.model import RelationGraph
+from arklore.llm import Estimate, estimate
+from arklore.llm.access import LLMAccess
+from arklore.names.facade import NamesFacade
+from arklore.rag import describe
+from arklore.rag.context import RelationContext, RelationRAG, spans_from_mentions
+from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, edge_items, fact_pairs
+from arklore.rag.embedders import Embedder, make_embedder
+from arklore.rag.index import (
+    BuildReport,
+    build_index,
+    disk_bytes,
+    doc_citations,
+    live_documents,
+    make_client,
+    read_pointer,
+)
+from arklore.rag.validate import validate as validate_docs
+
+Progress = Callable[[str, int, int], None]
+ExtraDocs = Callable[[RelationGraph], list[RelationDoc]]
+
+NO_INDEX = (
+    "no relation index yet: only her strongest relations are shown, none chosen for the "
+    "message (run `arklore rag build`)"
+)
+
+
+class RagFacade:
+    """Embedders, the Chroma client and the relation index under one home (module doc)."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        graph: GraphFacade,
+        names: NamesFacade,
+        store: Callable[[], Store],
+        llm: LLMAccess,
+        rejects: Path,
+        embedder: str = "e5-small",
+        e5_threads: int = 1,
+        budget: int = 800,
+        chroma_host: str | None = None,
+        chroma_port: int = 8000,
+        extra_documents: ExtraDocs | None = None,
+    ) -> None:
+        self.root = root
+        self.graph = graph
+        self.names = names
+        self._store = store
+        self._llm = llm
+        self.rejects = rejects
+        self.embedder_name = embedder
+        self.e5_threads = e5_threads
+        self.budget = budget
+        self.chroma_host, self.chroma_port = chroma_host, chroma_port
+        self._extra = extra_documents or (lambda graph: [])
+        self._embedders: dict[str, Embedder] = {}
+        self._chroma: Any = None
+        self._chroma_lock = threading.Lock()  # chromadb's client registry is not thread-safe
+        self._service: RelationRAG | None = None
+
+    def reload(self) -> None:
+        self._service = None
+
+    # -- handles -----------------------------------------------------------------------------
+    def embedder(self, name: str | None = None) -> Embedder:
+        """The embedder called ``name`` (default: the setting), loaded once per workspace."""
+        name = name or self.embedder_name
+        if name not in self._embedders:
+            self._embedders[name] = make_embedder(name, e5_threads=self.e5_threads)
+        return self._embedders[name]
+
+    def chroma(self) -> Any:
+        """The Chroma client: a server when ``CHROMA_HOST`` is set, else embedded."""
+        with self._chroma_lock:
+            if self._chroma is None:
+                self._chroma = make_client(self.root, self.chroma_host, self.chroma_port)
+        return self._chroma
+
+    def service(self) -> RelationRAG:
+        """The relation context service over the saved graph and the live index."""
+        if self._service is None:
+            self._service = RelationRAG(
+                self.root,
+                graph_loader=self.graph.current,
+                embedder_loader=self.embedder,
+                mention_finder=spans_from_mentions(self.names.find_mentions),
+                budget=self.budget,
+                client_factory=self.chroma,
+            )
+        return self._service
+
+    # -- building ----------------------------------------------------------------------------
+    def _facts(self, graph: RelationGraph, progress: Progress | None = None) -> dict[Any, Any]:
+        return self.graph.facts(
+            graph, lambda g, store: fact_pairs(SourceContext(graph=g, store=store)), progress
+        )
+
+    def _store_or_none(self) -> Store | None:
+        try:
+            return self._store()
+        except ArkloreError:
+            return None
+
+    def build(
+        self,
+        *,
+        embedder: str | None = None,
+        no_llm: bool = False,
+        force: bool = False,
+        graph_path: Path | None = None,
+        progress: Progress | None = None,
+    ) -> BuildReport:
+        """Relation documents from the graph (and extracted relations) -> a new Chroma
+        collection, switched in atomically."""
+        gpath = graph_path or self.graph.path
+        t = time.perf_counter()
+        graph = load_graph(gpath) if graph_path is not None else self.graph.current()
+        graph_s = time.perf_counter() - t
+        fingerprint = file_fingerprint(gpath)
+        facts = self._facts(graph, progress)
+        with ExitStack() as stack:
+            describer = None
+            if not no_llm and self._llm.configured(describe.TASK):
+                llm = stack.enter_context(self._llm.session())
+                describer = describe.llm_describer(
+                    llm,
+                    find_people=describe.people_finder(
+                        graph, spans_from_mentions(self.names.find_mentions)
+                    ),
+                    name=SourceContext(graph=graph).name,
+                )
+            t = time.perf_counter()
+            emb = self.embedder(embedder)
+            load_s = time.perf_counter() - t
+            report = build_index(
+                self.root,
+                graph,
+                embedder=emb,
+                rejects_path=self.rejects,
+                graph_path=str(gpath),
+                graph_fingerprint=fingerprint,
+                store=self._store_or_none(),
+                describer=describer,
+                facts=facts,
+                extra_documents=self._extra(graph),
+                force=force,
+                progress=progress,
+                client_factory=self.chroma,  # made on a side thread while embedding runs
+            )
+        report.timings = {"load_graph": round(graph_s, 4), "load_model": round(load_s, 4)} | (
+            report.timings
+        )
+        self._service = None
+        return report
+
+    def dry_run(self, graph_path: Path | None = None) -> Estimate:
+        """What a build would spend on LLM descriptions (task ``relation_descriptions``),
+        nothing sent: one request per graph edge it would describe."""
+        graph = load_graph(graph_path) if graph_path is not None else self.graph.current()
+        ctx = SourceContext(graph=graph, store=self._store_or_none(), facts=self._facts(graph))
+        requests = describe.describe_requests(edge_items(ctx), ctx.name)
+        return estimate(
+            requests, prices=self._llm.prices(describe.TASK),
+            expected_output_tokens=describe.MAX_TOKENS,
+        )  # fmt: skip
+
+    def documents(self, sources: Sequence[str]) -> dict[str, list[RelationDoc]]:
+        """Graph node -> the relation documents of her view from ``sources``, built without a
+        model and validated; {} when no graph was built."""
+        graph = self.graph.current_or_none()
+        if graph is None:
+            return {}
+        ctx = SourceContext(
+            graph=graph,
+            graph_path=str(self.graph.path),
+            store=self._store_or_none(),
+            facts=self._facts(graph),
+        )
+        ok, _ = validate_docs(collect_documents(ctx, list(sources)), graph)
+        out: dict[str, list[RelationDoc]] = {}
+        for d in ok:
+            out.setdefault(d.operator_id, []).append(d)
+        return out
+
+    # -- state -------------------------------------------------------------------------------
+    def built(self) -> bool:
+        return read_pointer(self.root) is not None
+
+    def status(self) -> dict[str, Any] | None:
+        """The live index (pointer record) with ``stale`` (the graph changed since it was
+        built) and ``disk_bytes``; None when none was built."""
+        ptr = read_pointer(self.root)
+        if ptr is None:
+            return None
+        return ptr | {"stale": self.stale(ptr), "disk_bytes": disk_bytes(self.root)}
+
+    def stale(self, ptr: dict[str, Any] | None = None) -> str | None:
+        """Why the live index no longer matches the saved graph, or None when it does (or
+        when there is no graph or no index to compare)."""
+        ptr = ptr if ptr is not None else read_pointer(self.root)
+        gpath = self.graph.path
+        if ptr is None or not gpath.is_file():
+            return None
+        built = ptr.get("graph")
+        if not built:
+            return "the index does not record which graph it was built from"
+        now = gpath.stat()
+        if (now.st_size, now.st_mtime_ns) == (built.get("size"), built.get("mtime_ns")):
+            return None
+        if file_fingerprint(gpath)["sha256"] == built.get("sha256"):
+            return None
+        return "the relation graph changed since the index was built (run `arklore rag build`)"
+
+    def warnings(self) -> list[str]:
+        """What a relation context should say about the index it came from."""
+        if not self.built():
+            return [NO_INDEX]
+        stale = self.stale()
+        return [stale] if stale else []
+
+    # -- reading -----------------------------------------------------------------------------
+    def context(
+        self,
+        node: str,
+        message: str,
+        exclude: Iterable[str] = (),
+        *,
+        budget: int | None = None,
+        max_message_chars: int | None = None,
+    ) -> RelationContext:
+        """The relation block of graph node ``node`` for ``message``, with the index's
+        warnings (MessageTooLongError over the message limit)."""
+        if max_message_chars is not None:
+            check_message(message, max_message_chars)
+        ctx = self.service().build_context(node, message, list(exclude), budget=budget)
+        ctx.warnings += self.warnings()
+        return ctx
+
+    def citations(self) -> Iterator[Citation]:
+        """(line id, label) for every document of the live index (read without an embedder)."""
+        if read_pointer(self.root) is None:
+            return iter(())
+        return doc_citations(live_documents(self.root, self.chroma()), self.graph.name)
