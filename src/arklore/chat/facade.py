@@ -131,8 +131,8 @@ class ChatFacade:
         return Speaker(cid, sp_name, tuple(self.names.family(cid)), node)
 
     def operator_info(self, sp: Speaker) -> dict[str, Any]:
-        """Names, forms, faction, graph node, tier and availability of one operator."""
-        info = self.names.operator_info(sp.char_id)
+        """The names layer's record of her, with her graph node, tier and availability."""
+        info = self.names.record(sp.char_id)
         info["graph_node"] = sp.node_id
         info["tier"] = self.profiles.persona(sp.char_id).tier
         m = self.manifest()

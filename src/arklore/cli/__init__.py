@@ -1,5 +1,2 @@
-"""The `arklore` command line: one Typer app, one module per area."""
-
-from arklore.cli.app import app, main
-
-__all__ = ["app", "main"]
+"""The `arklore` command line: one module per area, each owning its Typer apps, registered in
+one place (:mod:`arklore.cli.app`, whose ``main`` is the console script)."""

@@ -202,38 +202,27 @@ class NamesFacade:
         """The operators ``text`` names (resolved mentions only), in order, once each."""
         return list(dict.fromkeys(m.char_id for m in self.find_mentions(text) if m.char_id))
 
-    def operator_info(self, char_id: str) -> dict[str, Any]:
-        """Names, forms, faction and class of one operator (the CLI and the service show it)."""
+    def record(self, char_id: str) -> dict[str, Any]:
+        """Everything the names layer knows about one operator (``arklore operators show``
+        and ``GET /v1/operators/{name}`` show it): the registry fields, her display name,
+        forms, aliases and faction, and the corpus speaker names that are her (most lines
+        first) with their line count."""
         reg = self.registry()
         fam = self.family(char_id)
-        info: dict[str, Any] = {
-            "id": char_id,
-            "name": self.display_name(char_id),
-            "forms": fam,
-            "aliases": self.aliases_of(fam),
-        }
-        if char_id in reg:
-            op = reg.get(char_id)
-            info.update(
-                registry_name=op.name,
-                appellation=op.appellation,
-                base_id=op.base_id,
-                real_names=list(op.real_names),
-                profession=op.profession,
-                rarity=op.rarity,
-                faction=reg.faction_of(char_id),
-            )
-        return info
-
-    def record(self, char_id: str) -> dict[str, Any]:
-        """Everything the registry holds about one operator, with the corpus speaker names
-        that are her (most lines first) and their line count."""
-        op = self.registry().get(char_id)
-        data = asdict(op)
+        data: dict[str, Any] = asdict(reg.get(char_id)) if char_id in reg else {}
         counts = self._store().speaker_counts()
         spoken = [sp for sp, cid in self.speaker_ids().items() if cid == char_id]
-        data["speaker_names"] = sorted(spoken, key=lambda sp: -counts.get(sp, (0, 0))[0])
-        data["speaker_lines"] = sum(counts.get(sp, (0, 0))[0] for sp in spoken)
+        data |= {
+            "id": char_id,
+            "char_id": char_id,
+            "name": self.display_name(char_id),
+            "registry_name": data.get("name"),
+            "forms": fam,
+            "aliases": self.aliases_of(fam),
+            "faction": reg.faction_of(char_id) if char_id in reg else {},
+            "speaker_names": sorted(spoken, key=lambda sp: -counts.get(sp, (0, 0))[0]),
+            "speaker_lines": sum(counts.get(sp, (0, 0))[0] for sp in spoken),
+        }
         return data
 
     def speakers(self, *, npc_only: bool = False, limit: int | None = None) -> list[dict[str, Any]]:

@@ -169,8 +169,10 @@ class ProfilesFacade:
             quote_sources=sources,
             owners=owners,
         )
-        if found is not None and found.char_id != cid:
-            out.profile_of = found.char_id
+        if found is not None:
+            out.path = self.relative(found.path)  # never the server's layout
+            if found.char_id != cid:
+                out.profile_of = found.char_id
         with self._lock:
             if len(self._personas) > 4096:
                 self._personas.clear()

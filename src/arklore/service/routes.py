@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path as FilePath
 from typing import Annotated, Any
 
 import orjson
@@ -220,7 +219,6 @@ def get_persona(name: NameParam, request: Request) -> Response:
     ws = service_state(request).ws
     sp = ws.chat.speaker(name)
     persona = ws.profiles.persona(sp.char_id).to_dict()
-    persona["path"] = ws.profiles.relative(FilePath(persona["path"])) if persona["path"] else None
     return json_response(persona | {"block": ws.chat.persona(sp).to_dict()})
 
 
