@@ -12,7 +12,9 @@ person, time hints, chunk merging, line ranges, name normalization, choice branc
 tests/test_events_checks.py), the relation-description gate (length, no invented third person:
 tests/test_rag_describe.py), extracted notes kept out of document text
 (tests/test_rag_evidence.py, tests/test_rag_docs.py) and verify-anchors' citations of the
-matrix, graph and index (tests/test_verify_citations.py).
+matrix, graph and index (tests/test_verify_citations.py), the approval's hand-edit check on
+every entry point (tests/test_parity.py) and the tier-C rule outside a turn
+(tests/test_rag_cli.py).
 
 Run: ``.venv/bin/python bench/check_gate_mutants.py`` — prints mutant -> failed tests and
 exits non-zero if any mutant survives. Each run is a subprocess
@@ -240,11 +242,31 @@ def _story_notes_as_fact(_: Any) -> None:
 
 
 def _citations_ignored(_: Any) -> None:
-    from arklore import workspace
+    from arklore.graph import facade as graph_facade
+    from arklore.rag import facade as rag_facade
 
-    workspace.graph_citations = lambda graph, kind="graph": iter(())
-    workspace.curated_citations = lambda curated, kind, name: iter(())
-    workspace.doc_citations = lambda docs, name: iter(())
+    graph_facade.graph_citations = lambda graph, kind="graph": iter(())
+    graph_facade.curated_citations = lambda curated, kind, name: iter(())
+    rag_facade.doc_citations = lambda docs, name: iter(())
+
+
+def _approve_ignores_hand_edits(_: Any) -> None:
+    from arklore.profiles.facade import ProfilesFacade
+
+    original = ProfilesFacade.approve
+
+    def approve(self, operator, *, accept_edits=False, char_dir=None):  # noqa: ANN001, ANN202
+        return original(self, operator, accept_edits=True, char_dir=char_dir)
+
+    ProfilesFacade.approve = approve  # type: ignore[method-assign]
+
+
+def _tier_c_rule_only_in_the_turn(_: Any) -> None:
+    from arklore.chat.facade import ChatFacade
+
+    ChatFacade.relation_context = lambda self, sp, message, exclude=(), budget=None: (
+        self.rag.context(sp.node_id, message, exclude, budget=budget or self.budgets.relations)
+    )
 
 
 EXTRACT = "tests/test_extract_gates.py"
@@ -258,6 +280,7 @@ DESCRIBE = "tests/test_rag_describe.py"
 EVIDENCE = "tests/test_rag_evidence.py"
 CITATIONS = "tests/test_verify_citations.py"
 TASKS = "tests/test_distill_tasks.py"
+PARITY = "tests/test_parity.py"
 
 # mutant -> (the tests that must catch it, the patch)
 MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
@@ -295,6 +318,8 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "description_length_unchecked": (DESCRIBE, _description_length_unchecked),
     "story_notes_as_fact": ((EVIDENCE, RAG_DOCS), _story_notes_as_fact),
     "citations_ignored": (CITATIONS, _citations_ignored),
+    "approve_ignores_hand_edits": ((PARITY, DISTILL), _approve_ignores_hand_edits),
+    "tier_c_rule_only_in_the_turn": ("tests/test_rag_cli.py", _tier_c_rule_only_in_the_turn),
 }
 
 

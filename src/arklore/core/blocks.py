@@ -7,7 +7,7 @@ comes from (``line_ids``, ``stages``, ``files``) and, when it is empty, why (``r
 empty block is an answer, never an error, so a chat app can show what is missing.
 
 Every subsystem that feeds a chat returns a :class:`Block`: the memories of the events layer
-(``Workspace.memories``) plug in by returning one.
+(``ws.events.memories``, rendered by the chat layer) plug in by returning one.
 """
 
 from __future__ import annotations
