@@ -396,3 +396,19 @@ def test_cli_without_a_store_is_one_line_error(cli, tmp_path: Path, monkeypatch)
     r = cli("--data", str(_set(tmp_path)))
     assert isinstance(r.exception, ArkloreError) and r.exception.exit_code == 1
     assert "arklore ingest" in r.exception.one_line()
+
+
+def test_cli_answer_mode_asks_the_chat_model(
+    cli, tmp_path: Path, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for k, v in stub_env(llm_stub).items():
+        monkeypatch.setenv(k, v)
+    close_workspace()
+    # a question of its own: the LLM cache of this home already answers the others
+    rec = GOOD | {"qa": {"question": "罗德岛上你最敬重谁？", "accept": ["凯尔希"]}}
+    llm_stub.queue(Reply.text("凯尔希医生。"), Reply.text("这个嘛……"))
+    r = cli("--data", str(_write(tmp_path, rec)), "--answer", "--json")
+    assert r.exit_code == 0, r.output
+    ans = orjson.loads(r.stdout)["answers"]
+    assert (ans["n"], ans["arklore_accuracy"], ans["bare_accuracy"]) == (1, 1.0, 0.0)
+    assert len(llm_stub.requests) == 2
