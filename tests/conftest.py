@@ -71,6 +71,22 @@ def real_graph_built(real_workspace):
     return real_workspace.graph.build().graph
 
 
+@pytest.fixture(scope="session")
+def real_index_built(real_workspace, real_graph_built):
+    """The relation index of the real graph (hash embedder, no LLM), built once in the shared
+    workspace's home; ``arklore demo`` (test_demo_realdata) builds the same index there, so
+    whichever comes second finds it unchanged. Open a workspace with ``embedder="hash"`` on
+    ``real_workspace.paths.home`` to query it."""
+    s = real_workspace.settings
+    ws = make_workspace(s.home, s.gamedata, s.astr, embedder="hash")
+    try:
+        report = ws.build_index(no_llm=True)
+    finally:
+        ws.close()
+    assert report.documents > 500 and report.rejected == 0
+    return report
+
+
 _METRICS: list[str] = []
 
 

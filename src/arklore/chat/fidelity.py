@@ -1,0 +1,589 @@
+"""The fidelity eval: does what a chat turn injects let a model stay in character?
+
+The labelled set ``data/fidelity_eval.jsonl`` (written for this project, one chat message to
+one operator per line, each expectation justified by cited story lines) is scored against
+what a turn injects (``Workspace.turn(operator, message).to_dict()``), block by block:
+
+=================  ===========================================================================
+kind               passes when
+=================  ===========================================================================
+relation_named     the message names someone important to her: one of ``expect.relation`` is
+                   a ``target_name`` among the ``relations`` block's items
+kinship_word       the same, when the message says 舅舅/妹妹/队长... instead of a name
+anchor             a message naming nobody: one of ``expect.anchor`` is among the relations
+                   block's anchors (items of kind ``anchor``)
+doctor             a non-empty block named ``doctor`` citing at least one line id
+voice              a block named ``exemplars`` citing at least ``exemplars_min`` line ids, all
+                   spoken by her (any of her forms; checked when a ``line_speaker`` is given),
+                   one of them from ``expect.stages`` or the block's text holding one of
+                   ``expect.keywords``
+memory             the ``memories`` block's stages meet ``expect.stages``
+=================  ===========================================================================
+
+The answer mode (:func:`answer`) asks a model each item's ``qa.question`` twice, with the
+turn's system prompt and with a bare one-line role-play prompt, and counts the replies that
+hold one of the accepted answers: what the injected knowledge is worth to a model.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from arklore.chat.knowledge import ChatKnowledge
+from arklore.chat.session import chat_request
+from arklore.core.blocks import MEMORIES, RELATIONS
+from arklore.core.errors import (
+    AmbiguousNameError,
+    ArkloreError,
+    InputFileError,
+    LLMError,
+    MessageTooLongError,
+    OperatorNotAvailableError,
+    UnknownNameError,
+)
+from arklore.core.model import parse_line_id
+from arklore.llm.types import ChatModel
+from arklore.names.build import speaker_ids
+
+KINDS: tuple[str, ...] = ("relation_named", "kinship_word", "anchor", "doctor", "voice", "memory")
+DOCTOR = "doctor"
+EXEMPLARS = "exemplars"
+"""Blocks the eval already scores before they exist (they score 0 until they land)."""
+
+TurnFn = Callable[[str, str], Mapping[str, Any]]
+"""(operator, message) -> the turn as ``Turn.to_dict()``."""
+LineSpeaker = Callable[[str], "str | None"]
+"""line id -> who speaks it: her operator name (base form), or None (no such line, narration,
+not an operator). :func:`store_line_speaker` builds one from the store."""
+Complete = Callable[[list[dict[str, str]]], str]
+"""OpenAI-style messages -> the model's reply text."""
+
+_FIELDS = {"id", "operator", "message", "kind", "expect", "note", "cites", "qa"}
+_REQUIRED = ("id", "operator", "message", "kind", "expect", "note", "cites")
+_EXPECT: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required keys, optional keys)
+    "relation_named": ({"relation"}, set()),
+    "kinship_word": ({"relation"}, set()),
+    "anchor": ({"anchor"}, set()),
+    "doctor": ({"doctor"}, set()),
+    "voice": ({"exemplars_min", "stages"}, {"keywords"}),
+    "memory": ({"stages"}, set()),
+}
+_ITEM_ERRORS = (
+    UnknownNameError,
+    AmbiguousNameError,
+    OperatorNotAvailableError,
+    MessageTooLongError,
+)
+"""What a turn may raise for one item (a name, a message): the item fails, the run goes on.
+Anything else (no store, no graph) stops the run: it is not the item's fault."""
+
+BARE_PROMPT = "你是《明日方舟》的干员{name}，请以她的身份和口吻回答博士。"
+"""The one-line role-play prompt the answer mode compares arklore's system prompt with."""
+
+
+def eval_set_path() -> Path:
+    return Path(str(resources.files("arklore") / "data" / "fidelity_eval.jsonl"))
+
+
+@dataclass(frozen=True, slots=True)
+class QA:
+    """A question for the answer mode and the strings any of which makes a reply right."""
+
+    question: str
+    accept: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One labelled chat message (see the module docstring)."""
+
+    id: str
+    operator: str
+    message: str
+    kind: str
+    expect: dict[str, Any]
+    note: str
+    cites: tuple[str, ...]
+    qa: QA | None = None
+    line: int = 0  # its line in the file
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "operator": self.operator,
+            "message": self.message,
+            "kind": self.kind,
+            "expect": dict(self.expect),
+            "note": self.note,
+            "cites": list(self.cites),
+        }
+        if self.qa is not None:
+            out["qa"] = {"question": self.qa.question, "accept": list(self.qa.accept)}
+        return out
+
+
+# -- loading ----------------------------------------------------------------------------------
+def load_items(path: str | Path | None = None) -> list[Item]:
+    """The labelled set (default: the shipped one), validated; InputFileError naming the first
+    bad line (not JSON, a missing or unknown field, a wrong type, an unknown kind, an
+    expectation that does not fit its kind, a malformed line id, a repeated id)."""
+    p = Path(path) if path is not None else eval_set_path()
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ArkloreError(
+            f"no fidelity eval set at {p}", hint="pass the path of a fidelity_eval.jsonl"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputFileError(str(p), "file", f"cannot be read: {exc}") from None
+    items: list[Item] = []
+    seen: dict[str, int] = {}
+    for no, text in enumerate(raw.splitlines(), 1):
+        if not text.strip():
+            continue
+        try:
+            item = _parse(text, no)
+        except ValueError as exc:
+            raise InputFileError(str(p), f"line {no}", str(exc)) from None
+        if item.id in seen:
+            raise InputFileError(
+                str(p), f"line {no}", f"id {item.id!r} already used on line {seen[item.id]}"
+            )
+        seen[item.id] = no
+        items.append(item)
+    if not items:
+        raise InputFileError(str(p), "file", "holds no item")
+    return items
+
+
+def _parse(text: str, no: int) -> Item:
+    try:
+        rec = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(rec, dict):
+        raise ValueError("not a JSON object")
+    missing = [k for k in _REQUIRED if k not in rec]
+    if missing:
+        raise ValueError("missing " + ", ".join(missing))
+    unknown = sorted(set(rec) - _FIELDS)
+    if unknown:
+        raise ValueError("unknown field " + ", ".join(unknown))
+    for key in ("id", "operator", "message", "kind", "note"):
+        if not isinstance(rec[key], str) or not rec[key].strip():
+            raise ValueError(f"{key} must be a non-empty string")
+    kind = rec["kind"]
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
+    cites = _strings(rec["cites"], "cites")
+    for lid in cites:
+        try:
+            parse_line_id(lid)
+        except ValueError:
+            raise ValueError(
+                f"cites: {lid!r} is not a line id (<stage>#<line_no>:<hash8>)"
+            ) from None
+    return Item(
+        rec["id"],
+        rec["operator"].strip(),
+        rec["message"],
+        kind,
+        _expect(kind, rec["expect"]),
+        rec["note"],
+        tuple(cites),
+        _qa(rec["qa"]) if "qa" in rec else None,
+        no,
+    )
+
+
+def _strings(value: Any, what: str, *, empty: bool = False) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError(f"{what} must be a list of non-empty strings")
+    if not value and not empty:
+        raise ValueError(f"{what} must not be empty")
+    return list(value)
+
+
+def _expect(kind: str, expect: Any) -> dict[str, Any]:
+    if not isinstance(expect, dict):
+        raise ValueError("expect must be an object")
+    required, optional = _EXPECT[kind]
+    missing = sorted(required - set(expect))
+    unknown = sorted(set(expect) - required - optional)
+    if missing:
+        raise ValueError(f"expect of a {kind} item needs {', '.join(missing)}")
+    if unknown:
+        raise ValueError(f"expect of a {kind} item has unknown key {', '.join(unknown)}")
+    out = dict(expect)
+    for key in ("relation", "anchor", "stages"):
+        if key in out:
+            out[key] = _strings(out[key], f"expect.{key}")
+    if "keywords" in out:
+        out["keywords"] = _strings(out["keywords"], "expect.keywords", empty=True)
+    if kind == "doctor" and out["doctor"] is not True:
+        raise ValueError("expect.doctor must be true")
+    if kind == "voice":
+        n = out["exemplars_min"]
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise ValueError("expect.exemplars_min must be an integer >= 1")
+    return out
+
+
+def _qa(value: Any) -> QA:
+    if not isinstance(value, dict) or set(value) != {"question", "accept"}:
+        raise ValueError("qa must be {'question': text, 'accept': [text, ...]}")
+    q = value["question"]
+    if not isinstance(q, str) or not q.strip():
+        raise ValueError("qa.question must be a non-empty string")
+    return QA(q, tuple(_strings(value["accept"], "qa.accept")))
+
+
+# -- scoring ----------------------------------------------------------------------------------
+@dataclass(slots=True)
+class ItemResult:
+    id: str
+    kind: str
+    operator: str
+    passed: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(slots=True)
+class KindScore:
+    n: int = 0
+    passed: int = 0
+
+    @property
+    def share(self) -> float:
+        return self.passed / self.n if self.n else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "passed": self.passed, "share": round(self.share, 4)}
+
+
+@dataclass(slots=True)
+class FidelityReport:
+    """Per item pass/fail with the reason, per kind and overall shares."""
+
+    results: list[ItemResult] = field(default_factory=list)
+    speakers_checked: bool = True  # voice items checked whose lines the exemplars are
+
+    @property
+    def by_kind(self) -> dict[str, KindScore]:
+        out: dict[str, KindScore] = {}
+        for r in self.results:
+            s = out.setdefault(r.kind, KindScore())
+            s.n += 1
+            s.passed += r.passed
+        return {k: out[k] for k in KINDS if k in out}
+
+    @property
+    def n(self) -> int:
+        return len(self.results)
+
+    @property
+    def passed(self) -> int:
+        return sum(r.passed for r in self.results)
+
+    @property
+    def share(self) -> float:
+        return self.passed / self.n if self.n else 0.0
+
+    def operators(self) -> list[str]:
+        return sorted({r.operator for r in self.results})
+
+    def lines(self) -> list[str]:
+        """The figures, one line per kind then overall (what the test suite records)."""
+        out = [f"{k:<15} {s.passed:>3}/{s.n:<3} {s.share:6.1%}" for k, s in self.by_kind.items()]
+        out.append(f"{'overall':<15} {self.passed:>3}/{self.n:<3} {self.share:6.1%}")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "passed": self.passed,
+            "share": round(self.share, 4),
+            "operators": len(self.operators()),
+            "speakers_checked": self.speakers_checked,
+            "by_kind": {k: s.to_dict() for k, s in self.by_kind.items()},
+            "items": [r.to_dict() for r in self.results],
+        }
+
+
+def score(
+    items: Iterable[Item], turn: TurnFn, line_speaker: LineSpeaker | None = None
+) -> FidelityReport:
+    """Score each item on the turn ``turn(item.operator, item.message)`` returns (see the
+    module docstring). Without ``line_speaker``, voice items do not check whose lines the
+    exemplars are (``speakers_checked`` is False in the report)."""
+    report = FidelityReport(speakers_checked=line_speaker is not None)
+    for item in items:
+        try:
+            t = turn(item.operator, item.message)
+        except _ITEM_ERRORS as exc:
+            report.results.append(_result(item, False, f"turn failed: {exc.one_line()}"))
+            continue
+        ok, reason = _CHECKS[item.kind](item, t, line_speaker)
+        report.results.append(_result(item, ok, reason))
+    return report
+
+
+def _result(item: Item, ok: bool, reason: str) -> ItemResult:
+    return ItemResult(item.id, item.kind, item.operator, ok, reason)
+
+
+def _block(turn: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    return next((b for b in turn.get("blocks", ()) if b.get("name") == name), None)
+
+
+def _empty_why(block: Mapping[str, Any] | None, name: str) -> str | None:
+    """Why a block cannot pass: absent, or empty with its own reason; None when it has text."""
+    if block is None:
+        return f"no {name} block in the turn"
+    if block.get("empty") or not block.get("text"):
+        return f"{name} block empty: {block.get('reason') or 'no reason given'}"
+    return None
+
+
+def _names(values: Sequence[str]) -> str:
+    return ", ".join(values) if values else "nobody"
+
+
+def _check_relation(
+    item: Item, turn: Mapping[str, Any], _ls: LineSpeaker | None
+) -> tuple[bool, str]:
+    block = _block(turn, RELATIONS)
+    why = _empty_why(block, RELATIONS)
+    if why:
+        return False, why
+    assert block is not None
+    got = [str(it.get("target_name")) for it in block.get("items", ())]
+    want = item.expect["relation"]
+    hit = [w for w in want if w in got]
+    if hit:
+        return True, f"{hit[0]} among relations"
+    return False, f"none of {_names(want)} among relations: {_names(got)}"
+
+
+def _check_anchor(item: Item, turn: Mapping[str, Any], _ls: LineSpeaker | None) -> tuple[bool, str]:
+    block = _block(turn, RELATIONS)
+    why = _empty_why(block, RELATIONS)
+    if why:
+        return False, why
+    assert block is not None
+    got = [
+        str(it.get("target_name")) for it in block.get("items", ()) if it.get("kind") == "anchor"
+    ]
+    want = item.expect["anchor"]
+    hit = [w for w in want if w in got]
+    if hit:
+        return True, f"{hit[0]} among anchors"
+    return False, f"none of {_names(want)} among anchors: {_names(got)}"
+
+
+def _line_ids(block: Mapping[str, Any]) -> list[str]:
+    return [str(x) for x in (block.get("sources") or {}).get("line_ids", ())]
+
+
+def _check_doctor(
+    _item: Item, turn: Mapping[str, Any], _ls: LineSpeaker | None
+) -> tuple[bool, str]:
+    block = _block(turn, DOCTOR)
+    why = _empty_why(block, DOCTOR)
+    if why:
+        return False, why
+    assert block is not None
+    ids = _line_ids(block)
+    if not ids:
+        return False, "doctor block cites no line"
+    return True, f"doctor block cites {len(ids)} line(s)"
+
+
+def _check_voice(item: Item, turn: Mapping[str, Any], ls: LineSpeaker | None) -> tuple[bool, str]:
+    block = _block(turn, EXEMPLARS)
+    why = _empty_why(block, EXEMPLARS)
+    if why:
+        return False, why
+    assert block is not None
+    ids = list(dict.fromkeys(_line_ids(block)))
+    need = item.expect["exemplars_min"]
+    if len(ids) < need:
+        return False, f"exemplars cite {len(ids)} line(s), want at least {need}"
+    if ls is not None:
+        hers = {item.operator, str((turn.get("operator") or {}).get("name") or "")}
+        hers.add(str((turn.get("operator") or {}).get("id") or ""))
+        others = [(lid, ls(lid)) for lid in ids if ls(lid) not in hers]
+        if others:
+            lid, who = others[0]
+            return False, f"exemplar {lid} is not hers (speaker: {who or 'unknown'})"
+    stages = set(item.expect["stages"])
+    on_topic = [lid for lid in ids if lid.split("#", 1)[0] in stages]
+    words = [w for w in item.expect.get("keywords", ()) if w in str(block.get("text", ""))]
+    if not on_topic and not words:
+        return False, f"none of {len(ids)} exemplars from the expected stages or with a keyword"
+    return True, f"{len(ids)} exemplars, " + (
+        f"{len(on_topic)} from the expected stages" if on_topic else f"keyword {words[0]}"
+    )
+
+
+def _check_memory(item: Item, turn: Mapping[str, Any], _ls: LineSpeaker | None) -> tuple[bool, str]:
+    block = _block(turn, MEMORIES)
+    why = _empty_why(block, MEMORIES)
+    if why:
+        return False, why
+    assert block is not None
+    got = [str(s.get("path")) for s in (block.get("sources") or {}).get("stages", ())]
+    hit = [p for p in got if p in set(item.expect["stages"])]
+    if hit:
+        return True, f"{hit[0]} among memories"
+    return (
+        False,
+        f"none of {len(item.expect['stages'])} expected stages among memories: {_names(got)}",
+    )
+
+
+_CHECKS: dict[str, Callable[[Item, Mapping[str, Any], LineSpeaker | None], tuple[bool, str]]] = {
+    "relation_named": _check_relation,
+    "kinship_word": _check_relation,
+    "anchor": _check_anchor,
+    "doctor": _check_doctor,
+    "voice": _check_voice,
+    "memory": _check_memory,
+}
+
+
+# -- answer mode ------------------------------------------------------------------------------
+@dataclass(slots=True)
+class AnswerResult:
+    id: str
+    operator: str
+    question: str
+    arklore: bool  # the reply with arklore's system prompt holds an accepted answer
+    bare: bool  # the reply with the bare one-line prompt does
+    arklore_reply: str = ""
+    bare_reply: str = ""
+    error: str = ""  # a request given up on (that reply counts as wrong)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+@dataclass(slots=True)
+class AnswerReport:
+    results: list[AnswerResult] = field(default_factory=list)
+
+    @property
+    def n(self) -> int:
+        return len(self.results)
+
+    def accuracy(self, which: str) -> float:
+        """Share of replies right with ``"arklore"``'s prompt or the ``"bare"`` one."""
+        return sum(getattr(r, which) for r in self.results) / self.n if self.n else 0.0
+
+    def lines(self) -> list[str]:
+        return [
+            f"answers ({self.n} questions): arklore {self.accuracy('arklore'):.1%}, "
+            f"bare prompt {self.accuracy('bare'):.1%}"
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "arklore_accuracy": round(self.accuracy("arklore"), 4),
+            "bare_accuracy": round(self.accuracy("bare"), 4),
+            "errors": sum(bool(r.error) for r in self.results),
+            "items": [r.to_dict() for r in self.results],
+        }
+
+
+def is_right(reply: str, accept: Iterable[str]) -> bool:
+    """Does ``reply`` hold any accepted answer (case and surrounding spaces ignored)?"""
+    text = reply.casefold()
+    return any(a.strip().casefold() in text for a in accept if a.strip())
+
+
+def answer(items: Iterable[Item], turn: TurnFn, complete: Complete) -> AnswerReport:
+    """Ask each item's ``qa.question`` (items without one are skipped) with arklore's system
+    prompt (``turn(operator, question)["system_prompt"]``) and with :data:`BARE_PROMPT`; a
+    request the LLM layer gave up on (LLMError) counts as a wrong reply and is recorded."""
+    report = AnswerReport()
+    for item in items:
+        if item.qa is None:
+            continue
+        q = item.qa
+        res = AnswerResult(item.id, item.operator, q.question, False, False)
+        try:
+            t = turn(item.operator, q.question)
+        except _ITEM_ERRORS as exc:
+            res.error = f"turn failed: {exc.one_line()}"
+            report.results.append(res)
+            continue
+        name = str((t.get("operator") or {}).get("name") or item.operator)
+        prompts = {"arklore": str(t["system_prompt"]), "bare": BARE_PROMPT.format(name=name)}
+        for which, system in prompts.items():
+            msgs = [{"role": "system", "content": system}, {"role": "user", "content": q.question}]
+            try:
+                reply = complete(msgs)
+            except LLMError as exc:
+                res.error = exc.one_line()
+                continue
+            setattr(res, f"{which}_reply", reply)
+            setattr(res, which, is_right(reply, q.accept))
+        report.results.append(res)
+    return report
+
+
+# -- wiring -----------------------------------------------------------------------------------
+def store_line_speaker(kb: ChatKnowledge) -> LineSpeaker:
+    """A :data:`LineSpeaker` over the store the chat reads: the line's speaker resolved by the
+    names layer (real names, alternate forms and popup avatars included) to her base form's
+    operator name; None for an unknown line id, narration or a speaker who is no operator."""
+    store = kb.appearances().store
+    lock = threading.Lock()
+    ids: dict[str, str] | None = None
+    seen: dict[str, str | None] = {}
+
+    def who(line_id: str) -> str | None:
+        nonlocal ids
+        if line_id in seen:
+            return seen[line_id]
+        with lock:
+            if ids is None:
+                ids = speaker_ids(store)
+            row = store.lines_by_id([line_id]).get(line_id)
+            cid = ids.get(row[0]) if row else None
+            name = kb.name_of(kb.family(cid)[0]) if cid else None
+            seen[line_id] = name
+        return name
+
+    return who
+
+
+def missing_cites(
+    items: Iterable[Item], lines_by_id: Callable[[list[str]], Mapping[str, Any]]
+) -> list[tuple[str, str]]:
+    """(item id, line id) of every cited line the store does not hold with that content hash
+    (``Store.lines_by_id``: a line id carries its hash, so an edited line is missing too)."""
+    items = list(items)
+    held = lines_by_id(sorted({lid for it in items for lid in it.cites}))
+    return [(it.id, lid) for it in items for lid in it.cites if lid not in held]
+
+
+def chat_completer(llm: ChatModel, *, key: str = "fidelity") -> Complete:
+    """A :data:`Complete` through the LLM layer (task ``chat``, its model and endpoint) at
+    temperature 0: an eval compares prompts, so the sampling should not add noise."""
+
+    def complete(messages: list[dict[str, str]]) -> str:
+        req = replace(chat_request(messages, key=key), temperature=0.0)
+        return llm.complete(req).content.strip()
+
+    return complete
