@@ -80,7 +80,7 @@ def real_index_built(real_workspace, real_graph_built):
     s = real_workspace.settings
     ws = make_workspace(s.home, s.gamedata, s.astr, embedder="hash")
     try:
-        report = ws.build_index(no_llm=True)
+        report = ws.rag.build(no_llm=True)
     finally:
         ws.close()
     assert report.documents > 500 and report.rejected == 0

@@ -149,7 +149,7 @@ def _turn(ws, extra: dict[str, dict[str, Any]] | None = None):
     """The workspace's turn as a dict, with invented blocks added (blocks not built yet)."""
 
     def turn(op: str, message: str) -> dict[str, Any]:
-        d = ws.turn(op, message).to_dict()
+        d = ws.chat.turn(op, message).to_dict()
         for name, block in (extra or {}).items():
             d["blocks"].append({"name": name, "empty": not block.get("text"), **block})
         return d
@@ -158,7 +158,7 @@ def _turn(ws, extra: dict[str, dict[str, Any]] | None = None):
 
 
 def _one(ws, item: Item, extra=None) -> tuple[bool, str]:
-    r = score([item], _turn(ws, extra), store_line_speaker(ws.chat())).results[0]
+    r = score([item], _turn(ws, extra), store_line_speaker(ws.corpus.store(), ws.names)).results[0]
     return r.passed, r.reason
 
 
@@ -276,7 +276,7 @@ def test_a_run_without_a_knowledge_base_stops_instead_of_failing_every_item() ->
 
 
 def test_line_speaker_resolves_forms_and_ignores_narration(kb_ws) -> None:
-    who = store_line_speaker(kb_ws.chat())
+    who = store_line_speaker(kb_ws.corpus.store(), kb_ws.names)
     assert who(lid(S3, 2)) == "陈"  # spoken as 假日威龙陈
     assert who(lid(S1, 3)) == "凯尔希"
     assert who(lid(S1, 1)) is None  # narration
@@ -287,7 +287,7 @@ def test_missing_cites_reports_moved_and_edited_lines(kb_ws) -> None:
     good = _item("doctor", "阿米娅", "你好", {"doctor": True}, "g")
     edited = lid(S1, 2)[:-8] + "deadbeef"
     bad = Item("b", "阿米娅", "你好", "doctor", {"doctor": True}, "n", (lid(S1, 4), edited))
-    assert missing_cites([good, bad], kb_ws.store().lines_by_id) == [("b", edited)]
+    assert missing_cites([good, bad], kb_ws.corpus.store().lines_by_id) == [("b", edited)]
 
 
 # -- the answer mode ------------------------------------------------------------------------
@@ -350,7 +350,7 @@ def cli(kb_ws, monkeypatch: pytest.MonkeyPatch):
     for var in ("LLM_API_KEY", "LLM_BASE_URL", "LLM_CHAT_API_KEY", "LLM_CHAT_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     root = typer.Typer()
-    root.add_typer(evaluate.app, name="eval")
+    root.add_typer(evaluate.app)
     close_workspace()
     yield lambda *args: CliRunner().invoke(root, ["eval", "fidelity", *args])
     close_workspace()

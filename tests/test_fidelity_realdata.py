@@ -42,19 +42,19 @@ def fid_ws(real_workspace, real_index_built):
 
 
 def test_every_cite_operator_and_stage_is_in_the_real_store(real_workspace) -> None:
-    store = real_workspace.store()
+    store = real_workspace.corpus.store()
     assert missing_cites(ITEMS, store.lines_by_id) == []
     for it in ITEMS:
-        real_workspace.resolve_operator(it.operator)  # raises for an unknown name
+        real_workspace.names.resolve(it.operator)  # raises for an unknown name
         for path in it.expect.get("stages", ()):
             assert store.stage_info(path) is not None, (it.id, path)
 
 
 def test_fidelity_of_what_a_turn_injects(fid_ws, metrics) -> None:
     def turn(operator: str, message: str) -> dict:
-        return fid_ws.turn(operator, message).to_dict()
+        return fid_ws.chat.turn(operator, message).to_dict()
 
-    report = score(ITEMS, turn, store_line_speaker(fid_ws.chat()))
+    report = score(ITEMS, turn, store_line_speaker(fid_ws.corpus.store(), fid_ws.names))
     lines = report.lines()
     metrics(
         f"fidelity eval: {report.n} items, {len(report.operators())} operators "

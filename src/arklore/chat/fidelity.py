@@ -35,7 +35,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from arklore.chat.knowledge import ChatKnowledge
 from arklore.chat.session import chat_request
 from arklore.core.blocks import MEMORIES, RELATIONS
 from arklore.core.errors import (
@@ -48,8 +47,9 @@ from arklore.core.errors import (
     UnknownNameError,
 )
 from arklore.core.model import parse_line_id
+from arklore.corpus.store import Store
 from arklore.llm.types import ChatModel
-from arklore.names.build import speaker_ids
+from arklore.names.facade import NamesFacade
 
 KINDS: tuple[str, ...] = ("relation_named", "kinship_word", "anchor", "doctor", "voice", "memory")
 DOCTOR = "doctor"
@@ -543,25 +543,20 @@ def answer(items: Iterable[Item], turn: TurnFn, complete: Complete) -> AnswerRep
 
 
 # -- wiring -----------------------------------------------------------------------------------
-def store_line_speaker(kb: ChatKnowledge) -> LineSpeaker:
+def store_line_speaker(store: Store, names: NamesFacade) -> LineSpeaker:
     """A :data:`LineSpeaker` over the store the chat reads: the line's speaker resolved by the
     names layer (real names, alternate forms and popup avatars included) to her base form's
     operator name; None for an unknown line id, narration or a speaker who is no operator."""
-    store = kb.appearances().store
     lock = threading.Lock()
-    ids: dict[str, str] | None = None
     seen: dict[str, str | None] = {}
 
     def who(line_id: str) -> str | None:
-        nonlocal ids
         if line_id in seen:
             return seen[line_id]
         with lock:
-            if ids is None:
-                ids = speaker_ids(store)
             row = store.lines_by_id([line_id]).get(line_id)
-            cid = ids.get(row[0]) if row else None
-            name = kb.name_of(kb.family(cid)[0]) if cid else None
+            cid = names.speaker_ids().get(row[0]) if row else None
+            name = names.display_name(names.family(cid)[0]) if cid else None
             seen[line_id] = name
         return name
 

@@ -18,6 +18,7 @@ from arklore.cli import (
     corpus,
     curate,
     demo,
+    evaluate,
     events,
     extract,
     graph,
@@ -75,6 +76,7 @@ SUBCOMMANDS: tuple[typer.Typer, ...] = (
     events.events_app,
     profiles.app,  # distill, persona, review-queue
     chat.app,  # chat, turn, serve
+    evaluate.app,
 )
 """Groups (a Typer with a name) and top-level commands (one without), in help order."""
 

@@ -1,7 +1,6 @@
 """`arklore eval fidelity`: score what chat turns inject against the labelled fidelity set.
 
-This module owns its Typer app; the main CLI module registers it as ``eval``
-(``app.add_typer(evaluate.app, name="eval")``).
+This module owns its Typer app (the ``eval`` group), registered in :mod:`arklore.cli.app`.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from arklore.cli._common import JsonOpt, console, err_console, print_json, works
 from arklore.core.errors import ConfigError, UsageError
 
 app = typer.Typer(
+    name="eval",
     help="Evaluations of what arklore injects.",
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -64,14 +64,12 @@ def fidelity_cmd(
     if kind is not None:
         items = [it for it in items if it.kind == kind]
     ws = workspace()
-    store = ws.store()
-    store.require_ingested()
-    kb = ws.chat()
+    store = ws.corpus.store()
 
     def turn(operator: str, message: str) -> dict:
-        return ws.turn(operator, message).to_dict()
+        return ws.chat.turn(operator, message).to_dict()
 
-    report = score(items, turn, store_line_speaker(kb))
+    report = score(items, turn, store_line_speaker(store, ws.names))
     drifted = missing_cites(items, store.lines_by_id)
     answers = None
     if answer_mode:
