@@ -31,7 +31,14 @@ def test_turn_json_and_text(kb_env: Path) -> None:
     assert r.exit_code == 0, r.output
     out = orjson.loads(r.stdout)
     assert out["operator"]["id"] == AMIYA and out["participants"] == [AMIYA, KALTS]
-    assert [b["name"] for b in out["blocks"]] == ["persona", "relations", "memories", "group"]
+    assert [b["name"] for b in out["blocks"]] == [
+        "persona",
+        "doctor",
+        "relations",
+        "memories",
+        "group",
+        "exemplars",
+    ]
     assert out["total_tokens"] >= out["blocks_tokens"] > 0
     r = CliRunner().invoke(app, ["turn", "阿米娅", "你好"])
     assert r.exit_code == 0 and "persona" in r.stdout and "【阿米娅的人设】" in r.stdout

@@ -49,10 +49,17 @@ def ws(kb_home: Path):
     w.close()
 
 
-def test_a_turn_has_four_blocks_with_tokens_sources_and_the_total(ws: Workspace) -> None:
+def test_a_turn_has_its_blocks_in_order_with_tokens_sources_and_the_total(ws: Workspace) -> None:
     t = ws.chat.turn("阿米娅", "星熊和诗怀雅最近怎么样？")
-    assert [b.name for b in t.blocks] == ["persona", "relations", "memories", "group"]
-    persona, rel, mem, group = t.blocks
+    assert [b.name for b in t.blocks] == [
+        "persona",
+        "doctor",
+        "relations",
+        "memories",
+        "group",
+        "exemplars",
+    ]
+    persona, rel, mem, group = (t.block(n) for n in ("persona", "relations", "memories", "group"))
     # persona: tier B gives the anchor, the tags and the quotes, never the 我-sections
     assert persona.meta["tier"] == "B"
     assert [i["title"] for i in persona.items] == ["锚", "物理标签", "语录"]

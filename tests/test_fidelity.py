@@ -151,6 +151,7 @@ def _turn(ws, extra: dict[str, dict[str, Any]] | None = None):
     def turn(op: str, message: str) -> dict[str, Any]:
         d = ws.chat.turn(op, message).to_dict()
         for name, block in (extra or {}).items():
+            d["blocks"] = [b for b in d["blocks"] if b["name"] != name]
             d["blocks"].append({"name": name, "empty": not block.get("text"), **block})
         return d
 
@@ -197,7 +198,8 @@ def test_an_empty_relations_block_fails_with_its_reason(tmp_path: Path) -> None:
 
 def test_doctor_needs_a_block_citing_a_line(kb_ws) -> None:
     item = _item("doctor", "阿米娅", "你怎么看我？", {"doctor": True})
-    assert _one(kb_ws, item) == (False, "no doctor block in the turn")
+    ok, why = _one(kb_ws, item)
+    assert not ok and why.startswith("doctor block empty")
     empty = {"doctor": {"text": "", "reason": "not built", "sources": {"line_ids": []}}}
     assert _one(kb_ws, item, empty) == (False, "doctor block empty: not built")
     uncited = {"doctor": {"text": "博士是我最信任的人。", "sources": {"line_ids": []}}}
@@ -217,7 +219,8 @@ def test_voice_wants_enough_of_her_own_lines_on_topic(kb_ws) -> None:
         "巡逻路线定了吗？",
         {"exemplars_min": 2, "stages": [S1], "keywords": ["巡逻"]},
     )
-    assert _one(kb_ws, item) == (False, "no exemplars block in the turn")
+    ok, why = _one(kb_ws, item)
+    assert not ok and why.startswith("exemplars block empty")
     hers = _exemplars(lid(S1, 2), lid(S3, 1))
     assert _one(kb_ws, item, hers) == (True, "2 exemplars, 1 from the expected stages")
     assert _one(kb_ws, item, _exemplars(lid(S1, 2))) == (
@@ -377,7 +380,7 @@ def test_cli_text_and_kind_filter(cli, tmp_path: Path) -> None:
     r = cli("--data", str(_set(tmp_path)), "--kind", "doctor")
     assert r.exit_code == 0, r.output
     assert "fidelity: 1 items, 1 operators" in r.stdout and "doctor" in r.stdout
-    assert "c [doctor] 阿米娅: no doctor block in the turn" in r.stdout
+    assert "c [doctor] 阿米娅: doctor block empty" in r.stdout
 
 
 def test_cli_errors_are_one_line(cli, tmp_path: Path) -> None:

@@ -56,8 +56,16 @@ def test_turn_gives_the_blocks(client: TestClient) -> None:
     assert r.status_code == 200, r.text
     t = r.json()
     assert t["operator"] == {"id": AMIYA, "name": "阿米娅"}
-    assert [b["name"] for b in t["blocks"]] == ["persona", "relations", "memories", "group"]
-    persona, rel, mem, group = t["blocks"]
+    assert [b["name"] for b in t["blocks"]] == [
+        "persona",
+        "doctor",
+        "relations",
+        "memories",
+        "group",
+        "exemplars",
+    ]
+    by_name = {b["name"]: b for b in t["blocks"]}
+    persona, rel, mem, group = (by_name[n] for n in ("persona", "relations", "memories", "group"))
     assert persona["meta"]["tier"] == "B" and lid(S1, 2) in persona["sources"]["line_ids"]
     assert any(i["kind"] == "contextual" for i in rel["items"])
     assert mem["meta"]["kind"] == "appearances" and mem["sources"]["stages"][0]["code"] == "T-1"
@@ -300,7 +308,7 @@ def test_a_model_failure_keeps_the_blocks_and_says_why(kb_home: Path, llm_stub: 
     with client_for(Workspace(settings)) as c:
         r = c.post("/v1/turn", json={"operator": "阿米娅", "message": "坏掉", "reply": True})
         assert r.status_code == 200 and r.json()["reply"] is None
-        assert "HTTP 401" in r.json()["reply_error"] and len(r.json()["blocks"]) == 4
+        assert "HTTP 401" in r.json()["reply_error"] and len(r.json()["blocks"]) == 6
 
 
 def test_a_rebuild_switches_underneath_without_a_restart(

@@ -26,6 +26,11 @@ variable                        meaning                                         
 ``ARKLORE_MEMORY_TOKEN_BUDGET`` tokens of the memories block per chat turn          ``300``
 ``ARKLORE_MEMORY_K``            memories (or appearances) per chat turn             ``3``
 ``ARKLORE_GROUP_TOKEN_BUDGET``  tokens of the group-chat block per chat turn        ``400``
+``ARKLORE_DOCTOR_TOKEN_BUDGET`` tokens of her view of the Doctor per chat turn      ``300``
+``ARKLORE_EXEMPLAR_TOKEN_BUDGET`` tokens of her own story lines per chat turn       ``500``
+``ARKLORE_EXEMPLARS_K``         scenes of her own lines per chat turn               ``3``
+``ARKLORE_NICKNAME``            what ``{@nickname}`` (the player's name in the      ``博士``
+                                script) becomes in anything a chat receives
 ``ARKLORE_TIER_C_RELATIONS``    1: relation context for operators without a         ``0``
                                 profile (tier C) too
 ``ARKLORE_ADMIN_TOKEN``         bearer token of the service's write endpoints       (none: writes disabled)
@@ -165,6 +170,10 @@ class Settings(BaseModel):
     memory_token_budget: int = Field(default=300, ge=1, le=100_000)
     memory_k: int = Field(default=3, ge=1, le=50)
     group_token_budget: int = Field(default=400, ge=1, le=100_000)
+    doctor_token_budget: int = Field(default=300, ge=1, le=100_000)
+    exemplar_token_budget: int = Field(default=500, ge=1, le=100_000)
+    exemplars_k: int = Field(default=3, ge=1, le=10)
+    nickname: str = Field(default="博士", min_length=1, max_length=40)
     tier_c_relations: bool = False
     admin_token: str = Field(default="", repr=False)
     llm: LLMSettings = Field(default_factory=LLMSettings)
@@ -236,6 +245,10 @@ _VARS: dict[str, str] = {
     "ARKLORE_MEMORY_TOKEN_BUDGET": "memory_token_budget",
     "ARKLORE_MEMORY_K": "memory_k",
     "ARKLORE_GROUP_TOKEN_BUDGET": "group_token_budget",
+    "ARKLORE_DOCTOR_TOKEN_BUDGET": "doctor_token_budget",
+    "ARKLORE_EXEMPLAR_TOKEN_BUDGET": "exemplar_token_budget",
+    "ARKLORE_EXEMPLARS_K": "exemplars_k",
+    "ARKLORE_NICKNAME": "nickname",
     "ARKLORE_TIER_C_RELATIONS": "tier_c_relations",
     "ARKLORE_ADMIN_TOKEN": "admin_token",
 }

@@ -226,7 +226,11 @@ class Workspace:
                 memories=st.memory_token_budget,
                 group=st.group_token_budget,
                 memories_k=st.memory_k,
+                doctor=st.doctor_token_budget,
+                exemplars=st.exemplar_token_budget,
+                exemplars_k=st.exemplars_k,
             ),
+            nickname=st.nickname,
             max_message_chars=st.max_message_chars,
             tier_c_relations=st.tier_c_relations,
         )

@@ -26,6 +26,8 @@ from arklore.chat.persona import persona_block
 from arklore.chat.turn import Speaker, Turn, check_history, preamble
 from arklore.core.blocks import (
     BLOCK_ORDER,
+    DOCTOR,
+    EXEMPLARS,
     GROUP,
     MEMORIES,
     RELATIONS,
@@ -67,6 +69,9 @@ class Budgets:
     memories: int = 300
     group: int = 400
     memories_k: int = 3
+    doctor: int = 300
+    exemplars: int = 500
+    exemplars_k: int = 3
 
 
 class ChatFacade:
@@ -84,8 +89,10 @@ class ChatFacade:
         budgets: Budgets = Budgets(),
         max_message_chars: int = 8000,
         tier_c_relations: bool = False,
+        nickname: str = "博士",
         counter: TokenCounter = count_tokens,
     ) -> None:
+        self.nickname = nickname  # what {@nickname} becomes in anything a chat receives
         self.names = names
         self.graph = graph
         self.rag = rag
@@ -266,6 +273,32 @@ class ChatFacade:
             meta={"present": [p.char_id for p in people]},
         )
 
+    # -- her view of the Doctor -------------------------------------------------------------
+    def doctor(self, sp: Speaker) -> Block:
+        """How she stands with the Doctor, in her own words: every turn gets it (the chat is
+        with the Doctor), apart from her other relations."""
+        return empty_block(DOCTOR, self.budgets.doctor, f"no view of the Doctor for {sp.name} yet")
+
+    # -- her own lines -----------------------------------------------------------------------
+    def exemplars(self, sp: Speaker, message: str, named: Sequence[str] = ()) -> Block:
+        """A few scenes of her own story lines that fit the message (how she talks)."""
+        return empty_block(EXEMPLARS, self.budgets.exemplars, f"no scenes of {sp.name} indexed yet")
+
+    # -- who the message names ---------------------------------------------------------------
+    def named(self, sp: Speaker, message: str) -> list[str]:
+        """The people ``message`` names, as graph nodes (operators by any alias, people of the
+        graph by their name), in order, without her: the one rule the relations, memories and
+        exemplars blocks share."""
+        out = [c for c in self.names.mentioned(message) if c not in sp.family]
+        graph = self.graph.current_or_none()
+        if graph is not None:
+            nodes = [graph.resolve(c) or c for c in out]
+            for nid, node in graph.nodes.items():
+                if node.kind != "operator" and len(node.name) >= 2 and node.name in message:
+                    nodes.append(nid)
+            out = nodes
+        return list(dict.fromkeys(n for n in out if n != sp.node_id))
+
     # -- memories ----------------------------------------------------------------------------
     def memories(self, sp: Speaker, query: str, k: int | None = None) -> Block:
         """Her memories for ``query`` as the memories block: extracted first-person memories,
@@ -348,13 +381,17 @@ class ChatFacade:
             timings[name] = round((time.perf_counter() - t) * 1000, 3)
             return b
 
+        named = self.named(sp, message)
         persona = timed("persona", self.persona, sp)
+        doctor = timed("doctor", self.doctor, sp)
         exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
         relations = timed("relations", self.relations, sp, message, exclude)
         memories = timed("memories", self.memories, sp, message)
         group = timed("group", self.group, present)
+        exemplars = timed("exemplars", self.exemplars, sp, message, named)
         blocks = sorted(
-            [persona, relations, memories, group], key=lambda b: BLOCK_ORDER.index(b.name)
+            [persona, doctor, relations, memories, group, exemplars],
+            key=lambda b: BLOCK_ORDER.index(b.name),
         )
         system = "\n\n".join([preamble(sp, present)] + [b.text for b in blocks if b.text])
         timings["total"] = round((time.perf_counter() - t0) * 1000, 3)

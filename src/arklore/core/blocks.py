@@ -1,7 +1,7 @@
 """One block of a chat turn's system prompt, as plain data (no I/O).
 
-A chat turn injects a few blocks (persona, relations, memories, and in a group chat the
-relations between the people present). Each says what it injects (``text``), what it costs
+A chat turn injects a few blocks (persona, her view of the Doctor, relations, memories, her
+own lines as examples, and in a group chat the relations between the people present). Each says what it injects (``text``), what it costs
 (``tokens``, counted by :func:`arklore.core.tokens.count_tokens`, within ``budget``), where it
 comes from (``line_ids``, ``stages``, ``files``) and, when it is empty, why (``reason``): an
 empty block is an answer, never an error, so a chat app can show what is missing.
@@ -19,11 +19,15 @@ from typing import Any
 from arklore.core.tokens import TokenCounter, count_tokens
 
 PERSONA = "persona"
+DOCTOR = "doctor"
 RELATIONS = "relations"
 MEMORIES = "memories"
 GROUP = "group"
-BLOCK_ORDER: tuple[str, ...] = (PERSONA, RELATIONS, MEMORIES, GROUP)
-"""The order blocks appear in a system prompt."""
+EXEMPLARS = "exemplars"
+BLOCK_ORDER: tuple[str, ...] = (PERSONA, DOCTOR, RELATIONS, MEMORIES, GROUP, EXEMPLARS)
+"""The order blocks appear in a system prompt: who she is, how she stands with the Doctor
+(the chat is with the Doctor), her people, what she lived through, who is present, and last,
+nearest the conversation, examples of how she talks."""
 
 
 @dataclass(frozen=True, slots=True)
