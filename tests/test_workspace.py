@@ -331,3 +331,12 @@ def test_find_mentions_uses_the_default_workspace_store(tmp_path: Path) -> None:
         assert [(m.surface, m.char_id) for m in found] == [("假日威龙陈", "char_1013_chen2")]
     finally:
         arklore.set_default_workspace(None)
+
+
+def test_the_players_placeholder_never_survives_rendering() -> None:
+    from arklore.core.text import render_nickname
+
+    assert render_nickname("过来，Dr.{@nickname}。") == "过来，博士。"
+    assert render_nickname("{@nickname}，Dr. {@nickname}") == "博士，博士"
+    assert render_nickname("Dr.{@nickname}", "刀客塔") == "刀客塔"
+    assert "{@nickname}" not in render_nickname("DR.{@NICKNAME}{@nickname}")

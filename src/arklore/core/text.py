@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from arklore.core.errors import MessageTooLongError
+
+_NICKNAME = re.compile(r"(?:Dr\.\s?|Doctor\s?|博士\s?)?\{@nickname\}", re.IGNORECASE)
+
+
+def render_nickname(text: str, nickname: str = "博士") -> str:
+    """Story text as a chat may receive it: the script's placeholder for the player's name
+    (``Dr.{@nickname}``, ``{@nickname}``) becomes ``nickname`` (the setting
+    ``ARKLORE_NICKNAME``, default 博士); no placeholder ever reaches a prompt."""
+    return _NICKNAME.sub(nickname, text)
 
 
 def strip_json_fence(content: str) -> str:
