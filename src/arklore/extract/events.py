@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from arklore.core.model import DOCTOR, Line
-from arklore.core.text import strip_json_fence
 from arklore.extract.relations import chunk_lines, render_line
+from arklore.extract.shape import Shape, decode_shape, validate_shape
 
 PROMPT_VERSION = "events-v1"
 TASK = "events"
@@ -87,11 +87,7 @@ def chunks(lines: list[Line]) -> list[list[Line]]:
     return chunk_lines(lines)
 
 
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-
-class EventProposal(_Shape):
+class EventProposal(Shape):
     phase: str
     summary: str
     actors: list[str] = Field(default_factory=list)
@@ -101,26 +97,15 @@ class EventProposal(_Shape):
     line_end: Any
 
 
-class EventsResponse(_Shape):
+class EventsResponse(Shape):
     events: list[EventProposal]
-
-
-class ResponseShapeError(ValueError):
-    """The reply is not JSON or not the asked shape; the LLM layer retries on ValueError."""
 
 
 def parse_data(data: Any) -> EventsResponse:
     """Validate already-decoded JSON."""
-    try:
-        return EventsResponse.model_validate(data)
-    except ValidationError as exc:
-        raise ResponseShapeError(f"wrong shape: {exc.errors()[0]}") from None
+    return validate_shape(EventsResponse, data)
 
 
 def parse_response(content: str) -> EventsResponse:
     """Raw reply text -> validated shape; ResponseShapeError on non-JSON or wrong shape."""
-    try:
-        data = orjson.loads(strip_json_fence(content))
-    except orjson.JSONDecodeError as exc:
-        raise ResponseShapeError(f"not JSON: {exc}") from None
-    return parse_data(data)
+    return decode_shape(EventsResponse, content)
