@@ -142,7 +142,7 @@ def main() -> None:
         assert first.kind == "memories", first.reason
 
         rnd = random.Random(20260712)
-        queries = []
+        queries: list[str] = []
         while len(queries) < 300:
             q = "".join(rnd.choice(QUERY_PARTS) for _ in range(rnd.randint(2, 6)))
             if q not in queries:

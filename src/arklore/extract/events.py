@@ -18,7 +18,7 @@ import orjson
 from pydantic import Field
 
 from arklore.core.model import DOCTOR, Line
-from arklore.extract.relations import chunk_lines, render_line
+from arklore.extract.relations import chunk_lines, stage_messages
 from arklore.extract.shape import Shape, decode_shape, validate_shape
 
 PROMPT_VERSION = "events-v1"
@@ -72,14 +72,7 @@ def build_messages(
     stage_path: str, lines: list[Line], *, stage_title: str | None = None
 ) -> list[dict[str, str]]:
     """System + user messages for one stage or one chunk of it (``chunk_lines``)."""
-    header = f"关卡：{stage_path}"
-    if stage_title:
-        header += f"（{stage_title}）"
-    if lines:
-        header += f"\n本段为第 {lines[0].line_no}–{lines[-1].line_no} 行。"
-    body = "\n".join(render_line(line) for line in lines)
-    user = f"{header}\n\n{body}\n\n请按要求输出 JSON。"
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    return stage_messages(SYSTEM_PROMPT, stage_path, lines, stage_title=stage_title)
 
 
 def chunks(lines: list[Line]) -> list[list[Line]]:

@@ -97,6 +97,14 @@ def build_messages(
     stage_path: str, lines: list[Line], *, stage_title: str | None = None
 ) -> list[dict[str, str]]:
     """System + user messages for one stage (or one chunk of it, see ``chunk_lines``)."""
+    return stage_messages(SYSTEM_PROMPT, stage_path, lines, stage_title=stage_title)
+
+
+def stage_messages(
+    system: str, stage_path: str, lines: list[Line], *, stage_title: str | None = None
+) -> list[dict[str, str]]:
+    """A chunked task's messages: its ``system`` prompt, then the stage's lines as every such
+    task shows them (a header naming the stage and the chunk's line range)."""
     header = f"关卡：{stage_path}"
     if stage_title:
         header += f"（{stage_title}）"
@@ -104,7 +112,7 @@ def build_messages(
         header += f"\n本段为第 {lines[0].line_no}–{lines[-1].line_no} 行。"
     body = "\n".join(render_line(line) for line in lines)
     user = f"{header}\n\n{body}\n\n请按要求输出 JSON。"
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def chunk_lines(lines: list[Line], *, max_chars: int = 6000, overlap: int = 3) -> list[list[Line]]:

@@ -155,8 +155,6 @@ def _call(model: ChatModel, request: ChatRequest) -> _Outcome:
         return _Outcome(error=exc)
 
 
-
-
 WORST_CASE_OUTPUT_TOKENS = 4096
 """Output tokens the cost limit assumes for a request without ``max_tokens``: the limit
 check needs an upper bound (the input side already is one: the token counter overcounts)."""
@@ -188,8 +186,9 @@ def run_jobs(
     ``handler`` runs in the calling thread, one job at a time, and its job is committed
     as done right after it returns. A job whose model call fails for good (retries
     exhausted or permanent error) is marked failed, written to ``llm_errors.jsonl`` and
-    listed in ``summary.failures``, and the run goes on. ``files`` default to the model's. With ``resume`` jobs already done with the same request are skipped;
-    failed ones are tried again. ``jobs`` may be a lazy iterable.
+    listed in ``summary.failures``, and the run goes on. With ``resume`` jobs already done
+    with the same request are skipped; failed ones are tried again. ``jobs`` may be a lazy
+    iterable; ``files`` default to the model's.
 
     The run stops early (``summary.stopped``, nothing more is sent, what finished is kept)
     when ``stop_after_unreachable`` jobs in a row failed because the endpoint could not be

@@ -146,4 +146,3 @@ def run_task(
             spec.on_failed(job, why)
     report.cost_line = format_cost_line(llm.summary())
     return report
-
