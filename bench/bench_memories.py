@@ -46,16 +46,13 @@ def _pct(xs: list[float], p: float) -> float:
 
 
 class StandIn:
-    """Plays the model in-process: events of ~12 lines, a memory per speaker of each, made
-    from that speaker's own first line in it (first person, present by construction)."""
-
-    def __init__(self, files: Any) -> None:
-        self.files = files
+    """Plays the endpoint in-process, behind the real LLM service (a ``ChatBackend``): events
+    of ~12 lines, a memory per speaker of each, made from that speaker's own first line in it
+    (first person, present by construction)."""
 
     def complete(self, request: Any) -> Any:
         import orjson
 
-        from arklore.extract.events import EventsResponse
         from arklore.llm import ChatResult
 
         prompt = request.messages[-1]["content"]
@@ -75,10 +72,21 @@ class StandIn:
             events.append({"phase": "经过", "summary": "一段剧情。", "actors": list(memories),
                            "memories": memories, "time_hint": None,
                            "line_start": start, "line_end": end})  # fmt: skip
-        data = {"events": events}
-        return ChatResult(
-            orjson.dumps(data).decode(), data, EventsResponse.model_validate(data), model="stand-in"
-        )
+        return ChatResult(orjson.dumps({"events": events}).decode(), model="stand-in")
+
+    def stream(self, request: Any) -> Any:
+        yield self.complete(request).content
+
+    def close(self) -> None:
+        pass
+
+
+def stand_in_llm(files: Any) -> Any:
+    """The real LLM service (cache, ledger, validation) with :class:`StandIn` as its endpoint."""
+    from arklore.llm import LLM, LLMConfig
+
+    config = LLMConfig(base_url="http://stand-in.invalid/v1", model="stand-in")
+    return LLM(lambda task: config, files, backend_factory=lambda cfg: StandIn())
 
 
 def _copy_store(src: Path, dest: Path) -> None:
@@ -108,9 +116,13 @@ def main() -> None:
         ws = Workspace(settings.model_copy(update={"home": home}))
         stages = [a.stage_path for a in ws.events.appearances(OPERATOR)][:n_stages]
         t = time.perf_counter()
-        report = runner.extract_events(
-            ws.corpus.store(), StandIn(ws.paths.llm), stages, resolve=ws.names.resolve_person
-        )
+        llm = stand_in_llm(ws.paths.llm)
+        try:
+            report = runner.extract_events(
+                ws.corpus.store(), llm, stages, resolve=ws.names.resolve_person
+            )
+        finally:
+            llm.close()
         print(
             f"stand-in extraction of {len(stages)} stages ({report.jobs} chunks, "
             f"{report.skipped} already stored) in {time.perf_counter() - t:.1f} s: "
@@ -132,7 +144,7 @@ def main() -> None:
         assert first.kind == "memories", first.reason
 
         rnd = random.Random(20260712)
-        queries = []
+        queries: list[str] = []
         while len(queries) < 300:
             q = "".join(rnd.choice(QUERY_PARTS) for _ in range(rnd.randint(2, 6)))
             if q not in queries:

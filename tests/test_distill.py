@@ -116,6 +116,8 @@ def test_resume_sends_nothing_twice_and_rewrites_nothing(setup) -> None:
         again = w.profiles.distill(["all"], generated_at="2030-01-01T00:00:00Z")
     assert len(stub.requests) == n  # nothing sent again
     assert again.resumed == first.done and again.done == 0
+    counts = again.to_dict()  # the shared counts of a task run, and "resumed" as before
+    assert counts["resumed"] == counts["skipped"] == first.done and counts["jobs"] == first.jobs
     assert again.writes == {"unchanged": 3}
     assert {p.name: p.read_bytes() for p in (home / "chars").iterdir()} == before
 
@@ -159,7 +161,7 @@ def test_failed_task_is_recorded_and_the_rest_is_written(setup) -> None:
     with ws() as w:
         report = w.profiles.distill(["all"], [T], generated_at=AT)
     assert report.exit_code == EXIT_PARTIAL and report.statuses["C"] == {"failed": 1}
-    assert report.failed == 1
+    assert report.failed == 1 and report.to_dict()["failures"] == [T]  # the job's key
     with ws() as w:
         entry = next(e for e in w.profiles.review_queue().entries if e.char_id == T)
     assert entry.tasks["C"].status == "failed" and "JSON" in entry.tasks["C"].reason

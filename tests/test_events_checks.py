@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from arklore.core.errors import ResponseShapeError
 from arklore.core.model import DOCTOR, NICKNAME_TOKEN, Branch, Line, LineKind
 from arklore.events.checks import (
     CheckedEvent,
@@ -303,9 +304,9 @@ def test_memories_must_be_keyed_by_actor_never_a_list() -> None:
                         "line_start": 1, "line_end": 2}]}  # fmt: skip
     assert parse_data(good).events[0].memories == {"甲": "我在。"}
     bad = {"events": [{**good["events"][0], "memories": ["我在。"]}]}
-    with pytest.raises(ValueError, match="wrong shape"):
+    with pytest.raises(ResponseShapeError, match="wrong shape"):  # the relations task's error
         parse_data(bad)
-    with pytest.raises(ValueError, match="not JSON"):
+    with pytest.raises(ResponseShapeError, match="not JSON"):
         parse_response('{"events": [')
     # line numbers are never coerced by the shape: the range check sees them as given
     loose = {"events": [{**good["events"][0], "line_start": "1"}]}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +124,26 @@ def test_a_failed_chunk_leaves_the_stage_unchecked_until_a_rerun(ws: Workspace, 
     )
 
 
+def test_a_stage_is_checked_again_when_its_answers_or_lines_change(ws: Workspace, llm_stub) -> None:
+    llm_stub.default = answer
+    run(ws, llm_stub, [BEACH])
+    store = ws.corpus.store()
+    answers, lines = events_db.chunk_answers(store, BEACH), store.lines(BEACH)
+    fp = runner.stage_fingerprint(answers, lines)
+    assert events_db.stage_fingerprint(store, BEACH) == fp
+
+    def check(lines: list) -> object:
+        return runner.check_and_store(
+            store, BEACH, lines, 1, speakers=set(), resolve=lambda n: None
+        )
+
+    assert check(lines) is None  # nothing the checks read changed
+    edited = [replace(lines[0], text=lines[0].text + "！"), *lines[1:]]
+    assert check(edited) is not None and events_db.stage_fingerprint(store, BEACH) != fp
+    fewer = [replace(answers[0], proposals=[])]
+    assert runner.stage_fingerprint(fewer, lines) != fp  # same request, another answer
+
+
 def test_a_list_of_memories_is_a_shape_error_never_guessed(ws: Workspace, llm_stub) -> None:
     bad = {"events": [{"phase": "经过", "summary": "s", "actors": ["阿米娅"],
                        "memories": ["我在。"], "line_start": 1, "line_end": 2}]}  # fmt: skip
@@ -237,6 +258,33 @@ def cli(ws: Workspace, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.setenv(k, v)
     llm_stub.default = answer
     return ws
+
+
+def test_a_forced_rerun_with_another_answer_checks_the_stage_again(
+    cli: Workspace, llm_stub: StubServer
+) -> None:
+    """`--no-cache --no-resume` sends the same request again; when the model answers
+    otherwise, the stage's events and its export follow the new answer (the checks'
+    fingerprint covers the answers, not the requests)."""
+    first = mixed_answer(f"{BEACH} 本段为第 1–4 行")
+    second = json.loads(json.dumps(first))
+    second["events"][0]["summary"] = "阿米娅把防晒霜递给了陈。"
+    second["events"][0]["memories"]["阿米娅"] = "我把防晒霜递给了陈。"
+    llm_stub.script("level_ev_02_beg", Reply.json(first), Reply.json(second))
+    args = ["extract", "events", BEACH, "--no-cache", "--no-resume", "--json"]
+    summaries = []
+    for _ in range(2):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code in (0, 5), res.output
+        (export,) = json.loads(res.stdout)["exports"]
+        doc = json.loads(Path(export).read_text(encoding="utf-8"))
+        stored = events_db.load_events(cli.store(), BEACH)
+        assert [e.summary for e in stored] == [e["summary"] for e in doc["events"]]
+        summaries.append(doc["events"][0]["summary"])
+    assert len(llm_stub.calls("level_ev_02_beg")) == 2  # both runs asked the model
+    assert summaries == [first["events"][0]["summary"], "阿米娅把防晒霜递给了陈。"]
+    mems = {m.actor: m.text for m in events_db.load_events(cli.store(), BEACH)[0].memories}
+    assert mems["阿米娅"] == "我把防晒霜递给了陈。"
 
 
 def test_cli_extract_review_memories_timeline(cli: Workspace, llm_stub, tmp_path: Path) -> None:

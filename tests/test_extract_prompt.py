@@ -6,12 +6,12 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from arklore.core.errors import ResponseShapeError
 from arklore.core.model import DOCTOR, Branch, Line, LineKind
 from arklore.core.predicates import BASES, KINDS, PREDICATE_NAMES
 from arklore.extract.relations import (
     PROMPT_VERSION,
     RelationsResponse,
-    ResponseShapeError,
     build_messages,
     chunk_lines,
     parse_data,

@@ -151,6 +151,12 @@ class LLMError(ArkloreError):
     """
 
     unreachable = False
+    attempts = 1  # calls made before giving up (the LLM service sets it)
+
+
+class ResponseShapeError(ValueError):
+    """A model's reply is not JSON or not the asked shape. A ``ValueError``: the LLM layer
+    treats it as a bad answer and retries, then gives the job up."""
 
 
 class TransientLLMError(LLMError):

@@ -5,12 +5,12 @@ as proposed; when every chunk of the stage is stored, the stage is checked as a 
 (overlapping chunks merged, then every check of :mod:`arklore.events.checks` against the
 stage's lines) and its events replaced in one transaction. Resume trusts the store: a chunk is
 skipped only if ``event_chunks`` holds it with the very same request and model, and a stage
-is checked again whenever its chunks or the checks changed.
+is checked again whenever what its checks read changed: the chunk answers (a forced rerun may
+store new answers to the same requests), the stage's lines or the checks.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,54 +38,25 @@ from arklore.extract.events import (
     chunks,
 )
 from arklore.extract.runner import (
-    Progress,
+    ChunkContext,
+    ChunkPlan,
     ResolveFn,
+    chunk_jobs,
     iter_requests,
     speaker_whitelist,
-    stage_title,
 )
-from arklore.llm import (
-    ChatModel,
-    ChatRequest,
-    ChatResult,
-    Estimate,
-    Job,
-    LLMFiles,
-    Prices,
-)
+from arklore.llm import ChatModel, ChatResult, Estimate, Job, LLMFiles, Prices
 from arklore.llm import estimate as estimate_requests
-from arklore.llm.runs import TaskRunReport, finish, is_current, require_files, run_task, task_model
-
-
-@dataclass(frozen=True)
-class ChunkContext:
-    stage_path: str
-    chunk: int
-    first_line: int
-    last_line: int
-    n_chunks: int
-
-
-def chunk_key(stage_path: str, chunk: int) -> str:
-    return f"{stage_path}#c{chunk}"
+from arklore.llm.runs import Progress, TaskRunReport, TaskSpec, run_task
+from arklore.llm.types import sha256_json
 
 
 def stage_jobs(store: Store, stage_path: str, lines: list[Line]) -> list[Job]:
-    """One job per chunk; chunks keep their original line numbers."""
-    title = stage_title(store, stage_path)
-    parts = chunks(lines)
-    jobs = []
-    for i, chunk in enumerate(parts):
-        request = ChatRequest(
-            task=TASK,
-            messages=build_messages(stage_path, chunk, stage_title=title),
-            key=chunk_key(stage_path, i),
-            prompt_version=PROMPT_VERSION,
-            schema=EventsResponse,
-        )
-        ctx = ChunkContext(stage_path, i, chunk[0].line_no, chunk[-1].line_no, len(parts))
-        jobs.append(Job(request, context=ctx))
-    return jobs
+    """The event task's jobs for a stage."""
+    return chunk_jobs(
+        store, stage_path, chunks(lines), task=TASK, build=build_messages,
+        prompt_version=PROMPT_VERSION, schema=EventsResponse,
+    )  # fmt: skip
 
 
 def dry_run(
@@ -113,11 +84,21 @@ def stage_meta(store: Store, stage_path: str) -> StageMeta:
     )
 
 
-def stage_fingerprint(answers: list[events_db.ChunkAnswer]) -> str:
-    h = hashlib.sha1(CHECKS_VERSION.encode())
-    for a in answers:
-        h.update(f"\n{a.chunk}:{a.fingerprint}:{a.model}".encode())
-    return h.hexdigest()
+def stage_fingerprint(answers: list[events_db.ChunkAnswer], lines: list[Line]) -> str:
+    """What the checks of a stage read: its chunk answers as stored (their content, not the
+    requests: a forced rerun may store other answers to the same requests), the stage's
+    lines and the checks' version. The stage is checked again whenever it changes."""
+    return sha256_json(
+        {
+            "checks": CHECKS_VERSION,
+            "prompt_version": PROMPT_VERSION,
+            "answers": [
+                [a.chunk, a.first_line, a.last_line, a.model, [p.model_dump() for p in a.proposals]]
+                for a in answers
+            ],
+            "lines": lines,  # dataclasses: orjson writes every field
+        }
+    )
 
 
 def check_and_store(
@@ -136,7 +117,7 @@ def check_and_store(
     answers = events_db.chunk_answers(store, stage_path)
     if len(answers) != n_chunks or [a.chunk for a in answers] != list(range(n_chunks)):
         return None
-    fp = stage_fingerprint(answers)
+    fp = stage_fingerprint(answers, lines)
     if not force and events_db.stage_fingerprint(store, stage_path) == fp:
         return None
     models = sorted({a.model for a in answers})
@@ -188,7 +169,7 @@ class RunReport(TaskRunReport):
     embedded_memories: int = 0  # memory passages embedded ahead of chat (the rest were cached)
 
     @property
-    def findings(self) -> int:
+    def finding_count(self) -> int:
         """Memories, events and time hints dropped or flagged by the checks."""
         return findings(self.summary)
 
@@ -221,26 +202,15 @@ def extract_events(
     """Extract, store and check the events of ``stage_paths``; failed chunks are logged to
     the errors file and the run goes on (their stage stays unchecked until a rerun)."""
     speakers = speaker_whitelist(store) if speakers is None else speakers
-    files = require_files(llm, files, "extract_events")
-    model = task_model(llm, TASK)
+    model = llm.config_for(TASK).model
+    plan = ChunkPlan(store, stage_paths, stage_jobs, events_db, model)
     report = RunReport()
-    stage_lines: dict[str, list[Line]] = {}
-    n_chunks: dict[str, int] = {}
-    todo: list[Job] = []
-    for sp in stage_paths:
-        lines = store.lines(sp)
-        jobs = stage_jobs(store, sp, lines)
-        n_chunks[sp] = len(jobs)
-        events_db.drop_stale_chunks(store, sp, len(jobs))
-        have = events_db.chunk_state(store, sp) if resume else {}
-        report.stages.append(StageResult(sp, chunks=len(jobs)))
-        report.jobs += len(jobs)
-        stage_lines[sp] = lines
-        for job in jobs:
-            if is_current(have.get(job.context.chunk), job, model):
-                report.skipped += 1
-                continue
-            todo.append(job)
+
+    def check(stage_path: str) -> None:
+        check_and_store(
+            store, stage_path, plan.lines(stage_path), plan.chunks[stage_path],
+            speakers=speakers, resolve=resolve,
+        )  # fmt: skip
 
     def handler(job: Job, result: ChatResult) -> str:
         ctx: ChunkContext = job.context
@@ -258,46 +228,26 @@ def extract_events(
             last_line=ctx.last_line,
             from_cache=result.from_cache,
         )
-        check_and_store(
-            store,
-            ctx.stage_path,
-            stage_lines[ctx.stage_path],
-            ctx.n_chunks,
-            speakers=speakers,
-            resolve=resolve,
-        )
+        check(ctx.stage_path)
         return f"{job.key}:{len(parsed.events)}"
 
+    spec = TaskSpec("extract events", plan.jobs(), handler, report, stored=plan.stored)
     run_task(
-        TASK,
-        todo,
-        llm,
-        report,
-        handler=handler,
-        files=files,
-        label="extract events",
-        progress=progress,
-        concurrency=concurrency,
-        stop_after_unreachable=stop_after_unreachable,
-        max_cost=max_cost,
-    )
+        spec, llm, resume=resume, files=files, concurrency=concurrency, progress=progress,
+        stop_after_unreachable=stop_after_unreachable, max_cost=max_cost,
+    )  # fmt: skip
     # stages whose chunks were all stored already, but checked by older rules (or never)
     for sp in stage_paths:
-        check_and_store(
-            store, sp, stage_lines[sp], n_chunks[sp], speakers=speakers, resolve=resolve
-        )
-    _fill(store, report)
-    finish(report, llm)
+        check(sp)
+    _fill(store, plan, report)
     return report
 
 
-def _fill(store: Store, report: RunReport) -> None:
-    failed = set(report.failures)
+def _fill(store: Store, plan: ChunkPlan, report: RunReport) -> None:
     everything: list[CheckedEvent] = []
-    for res in report.stages:
-        res.failed_chunks = [
-            chunk_key(res.stage, i) for i in range(res.chunks) if chunk_key(res.stage, i) in failed
-        ]
+    for sp, n in plan.chunks.items():
+        res = StageResult(sp, chunks=n, failed_chunks=plan.failed_chunks(sp, report.failures))
+        report.stages.append(res)
         res.checked = events_db.has_events(store, res.stage)
         if not res.checked:
             continue

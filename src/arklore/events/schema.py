@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS event_chunks (
 CREATE TABLE IF NOT EXISTS event_stages (
     stage_path TEXT PRIMARY KEY,
     chunks INTEGER NOT NULL,
-    fingerprint TEXT NOT NULL,        -- chunk fingerprints + checks version it was checked with
+    fingerprint TEXT NOT NULL,        -- what the checks read: answers, lines, checks version
     summary TEXT NOT NULL,            -- JSON counts (arklore.events.checks.summarize)
     models TEXT NOT NULL,             -- JSON list
     prompt_version TEXT NOT NULL,

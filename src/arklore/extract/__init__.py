@@ -7,11 +7,11 @@ from arklore.extract.relations import (
     EdgeProposal,
     EvidenceProposal,
     RelationsResponse,
-    ResponseShapeError,
     build_messages,
     chunk_lines,
     parse_response,
 )
+from arklore.extract.shape import ResponseShapeError
 
 __all__ = [
     "PROMPT_VERSION",

@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from arklore.core.model import DOCTOR, Line
-from arklore.core.text import strip_json_fence
-from arklore.extract.relations import chunk_lines, render_line
+from arklore.extract.relations import chunk_lines, stage_messages
+from arklore.extract.shape import Shape, decode_shape, validate_shape
 
 PROMPT_VERSION = "events-v1"
 TASK = "events"
@@ -72,14 +72,7 @@ def build_messages(
     stage_path: str, lines: list[Line], *, stage_title: str | None = None
 ) -> list[dict[str, str]]:
     """System + user messages for one stage or one chunk of it (``chunk_lines``)."""
-    header = f"关卡：{stage_path}"
-    if stage_title:
-        header += f"（{stage_title}）"
-    if lines:
-        header += f"\n本段为第 {lines[0].line_no}–{lines[-1].line_no} 行。"
-    body = "\n".join(render_line(line) for line in lines)
-    user = f"{header}\n\n{body}\n\n请按要求输出 JSON。"
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    return stage_messages(SYSTEM_PROMPT, stage_path, lines, stage_title=stage_title)
 
 
 def chunks(lines: list[Line]) -> list[list[Line]]:
@@ -87,11 +80,7 @@ def chunks(lines: list[Line]) -> list[list[Line]]:
     return chunk_lines(lines)
 
 
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-
-class EventProposal(_Shape):
+class EventProposal(Shape):
     phase: str
     summary: str
     actors: list[str] = Field(default_factory=list)
@@ -101,26 +90,15 @@ class EventProposal(_Shape):
     line_end: Any
 
 
-class EventsResponse(_Shape):
+class EventsResponse(Shape):
     events: list[EventProposal]
-
-
-class ResponseShapeError(ValueError):
-    """The reply is not JSON or not the asked shape; the LLM layer retries on ValueError."""
 
 
 def parse_data(data: Any) -> EventsResponse:
     """Validate already-decoded JSON."""
-    try:
-        return EventsResponse.model_validate(data)
-    except ValidationError as exc:
-        raise ResponseShapeError(f"wrong shape: {exc.errors()[0]}") from None
+    return validate_shape(EventsResponse, data)
 
 
 def parse_response(content: str) -> EventsResponse:
     """Raw reply text -> validated shape; ResponseShapeError on non-JSON or wrong shape."""
-    try:
-        data = orjson.loads(strip_json_fence(content))
-    except orjson.JSONDecodeError as exc:
-        raise ResponseShapeError(f"not JSON: {exc}") from None
-    return parse_data(data)
+    return decode_shape(EventsResponse, content)

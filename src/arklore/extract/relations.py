@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from arklore.core.model import DOCTOR, Line, LineKind
 from arklore.core.predicates import BASES, KINDS, PREDICATES
-from arklore.core.text import strip_json_fence
+from arklore.extract.shape import Shape, decode_shape, validate_shape
 
 PROMPT_VERSION = "relations-v1"
 TASK = "relations"
@@ -98,6 +97,14 @@ def build_messages(
     stage_path: str, lines: list[Line], *, stage_title: str | None = None
 ) -> list[dict[str, str]]:
     """System + user messages for one stage (or one chunk of it, see ``chunk_lines``)."""
+    return stage_messages(SYSTEM_PROMPT, stage_path, lines, stage_title=stage_title)
+
+
+def stage_messages(
+    system: str, stage_path: str, lines: list[Line], *, stage_title: str | None = None
+) -> list[dict[str, str]]:
+    """A chunked task's messages: its ``system`` prompt, then the stage's lines as every such
+    task shows them (a header naming the stage and the chunk's line range)."""
     header = f"关卡：{stage_path}"
     if stage_title:
         header += f"（{stage_title}）"
@@ -105,7 +112,7 @@ def build_messages(
         header += f"\n本段为第 {lines[0].line_no}–{lines[-1].line_no} 行。"
     body = "\n".join(render_line(line) for line in lines)
     user = f"{header}\n\n{body}\n\n请按要求输出 JSON。"
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def chunk_lines(lines: list[Line], *, max_chars: int = 6000, overlap: int = 3) -> list[list[Line]]:
@@ -127,17 +134,13 @@ def chunk_lines(lines: list[Line], *, max_chars: int = 6000, overlap: int = 3) -
     return chunks
 
 
-class _Shape(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-
-class EvidenceProposal(_Shape):
+class EvidenceProposal(Shape):
     line_no: Any  # judged by gate 1; never coerced here
     supports: str
     note: str | None = ""
 
 
-class EdgeProposal(_Shape):
+class EdgeProposal(Shape):
     subject: str
     subject_kind: str
     predicate: str
@@ -148,26 +151,15 @@ class EdgeProposal(_Shape):
     note: str | None = ""
 
 
-class RelationsResponse(_Shape):
+class RelationsResponse(Shape):
     edges: list[EdgeProposal]
 
 
-class ResponseShapeError(ValueError):
-    """The reply is not JSON or not the asked shape; the LLM layer retries on ValueError."""
-
-
 def parse_data(data: Any) -> RelationsResponse:
-    """Validate already-decoded JSON (what the LLM service passes a schema callable)."""
-    try:
-        return RelationsResponse.model_validate(data)
-    except ValidationError as exc:
-        raise ResponseShapeError(f"wrong shape: {exc.errors()[0]}") from None
+    """Validate already-decoded JSON."""
+    return validate_shape(RelationsResponse, data)
 
 
 def parse_response(content: str) -> RelationsResponse:
     """Raw reply text -> validated shape; ResponseShapeError on non-JSON or wrong shape."""
-    try:
-        data = orjson.loads(strip_json_fence(content))
-    except orjson.JSONDecodeError as exc:
-        raise ResponseShapeError(f"not JSON: {exc}") from None
-    return parse_data(data)
+    return decode_shape(RelationsResponse, content)

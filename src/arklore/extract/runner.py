@@ -12,8 +12,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from difflib import get_close_matches
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -40,12 +41,12 @@ from arklore.llm import (
     Prices,
     estimate,
 )
-from arklore.llm.runs import TaskRunReport, finish, is_current, require_files, run_task, task_model
+from arklore.llm.runs import Progress, TaskRunReport, TaskSpec, run_task
+from arklore.llm.types import Message, Validator
 from arklore.names.aliases import AliasTable
 from arklore.names.build import load_operators
 
 ResolveFn = Callable[[str], str | None]
-Progress = Callable[[str, int, int], None]
 
 
 # --- stage selection -------------------------------------------------------------------
@@ -114,6 +115,7 @@ class ChunkContext:
     chunk: int
     first_line: int
     last_line: int
+    n_chunks: int  # of the stage
 
 
 def stage_title(store: Store, stage_path: str) -> str | None:
@@ -128,21 +130,39 @@ def chunk_key(stage_path: str, chunk: int) -> str:
     return f"{stage_path}#c{chunk}"
 
 
-def stage_jobs(store: Store, stage_path: str, lines: list[Line]) -> list[Job]:
-    """One job per chunk; chunks keep their original line numbers."""
+def chunk_jobs(
+    store: Store,
+    stage_path: str,
+    parts: list[list[Line]],
+    *,
+    task: str,
+    build: Callable[..., list[Message]],
+    prompt_version: str,
+    schema: Validator,
+) -> list[Job]:
+    """One job per chunk of a stage (``build`` makes a chunk's messages: the task's prompt);
+    chunks keep their original line numbers."""
     title = stage_title(store, stage_path)
     jobs = []
-    for i, chunk in enumerate(chunk_lines(lines)):
+    for i, chunk in enumerate(parts):
         request = ChatRequest(
-            task=TASK,
-            messages=build_messages(stage_path, chunk, stage_title=title),
+            task=task,
+            messages=build(stage_path, chunk, stage_title=title),
             key=chunk_key(stage_path, i),
-            prompt_version=PROMPT_VERSION,
-            schema=RelationsResponse,
+            prompt_version=prompt_version,
+            schema=schema,
         )
-        ctx = ChunkContext(stage_path, i, chunk[0].line_no, chunk[-1].line_no)
+        ctx = ChunkContext(stage_path, i, chunk[0].line_no, chunk[-1].line_no, len(parts))
         jobs.append(Job(request, context=ctx))
     return jobs
+
+
+def stage_jobs(store: Store, stage_path: str, lines: list[Line]) -> list[Job]:
+    """The relation task's jobs for a stage."""
+    return chunk_jobs(
+        store, stage_path, chunk_lines(lines), task=TASK, build=build_messages,
+        prompt_version=PROMPT_VERSION, schema=RelationsResponse,
+    )  # fmt: skip
 
 
 StageJobs = Callable[[Store, str, list[Line]], list[Job]]
@@ -173,6 +193,57 @@ def dry_run(
 # --- the run ---------------------------------------------------------------------------
 
 
+class ChunkTables(Protocol):
+    """What a chunked task's store module keeps per answered chunk (relations, events)."""
+
+    def chunk_state(self, store: Store, stage_path: str) -> dict[int, tuple[str, str]]: ...
+
+    def drop_stale_chunks(self, store: Store, stage_path: str, n_chunks: int) -> None: ...
+
+
+STAGE_LINES_CACHED = 64
+"""Stages whose lines a run keeps at hand for its handler (answers come in stage order)."""
+
+
+class ChunkPlan:
+    """The chunk jobs of ``stage_paths`` and resume from the task's own chunk rows: a chunk
+    is stored when its row holds the very same request and model (``model`` "" = any)."""
+
+    def __init__(
+        self,
+        store: Store,
+        stage_paths: list[str],
+        stage_jobs: StageJobs,
+        tables: ChunkTables,
+        model: str,
+    ) -> None:
+        self.store, self.stage_paths, self.model = store, stage_paths, model
+        self._stage_jobs, self._tables = stage_jobs, tables
+        self.chunks: dict[str, int] = {}  # stage -> its chunks, once planned
+        self._stored: dict[str, dict[int, tuple[str, str]]] = {}
+        self.lines = lru_cache(maxsize=STAGE_LINES_CACHED)(store.lines)
+
+    def jobs(self) -> Iterator[Job]:
+        """Every chunk job, stage by stage; a stage that now has fewer chunks loses the rest."""
+        for sp in self.stage_paths:
+            jobs = self._stage_jobs(self.store, sp, self.lines(sp))
+            self._tables.drop_stale_chunks(self.store, sp, len(jobs))
+            self._stored[sp] = self._tables.chunk_state(self.store, sp)
+            self.chunks[sp] = len(jobs)
+            yield from jobs
+
+    def stored(self, job: Job) -> bool:
+        ctx: ChunkContext = job.context
+        have = self._stored[ctx.stage_path].get(ctx.chunk)
+        return have is not None and have == (job.request.fingerprint(), self.model or have[1])
+
+    def failed_chunks(self, stage_path: str, failures: list[str]) -> list[str]:
+        """The keys of the stage's chunks among ``failures``, in chunk order."""
+        failed = set(failures)
+        keys = (chunk_key(stage_path, i) for i in range(self.chunks[stage_path]))
+        return [k for k in keys if k in failed]
+
+
 @dataclass
 class StageResult:
     stage: str
@@ -195,7 +266,7 @@ class RunReport(TaskRunReport):
         return int(self.summary.get("dropped", 0))
 
     @property
-    def findings(self) -> int:
+    def finding_count(self) -> int:
         """Edges dropped by a gate."""
         return self.dropped
 
@@ -228,31 +299,16 @@ def extract_relations(
     workspace passes the alias table's); ``files`` are the LLM layer's progress/errors files
     (default: the service's own)."""
     speakers = speaker_whitelist(store) if speakers is None else speakers
-    files = require_files(llm, files, "extract_relations")
-    model = task_model(llm, TASK)
+    model = llm.config_for(TASK).model
+    plan = ChunkPlan(store, stage_paths, stage_jobs, edges_db, model)
     report = RunReport()
-    full_lines: dict[str, list[Line]] = {}
-    todo: list[Job] = []
-    for sp in stage_paths:
-        lines = store.lines(sp)
-        jobs = stage_jobs(store, sp, lines)
-        edges_db.drop_stale_chunks(store, sp, len(jobs))
-        have = edges_db.chunk_state(store, sp) if resume else {}
-        report.stages.append(StageResult(sp, chunks=len(jobs)))
-        report.jobs += len(jobs)
-        for job in jobs:
-            if is_current(have.get(job.context.chunk), job, model):
-                report.skipped += 1
-                continue
-            full_lines[sp] = lines
-            todo.append(job)
 
     def handler(job: Job, result: ChatResult) -> str:
         ctx: ChunkContext = job.context
         parsed: RelationsResponse = result.parsed
         gated = gate_edges(
             parsed.edges,
-            full_lines[ctx.stage_path],
+            plan.lines(ctx.stage_path),
             speakers=speakers,
             resolve=resolve,
             stage=ctx.stage_path,
@@ -273,36 +329,25 @@ def extract_relations(
         )
         return f"{job.key}:{len(gated)}"
 
+    spec = TaskSpec("extract relations", plan.jobs(), handler, report, stored=plan.stored)
     run_task(
-        TASK,
-        todo,
-        llm,
-        report,
-        handler=handler,
-        files=files,
-        label="extract relations",
-        progress=progress,
-        concurrency=concurrency,
-        stop_after_unreachable=stop_after_unreachable,
-        max_cost=max_cost,
-    )
-    _fill_stage_counts(store, report)
-    finish(report, llm)
+        spec, llm, resume=resume, files=files, concurrency=concurrency, progress=progress,
+        stop_after_unreachable=stop_after_unreachable, max_cost=max_cost,
+    )  # fmt: skip
+    _fill_stage_counts(store, plan, report)
     return report
 
 
-def _fill_stage_counts(store: Store, report: RunReport) -> None:
-    failed = set(report.failures)
+def _fill_stage_counts(store: Store, plan: ChunkPlan, report: RunReport) -> None:
     everything: list[GatedEdge] = []
-    for res in report.stages:
-        edges = edges_db.load_edges(store, res.stage)
+    for sp, n in plan.chunks.items():
+        res = StageResult(sp, chunks=n, failed_chunks=plan.failed_chunks(sp, report.failures))
+        edges = edges_db.load_edges(store, sp)
         everything.extend(edges)
         res.kept = sum(e.kept for e in edges)
         res.dropped = len(edges) - res.kept
-        res.drop_reasons = dict(Counter(e.drop_reason for e in edges if not e.kept))
-        res.failed_chunks = [
-            chunk_key(res.stage, i) for i in range(res.chunks) if chunk_key(res.stage, i) in failed
-        ]
+        res.drop_reasons = dict(Counter(e.drop_reason or "" for e in edges if not e.kept))
+        report.stages.append(res)
     report.summary = summarize(everything)
 
 

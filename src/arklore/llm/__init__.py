@@ -7,10 +7,11 @@ from arklore.llm.estimate import Estimate, estimate
 from arklore.llm.jobs import Job, JobsSummary, JobStore, run_jobs
 from arklore.llm.ledger import CostLedger, CostSummary, format_cost_line
 from arklore.llm.service import LLM
-from arklore.llm.types import ChatModel, ChatRequest, ChatResult, LLMFiles, Usage
+from arklore.llm.types import ChatBackend, ChatModel, ChatRequest, ChatResult, LLMFiles, Usage
 
 __all__ = [
     "LLM",
+    "ChatBackend",
     "ChatModel",
     "ChatRequest",
     "ChatResult",

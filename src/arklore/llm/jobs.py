@@ -77,6 +77,7 @@ class JobsSummary:
     cached: int = 0
     stopped: RunStoppedError | None = None  # the run stopped early (breaker, cost limit)
     not_started: int = 0  # jobs never sent because the run stopped
+    failures: list[tuple[Job, str]] = field(default_factory=list)  # failed in this run: why
 
     @property
     def finished(self) -> int:
@@ -154,29 +155,15 @@ def _call(model: ChatModel, request: ChatRequest) -> _Outcome:
         return _Outcome(error=exc)
 
 
-def _spent(model: ChatModel) -> float:
-    """What ``model`` (an LLM service) spent in this run, from its cost ledger."""
-    summary = getattr(model, "summary", None)
-    return float(summary().cost_usd) if summary else 0.0
-
-
 WORST_CASE_OUTPUT_TOKENS = 4096
 """Output tokens the cost limit assumes for a request without ``max_tokens``: the limit
 check needs an upper bound (the input side already is one: the token counter overcounts)."""
 
 
 def _estimated_cost(model: ChatModel, job: Job) -> float:
-    config_for = getattr(model, "config_for", None)
-    if config_for is None:
-        return 0.0
-    prices = config_for(job.task).prices
+    prices = model.config_for(job.task).prices
     worst = job.request.max_tokens or WORST_CASE_OUTPUT_TOKENS
     return estimate([job.request], expected_output_tokens=worst, prices=prices).cost_usd
-
-
-def _configured_model(model: ChatModel, task: str) -> str:
-    config_for = getattr(model, "config_for", None)
-    return config_for(task).model if config_for else ""
 
 
 def run_jobs(
@@ -198,9 +185,10 @@ def run_jobs(
 
     ``handler`` runs in the calling thread, one job at a time, and its job is committed
     as done right after it returns. A job whose model call fails for good (retries
-    exhausted or permanent error) is marked failed, written to ``llm_errors.jsonl``, and
-    the run goes on. With ``resume`` jobs already done with the same request are skipped;
-    failed ones are tried again. ``jobs`` may be a lazy iterable.
+    exhausted or permanent error) is marked failed, written to ``llm_errors.jsonl`` and
+    listed in ``summary.failures``, and the run goes on. With ``resume`` jobs already done
+    with the same request are skipped; failed ones are tried again. ``jobs`` may be a lazy
+    iterable; ``files`` default to the model's.
 
     The run stops early (``summary.stopped``, nothing more is sent, what finished is kept)
     when ``stop_after_unreachable`` jobs in a row failed because the endpoint could not be
@@ -210,15 +198,11 @@ def run_jobs(
     """
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
-    files = files or getattr(model, "files", None)
-    if (store is None or errors is None) and files is None:
-        raise ValueError(
-            "run_jobs needs files= (or store= and errors=) for its progress and errors"
-        )
+    files = files or model.files
     own_store = store is None
-    store = store or JobStore(files.state)  # type: ignore[union-attr]
-    errors = errors or ErrorLog(files.errors, getattr(model, "secrets", ()))  # type: ignore[union-attr]
-    run_id = run_id or getattr(model, "run_id", "") or ""
+    jobs_store = store or JobStore(files.state)
+    errors = errors or ErrorLog(files.errors, model.secrets)
+    run_id = run_id or model.run_id
     summary = JobsSummary(total=len(jobs) if isinstance(jobs, Sized) else None)
     seen: set[tuple[str, str]] = set()
     in_flight: dict[Future[_Outcome], Job] = {}
@@ -232,7 +216,7 @@ def run_jobs(
         if outcome.result is not None:
             unreachable.clear()
             ref = handler(job, outcome.result)
-            store.mark(job, "done", attempts=outcome.result.attempts, result_ref=ref)
+            jobs_store.mark(job, "done", attempts=outcome.result.attempts, result_ref=ref)
             summary.done += 1
             summary.cached += int(outcome.result.from_cache)
         else:
@@ -242,7 +226,7 @@ def run_jobs(
                 unreachable.append(err)
             else:
                 unreachable.clear()
-            attempts = int(getattr(err, "attempts", 1))
+            attempts = err.attempts
             reason = f"{type(err).__name__}: {err.message}"
             log.warning(
                 "llm job %s/%s skipped after %d attempt(s): %s", job.task, job.key, attempts, reason
@@ -253,10 +237,11 @@ def run_jobs(
                 reason=reason,
                 attempts=attempts,
                 run_id=run_id,
-                model=job.request.model or _configured_model(model, job.task),
+                model=job.request.model or model.config_for(job.task).model,
             )
-            store.mark(job, "failed", attempts=attempts, error=reason)
+            jobs_store.mark(job, "failed", attempts=attempts, error=reason)
             summary.failed += 1
+            summary.failures.append((job, reason))
         if progress:
             progress(summary)
 
@@ -274,7 +259,7 @@ def run_jobs(
                 f"endpoint ({last.message})"
             )
         if max_cost is not None:
-            spent = _spent(model)
+            spent = model.summary().cost_usd
             pending = sum(in_flight_cost.values())
             next_cost = _estimated_cost(model, job)
             if spent + pending + next_cost > max_cost:
@@ -294,7 +279,7 @@ def run_jobs(
             if summary.stopped is not None:
                 summary.not_started += 1
                 continue
-            if resume and store.is_done(job):
+            if resume and jobs_store.is_done(job):
                 summary.skipped += 1
                 if progress:
                     progress(summary)
@@ -315,6 +300,6 @@ def run_jobs(
         raise
     finally:
         if own_store:
-            store.close()
+            jobs_store.close()
     pool.shutdown(wait=True)
     return summary

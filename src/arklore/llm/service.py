@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -21,17 +21,18 @@ from arklore.llm.cache import ResponseCache, cache_key
 from arklore.llm.client import OpenAIChatModel
 from arklore.llm.config import LLMConfig
 from arklore.llm.ledger import CostLedger, CostSummary, format_cost_line
-from arklore.llm.types import ChatModel, ChatRequest, ChatResult, LLMFiles, Usage
+from arklore.llm.types import ChatBackend, ChatRequest, ChatResult, LLMFiles, Usage
 
 log = logging.getLogger("arklore.llm")
 
-BackendFactory = Callable[[LLMConfig], ChatModel]
+BackendFactory = Callable[[LLMConfig], ChatBackend]
 ConfigFor = Callable[[str], LLMConfig]
 """task name -> its resolved settings (``Settings.llm_config``)."""
 
 
 class LLM:
-    """A ChatModel with caching, retries, JSON validation and cost accounting.
+    """The :class:`~arklore.llm.types.ChatModel` of every task: caching, retries, JSON
+    validation and cost accounting around one backend per endpoint.
 
     ``no_cache=True`` skips cache *reads* but still writes fresh answers, so a forced
     rerun refreshes the cache instead of leaving stale entries behind.
@@ -55,7 +56,7 @@ class LLM:
         self.cache = ResponseCache(files.cache)
         self.ledger = CostLedger(files.state)
         self._factory = backend_factory
-        self._backends: dict[tuple[str, str, str], ChatModel] = {}
+        self._backends: dict[tuple[str, str, str], ChatBackend] = {}
         self._lock = threading.Lock()
 
     def config_for(self, task: str) -> LLMConfig:
@@ -135,7 +136,7 @@ class LLM:
         try:
             result = retrying(attempt)
         except LLMError as exc:
-            exc.attempts = attempts  # type: ignore[attr-defined]
+            exc.attempts = attempts
             raise
         self.cache.put(
             key, task=request.task, model=result.model, content=result.content, usage=result.usage
@@ -148,7 +149,7 @@ class LLM:
         From the cache in one piece when there (unless ``no_cache``); else the endpoint is
         asked to stream, retried with backoff while the stream cannot start (transient
         errors), never once text has been given out. The full answer is cached and its cost
-        recorded like :meth:`complete`'s. A backend without ``stream`` answers in one piece."""
+        recorded like :meth:`complete`'s."""
         cfg = self.config_for(request.task)
         request = replace(request, model=request.model or cfg.model, json_mode=False)
         key = self.cache_key(request)
@@ -158,14 +159,10 @@ class LLM:
                 yield hit.content
                 return
         backend = self._backend(cfg)
-        stream = getattr(backend, "stream", None)
-        if stream is None:
-            yield self.complete(request).content
-            return
         parts: list[str] = []
         usage = Usage()
         for attempt in range(cfg.max_retries + 1):
-            it = stream(request)
+            it = backend.stream(request)
             try:
                 first = next(it, None)
             except TransientLLMError as exc:
@@ -205,9 +202,7 @@ class LLM:
 
     def close(self) -> None:
         for backend in self._backends.values():
-            close = getattr(backend, "close", None)
-            if close:
-                close()
+            backend.close()
         self.cache.close()
         self.ledger.close()
 
@@ -241,7 +236,7 @@ class LLM:
             cache_key=key,
         )
 
-    def _backend(self, cfg: LLMConfig) -> ChatModel:
+    def _backend(self, cfg: LLMConfig) -> ChatBackend:
         ident = (cfg.base_url, cfg.model, cfg.api_key)
         with self._lock:
             if ident not in self._backends:
@@ -272,7 +267,7 @@ def decode(request: ChatRequest, content: str) -> tuple[Any, Any]:
     try:
         if isinstance(schema, type) and issubclass(schema, BaseModel):
             return data, schema.model_validate(subject)
-        return data, schema(subject)
+        return data, cast(Callable[[Any], Any], schema)(subject)
     except (ValidationError, ValueError, TypeError, KeyError) as exc:
         raise TransientLLMError(f"schema-invalid output: {_first_line(exc)}") from None
 

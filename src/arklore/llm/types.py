@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import orjson
 from pydantic import BaseModel
+
+if TYPE_CHECKING:  # both modules import this one
+    from arklore.llm.config import LLMConfig
+    from arklore.llm.ledger import CostSummary
 
 Message = dict[str, str]
 
@@ -107,13 +111,38 @@ class ChatResult:
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """Anything that answers a ChatRequest: the real ``LLM`` service or a test fake.
+    """What every LLM task codes against: the real ``LLM`` service, or a test fake.
 
-    Raises ``TransientLLMError`` / ``PermanentLLMError`` (from ``arklore.core.errors``) when
-    no usable answer could be had; the error carries ``attempts`` when known.
+    ``complete`` raises ``TransientLLMError`` / ``PermanentLLMError`` (from
+    ``arklore.core.errors``) when no usable answer could be had, with ``attempts`` set. The
+    rest is what a batch run needs besides answers: the task's resolved settings (its model
+    for resume, its prices for ``max_cost``), where progress and errors go, the run's id for
+    the errors file, the keys to keep out of it, and what the run spent so far.
     """
 
+    files: LLMFiles
+    run_id: str
+    secrets: tuple[str, ...]
+
     def complete(self, request: ChatRequest) -> ChatResult: ...
+
+    def config_for(self, task: str) -> LLMConfig: ...
+
+    def summary(self) -> CostSummary: ...
+
+
+class ChatBackend(Protocol):
+    """One endpoint as the ``LLM`` service drives it: a single attempt per call, no cache,
+    no retries (:class:`~arklore.llm.client.OpenAIChatModel`, or a test's stand-in).
+
+    ``stream`` yields the text deltas as they come, then the ``Usage`` when the endpoint
+    reports it."""
+
+    def complete(self, request: ChatRequest) -> ChatResult: ...
+
+    def stream(self, request: ChatRequest) -> Iterator[str | Usage]: ...
+
+    def close(self) -> None: ...
 
 
 def sha256_json(obj: Any) -> str:

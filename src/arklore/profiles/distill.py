@@ -9,11 +9,12 @@ Per task and operator (see the task modules :mod:`~arklore.profiles.task_a` ... 
    with ``resume`` a job whose stored result came from the very same request and model is
    not sent again. A task without a model runs its documented rule (A: the structured anchor;
    B: quotes by the rule; E: always the rule) or is recorded as skipped (C, D).
-3. Jobs run through :func:`arklore.llm.run_jobs` (bounded concurrency, retries, circuit
-   breaker, ``max_cost``). Each answer is checked by its task (shape and lengths first: a
-   bad answer is retried, up to ``--retry`` times, then the task fails for her and is
-   recorded; then the item gates: verbatim quotes, anchor fields equal to the source, people
-   her documents are about) and stored in ``distill_results`` in its own transaction.
+3. Jobs run through the shared task runner, :func:`arklore.llm.runs.run_task` (bounded
+   concurrency, retries, circuit breaker, ``max_cost``). Each answer is checked by its task
+   (shape and lengths first: a bad answer is retried, up to ``--retry`` times, then the task
+   fails for her and is recorded; then the item gates: verbatim quotes, anchor fields equal
+   to the source, people her documents are about) and stored in ``distill_results`` in its
+   own transaction.
 4. Every selected operator's profile is then assembled from her stored results
    (:mod:`~arklore.profiles.assemble`, which checks everything again) and written through the
    protective writer: atomically, never over a tier-S or hand-edited file (the draft goes
@@ -33,11 +34,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from arklore.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PARTIAL, RunStoppedError
 from arklore.corpus.store import Store
-from arklore.llm import ChatModel, ChatResult, Estimate, Job, LLMFiles, Prices, estimate, run_jobs
+from arklore.llm import ChatModel, ChatResult, Estimate, Job, LLMFiles, Prices, estimate
 from arklore.llm.errorlog import ErrorLog
-from arklore.llm.jobs import JobsSummary, JobStore
+from arklore.llm.runs import Progress, TaskRunReport, TaskSpec, run_task
 from arklore.profiles import task_a, task_b, task_c, task_d, task_e
 from arklore.profiles.assemble import assemble
 from arklore.profiles.charfile import SUFFIX, CharProfile, write_profile
@@ -48,8 +48,6 @@ from arklore.profiles.results import save_results as _save
 LLM_TASKS: dict[str, ModuleType] = {"A": task_a, "B": task_b, "C": task_c, "D": task_d}
 TASK_NAMES: dict[str, str] = {k: m.TASK for k, m in LLM_TASKS.items()}
 """Task letter -> the LLM task name whose settings it uses (``LLM_DISTILL_A_MODEL``...)."""
-
-Progress = Callable[[str, int, int], None]
 
 
 def parse_tasks(spec: Iterable[str]) -> list[str]:
@@ -72,40 +70,49 @@ def char_path(char_dir: Path, char_id: str) -> Path:
 
 
 @dataclass
-class DistillReport:
+class DistillReport(TaskRunReport):
+    """The shared counts of a task run (``jobs``: task x operator requests; ``skipped``,
+    also given as ``resumed``: results reused from an earlier run) and the distillation's own:
+    per task the results by status, the files written, the gate findings."""
+
     operators: int = 0
     tasks: list[str] = field(default_factory=list)
     llm_tasks: list[str] = field(default_factory=list)  # tasks run with a model
     statuses: dict[str, dict[str, int]] = field(default_factory=dict)  # task -> status -> n
-    jobs: int = 0
-    done: int = 0
-    cached: int = 0
-    resumed: int = 0  # results reused from an earlier run
-    failed: int = 0
-    not_started: int = 0
-    stopped: RunStoppedError | None = None
     writes: dict[str, int] = field(default_factory=dict)  # written | unchanged | draft | none
     files: dict[str, str] = field(default_factory=dict)  # char id -> path written (or draft)
     protected: dict[str, str] = field(default_factory=dict)  # char id -> tier-S file skipped
     findings: list[str] = field(default_factory=list)  # "<char_id> <task>: ..." (current results)
-    cost_line: str = ""
-    errors_file: str = ""
     generated_at: str = ""
 
     @property
-    def exit_code(self) -> int:
-        """Stopped (4) > failed tasks (3) > gate findings (5) > ok (0)."""
-        if self.stopped is not None:
-            return self.stopped.exit_code
-        if self.failed or any(s.get(FAILED) for s in self.statuses.values()):
-            return EXIT_PARTIAL
-        return EXIT_FINDINGS if self.findings else EXIT_OK
+    def resumed(self) -> int:
+        """Results reused from an earlier run (the shared ``skipped``)."""
+        return self.skipped
+
+    @property
+    def finding_count(self) -> int:
+        return len(self.findings)
+
+    @property
+    def partial(self) -> bool:
+        """Jobs failed in this run, or a task whose stored result is failed (an answer that
+        did not pass its shape check, a failure of an earlier run)."""
+        return super().partial or any(s.get(FAILED) for s in self.statuses.values())
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in vars(self).items() if k != "stopped"}
-        d["stopped"] = self.stopped.one_line() if self.stopped else None
-        d["exit_code"] = self.exit_code
-        return d
+        return self.counts() | {
+            "resumed": self.resumed,
+            "operators": self.operators,
+            "tasks": self.tasks,
+            "llm_tasks": self.llm_tasks,
+            "statuses": self.statuses,
+            "writes": self.writes,
+            "files": self.files,
+            "protected": self.protected,
+            "findings": self.findings,
+            "generated_at": self.generated_at,
+        }
 
 
 def _record(errors: ErrorLog | None, r: TaskResult, run_id: str) -> None:
@@ -154,8 +161,7 @@ def run_distill(
     report = DistillReport(operators=len(inputs), tasks=tasks, llm_tasks=with_llm)
     report.generated_at = generated_at
     errors = ErrorLog(errors_path, secrets) if errors_path is not None else None
-    report.errors_file = str(errors_path or "")
-    run_id = getattr(llm, "run_id", "") or f"distill-{int(time.time())}"
+    run_id = llm.run_id if llm is not None else f"distill-{int(time.time())}"
     out_dir = Path(out_dir)
     _sweep_temp_files(out_dir)
     stored = load_results(store, [i.char_id for i in inputs])
@@ -169,7 +175,6 @@ def run_distill(
 
     results: list[TaskResult] = []
     jobs: list[Job] = []
-    by_key: dict[tuple[str, str], OperatorInputs] = {}
     for inp in inputs:
         if inp.char_id in protected:
             report.protected[inp.char_id] = str(protected[inp.char_id])
@@ -188,21 +193,18 @@ def run_distill(
             if req is None:
                 results.append(mod.no_request_result(inp))
                 continue
-            fp, model = req.fingerprint(), models.get(t, "")
-            if resume and reusable(stored.get(inp.char_id, {}).get(t), fp, model):
-                report.resumed += 1
-                continue
             jobs.append(Job(req, context=(t, inp)))
-            by_key[(req.task, req.key)] = inp
     _save(store, results)
     for r in results:
         _record(errors, r, run_id)
-    report.jobs = len(jobs) + report.resumed
 
-    if jobs and llm is not None:
-        _run_jobs(store, llm, jobs, report, models, files, errors, run_id, progress,
-                  concurrency=concurrency, stop_after_unreachable=stop_after_unreachable,
-                  max_cost=max_cost)  # fmt: skip
+    if llm is not None:
+        spec = _model_tasks(store, jobs, report, stored, models, errors, run_id)
+        run_task(
+            spec, llm, resume=resume, files=files, concurrency=concurrency, progress=progress,
+            stop_after_unreachable=stop_after_unreachable, max_cost=max_cost,
+        )  # fmt: skip
+    report.errors_file = str(errors_path or "")
 
     # assemble and write every operator that is not protected
     final = load_results(store, [i.char_id for i in inputs])
@@ -210,11 +212,11 @@ def run_distill(
     for n, inp in enumerate(inputs, 1):
         mine = final.get(inp.char_id, {})
         for t in tasks:
-            r = mine.get(t)
-            if r is not None:
-                report.statuses.setdefault(t, {}).setdefault(r.status, 0)
-                report.statuses[t][r.status] += 1
-                report.findings += [f"{inp.char_id} {t}: {f}" for f in r.findings]
+            got = mine.get(t)
+            if got is not None:
+                report.statuses.setdefault(t, {}).setdefault(got.status, 0)
+                report.statuses[t][got.status] += 1
+                report.findings += [f"{inp.char_id} {t}: {f}" for f in got.findings]
         if inp.char_id in protected:
             continue
         built = assemble(inp, mine, generated_at=generated_at)
@@ -232,85 +234,49 @@ def run_distill(
         if progress:
             progress("write profiles", n, len(inputs))
     report.writes = dict(writes)
-    cost_line = getattr(llm, "format_cost_line", None)
-    report.cost_line = cost_line() if cost_line else ""
     return report
 
 
-def _run_jobs(
+def _model_tasks(
     store: Store,
-    llm: ChatModel,
     jobs: list[Job],
     report: DistillReport,
+    stored: Mapping[str, Mapping[str, TaskResult]],
     models: Mapping[str, str],
-    files: LLMFiles | None,
     errors: ErrorLog | None,
     run_id: str,
-    progress: Progress | None,
-    *,
-    concurrency: int,
-    stop_after_unreachable: int,
-    max_cost: float | None,
-) -> None:
-    done: set[tuple[str, str]] = set()
+) -> TaskSpec:
+    """The run of the model's tasks: a result stored from the very same request and model
+    is reused; each answer is checked by its task and stored at once; a job given up on
+    stores its task's failed result."""
+
+    def model_of(letter: str, result: ChatResult | None = None) -> str:
+        return models.get(letter, "") or (result.model if result else "")
+
+    def reused(job: Job) -> bool:
+        letter, inp = job.context
+        have = stored.get(inp.char_id, {}).get(letter)
+        return reusable(have, job.request.fingerprint(), model_of(letter))
+
+    def keep(r: TaskResult) -> None:
+        _save(store, [r])
+        _record(errors, r, run_id)
 
     def handler(job: Job, result: ChatResult) -> str:
         letter, inp = job.context
-        mod = LLM_TASKS[letter]
-        r = mod.apply(inp, result.parsed, model=models.get(letter, "") or result.model)
-        r.model = models.get(letter, "") or result.model
+        r = LLM_TASKS[letter].apply(inp, result.parsed, model=model_of(letter, result))
+        r.model = model_of(letter, result)
         r.fingerprint = job.request.fingerprint()
-        _save(store, [r])
-        _record(errors, r, run_id)
-        done.add((job.task, job.key))
+        keep(r)
         return f"{letter}:{inp.char_id}:{r.status}"
 
-    def on_progress(s: JobsSummary) -> None:
-        if progress:
-            progress("distill", report.resumed + s.finished, report.jobs)
+    def on_failed(job: Job, why: str) -> None:
+        letter, inp = job.context
+        r = LLM_TASKS[letter].failed_result(inp, why)
+        r.model = model_of(letter)
+        keep(r)
 
-    t0 = time.time()
-    files = files or getattr(llm, "files", None)
-    summary = run_jobs(
-        jobs,
-        llm,
-        handler=handler,
-        concurrency=concurrency,
-        resume=False,  # decided above from the stored results
-        progress=on_progress,
-        files=files,
-        stop_after_unreachable=stop_after_unreachable,
-        max_cost=max_cost,
-    )
-    report.done, report.cached, report.failed = summary.done, summary.cached, summary.failed
-    report.stopped, report.not_started = summary.stopped, summary.not_started
-    if not summary.failed or files is None:
-        return
-    js = JobStore(files.state)
-    failed: list[TaskResult] = []
-    try:
-        for job in jobs:
-            if (job.task, job.key) in done:
-                continue
-            row = js.db.query(
-                "SELECT status, fingerprint, error, updated FROM llm_jobs"
-                " WHERE task = ? AND key = ?",
-                (job.task, job.key),
-            )
-            if not row:
-                continue
-            status, fp, error, updated = row[0]
-            if status != "failed" or fp != job.request.fingerprint() or updated < t0:
-                continue  # not sent in this run (stopped early)
-            letter, inp = job.context
-            r = LLM_TASKS[letter].failed_result(inp, str(error or "failed"))
-            r.model = models.get(letter, "")
-            failed.append(r)
-    finally:
-        js.close()
-    _save(store, failed)
-    for r in failed:
-        _record(errors, r, run_id)
+    return TaskSpec("distill", jobs, handler, report, stored=reused, on_failed=on_failed)
 
 
 def _sweep_temp_files(out_dir: Path) -> None:
