@@ -278,7 +278,7 @@ def test_a_forced_rerun_with_another_answer_checks_the_stage_again(
         assert res.exit_code in (0, 5), res.output
         (export,) = json.loads(res.stdout)["exports"]
         doc = json.loads(Path(export).read_text(encoding="utf-8"))
-        stored = events_db.load_events(cli.store(), BEACH)
+        stored = events_db.load_events(cli.corpus.store(), BEACH)
         assert [e.summary for e in stored] == [e["summary"] for e in doc["events"]]
         summaries.append(doc["events"][0]["summary"])
     assert len(llm_stub.calls("level_ev_02_beg")) == 2  # both runs asked the model

@@ -4,12 +4,11 @@ can end with a cost line and past spending stays auditable."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from arklore.base.db import Database, Migration
 from arklore.llm.config import Prices
-from arklore.llm.types import Usage
+from arklore.llm.types import CostSummary, Usage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS llm_requests (
@@ -29,19 +28,6 @@ CREATE TABLE IF NOT EXISTS llm_requests (
 CREATE INDEX IF NOT EXISTS llm_requests_run ON llm_requests (run_id)
 """
 MIGRATIONS = (Migration("llm", "ledger_001_requests", SCHEMA),)
-
-
-@dataclass(frozen=True)
-class CostSummary:
-    """Totals over ledger rows (one run, or everything)."""
-
-    requests: int = 0
-    cached: int = 0
-    failed: int = 0
-    input_hit: int = 0
-    input_miss: int = 0
-    output: int = 0
-    cost_usd: float = 0.0
 
 
 class CostLedger:

@@ -11,11 +11,23 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import orjson
 from pydantic import BaseModel
 
-if TYPE_CHECKING:  # both modules import this one
+if TYPE_CHECKING:  # config imports nothing of the LLM layer; a type only
     from arklore.llm.config import LLMConfig
-    from arklore.llm.ledger import CostSummary
 
 Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """Totals over ledger rows (one run, or everything)."""
+
+    requests: int = 0
+    cached: int = 0
+    failed: int = 0
+    input_hit: int = 0
+    input_miss: int = 0
+    output: int = 0
+    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True)
