@@ -283,7 +283,7 @@ def test_a_forced_rerun_with_another_answer_checks_the_stage_again(
         summaries.append(doc["events"][0]["summary"])
     assert len(llm_stub.calls("level_ev_02_beg")) == 2  # both runs asked the model
     assert summaries == [first["events"][0]["summary"], "阿米娅把防晒霜递给了陈。"]
-    mems = {m.actor: m.text for m in events_db.load_events(cli.store(), BEACH)[0].memories}
+    mems = {m.actor: m.text for m in events_db.load_events(cli.corpus.store(), BEACH)[0].memories}
     assert mems["阿米娅"] == "我把防晒霜递给了陈。"
 
 
