@@ -1,6 +1,5 @@
 """`arklore demo --json` on the real data (hash embedder: the e5 build time is `make bench`'s):
-阿米娅's, 陈's and 银灰's top relations are named, described, and cite stages; none is an
-example; a turn naming someone outside her anchors gets an evidence-built view of that person."""
+the build runs every step, then three turns receive what makes each operator herself."""
 
 from __future__ import annotations
 
@@ -9,12 +8,13 @@ import sys
 
 import pytest
 
+from arklore.build import STEPS
 from arklore.cli.app import main
 
 pytestmark = pytest.mark.realdata
 
 
-def test_demo_shows_named_relations_with_evidence_for_three_operators(
+def test_demo_builds_then_shows_three_operators_with_their_people(
     real_workspace, gamedata_root, astr_root, monkeypatch, capsys, metrics
 ) -> None:
     monkeypatch.setenv("ARKLORE_HOME", str(real_workspace.paths.home))
@@ -28,23 +28,25 @@ def test_demo_shows_named_relations_with_evidence_for_three_operators(
         assert exc.code in (0, None), capsys.readouterr().err
     out = json.loads(capsys.readouterr().out)
 
-    anchors = out["anchors"]
-    assert set(anchors) == {"char_002_amiya", "char_010_chen", "char_172_svrash"}
-    for op, rels in anchors.items():
-        assert len(rels) == 3, op
-        for r in rels:
-            assert r["predicate"] not in ("interaction", "相识"), (op, r)
-            assert 10 <= len(r["text"]) <= 200 and not r["text"].startswith("示例"), (op, r)
-            assert r["evidence_line_ids"] and r["stages"], (op, r)
-    turn = out["turn"]
-    assert turn["contextual"] and turn["tokens"] <= turn["budget"]
-    ctx = turn["contextual"][0]
-    assert ctx["source"] == "graph_edge" and "称" in ctx["text"] and ctx["evidence_line_ids"]
+    assert [s["name"] for s in out["build"]["steps"]] == list(STEPS)
+    tiers = out["build"]["steps"][STEPS.index("profiles")]["summary"]["tiers"]
+    assert tiers.get("B", 0) > 400  # every operator a source has something for
+    by_name = {t["name"]: t for t in out["turns"]}
+    assert set(by_name) == {"阿米娅", "陈", "银灰"}
+    for name, t in by_name.items():
+        blocks = t["blocks"]
+        assert blocks["persona"]["meta"]["tier"] == "B", name
+        rel = blocks["relations"]
+        assert not rel["empty"] and rel["sources"]["line_ids"], name
+        assert not blocks["memories"]["empty"], name
+    chen = by_name["陈"]["blocks"]["relations"]["items"]
+    assert "塔露拉" in [r["target_name"] for r in chen]
+    gray = by_name["银灰"]["blocks"]["relations"]["items"]
+    assert "初雪" in [r["target_name"] for r in gray]
     metrics(
         "demo: "
         + "; ".join(
-            f"{op}: " + ", ".join(f"{r['target']} {r['predicate']} [{r['source']}]" for r in rels)
-            for op, rels in anchors.items()
+            f"{n}: " + ", ".join(r["target_name"] for r in t["blocks"]["relations"]["items"])
+            for n, t in by_name.items()
         )
-        + f"; graph named edges {out['graph']['counts']['named_edges']}"
     )

@@ -22,6 +22,8 @@ variable                        meaning                                         
                                 wins over ``$ARKLORE_HOME/chars``)
 ``ARKLORE_MANIFEST``            TOML file ``operators = [...]``: the operators an   (none: every operator)
                                 app exposes; any other is "not available"
+``ARKLORE_MATRIX``              the curated relationship matrix (TOML) graph builds the packaged
+                                and verify-anchors read                             ``data/relationship_matrix.toml``
 ``ARKLORE_PERSONA_TOKEN_BUDGET`` tokens of the persona block per chat turn          ``1200``
 ``ARKLORE_MEMORY_TOKEN_BUDGET`` tokens of the memories block per chat turn          ``300``
 ``ARKLORE_MEMORY_K``            memories (or appearances) per chat turn             ``3``
@@ -166,6 +168,7 @@ class Settings(BaseModel):
     chroma_port: int = Field(default=8000, ge=1, le=65535)
     chars_dir: Path | None = None
     manifest: Path | None = None
+    matrix: Path | None = None
     persona_token_budget: int = Field(default=1200, ge=1, le=100_000)
     memory_token_budget: int = Field(default=300, ge=1, le=100_000)
     memory_k: int = Field(default=3, ge=1, le=50)
@@ -178,7 +181,7 @@ class Settings(BaseModel):
     admin_token: str = Field(default="", repr=False)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
-    @field_validator("home", "gamedata", "astr", "aliases_file", "chars_dir", "manifest")
+    @field_validator("home", "gamedata", "astr", "aliases_file", "chars_dir", "manifest", "matrix")
     @classmethod
     def _path(cls, v: Path | None) -> Path | None:
         if v is not None and not str(v).strip():
@@ -241,6 +244,7 @@ _VARS: dict[str, str] = {
     "CHROMA_PORT": "chroma_port",
     "ARKLORE_CHARS_DIR": "chars_dir",
     "ARKLORE_MANIFEST": "manifest",
+    "ARKLORE_MATRIX": "matrix",
     "ARKLORE_PERSONA_TOKEN_BUDGET": "persona_token_budget",
     "ARKLORE_MEMORY_TOKEN_BUDGET": "memory_token_budget",
     "ARKLORE_MEMORY_K": "memory_k",

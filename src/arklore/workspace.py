@@ -176,6 +176,7 @@ class Workspace:
             path=paths.graph,
             imports_dir=paths.graph_imports,
             excel_root=roots.excel_root_or_none,
+            matrix=st.matrix,
         )
         self.rag = RagFacade(
             paths.rag,
@@ -196,6 +197,7 @@ class Workspace:
             self.names,
             self.extract,
             llm,
+            corpus_version=self.corpus.version,
             embedder=self.rag.embedder,
             embed_cache=paths.embed_cache,
             exports=paths.event_exports,

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from arklore.cli import (
+    build,
     chat,
     corpus,
     curate,
@@ -62,6 +63,7 @@ def _root(
 
 
 SUBCOMMANDS: tuple[typer.Typer, ...] = (
+    build.app,  # build: the main job
     corpus.app,  # ingest, stats, verify-anchors, crosscheck, speakers, settings, version
     corpus.operators_app,
     names.app,

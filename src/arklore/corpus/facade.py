@@ -8,6 +8,7 @@ files) one ingested from other checkouts than the settings name.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ class CorpusFacade:
         self.roots = roots
         self.migrations = tuple(migrations)
         self._store: Store | None = None
+        self._version: tuple[int, str] | None = None
 
     def close(self) -> None:
         if self._store is not None:
@@ -85,6 +87,21 @@ class CorpusFacade:
                 raise DataRootsChangedError(
                     f"the store was ingested from {var}={was}, but {var} is now {now_s}"
                 )
+
+    def version(self) -> str:
+        """What the corpus holds, as a short hash: every stored stage's content hash and the
+        excel tables' fingerprint. Unlike the ingest run id it only changes when the data
+        did, so later build steps can tell when their input is the same (kept per run)."""
+        store = self.store()
+        run = store.last_ingest_run()
+        run_id = run.id if run is not None else 0
+        if self._version is None or self._version[0] != run_id:
+            h = hashlib.sha256((run.tables_fingerprint or "").encode() if run else b"")
+            for source in ("avg", "astr"):
+                for path, digest in sorted(store.stage_hashes(source).items()):
+                    h.update(f"{source}\t{path}\t{digest}\n".encode())
+            self._version = (run_id, h.hexdigest()[:16])
+        return self._version[1]
 
     # -- ingest ------------------------------------------------------------------------------
     def begin_ingest(self, sources: Sequence[str], *, allow_data_change: bool) -> IngestRun:

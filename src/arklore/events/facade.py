@@ -44,11 +44,13 @@ class EventsFacade:
         extract: ExtractFacade,
         llm: LLMAccess,
         *,
+        corpus_version: Callable[[], str],
         embedder: Callable[[], Embedder],
         embed_cache: Path,
         exports: Path,
     ) -> None:
         self._store = store
+        self._corpus_version = corpus_version
         self.names = names
         self.extract_layer = extract
         self._llm = llm
@@ -71,11 +73,11 @@ class EventsFacade:
 
     # -- appearances -------------------------------------------------------------------------
     def state(self) -> str:
-        """The names state appearances depend on: the last ingest run and the user aliases."""
-        run = self._store().last_ingest_run()
+        """What appearances depend on: the corpus (its content, not the ingest run) and the
+        user aliases."""
         user = repr(sorted((a.alias, a.char_id, a.source) for a in self.names.user_aliases()))
         digest = hashlib.sha256(user.encode()).hexdigest()[:16]
-        return f"{run.id if run else 0}:{run.finished_at if run else ''}:{digest}"
+        return f"{self._corpus_version()}:{digest}"
 
     def _infos_by_path(self) -> dict[str, StageInfo]:
         state = self.state()

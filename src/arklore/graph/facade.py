@@ -82,9 +82,11 @@ class GraphFacade:
         path: Path,
         imports_dir: Path,
         excel_root: Callable[[], Path | None],
+        matrix: Path | None = None,
     ) -> None:
         self._store = store  # store(check_roots=...) -> the ingested store
         self.names = names
+        self.matrix = matrix or default_matrix_path()  # the curated matrix builds read
         self.path = path
         self.imports_dir = imports_dir
         self._excel_root = excel_root
@@ -204,13 +206,14 @@ class GraphFacade:
         imports: Sequence[Path] | None = None,
         progress: Progress | None = None,
     ) -> GraphBuild:
-        """Build the graph from the corpus, the matrix and the relation imports (``None``: the
-        registered ones), and save it atomically: a failed build keeps the previous file."""
+        """Build the graph from the corpus, the matrix (``None``: the setting's, else the
+        packaged one) and the relation imports (``None``: the registered ones), and save it
+        atomically: a failed build keeps the previous file."""
         t0 = time.perf_counter()
         graph = build_graph(
             self._store(check_roots=True),
             self.people(),
-            matrix_path=matrix,
+            matrix_path=matrix or self.matrix,
             import_paths=self.imports() if imports is None else imports,
             excel_root=self._excel_root(),
             progress=progress,
@@ -299,10 +302,14 @@ class GraphFacade:
             yield from curated_citations(
                 load_matrix(default_matrix_path(), resolve), "matrix", self.name
             )
+        elif built_from and built_from == self.matrix.name and self.matrix.is_file():
+            yield from curated_citations(
+                load_matrix(self.matrix, resolve), "user_matrix", self.name
+            )
         elif built_from and all(Path(m).name != built_from for m in matrices):
             notes.append(
                 f"the graph was built from the matrix {built_from}: pass it with --matrix "
-                "to check its evidence"
+                "(or set ARKLORE_MATRIX) to check its evidence"
             )
         for path in matrices:
             yield from curated_citations(load_matrix(path, resolve), "user_matrix", self.name)
@@ -346,7 +353,7 @@ class GraphFacade:
     def check_matrix(self, matrix: Path | None = None, *, central: int = 60) -> dict[str, Any]:
         """A matrix checked against the corpus without building: rejected entries, and how
         many of the ``central`` most-speaking operators have at least two passing ones."""
-        path = matrix if matrix is not None else default_matrix_path()
+        path = matrix if matrix is not None else self.matrix
         store, people = self._store(), self.people()
         entries = load_matrix(path, people.user_node)
         _, failures = check_curated(

@@ -229,19 +229,23 @@ class ProfilesFacade:
         no_cache: bool = False,
         max_cost: float | None = None,
         generated_at: str | None = None,
+        use_llm: bool = True,
         progress: Progress | None = None,
     ) -> distill_run.DistillReport:
         """Run the distillation tasks for ``operators`` (names; None: all) and write their
         profiles (``out``, default ``$ARKLORE_HOME/chars``). A task whose LLM setting
         (``LLM_DISTILL_<X>_*``, else the global one) has a model uses it; the others run
         their rule. Operators with a file in ``ARKLORE_CHARS_DIR`` or a tier-S file are
-        skipped. Stops early at the circuit breaker or ``max_cost``; a rerun resumes."""
+        skipped. Stops early at the circuit breaker or ``max_cost``; a rerun resumes.
+        ``use_llm=False`` runs every task by its rule even with a model configured (the
+        build)."""
         letters = self.tasks(tasks)
         out_dir = self.out_dir(out)
         inputs = self.inputs(self.names.select(operators))
         llm_tasks = [
             t for t in letters
-            if t in distill_run.TASK_NAMES and self._llm.configured(distill_run.TASK_NAMES[t])
+            if use_llm and t in distill_run.TASK_NAMES
+            and self._llm.configured(distill_run.TASK_NAMES[t])
         ]  # fmt: skip
         models = {t: self._llm.model(distill_run.TASK_NAMES[t]) for t in llm_tasks}
         protected = {}

@@ -1,0 +1,196 @@
+"""``arklore build``: everything a chat needs from the data, with no LLM, as one resumable job.
+
+Steps, in order (each a facade call the single-step commands make too):
+
+==============  ================================================================  ==============
+step            what                                                              skipped when
+==============  ================================================================  ==============
+``ingest``      both story sources -> the store, names (unchanged stages skip)    never (cheap)
+``graph``       the relation graph (corpus, curated matrix, imports)              same inputs
+``appearances`` every operator's stages, one corpus pass                         same corpus
+``profiles``    a rule-built ``.char`` per operator (tasks A, B, C, E; no model)  same inputs
+``index``       the relation index (evidence-built texts, embedded)               same inputs
+==============  ================================================================  ==============
+
+Each finished step records the fingerprint of its inputs in ``$ARKLORE_HOME/build.json``
+(written atomically after every step), so a build that was killed resumes at the first step
+whose inputs changed or that never finished; ``force`` runs every step again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from arklore.base.files import atomic_write_bytes, file_fingerprint
+from arklore.workspace import Workspace
+
+Progress = Callable[[str, int, int], None]
+
+STEPS: tuple[str, ...] = ("ingest", "graph", "appearances", "profiles", "index")
+RULE_TASKS = ("A", "B", "C", "E")
+"""The profile tasks with a rule (no model): anchor, quotes, her view of the Doctor, relation
+candidates. Task D (her key people in her words) needs a model; ``arklore distill`` runs it."""
+
+TRY_NEXT = (
+    'arklore turn 陈 "你还记得塔露拉吗"',
+    'arklore turn 阿米娅 "你好"',
+    "arklore chat 银灰",
+    "arklore serve    # then open http://127.0.0.1:8000/",
+    "arklore eval fidelity",
+)
+
+
+@dataclass
+class StepResult:
+    name: str
+    skipped: bool = False
+    seconds: float = 0.0
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "skipped": self.skipped, "seconds": round(self.seconds, 2),
+                "summary": self.summary}  # fmt: skip
+
+
+@dataclass
+class BuildReport:
+    steps: list[StepResult] = field(default_factory=list)
+    seconds: float = 0.0
+    exit_code: int = 0  # a step's own exit code when it finished with items to review
+
+    def step(self, name: str) -> StepResult:
+        return next(s for s in self.steps if s.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "steps": [s.to_dict() for s in self.steps],
+            "seconds": round(self.seconds, 2),
+            "exit_code": self.exit_code,
+            "try_next": list(TRY_NEXT),
+        }
+
+
+class BuildState:
+    """``build.json``: per step, the fingerprint of the inputs it last finished with."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, dict[str, Any]] = {}
+        if path.is_file():
+            try:
+                loaded = orjson.loads(path.read_bytes())
+                self.data = loaded if isinstance(loaded, dict) else {}
+            except orjson.JSONDecodeError:
+                self.data = {}  # a damaged state only costs a full build
+
+    def done(self, step: str, inputs: str) -> bool:
+        return (self.data.get(step) or {}).get("inputs") == inputs
+
+    def record(self, step: str, inputs: str, summary: dict[str, Any]) -> None:
+        self.data[step] = {"inputs": inputs, "summary": summary, "at": time.time()}
+        atomic_write_bytes(self.path, orjson.dumps(self.data, option=orjson.OPT_INDENT_2))
+
+    def forget(self, steps: Iterator[str] | tuple[str, ...]) -> None:
+        for s in steps:
+            self.data.pop(s, None)
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(orjson.dumps(parts, default=str)).hexdigest()[:16]
+
+
+def _file_sha(path: Path) -> str | None:
+    return str(file_fingerprint(path)["sha256"]) if path.is_file() else None
+
+
+def _dir_state(path: Path | None) -> list[tuple[str, int, int]]:
+    if path is None or not path.is_dir():
+        return []
+    return sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in path.glob("*.char"))
+
+
+def run_build(
+    ws: Workspace, *, force: bool = False, progress: Progress | None = None
+) -> BuildReport:
+    """Run every step (see the module doc); returns what each did and how long it took."""
+    t_all = time.perf_counter()
+    state = BuildState(ws.paths.home / "build.json")
+    if force:
+        state.forget(STEPS)
+    report = BuildReport()
+
+    def run(name: str, inputs: str | None, fn: Callable[[], dict[str, Any]]) -> None:
+        t = time.perf_counter()
+        if inputs is not None and state.done(name, inputs):
+            summary = dict(state.data[name].get("summary") or {})
+            report.steps.append(StepResult(name, True, time.perf_counter() - t, summary))
+            return
+        summary = fn()
+        if inputs is not None:
+            state.record(name, inputs, summary)
+        report.steps.append(StepResult(name, False, time.perf_counter() - t, summary))
+
+    def ingest() -> dict[str, Any]:
+        rep = ws.ingest(progress=progress)
+        if rep.errors:
+            report.exit_code = max(report.exit_code, 3)
+        return {"counts": rep.counts, "changed": rep.changed, "errors": len(rep.errors)}
+
+    run("ingest", None, ingest)
+    corpus = ws.corpus.version()
+    user_aliases = ws.events.state()  # the corpus and the user alias file
+
+    def graph() -> dict[str, Any]:
+        built = ws.graph.build(progress=progress)
+        return {"counts": built.graph.meta.get("counts", {}), "sha256": _file_sha(ws.paths.graph)}
+
+    graph_inputs = _digest(
+        user_aliases,
+        [(p.name, _file_sha(p)) for p in ws.graph.imports()],
+        _file_sha(ws.graph.matrix),
+    )
+    if _file_sha(ws.paths.graph) != (state.data.get("graph") or {}).get("summary", {}).get(
+        "sha256"
+    ):
+        state.forget(("graph",))  # the graph file was replaced or removed since
+    run("graph", graph_inputs, graph)
+    graph_sha = _file_sha(ws.paths.graph)
+
+    def appearances() -> dict[str, Any]:
+        if ws.events.indexed():
+            return {"people": None, "already": True}
+        return {"people": ws.events.index(progress=progress)}
+
+    run("appearances", user_aliases, appearances)
+
+    def profiles() -> dict[str, Any]:
+        rep = ws.profiles.distill(list(RULE_TASKS), use_llm=False, progress=progress)
+        tiers: dict[str, int] = {}
+        for f in ws.profiles.all():
+            tiers[f.profile.tier] = tiers.get(f.profile.tier, 0) + 1
+        return {"operators": rep.operators, "writes": rep.writes, "tiers": tiers,
+                "statuses": rep.statuses}  # fmt: skip
+
+    profile_inputs = _digest(corpus, graph_sha, _dir_state(ws.settings.chars_dir), RULE_TASKS)
+    run("profiles", profile_inputs, profiles)
+
+    def index() -> dict[str, Any]:
+        rep = ws.rag.build(no_llm=True, progress=progress)
+        return {"documents": rep.documents, "embedded": rep.embedded, "cached": rep.cached,
+                "unchanged": rep.unchanged, "embedder": rep.embedder,
+                "by_source": rep.by_source}  # fmt: skip
+
+    index_inputs = _digest(corpus, graph_sha, _dir_state(ws.paths.chars), ws.rag.embedder_name)
+    if not ws.rag.built():
+        state.forget(("index",))
+    run("index", index_inputs, index)
+
+    report.seconds = time.perf_counter() - t_all
+    return report

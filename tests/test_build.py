@@ -1,0 +1,119 @@
+"""`arklore build`: every step once, then only what changed; a killed build resumes; the
+command prints a summary with what to try next."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from corpus_tree import AVG_STAGE_A, STORY, make_workspace, write_tree
+from typer.testing import CliRunner
+
+from arklore.build import STEPS, BuildState, run_build
+from arklore.cli.app import app
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> tuple[Path, Path]:
+    return write_tree(tmp_path / "data")
+
+
+def matrix_file(home: Path) -> Path:
+    """An (empty) curated matrix for the invented world: the packaged one names real people."""
+    path = home.parent / "matrix.toml"
+    path.write_text(MATRIX, encoding="utf-8")
+    return path
+
+
+MATRIX = "# the invented world's curated relations: none\n"
+
+
+def build(home: Path, data: tuple[Path, Path], **kw):  # noqa: ANN201
+    ws = make_workspace(home, *data, embedder="hash", matrix=matrix_file(home))
+    try:
+        return run_build(ws, **kw)
+    finally:
+        ws.close()
+
+
+def ran(report) -> list[str]:  # noqa: ANN001
+    return [s.name for s in report.steps if not s.skipped]
+
+
+def test_a_first_build_runs_every_step_and_leaves_a_chat_ready(
+    tmp_path: Path, data: tuple[Path, Path]
+) -> None:
+    home = tmp_path / "home"
+    report = build(home, data)
+    assert ran(report) == list(STEPS) and report.exit_code == 0
+    ws = make_workspace(home, *data, embedder="hash", matrix=matrix_file(home))
+    assert ws.rag.built() and ws.graph.exists() and ws.events.indexed()
+    assert ws.profiles.all()  # a rule-built profile for the operators with a source
+    turn = ws.chat.turn("阿米娅", "你好")
+    assert turn.block("persona").meta["tier"] == "B"
+    ws.close()
+
+
+def test_a_second_build_skips_every_step_whose_inputs_did_not_change(
+    tmp_path: Path, data: tuple[Path, Path]
+) -> None:
+    home = tmp_path / "home"
+    build(home, data)
+    again = build(home, data)
+    assert ran(again) == ["ingest"]  # ingest always looks (unchanged stages are skipped)
+    story = data[0] / STORY / "obt/main/level_test_01_beg.txt"
+    story.write_text(AVG_STAGE_A.replace("我们走北边", "我们走东边"), encoding="utf-8")
+    changed = build(home, data)
+    assert ran(changed) == list(STEPS)  # the corpus changed: everything after it is redone
+    assert ran(build(home, data, force=True)) == list(STEPS)
+
+
+def test_a_build_killed_after_a_step_resumes_at_the_next(
+    tmp_path: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    from arklore.profiles.facade import ProfilesFacade
+
+    def killed(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ProfilesFacade, "distill", killed)
+    with pytest.raises(KeyboardInterrupt):
+        build(home, data)
+    state = BuildState(home / "build.json")
+    assert set(state.data) == {"graph", "appearances"}  # what finished is recorded
+    monkeypatch.undo()
+    assert ran(build(home, data)) == ["ingest", "profiles", "index"]
+
+
+def test_a_replaced_graph_file_is_rebuilt(tmp_path: Path, data: tuple[Path, Path]) -> None:
+    home = tmp_path / "home"
+    build(home, data)
+    (home / "relation_graph.json").unlink()
+    assert "graph" in ran(build(home, data))
+
+
+def test_the_command_prints_each_step_and_what_to_try_next(
+    tmp_path: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var, value in {"ARKLORE_HOME": str(tmp_path / "home"), "ARKLORE_EMBEDDER": "hash",
+                       "ARKLORE_GAMEDATA": str(data[0]), "ARKLORE_ASTR": str(data[1]),
+                       "ARKLORE_MATRIX": str(matrix_file(tmp_path / "home"))}.items():  # fmt: skip
+        monkeypatch.setenv(var, value)
+    r = CliRunner().invoke(app, ["build"])
+    assert r.exit_code == 0, r.output
+    for step in STEPS:
+        assert step in r.stdout
+    assert "Try next:" in r.stdout and "arklore turn" in r.stdout
+    r = CliRunner().invoke(app, ["build", "--json"])
+    out = orjson.loads(r.stdout)
+    assert [s["skipped"] for s in out["steps"]] == [False] + [True] * (len(STEPS) - 1)
+
+
+def test_the_command_needs_the_data_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARKLORE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("ARKLORE_GAMEDATA", raising=False)
+    monkeypatch.delenv("ARKLORE_ASTR", raising=False)
+    r = CliRunner().invoke(app, ["build"])
+    assert r.exit_code != 0 and "ARKLORE_GAMEDATA" in r.exception.one_line()
