@@ -48,6 +48,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 bench: $(STAMP) web
 	$(BIN)/python -m bench

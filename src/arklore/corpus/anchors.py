@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from arklore.core.errors import ArkloreError
-from arklore.core.model import Line, Source, content_hash, parse_line_id
+from arklore.core.model import Line, Source, Stage, content_hash, parse_line_id
 from arklore.corpus.store import Store
 from arklore.sources import astr, avg
 from arklore.sources.roots import DataRoots
@@ -110,7 +110,10 @@ class AnchorReport:
         }
 
 
-def _readers(roots: DataRoots) -> dict[str, tuple[Path | None, Callable[..., object]]]:
+StageReader = Callable[[Path, Path, bytes | None], Stage]
+
+
+def _readers(roots: DataRoots) -> dict[str, tuple[Path | None, StageReader]]:
     def root(fn: Callable[[], Path]) -> Path | None:
         try:
             return fn()
@@ -192,7 +195,7 @@ def verify_anchors(
         source_path, ingested_hash = stored.get((source, stage_path), (None, None))
         root, read = readers[Source(source)]
         file = root / source_path if root is not None and source_path else None
-        if file is None or not file.is_file():
+        if root is None or file is None or not file.is_file():
             detail = "file not found" if source_path else "stage not in the store"
             _report_all(report, source, stage_path, positions, DriftKind.STAGE_MISSING, detail)
             continue
@@ -202,7 +205,7 @@ def verify_anchors(
             continue
         report.stages_reparsed += 1
         try:
-            lines: list[Line] = read(root, file, data).lines  # type: ignore[attr-defined]
+            lines = read(root, file, data).lines
         except ArkloreError as exc:
             _report_all(report, source, stage_path, positions, DriftKind.UNREADABLE, exc.message)
             continue

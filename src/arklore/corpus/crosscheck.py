@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,6 +152,7 @@ def compare_stage(avg_lines: list[Line], astr_lines: list[Line]) -> StageCompari
     stats = {name: FieldStats() for name in FIELDS}
     cmp = StageComparison(stage_path, len(avg_lines), len(astr_lines), stats)
     a_keys, b_keys = [_key(x) for x in avg_lines], [_key(x) for x in astr_lines]
+    opcodes: Sequence[tuple[str, int, int, int, int]]
     if a_keys == b_keys:
         opcodes = [("equal", 0, len(a_keys), 0, len(b_keys))]
     else:

@@ -8,6 +8,7 @@ path and reason and skipped, and whatever was stored for it before stays.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -277,7 +278,7 @@ def _post_process(store: Store, meta_loader: _StageMetaLoader) -> None:
         _rebuild_order(c, meta_loader)
 
 
-def _rebuild_speakers(c) -> None:
+def _rebuild_speakers(c: sqlite3.Connection) -> None:
     """Line and stage counts per speaker of the primary corpus, with per-source line counts."""
     c.execute("DELETE FROM speakers")
     c.execute(
@@ -292,7 +293,7 @@ def _rebuild_speakers(c) -> None:
     )
 
 
-def _rebuild_order(c, meta_loader: _StageMetaLoader) -> None:
+def _rebuild_order(c: sqlite3.Connection, meta_loader: _StageMetaLoader) -> None:
     paths = [r[0] for r in c.execute("SELECT DISTINCT stage_path FROM stages")]
     ranked = sorted(paths, key=lambda p: order_key(p, meta_loader.meta.get(p)))
     c.executemany(

@@ -351,9 +351,10 @@ class Store:
                 q += " AND length(text) <= ?"
                 args.append(max_chars)
             for line_id, path, no, speaker, text in self.conn.execute(q, args).fetchall():
-                info = infos.get(path)
-                if info is None:
-                    info = infos[path] = self.stage_info(path)  # type: ignore[assignment]
+                info = infos.get(path) or self.stage_info(path)
+                if info is None:  # primary_lines joins primary_stages: only a racing delete
+                    continue
+                infos[path] = info
                 yield line_id, path, no, info.order_rank or 0, speaker, text, info
 
     def all_speaker_stage_counts(self) -> list[tuple[str, str, int]]:
@@ -442,7 +443,10 @@ class Store:
             " FROM ingest_runs ORDER BY id DESC LIMIT 1"
         ).fetchone()
         if row is not None:
-            return IngestRun(*row[:6], tuple(orjson.loads(row[6])))
+            run_id, started, finished, gamedata, astr, fingerprint, sources = row
+            return IngestRun(
+                run_id, started, finished, gamedata, astr, fingerprint, tuple(orjson.loads(sources))
+            )
         if self.get_meta("post_done"):
             return IngestRun(0, "", "", None, None, self.get_meta("tables_hash"), ())
         return None

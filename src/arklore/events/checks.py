@@ -71,6 +71,13 @@ class Draft:
     chunks: list[int] = field(default_factory=list)
     parts: list[tuple[int, int]] = field(default_factory=list)  # ranges merged into this one
 
+    @property
+    def bounds(self) -> tuple[int, int]:
+        """(line_start, line_end): every draft the range check kept has them."""
+        if self.line_start is None or self.line_end is None:
+            raise ValueError(f"draft {self.chunk}/{self.idx} has no range ({self.drop_reason})")
+        return self.line_start, self.line_end
+
 
 @dataclass(slots=True)
 class CheckedActor:
@@ -198,7 +205,7 @@ def drafts_from_answer(
         if drop is not None:
             d.drop_reason, d.drop_detail = drop
         else:
-            d.parts = [(s, e)]  # type: ignore[list-item]
+            d.parts = [d.bounds]
         out.append(d)
     return out
 
@@ -208,8 +215,8 @@ def drafts_from_answer(
 
 def overlaps(a: Draft, b: Draft) -> bool:
     """Do two drafts share at least one line?"""
-    assert a.line_start is not None and b.line_start is not None
-    return a.line_start <= b.line_end and b.line_start <= a.line_end  # type: ignore[operator]
+    (a_start, a_end), (b_start, b_end) = a.bounds, b.bounds
+    return a_start <= b_end and b_start <= a_end
 
 
 def merge_overlapping(drafts: list[Draft]) -> list[Draft]:
@@ -239,7 +246,8 @@ def merge_overlapping(drafts: list[Draft]) -> list[Draft]:
 
 
 def _span(d: Draft) -> int:
-    return d.line_end - d.line_start + 1  # type: ignore[operator]
+    start, end = d.bounds
+    return end - start + 1
 
 
 def _covered(d: Draft, others: list[Draft]) -> bool:
@@ -247,8 +255,9 @@ def _covered(d: Draft, others: list[Draft]) -> bool:
     for o in others:
         if o is d:
             continue
-        if o.line_start <= d.line_start and d.line_end <= o.line_end:  # type: ignore[operator]
-            same = (o.line_start, o.line_end) == (d.line_start, d.line_end)
+        (o_start, o_end), (d_start, d_end) = o.bounds, d.bounds
+        if o_start <= d_start and d_end <= o_end:
+            same = (o_start, o_end) == (d_start, d_end)
             if not same or (o.chunk, o.idx) < (d.chunk, d.idx):
                 return True
     return False
@@ -274,9 +283,13 @@ def _merged_text(parts: list[Draft], text_of: Callable[[Draft], str | None]) -> 
     return _join(text_of(p) or "" for p in sorted(shown, key=lambda p: (p.line_start, p.chunk)))
 
 
+def _memory_of(key: str) -> Callable[[Draft], str | None]:
+    return lambda d: d.memories.get(key)
+
+
 def _merge(group: list[Draft]) -> Draft:
     parts = sorted(group, key=lambda d: (d.line_start, d.chunk, d.idx))
-    longest = max(parts, key=lambda d: (_span(d), -d.line_start, -d.chunk))  # type: ignore[operator]
+    longest = max(parts, key=lambda d: (_span(d), -d.bounds[0], -d.chunk))
     actors: list[str] = []
     for p in parts:
         for a in p.actors:
@@ -287,7 +300,7 @@ def _merge(group: list[Draft]) -> Draft:
         for k in p.memories:
             if k not in keys:
                 keys.append(k)
-    memories = {k: _merged_text(parts, lambda d, k=k: d.memories.get(k)) for k in keys}
+    memories = {k: _merged_text(parts, _memory_of(k)) for k in keys}
     hints = [p.time_hint for p in parts if p.time_hint and p.time_hint.strip()]
     flags = sorted({f for p in parts for f in p.flags} | {"merged"})
     return Draft(
@@ -298,8 +311,8 @@ def _merge(group: list[Draft]) -> Draft:
         actors=actors,
         memories={k: v for k, v in memories.items() if v},
         time_hint=hints[0] if hints else None,
-        line_start=min(p.line_start for p in parts),  # type: ignore[type-var]
-        line_end=max(p.line_end for p in parts),  # type: ignore[type-var]
+        line_start=min(p.bounds[0] for p in parts),
+        line_end=max(p.bounds[1] for p in parts),
         range_claimed=[p.range_claimed for p in parts],
         flags=flags,
         chunks=sorted({c for p in parts for c in p.chunks}),
@@ -484,7 +497,8 @@ def check_event(
     )
     if not ev.kept:
         return ev
-    lines = [by_no[n] for n in range(draft.line_start, draft.line_end + 1) if n in by_no]  # type: ignore[arg-type, operator]
+    start, end = draft.bounds
+    lines = [by_no[n] for n in range(start, end + 1) if n in by_no]
     ev.line_ids = [line.line_id for line in lines]
     ev.branches, ev.alternatives = branch_info(lines)
     if ev.alternatives:

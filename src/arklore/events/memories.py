@@ -204,6 +204,7 @@ class MemoryService:
         with self._lock:
             entry = self._entry(fam)
             rows = entry.rows
+            picked: Sequence[tuple[int, float | None]]
             if rows:
                 if query is None:
                     picked = [(i, None) for i in range(min(k, len(rows)))]

@@ -141,7 +141,7 @@ def render_html(
         parts.append(f"<ul>{items}</ul>")
         for bad in _missing(e, by_no):
             parts.append(f"<p class='bad'>line {esc(bad)} is not a line of this stage</p>")
-        rows = []
+        rows: list[str] = []
         for run in excerpt(e, by_no, context):
             if rows:
                 rows.append("<tr class='gap'><td></td><td></td><td>…</td></tr>")

@@ -57,9 +57,9 @@ def read_user_files(
     resolve = people.user_node
     mpath = matrix_path if matrix_path is not None else default_matrix_path()
     curated = load_matrix(mpath, resolve)
-    report = {"matrix": {"path": Path(mpath).name, "relations": len(curated),
+    report: dict[str, object] = {"matrix": {"path": Path(mpath).name, "relations": len(curated),
                          "examples": sum(c.example for c in curated)}}  # fmt: skip
-    imports = []
+    imports: list[dict[str, object]] = []
     for p in import_paths:
         got = load_import(Path(p), resolve)
         curated += got

@@ -224,7 +224,9 @@ class _Scan:
             return None
         return nid
 
-    def add(self, other: str, signal: str, line: Line, lines: list[Line], word=None) -> None:
+    def add(
+        self, other: str, signal: str, line: Line, lines: list[Line], word: str | None = None
+    ) -> None:
         if other == self.me:
             return
         a = self.acc[other]
@@ -248,16 +250,14 @@ class _Scan:
             if who is None or line.kind is LineKind.CHOICE:
                 continue
             mine += who == self.me
-            near = {
-                nodes[j]
-                for j in range(max(0, i - WINDOW), min(len(lines), i + WINDOW + 1))
-                if j != i and nodes[j] is not None and nodes[j] != who
-            }
+            # the speakers within WINDOW lines, herself (nodes[i] is who) excluded
+            window = nodes[max(0, i - WINDOW) : i + WINDOW + 1]
+            near = {n for n in window if n is not None and n != who}
             for name in vocatives(line.text, self.known):
                 if name in KIN_WORDS:
                     if who == self.me:
                         for other in near:
-                            self.add(other, "kin_by", line, lines, name)  # type: ignore[arg-type]
+                            self.add(other, "kin_by", line, lines, name)
                     elif self.me in near:
                         self.add(who, "kin_to", line, lines, name)
                     continue

@@ -89,7 +89,7 @@ class _Corpus:
 
 
 def _check_ids(entry: Curated, corpus: _Corpus) -> tuple[list[Line], str | None]:
-    found = []
+    found: list[Line] = []
     for lid in entry.evidence_line_ids:
         try:
             stage, no, _ = parse_line_id(lid)
@@ -127,8 +127,10 @@ def _together(entry: Curated, evidence: list[Line], corpus: _Corpus) -> str | No
 def _failure(entry: Curated, corpus: _Corpus, required: set[str]) -> CuratedFailure | None:
     if not entry.evidence_line_ids:
         if entry.path and entry.path in required:
-            reason = "no evidence: every entry of the shipped matrix must cite line ids"
-            return CuratedFailure(entry.path, entry.line, entry.source, entry.target, reason)
+            return CuratedFailure(
+                entry.path, entry.line, entry.source, entry.target,
+                "no evidence: every entry of the shipped matrix must cite line ids",
+            )  # fmt: skip
         return None
     evidence, reason = _check_ids(entry, corpus)
     if reason is None:

@@ -88,6 +88,11 @@ def event_names(store: Store) -> dict[str, str]:
     return out
 
 
+def _unordered(a: str, b: str) -> tuple[str, str]:
+    """The pair's key with either order: the two ids sorted."""
+    return (a, b) if a <= b else (b, a)
+
+
 def pair_facts(
     store: Store,
     people: People,
@@ -98,7 +103,7 @@ def pair_facts(
     """Facts for every ordered pair in ``pairs`` (node ids as in the graph); a pair the corpus
     says nothing about gets empty facts. ``lines`` reuses an earlier :func:`load_spoken`."""
     wanted = set(pairs)
-    unordered = {tuple(sorted(p)) for p in wanted}
+    unordered = {_unordered(a, b) for a, b in wanted}
     if lines is None:
         lines = load_spoken(store, people)
     turns: dict[tuple[str, str], list[tuple[ScanLine, ScanLine]]] = defaultdict(list)  # sorted
@@ -113,21 +118,23 @@ def pair_facts(
     voc = VocativeFinder(people, known)
 
     def on_turn(prev: ScanLine, cur: ScanLine) -> None:
-        key = tuple(sorted((prev.node, cur.node)))  # type: ignore[type-var]
+        if prev.node is None or cur.node is None:  # scan pairs attributed lines only
+            return
+        key = _unordered(prev.node, cur.node)
         if key in unordered:
-            turns[key].append((prev, cur))  # type: ignore[index]
+            turns[key].append((prev, cur))
 
     def on_line(ln: ScanLine, targets: list[str], _pairs: Pairs) -> None:
-        if not targets or not any((ln.node, t) in wanted or (t, ln.node) in wanted
-                                  for t in targets):  # fmt: skip
+        me = ln.node
+        if me is None or not targets or not any((me, t) in wanted or (t, me) in wanted
+                                                for t in targets):  # fmt: skip
             return
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str]] = set()  # (addressee, form)
         for nid, form in voc.forms(ln.text):
-            key = (ln.node, nid)
-            if nid == ln.node or (key, form) in seen:  # type: ignore[comparison-overlap]
+            if nid == me or (nid, form) in seen:
                 continue
-            seen.add((key, form))  # type: ignore[arg-type]
-            d = said[key]  # type: ignore[index]
+            seen.add((nid, form))
+            d = said[(me, nid)]
             d.forms[form] += 1
             if not d.lines or d.lines[-1] is not ln:
                 d.lines.append(ln)
@@ -136,7 +143,7 @@ def pair_facts(
     events = event_names(store)
     by_first: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for key in unordered:
-        by_first[key[0]].append(key)  # type: ignore[arg-type]
+        by_first[key[0]].append(key)
     shared: Counter = Counter()
     first_shared: dict[tuple[str, str], str] = {}  # pair -> a stage both speak in
     said_lines: Counter = Counter()  # (speaker, other) -> speaker's lines in shared stages
@@ -145,19 +152,19 @@ def pair_facts(
             for key in by_first.get(node, ()):
                 if key[1] in nodes:
                     shared[key] += 1
-                    first_shared.setdefault(key, stage)  # type: ignore[arg-type]
+                    first_shared.setdefault(key, stage)
                     said_lines[key] += nodes[key[0]]
                     said_lines[(key[1], key[0])] += nodes[key[1]]
     out: dict[tuple[str, str], PairFacts] = {}
     for a, b in wanted:
-        key = tuple(sorted((a, b)))
-        both = turns.get(key)  # type: ignore[arg-type]
+        key = _unordered(a, b)
+        both = turns.get(key)
         mine = said.get((a, b))
         back = said.get((b, a))
         f = PairFacts(a, b, shared_stages=shared[key], a_lines=said_lines[(a, b)],
                       b_lines=said_lines[(b, a)])  # fmt: skip
         if key in first_shared:
-            stage = first_shared[key]  # type: ignore[index]
+            stage = first_shared[key]
             f.shared_lines = [first_line[(stage, a)], first_line[(stage, b)]]
         if mine is not None:
             f.forms = sorted(mine.forms.items(), key=lambda x: (-x[1], x[0]))[:MAX_FORMS]

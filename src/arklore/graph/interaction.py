@@ -204,26 +204,27 @@ def scan(
         while j < n and lines[j].stage_path == path:
             j += 1
         counts: dict[str, int] = defaultdict(int)
-        prev: ScanLine | None = None
+        prev: tuple[ScanLine, str] | None = None  # the previous attributed line, its node
         for ln in lines[i:j]:
             cur = ln.node
             if cur is None:
                 prev = None
                 continue
             counts[cur] += ln.dialogue
-            if (
-                prev is not None
-                and prev.node != cur
-                and ln.line_no - prev.line_no <= MAX_GAP
-                and _branches_compatible(prev.branch, ln.branch)
-            ):
-                for a, b in ((prev.node, cur), (cur, prev.node)):
-                    st = get(a, b)  # type: ignore[arg-type]
-                    st.turns += 1
-                    st.stages.add(path)
-                if on_turn is not None:
-                    on_turn(prev, ln)
-            prev = ln
+            if prev is not None:
+                prev_line, prev_node = prev
+                if (
+                    prev_node != cur
+                    and ln.line_no - prev_line.line_no <= MAX_GAP
+                    and _branches_compatible(prev_line.branch, ln.branch)
+                ):
+                    for a, b in ((prev_node, cur), (cur, prev_node)):
+                        st = get(a, b)
+                        st.turns += 1
+                        st.stages.add(path)
+                    if on_turn is not None:
+                        on_turn(prev_line, ln)
+            prev = (ln, cur)
             if ln.dialogue:
                 targets = [t for t in voc(ln.text) if t != cur]
                 for target in targets:

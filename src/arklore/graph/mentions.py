@@ -17,6 +17,7 @@ listed by ``arklore graph show`` as an ``interaction`` edge with ``mention`` amo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from arklore.core.vocatives import address_spans
@@ -32,13 +33,15 @@ def _get(pairs: Pairs, a: str, b: str) -> PairStats:
     return st
 
 
-def story_mention_hook(people: People):
+def story_mention_hook(people: People) -> Callable[[ScanLine, list[str], Pairs], None]:
     """A ``scan(on_line=...)`` callback counting story mentions into the pairs."""
     find = people.matcher.find
     base = people.base
 
     def on_line(ln: ScanLine, addressees: list[str], pairs: Pairs) -> None:
         src = ln.node
+        if src is None:  # scan calls this for attributed lines only
+            return
         seen: set[str] = set()
         spans = list(address_spans(ln.text)) if addressees else []
         for m in find(ln.text):
@@ -50,7 +53,7 @@ def story_mention_hook(people: People):
             if tgt in addressees and any(s <= m.start and m.end <= e for s, e in spans):
                 continue  # counted as a vocative
             seen.add(tgt)
-            st = _get(pairs, src, tgt)  # type: ignore[arg-type]
+            st = _get(pairs, src, tgt)
             st.mentions += 1
             if len(st.evidence) < EVIDENCE_CAP:
                 st.evidence.append(ln.line_id)

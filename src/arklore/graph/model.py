@@ -91,7 +91,10 @@ class RelationGraph:
         self._pair = self._out = self._names = self._factions = None
         self._ranked = {}
 
-    def _index(self) -> None:
+    def _index(self) -> tuple[dict[tuple[str, str], list[Edge]], dict[str, list[Edge]]]:
+        """(edges by (source, target), edges by source), built on first use."""
+        if self._pair is not None and self._out is not None:
+            return self._pair, self._out
         pair: dict[tuple[str, str], list[Edge]] = {}
         out: dict[str, list[Edge]] = {}
         for e in self._edges:
@@ -107,6 +110,7 @@ class RelationGraph:
             else:
                 lst.append(e)
         self._pair, self._out = pair, out
+        return pair, out
 
     # -- lookups -----------------------------------------------------------------------
     def __len__(self) -> int:
@@ -132,15 +136,11 @@ class RelationGraph:
         return self.resolve(who) or who
 
     def out_edges(self, a: str) -> list[Edge]:
-        if self._out is None:
-            self._index()
-        return self._out.get(self._id(a), [])  # type: ignore[union-attr]
+        return self._index()[1].get(self._id(a), [])
 
     def get_relation(self, a: str, b: str) -> list[Edge]:
         """Every edge ``a -> b`` (one per predicate), strongest first; [] when none."""
-        if self._pair is None:
-            self._index()
-        found = self._pair.get((self._id(a), self._id(b)))  # type: ignore[union-attr]
+        found = self._index()[0].get((self._id(a), self._id(b)))
         if not found:
             return []
         return sorted(found, key=_rank_key) if len(found) > 1 else list(found)

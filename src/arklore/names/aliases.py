@@ -244,26 +244,26 @@ def load_user_aliases(path: str | Path | None = None) -> list[Alias]:
         entries = doc.get(table, [])
         if not isinstance(entries, list):
             raise InputFileError(str(p), table, f"must be an array of tables: [[{table}]]")
-        for i, e in enumerate(entries, 1):
+        for i, entry in enumerate(entries, 1):
             where = f"[[{table}]] #{i}"
-            if not isinstance(e, dict):
+            if not isinstance(entry, dict):
                 raise InputFileError(str(p), where, "not a table")
-            extra = set(e) - allowed
+            extra = set(entry) - allowed
             if extra:
                 raise InputFileError(str(p), f"{where} key {sorted(extra)[0]!r}", "unknown key")
-            name = e.get("name")
+            name = entry.get("name")
             if not isinstance(name, str) or not name.strip():
                 raise InputFileError(str(p), f"{where} name", "missing or empty string")
-            cid = e.get("id")
-            if (table == "alias" or cid is not None) and (
-                not isinstance(cid, str) or not _ID_RE.match(cid)
-            ):
+            cid = entry.get("id")
+            if table == "block" and cid is None:
+                cid = "*"  # a block without an id blocks the name for everyone
+            elif not isinstance(cid, str) or not _ID_RE.match(cid):
                 raise InputFileError(str(p), f"{where} ({name}) id", f"not an operator id: {cid!r}")
-            note = e.get("note", "")
+            note = entry.get("note", "")
             if not isinstance(note, str):
                 raise InputFileError(str(p), f"{where} ({name}) note", "must be a string")
             if table == "alias":
                 out.append(Alias(name.strip(), cid, "user", {"note": note} if note else {}))
             else:
-                out.append(Alias(name.strip(), cid or "*", BLOCK_SOURCE, {"note": note}))
+                out.append(Alias(name.strip(), cid, BLOCK_SOURCE, {"note": note}))
     return out

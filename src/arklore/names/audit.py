@@ -40,10 +40,10 @@ class Suspect:
 def audit(store: Store, user_aliases: Sequence[Alias] = ()) -> dict:
     table = load_alias_table(store, user_aliases)
     ops = load_operators(store)
-    names = {op.name: op.char_id for op in ops if len(op.name) >= 2}
     auto = ahocorasick.Automaton()
-    for name, cid in names.items():
-        auto.add_word(name, (name, cid))
+    for op in ops:
+        if len(op.name) >= 2:
+            auto.add_word(op.name, (op.name, op.char_id))
     auto.make_automaton()
     portrait = portrait_stats(store)
     ids = speaker_ids(store)

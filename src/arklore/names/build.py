@@ -74,9 +74,9 @@ def rebuild_names(
         sp: s["char_id"] for sp, s in stats.items() if s["accepted"] and s["speaker_only"]
     }
     speaker_ids = {
-        name: cid
+        name: speaker_id
         for name in store.speaker_counts()
-        if (cid := resolve_speaker(table, speaker_only, name)) is not None
+        if (speaker_id := resolve_speaker(table, speaker_only, name)) is not None
     }
     with store.transaction() as c:
         c.execute("DELETE FROM operators")

@@ -83,9 +83,9 @@ def operators_from_excel(excel_root: str | Path) -> list[Operator]:
     English names as appellations, char_meta_table alternate-form groups)."""
     root = Path(excel_root)
     try:
-        ops = list(build_registry(root))
-        if ops:
-            return ops
+        registered = list(build_registry(root))
+        if registered:
+            return registered
     except Exception:  # noqa: BLE001 - fall back to the minimal reader below
         pass
 

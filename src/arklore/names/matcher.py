@@ -46,7 +46,7 @@ class AliasKind(IntEnum):
 
 PLAIN, RISKY, LATIN, BARE = AliasKind.PLAIN, AliasKind.RISKY, AliasKind.LATIN, AliasKind.BARE
 _KIND = {"plain": PLAIN, "risky": RISKY, "latin": LATIN}
-_HOW = {PLAIN: "exact", LATIN: "latin", BARE: "bare_rare"}
+_HOW: dict[int, str] = {PLAIN: "exact", LATIN: "latin", BARE: "bare_rare"}  # by plain int kind
 
 
 @dataclass(slots=True)
@@ -139,7 +139,7 @@ class MentionMatcher:
     @staticmethod
     def _alias_entries(
         table: AliasTable, cfg: RuleConfig
-    ) -> list[tuple[int, str, tuple[str, ...]]]:
+    ) -> list[tuple[AliasKind, str, tuple[str, ...]]]:
         """(kind, key, ids) of every decided alias key, Latin ones last (see class docstring).
 
         A risky single-character key that signal 9 accepts anyway becomes ``BARE``: accepted
@@ -158,7 +158,7 @@ class MentionMatcher:
         return out
 
     @staticmethod
-    def _blocking_words(kinds: dict[str, int]) -> list[str]:
+    def _blocking_words(kinds: Mapping[str, int]) -> list[str]:
         """Folded stoplist words that are not alias keys themselves (signal 1), sorted."""
         risky = frozenset(k for k, v in kinds.items() if v in (RISKY, BARE))
         plain = frozenset(k for k, v in kinds.items() if v == PLAIN)

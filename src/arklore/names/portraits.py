@@ -108,10 +108,10 @@ def portrait_aliases(
     """From (speaker, portrait) pairs, the aliases that pass the thresholds, and the
     statistics of every speaker that had an operator portrait (for audits)."""
     by_number: dict[str, str] = {}
-    for cid in sorted(char_ids):
-        n = char_number(cid)
+    for char_id in sorted(char_ids):
+        n = char_number(char_id)
         if n is not None:
-            by_number.setdefault(n, cid)
+            by_number.setdefault(n, char_id)
     counts: dict[str, Counter] = defaultdict(Counter)
     for speaker, portrait in pairs:
         if not speaker:

@@ -103,7 +103,7 @@ with someone named (和陈sir去看初雪), compounds of a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields, replace
 from functools import cache
 from importlib import resources
@@ -259,7 +259,7 @@ def _is_name_plus_honorific(word: str, key: str) -> bool:
     return any(word == p + key for p in ADDRESS_PREFIXES)
 
 
-def _substrings(word: str, lengths: Iterable[int]):
+def _substrings(word: str, lengths: Iterable[int]) -> Iterator[str]:
     for n in lengths:
         for i in range(len(word) - n + 1):
             yield word[i : i + n]

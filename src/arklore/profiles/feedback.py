@@ -53,10 +53,11 @@ def char_anchor_documents(
         if node is not None:
             items.append((node != cid, cid, node, path, prof))
     for _alt, _cid, node, path, prof in sorted(items, key=lambda x: (x[0], x[1])):
-        if PEOPLE not in allowed_sections(prof).titles():
+        people = prof.section(PEOPLE)
+        if people is None or PEOPLE not in allowed_sections(prof).titles():
             continue
         me = graph.nodes[node].name if node in graph.nodes else prof.name
-        for name, tid, view in parse_people(prof.section(PEOPLE).content):
+        for name, tid, view in parse_people(people.content):
             target = (graph.resolve(tid) if tid else None) or graph.resolve(name)
             if target is None or target == node or (node, target) in seen:
                 continue

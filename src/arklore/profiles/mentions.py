@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from arklore.graph.interaction import PairStats, ScanLine
 from arklore.graph.mentions import story_mention_hook
 from arklore.graph.model import INTERACTION, RelationGraph
+from arklore.graph.people import People
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +80,7 @@ def candidates_from_graph(
 
 def count_mentions(
     char_id: str,
-    people,
+    people: People,
     *,
     voice_texts: Iterable[str] = (),
     story: Iterable[tuple[str, str]] = (),

@@ -38,9 +38,11 @@ source is hers. Anything else is removed with the reason. It guards model-picked
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+T = TypeVar("T")
 VOICE = "voice"
 STORY = "story"
 
@@ -254,9 +256,9 @@ class QuoteChoice:
         return "+".join(k for k in (VOICE, STORY) if k in kinds)
 
 
-def _dedupe(items: Iterable, text_of) -> list:
+def _dedupe(items: Iterable[T], text_of: Callable[[T], str]) -> list[T]:
     seen: set[str] = set()
-    out = []
+    out: list[T] = []
     for it in items:
         key = normalize_ws(text_of(it))
         if key not in seen:
@@ -275,7 +277,9 @@ def choose_voice(
     )
     groups: dict[str, list[VoiceLine]] = {g: [] for g, _ in VOICE_QUOTAS}
     for v in cands:
-        groups[voice_group(v.title)].append(v)  # type: ignore[index]
+        group = voice_group(v.title)
+        if group is not None:  # always: the candidate filter above kept grouped lines only
+            groups[group].append(v)
     picked: list[VoiceLine] = []
     spare = 0
     for g, quota in VOICE_QUOTAS:

@@ -15,10 +15,10 @@ import html
 import math
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from arklore.core.operators import Operator
 from arklore.graph.model import RelationGraph
@@ -162,7 +162,12 @@ def spot_check_sample(
 
 
 def sample_fraction(
-    items: Sequence[T], *, key, fraction: float = 0.1, seed: int = 0, salt: str = ""
+    items: Sequence[T],
+    *,
+    key: Callable[[T], Any],
+    fraction: float = 0.1,
+    seed: int = 0,
+    salt: str = "",
 ) -> list[T]:
     """``ceil(fraction * n)`` of ``items`` drawn with ``random.Random(f"{seed}:{salt}")``
     from the items sorted by ``key``: reproducible whatever the input order, in key order."""

@@ -14,6 +14,8 @@ With no model, B is the rule alone (:func:`rule_result`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from pydantic import field_validator
 
 from arklore.llm import ChatRequest
@@ -24,6 +26,7 @@ from arklore.profiles.quotes import (
     MAX_VOICE_CHARS,
     MIN_QUOTES,
     Quote,
+    RemovedQuote,
     choose_quotes,
     choose_story,
     choose_voice,
@@ -121,7 +124,7 @@ def _quote_dicts(quotes: list[Quote]) -> list[dict[str, str]]:
     return [{"text": q.text, "source_id": q.source_id, "note": q.note} for q in quotes]
 
 
-def _removed(gate_removed) -> list[str]:
+def _removed(gate_removed: Iterable[RemovedQuote]) -> list[str]:
     return [f"quote 「{r.quote.text}」 {r.quote.source_id}: {r.reason}" for r in gate_removed]
 
 
@@ -171,8 +174,8 @@ def apply(inp: OperatorInputs, parsed: VoiceResponse, *, model: str) -> TaskResu
     notes = {sid: note for sid, note, _ in candidates(inp)}
     picked: list[Quote] = []
     seen: set[tuple[str, str]] = set()
-    for q in parsed.quotes:
-        sid, text = q.source.strip().strip("[]"), normalize_ws(q.text).strip('「」“”"')
+    for pick in parsed.quotes:
+        sid, text = pick.source.strip().strip("[]"), normalize_ws(pick.text).strip('「」“”"')
         if (sid, text) in seen:
             continue
         seen.add((sid, text))

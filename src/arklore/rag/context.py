@@ -241,10 +241,10 @@ class RelationRAG:
         npc = self._npc_names.get(op)
         if npc is None:  # her NPC relations, matched by full name (the matcher knows operators)
             npc = []
-            for e in g.out_edges(op):
-                node = g.nodes.get(e.target)
+            for edge in g.out_edges(op):
+                node = g.nodes.get(edge.target)
                 if node is not None and node.kind != "operator" and len(node.name) >= 2:
-                    npc.append((e.target, node.name))
+                    npc.append((edge.target, node.name))
             self._npc_names[op] = npc
         for nid, name in npc:
             i = text.find(name)
@@ -278,8 +278,8 @@ class RelationRAG:
             return []
         n_docs = sum(len(self._docs[(op, i)]) for i in ids)
         if n_docs <= top_k and not self.rank_always:  # every candidate is returned: no ranking
-            out = [self._doc_relation(self._docs[(op, i)][0]) for i in ids]
-            return sorted(out, key=lambda r: -r.strength)
+            every = [self._doc_relation(self._docs[(op, i)][0]) for i in ids]
+            return sorted(every, key=lambda r: -r.strength)
         t1 = time.perf_counter()
         ranked = set(ids)
         q = self._qcache.get(

@@ -95,7 +95,7 @@ def people_finder(
 
 def shown_evidence(
     it: EdgeItem,
-    name: Callable[[str | None], str],
+    name: Callable[[str], str],
     *,
     budget: int = EVIDENCE_TOKENS,
     counter: TokenCounter = count_tokens,
@@ -112,10 +112,14 @@ def shown_evidence(
 
 
 def build_request(
-    it: EdgeItem, name: Callable[[str | None], str], **kw: object
+    it: EdgeItem,
+    name: Callable[[str], str],
+    *,
+    budget: int = EVIDENCE_TOKENS,
+    counter: TokenCounter = count_tokens,
 ) -> tuple[ChatRequest, list[str], str]:
     """(request, line ids shown, everything shown as one text) for one edge."""
-    exchanges, known, ids = shown_evidence(it, name, **kw)  # type: ignore[arg-type]
+    exchanges, known, ids = shown_evidence(it, name, budget=budget, counter=counter)
     system = SYSTEM.format(min_chars=MIN_CHARS, max_chars=MAX_CHARS)
     prompt = PROMPT.format(a=it.a_name, b=it.b_name, exchanges=exchanges, known=known)
     e = it.edge
@@ -146,9 +150,7 @@ def gate(text: str, it: EdgeItem, shown: str, find_people: PeopleFinder) -> str 
     return None
 
 
-def describe_requests(
-    items: list[EdgeItem], name: Callable[[str | None], str]
-) -> list[ChatRequest]:
+def describe_requests(items: list[EdgeItem], name: Callable[[str], str]) -> list[ChatRequest]:
     """The requests a build would send (for ``rag build --dry-run``)."""
     return [build_request(it, name)[0] for it in items]
 
@@ -157,7 +159,7 @@ def llm_describer(
     llm: LLM,
     *,
     find_people: PeopleFinder,
-    name: Callable[[str | None], str],
+    name: Callable[[str], str],
     concurrency: int = 8,
 ) -> Describer:
     """A :data:`~arklore.rag.docs.Describer` asking ``llm``; ``name`` gives a node's display

@@ -46,6 +46,12 @@ class Embedder(Protocol):
         ...
 
 
+class SentenceEncoder(Protocol):
+    """The part of a sentence-transformers model the bge embedder uses."""
+
+    def encode(self, texts: list[str], *, normalize_embeddings: bool) -> object: ...
+
+
 def _normalise(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=np.float32)
     norms = np.linalg.norm(m, axis=-1, keepdims=True)
@@ -125,7 +131,7 @@ class BgeSmallZhEmbedder:
 
     name = "bge-small-zh"
 
-    def __init__(self, model: object | None = None, model_name: str = BGE_MODEL) -> None:
+    def __init__(self, model: SentenceEncoder | None = None, model_name: str = BGE_MODEL) -> None:
         if model is None:
             try:
                 from sentence_transformers import SentenceTransformer
@@ -136,7 +142,7 @@ class BgeSmallZhEmbedder:
                     "local Hugging Face cache), or set ARKLORE_EMBEDDER=e5-small",
                 ) from exc
             model = SentenceTransformer(model_name)
-        self._model = model
+        self._model: SentenceEncoder = model
         dim_fn = getattr(model, "get_sentence_embedding_dimension", None)
         self.dim = int(dim_fn()) if dim_fn else 512
         st_version = "unknown"
@@ -149,7 +155,7 @@ class BgeSmallZhEmbedder:
         self.version = f"{model_name}/st-{st_version}"
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        out = self._model.encode(texts, normalize_embeddings=True)  # type: ignore[attr-defined]
+        out = self._model.encode(texts, normalize_embeddings=True)
         return _normalise(np.asarray(out, dtype=np.float32))
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:

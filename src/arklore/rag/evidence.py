@@ -168,9 +168,14 @@ def _windows(f: PairFacts, max_lines: int) -> list[list[ScanLine]]:
     return out
 
 
+def _speaker(ln: ScanLine, name: Callable[[str], str]) -> str:
+    """The speaker's display name: exchanges pair attributed lines, so a node is expected."""
+    return name(ln.node) if ln.node is not None else "？"
+
+
 def pick_exchanges(
     f: PairFacts | None,
-    name: Callable[[str | None], str],
+    name: Callable[[str], str],
     *,
     budget: int = 700,
     max_windows: int = 4,
@@ -201,7 +206,7 @@ def pick_exchanges(
         w = wins[i]
         if w[0].stage_path in stages:
             continue
-        lines = [f"[{ln.line_id}] {name(ln.node)}：{ln.text}" for ln in w]
+        lines = [f"[{ln.line_id}] {_speaker(ln, name)}：{ln.text}" for ln in w]
         cost = counter("\n".join(lines))
         if used + cost > budget:
             if chosen:

@@ -249,8 +249,8 @@ def build_index(
         with stage("hash"):
             report.content_hash = content_hash(ok, emb)
         old = read_pointer(root)
-        old_name = old.get("collection") if old else None
-        if not force and old and old.get("content_hash") == report.content_hash:
+        old_name: str | None = old.get("collection") if old else None
+        if not force and old and old_name and old.get("content_hash") == report.content_hash:
             with stage("client"):
                 client = _client(client, maker, stage)
             try:

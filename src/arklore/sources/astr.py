@@ -26,16 +26,6 @@ from arklore.core.errors import MalformedSourceError
 from arklore.core.model import Line, Source, Stage
 from arklore.sources._commands import Element, build_lines
 
-_HEADER = {
-    "event_id": "eventid",
-    "event_name": "eventName",
-    "entry_type": "entryType",
-    "story_code": "storyCode",
-    "avg_tag": "avgTag",
-    "story_name": "storyName",
-    "story_info": "storyInfo",
-}
-
 
 def iter_astr_files(story_root: Path) -> Iterator[Path]:
     """Every stage file under ``story_root``, sorted."""
@@ -68,15 +58,24 @@ def read_astr_stage(story_root: Path, file: Path, data: bytes | None = None) -> 
         lines = parse_astr(doc, stage_path, warnings=warnings)
     except MalformedSourceError as exc:  # name the file, not just the stage
         raise MalformedSourceError(rel, exc.reason) from None
-    meta = {field: _opt_str(doc.get(key)) for field, key in _HEADER.items()}
+
+    def header(key: str) -> str | None:
+        return _opt_str(doc.get(key))
+
     return Stage(
         stage_path=stage_path,
         source=Source.ASTR,
         source_path=rel,
+        event_id=header("eventid"),
+        event_name=header("eventName"),
+        entry_type=header("entryType"),
+        story_code=header("storyCode"),
+        avg_tag=header("avgTag"),
+        story_name=header("storyName"),
+        story_info=header("storyInfo"),
         content_hash=hashlib.sha1(data).hexdigest(),
         lines=lines,
         parse_warnings=warnings,
-        **meta,
     )
 
 
