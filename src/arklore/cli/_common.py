@@ -20,6 +20,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -174,7 +175,7 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], Non
     if not enabled or not err_console.is_terminal:
         yield lambda desc, done, total: None
         return
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

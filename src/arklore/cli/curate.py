@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from arklore.cli._common import JsonOpt, console, print_json, workspace
+from arklore.graph.curate import CandidateReport
 
 app = typer.Typer(
     name="curate", help="Curate the relationship matrix from the corpus.", no_args_is_help=True
@@ -50,7 +51,7 @@ def _flat(text: str, cut: int) -> str:
     return text[:cut] + "…" if cut and len(text) > cut else text
 
 
-def _print_report(report, brief: bool = False) -> None:
+def _print_report(report: CandidateReport, brief: bool = False) -> None:
     out = console.print
     out(
         f"{report.name} ({report.node}): {report.lines} lines in {report.stages} stages "

@@ -162,6 +162,8 @@ class ResponseShapeError(ValueError):
 class TransientLLMError(LLMError):
     """Worth retrying: rate limit, 5xx, timeout, empty or unparseable output."""
 
+    retry_after: float | None = None  # seconds the endpoint asked to wait (Retry-After)
+
 
 class PermanentLLMError(LLMError):
     """Not worth retrying: bad key, unknown model, request rejected."""

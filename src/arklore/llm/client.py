@@ -104,19 +104,19 @@ def classify(exc: openai.APIError, secrets: Sequence[str] = ()) -> LLMError:
     if isinstance(exc, openai.APITimeoutError):
         return TransientLLMError("request timed out", hint="raise LLM_TIMEOUT or retry later")
     if isinstance(exc, openai.APIConnectionError):
-        err = TransientLLMError("could not connect to the endpoint", hint="check LLM_BASE_URL")
-        err.unreachable = True  # refused, DNS, TLS: no request will get through
-        return err
+        down = TransientLLMError("could not connect to the endpoint", hint="check LLM_BASE_URL")
+        down.unreachable = True  # refused, DNS, TLS: no request will get through
+        return down
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = redact(_short(exc.message), secrets)
         if status in TRANSIENT_STATUS or status >= 500:
-            err: LLMError = TransientLLMError(f"HTTP {status}: {detail}")
-            err.retry_after = _retry_after(exc)  # type: ignore[attr-defined]
-            return err
-        err = PermanentLLMError(f"HTTP {status}: {detail}")
-        err.unreachable = status in (401, 403)  # a bad key fails every request alike
-        return err
+            busy = TransientLLMError(f"HTTP {status}: {detail}")
+            busy.retry_after = _retry_after(exc)
+            return busy
+        refused = PermanentLLMError(f"HTTP {status}: {detail}")
+        refused.unreachable = status in (401, 403)  # a bad key fails every request alike
+        return refused
     return TransientLLMError(f"unusable response: {redact(_short(str(exc)), secrets)}")
 
 

@@ -86,7 +86,8 @@ class CostLedger:
             f" COALESCE(SUM(cost_usd),0) FROM llm_requests {where}",
             params,
         )[0]
-        return CostSummary(*(int(v) for v in row[:6]), cost_usd=float(row[6]))
+        requests, cached, failed, hit, miss, output = (int(v) for v in row[:6])
+        return CostSummary(requests, cached, failed, hit, miss, output, float(row[6]))
 
     def close(self) -> None:
         self.db.close()

@@ -263,5 +263,5 @@ class RagFacade:
     def citations(self) -> Iterator[Citation]:
         """(line id, label) for every document of the live index (read without an embedder)."""
         if read_pointer(self.root) is None:
-            return iter(())
-        return doc_citations(live_documents(self.root, self.chroma()), self.graph.name)
+            return
+        yield from doc_citations(live_documents(self.root, self.chroma()), self.graph.name)

@@ -10,7 +10,7 @@ writes need ``Authorization: Bearer $ARKLORE_ADMIN_TOKEN`` and are disabled whil
 from __future__ import annotations
 
 import hmac
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
@@ -22,11 +22,11 @@ from arklore.service.state import ServiceState, service_state
 router = APIRouter(tags=["review"])
 
 NameParam = Annotated[str, Path(min_length=1, max_length=200)]
-READ = {
+READ: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "unknown operator, or no profile"},
     409: {"model": ErrorOut, "description": "ambiguous name"},
 }
-WRITE = {
+WRITE: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "missing or wrong bearer token"},
     403: {"model": ErrorOut, "description": "writes disabled (no ARKLORE_ADMIN_TOKEN)"},
     404: {"model": ErrorOut, "description": "unknown operator, or no profile"},

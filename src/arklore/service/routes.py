@@ -37,7 +37,7 @@ router = APIRouter()
 # reads) runs in the thread pool.
 
 NameParam = Annotated[str, Path(min_length=1, max_length=200)]
-E = {
+E: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "bad input"},
     403: {"model": ErrorOut, "description": "operator not available (manifest)"},
     404: {"model": ErrorOut, "description": "unknown operator (with the closest names)"},

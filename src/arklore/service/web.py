@@ -13,6 +13,7 @@ the JSON API, and cytoscape.js from the npm registry, installed by ``make web`` 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -34,7 +35,7 @@ def cytoscape_installed() -> bool:
     return (VENDOR / "cytoscape.min.js").is_file()
 
 
-def _page(path: Path):  # noqa: ANN202
+def _page(path: Path) -> Callable[[], Awaitable[FileResponse]]:
     async def page() -> FileResponse:
         return FileResponse(path, media_type="text/html; charset=utf-8")
 
