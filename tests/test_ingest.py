@@ -167,3 +167,55 @@ def test_real_corpus_ingest_volume(real_store_path: Path, astr_root: Path, metri
 
     with open_store(real_store_path) as store:
         assert operator_count(store) >= 300
+
+
+def _many_stages(roots: DataRoots, n: int) -> None:
+    """``n`` more invented raw scripts, and one that does not decode."""
+    text = avg_file(roots.gamedata).read_text(encoding="utf-8")
+    for i in range(n):
+        avg_file(roots.gamedata, f"level_more_{i:03d}").write_text(
+            text.replace("北边", f"第{i}条路"), encoding="utf-8"
+        )
+    avg_file(roots.gamedata, "level_more_bad").write_bytes(b'[name="\xff\xfe"]  \xc3')
+
+
+def _tables(store: Store) -> list[list[tuple]]:
+    q = store.conn.execute
+    return [
+        _dump(store),
+        q("SELECT source, stage_path, content_hash, line_count, order_rank FROM stages"
+          " ORDER BY source, stage_path").fetchall(),
+        q("SELECT source, path, reason FROM ingest_errors ORDER BY source, path").fetchall(),
+        q("SELECT * FROM speakers ORDER BY name").fetchall(),
+    ]  # fmt: skip
+
+
+def test_parsing_in_worker_processes_stores_exactly_what_one_process_does(
+    env, tmp_path, monkeypatch
+):
+    roots, store = env
+    _many_stages(roots, 12)
+    monkeypatch.setattr(ingest_mod, "PARALLEL_FROM", 4)
+    monkeypatch.setattr(ingest_mod, "BATCH", 3)
+    monkeypatch.setattr(ingest_mod, "BULK_FROM", 4)  # the bulk path too: indexes rebuilt
+    one = ingest(roots, store, workers=1)
+    other = open_store(tmp_path / "other" / "arklore.sqlite3")
+    two = ingest(roots, other, workers=2)
+    assert _tables(store) == _tables(other) and len(_dump(other)) > 100
+    assert [e["path"] for e in one.errors] == [e["path"] for e in two.errors]
+    assert one.sources["avg"].added == two.sources["avg"].added == 14
+    indexes = {
+        r[0] for r in other.conn.execute("SELECT name FROM sqlite_master WHERE type='index'")
+    }
+    assert {"lines_by_speaker", "lines_by_id"} <= indexes
+    other.close()
+
+
+def test_an_ingest_killed_during_a_bulk_load_gets_its_indexes_back(env):
+    roots, store = env
+    store.drop_line_indexes()  # as a run killed between dropping and rebuilding leaves it
+    ingest(roots, store)
+    plan = store.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT * FROM lines WHERE line_id = 'x'"
+    ).fetchall()
+    assert "lines_by_id" in str(plan)

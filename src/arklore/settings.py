@@ -15,6 +15,7 @@ variable                        meaning                                         
                                                                                     ``data/aliases.toml``
 ``ARKLORE_EMBEDDER``            ``e5-small`` | ``bge-small-zh`` | ``hash``          ``e5-small``
 ``ARKLORE_E5_THREADS``          threads of the e5 embedder                          ``1``
+``ARKLORE_WORKERS``             processes that parse story files during an ingest   the CPU count (at most 8)
 ``ARKLORE_RAG_TOKEN_BUDGET``    tokens of the relation block per chat turn          ``800``
 ``ARKLORE_MAX_MESSAGE_CHARS``   longest chat message accepted (characters)          ``8000``
 ``CHROMA_HOST``/``CHROMA_PORT`` a Chroma server instead of the embedded index       (embedded) / ``8000``
@@ -162,6 +163,7 @@ class Settings(BaseModel):
     aliases_file: Path | None = None
     embedder: EmbedderName = "e5-small"
     e5_threads: int = Field(default=1, ge=1, le=64)
+    workers: int = Field(default_factory=lambda: min(os.cpu_count() or 1, 8), ge=1, le=64)
     rag_token_budget: int = Field(default=800, ge=1, le=100_000)
     max_message_chars: int = Field(default=8000, ge=1, le=10_000_000)
     chroma_host: str | None = None
@@ -238,6 +240,7 @@ _VARS: dict[str, str] = {
     "ARKLORE_ALIASES": "aliases_file",
     "ARKLORE_EMBEDDER": "embedder",
     "ARKLORE_E5_THREADS": "e5_threads",
+    "ARKLORE_WORKERS": "workers",
     "ARKLORE_RAG_TOKEN_BUDGET": "rag_token_budget",
     "ARKLORE_MAX_MESSAGE_CHARS": "max_message_chars",
     "CHROMA_HOST": "chroma_host",

@@ -159,7 +159,7 @@ class Workspace:
             breaker_failures=st.llm.breaker_failures,
             secrets=st.llm.secrets,
         )
-        self.corpus = CorpusFacade(paths.db, roots, STORE_MIGRATIONS)
+        self.corpus = CorpusFacade(paths.db, roots, STORE_MIGRATIONS, workers=st.workers)
         store = self.corpus.store
         self.names = NamesFacade(
             store, alias_file=st.aliases_file, max_message_chars=st.max_message_chars

@@ -36,9 +36,12 @@ class IngestRun:
 class CorpusFacade:
     """The store under one ``ARKLORE_HOME`` and the steps that read the data checkouts."""
 
-    def __init__(self, db: Path, roots: DataRoots, migrations: Sequence[Migration]) -> None:
+    def __init__(
+        self, db: Path, roots: DataRoots, migrations: Sequence[Migration], *, workers: int = 1
+    ) -> None:
         self.db = db
         self.roots = roots
+        self.workers = workers  # processes that parse story files during an ingest
         self.migrations = tuple(migrations)
         self._store: Store | None = None
         self._version: tuple[int, str] | None = None
@@ -122,8 +125,9 @@ class CorpusFacade:
     ) -> IngestReport:
         """Both story sources -> the corpus tables (unchanged stages skipped)."""
         return ingest_corpus(
-            self.roots, self.open(), sources=tuple(sources), progress=progress, force=force
-        )
+            self.roots, self.open(), sources=tuple(sources), progress=progress, force=force,
+            workers=self.workers,
+        )  # fmt: skip
 
     def finish_ingest(self, run: IngestRun) -> None:
         self.open().finish_ingest_run(run.id, tables_fingerprint(self.roots))

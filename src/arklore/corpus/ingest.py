@@ -11,8 +11,11 @@ import hashlib
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
+from multiprocessing import get_context
 from pathlib import Path
 
 import orjson
@@ -29,6 +32,13 @@ Progress = Callable[[str, int, int], None]
 """progress(description, done, total): called as files are processed."""
 
 COMMIT_EVERY_SECONDS = 1.0  # a crash loses at most this much parsing work, never stored data
+PARALLEL_FROM = 64
+"""Files to parse from which parsing runs in worker processes (fewer: in this process)."""
+BATCH = 24
+"""Files per worker task: large enough to amortize the pickling, small enough to balance."""
+BULK_FROM = 1000
+"""Stages to write from which the line indexes are dropped and rebuilt once at the end (a
+first ingest): one index build is much cheaper than keeping it up to date row by row."""
 
 
 @dataclass
@@ -113,21 +123,26 @@ def ingest(
     sources: tuple[str, ...] = ("avg", "astr"),
     progress: Progress | None = None,
     force: bool = False,
+    workers: int = 1,
 ) -> IngestReport:
     """Bring the corpus tables in line with the sources; returns what changed.
 
     ``post_processed`` on the report says the corpus-wide tables (speakers, story order) were
     recomputed; the names layer's tables depend on them and are rebuilt by the caller
-    (the workspace's ingest step) when it is set.
+    (the workspace's ingest step) when it is set. ``workers`` > 1 parses changed files in that
+    many processes when there are many of them (the store is written by this one).
     """
     started = time.perf_counter()
     report = IngestReport()
     specs = _specs(roots, sources)
     meta_loader = _StageMetaLoader(roots)
-    for spec in specs:
-        report.sources[str(spec.source)] = _ingest_source(
-            spec, store, report, meta_loader, progress, force
-        )
+    store.ensure_line_indexes()  # a run killed during a bulk load left them dropped
+    with _Parser(workers) as parser:
+        for spec in specs:
+            report.sources[str(spec.source)] = _ingest_source(
+                spec, store, report, meta_loader, progress, force, parser
+            )
+    store.ensure_line_indexes()
     tables_hash = tables_fingerprint(roots)
     if (
         report.changed
@@ -151,15 +166,41 @@ def _ingest_source(
     meta_loader: _StageMetaLoader,
     progress: Progress | None,
     force: bool,
+    parser: _Parser,
 ) -> SourceReport:
     src = str(spec.source)
     out = SourceReport()
     stored = store.stage_hashes(src)
     files = list(spec.list_files(spec.root))
     out.files = len(files)
-    seen: set[str] = set()
     failures: list[tuple[str, str, bool]] = []  # (path, reason, an older version is kept)
     ok_paths: list[str] = []
+    todo: list[tuple[Path, str, str]] = []  # (file, rel, stage_path) to parse
+    done = 0
+
+    def tick() -> None:
+        if progress:
+            progress(f"ingest {src}", done, len(files))
+
+    for file in files:  # hashing is cheap: only changed files are parsed
+        rel = file.relative_to(spec.root).as_posix()
+        stage_path = spec.stage_path_for(spec.root, file)
+        try:
+            digest = hashlib.sha1(file.read_bytes()).hexdigest()
+        except OSError as exc:
+            failures.append((rel, f"{type(exc).__name__}: {exc}", stage_path in stored))
+            done += 1
+            continue
+        if not force and stored.get(stage_path) == digest:
+            out.unchanged += 1
+            ok_paths.append(rel)
+            done += 1
+        else:
+            todo.append((file, rel, stage_path))
+    tick()
+    bulk = len(todo) >= BULK_FROM
+    if bulk:
+        store.drop_line_indexes()
     pending: list[Stage] = []
     last_commit = time.monotonic()
 
@@ -172,41 +213,34 @@ def _ingest_source(
             pending.clear()
         last_commit = time.monotonic()
 
-    for i, file in enumerate(files, 1):
-        rel = file.relative_to(spec.root).as_posix()
-        stage_path = spec.stage_path_for(spec.root, file)
-        try:
-            seen.add(stage_path)
-            data = file.read_bytes()
-            if not force and stored.get(stage_path) == hashlib.sha1(data).hexdigest():
-                out.unchanged += 1
-                ok_paths.append(rel)
+    parsed = parser.parse(spec.read, spec.root, [f for f, _, _ in todo])
+    for (_, rel, stage_path), (stage, error) in zip(todo, parsed, strict=True):
+        done += 1
+        if stage is None:
+            failures.append((rel, error or "unreadable", stage_path in stored))
+        else:
+            if spec.source == Source.AVG:
+                meta_loader.apply(stage)
+            pending.append(stage)
+            out.lines_written += len(stage.lines)
+            if stage.parse_warnings:
+                out.warnings += len(stage.parse_warnings)
+                report.parse_warnings.append(
+                    {"source": src, "path": rel, "warnings": stage.parse_warnings}
+                )
+            if stage_path in stored:
+                out.updated += 1
             else:
-                stage = spec.read(spec.root, file, data)
-                if spec.source == Source.AVG:
-                    meta_loader.apply(stage)
-                pending.append(stage)
-                out.lines_written += len(stage.lines)
-                if stage.parse_warnings:
-                    out.warnings += len(stage.parse_warnings)
-                    report.parse_warnings.append(
-                        {"source": src, "path": rel, "warnings": stage.parse_warnings}
-                    )
-                if stage_path in stored:
-                    out.updated += 1
-                else:
-                    out.added += 1
-                ok_paths.append(rel)
-        except MalformedSourceError as exc:
-            failures.append((rel, exc.reason, stage_path in stored))
-        except (OSError, UnicodeError, ValueError) as exc:
-            failures.append((rel, f"{type(exc).__name__}: {exc}", stage_path in stored))
+                out.added += 1
+            ok_paths.append(rel)
         if time.monotonic() - last_commit >= COMMIT_EVERY_SECONDS:
             flush()
-        if progress:
-            progress(f"ingest {src}", i, len(files))
+        tick()
     flush()
+    if bulk:
+        store.ensure_line_indexes()
 
+    seen = {spec.stage_path_for(spec.root, f) for f in files}
     gone = [p for p in stored if p not in seen]
     now = datetime.now(UTC).isoformat(timespec="seconds")
     with store.transaction() as c:
@@ -229,6 +263,54 @@ def _ingest_source(
         {"source": src, "path": p, "reason": r, "kept_previous": kept} for p, r, kept in failures
     )
     return out
+
+
+Parsed = tuple[Stage | None, str | None]  # the stage, or why it could not be read
+
+
+def _parse_files(
+    read: Callable[[Path, Path, bytes], Stage], root: Path, files: list[Path]
+) -> list[Parsed]:
+    """Read and parse ``files`` (a worker process's task, or the whole list in-process)."""
+    out: list[Parsed] = []
+    for file in files:
+        try:
+            out.append((read(root, file, file.read_bytes()), None))
+        except MalformedSourceError as exc:
+            out.append((None, exc.reason))
+        except (OSError, UnicodeError, ValueError) as exc:
+            out.append((None, f"{type(exc).__name__}: {exc}"))
+    return out
+
+
+class _Parser:
+    """Parses files in order, in worker processes when there are many (``spawn``: the
+    workers share nothing with this process, whatever threads it runs)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> _Parser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = None
+
+    def parse(
+        self, read: Callable[[Path, Path, bytes], Stage], root: Path, files: list[Path]
+    ) -> Iterator[Parsed]:
+        if self.workers == 1 or len(files) < PARALLEL_FROM:
+            for file in files:
+                yield from _parse_files(read, root, [file])
+            return
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
+        batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
+        for result in self._pool.map(partial(_parse_files, read, root), batches):
+            yield from result
 
 
 def _principal(stage: Stage) -> list[str]:
