@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.store import ingested_store
+
 from arklore.core.model import Line, LineKind, Source, Stage
 from arklore.core.operators import Operator
-from arklore.corpus.ingest import _rebuild_speakers
 from arklore.corpus.store import Store
 from arklore.graph.model import Edge, Node, RelationGraph
 from arklore.graph.people import People
-from arklore.names.build import rebuild_names
 from arklore.names.matcher import build_matcher
 from arklore.names.registry import Registry
-from arklore.workspace import open_store
 
 ELV, MOX, SUP, ANV, SPR, HAWK = (
     "char_900_elvina", "char_901_moxian", "char_902_super", "char_903_anvil",
@@ -75,18 +74,12 @@ def line_id(path: str, no: int) -> str:
 
 
 def make_store(path: Path) -> Store:
-    store = open_store(path)
-    run = store.begin_ingest_run(None, None, ["avg"])
-    with store.transaction() as c:
-        for sp, (event, _) in STAGES.items():
-            store.replace_stage(
-                Stage(sp, Source.AVG, sp + ".txt", event_id=event, event_name=event,
-                      content_hash=sp, lines=stage_lines(sp))
-            )  # fmt: skip
-        _rebuild_speakers(c)
-    rebuild_names(store, REGISTRY)
-    store.finish_ingest_run(run, "")
-    return store
+    return ingested_store(
+        path,
+        [Stage(sp, Source.AVG, sp + ".txt", event_id=event, event_name=event,
+               content_hash=sp, lines=stage_lines(sp)) for sp, (event, _) in STAGES.items()],
+        REGISTRY,
+    )  # fmt: skip
 
 
 def make_people(store: Store) -> People:

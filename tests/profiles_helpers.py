@@ -7,14 +7,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from support.store import ingested_store
+
 from arklore.core.model import Line, LineKind, Source, Stage
 from arklore.core.operators import Operator
-from arklore.corpus.ingest import _rebuild_speakers
 from arklore.graph.io import save_graph
 from arklore.graph.model import Edge, Node, RelationGraph
-from arklore.names.build import rebuild_names
 from arklore.names.registry import Registry
-from arklore.workspace import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiles"
 T, G, NEW = "char_900_tester", "char_901_guide", "char_999_newcomer"
@@ -42,19 +41,14 @@ def make_home(root: Path) -> tuple[Path, Path]:
     home, gamedata = root / "home", root / "gamedata"
     (gamedata / "zh_CN/gamedata/story").mkdir(parents=True)
     shutil.copytree(FIXTURES, gamedata / "zh_CN/gamedata/excel")
-    store = open_store(home / "arklore.sqlite3")
-    run = store.begin_ingest_run(None, None, ["avg"])
-    with store.transaction() as c:
-        for k in range(4):
-            sp = f"test/s{k}"
-            lines = [_line(sp, i + 1, "岚烟", t) for i, t in enumerate(NEW_LINES[k::4])]
-            lines.append(_line(sp, 10, "测试员", "北边的桥每到雨季就会松动，大家过桥时要小心。"))
-            lines.append(_line(sp, 11, "向导", "向导会走在最前面，跟紧我的脚步就不会迷路。"))
-            store.replace_stage(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=lines))
-        _rebuild_speakers(c)
-    rebuild_names(store, Registry({o.char_id: o for o in OPS}))
-    store.finish_ingest_run(run, "")
-    store.close()
+    stages = []
+    for k in range(4):
+        sp = f"test/s{k}"
+        lines = [_line(sp, i + 1, "岚烟", t) for i, t in enumerate(NEW_LINES[k::4])]
+        lines.append(_line(sp, 10, "测试员", "北边的桥每到雨季就会松动，大家过桥时要小心。"))
+        lines.append(_line(sp, 11, "向导", "向导会走在最前面，跟紧我的脚步就不会迷路。"))
+        stages.append(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=lines))
+    ingested_store(home / "arklore.sqlite3", stages, Registry({o.char_id: o for o in OPS})).close()
     save_graph(small_graph(), home / "relation_graph.json")
     return home, gamedata
 

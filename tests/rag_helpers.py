@@ -106,25 +106,15 @@ def make_rag(home: Path, graph: RelationGraph, **kw) -> RelationRAG:
 def names_store(home: Path, graph: RelationGraph) -> Path:
     """A store whose registry holds the graph's operators (one invented stage, an ingest run
     recorded), so commands that detect names in a message work through the workspace."""
+    from support.store import ingested_store
+
     from arklore.core.model import Line, LineKind, Source, Stage
     from arklore.core.operators import Operator
-    from arklore.corpus.ingest import _rebuild_speakers
-    from arklore.names.build import rebuild_names
     from arklore.names.registry import Registry
-    from arklore.workspace import open_store
 
     ops = {i: Operator(i, n.name) for i, n in graph.nodes.items() if n.kind == "operator"}
     path = home / "arklore.sqlite3"
-    with open_store(path) as store:
-        run = store.begin_ingest_run(None, None, ["avg"])
-        lines = [
-            Line("test/x", 1, LineKind.DIALOGUE, "你好。", speaker="阿米娅", speaker_raw="阿米娅")
-        ]
-        with store.transaction() as c:
-            store.replace_stage(
-                Stage("test/x", Source.AVG, "test/x.txt", content_hash="x", lines=lines)
-            )
-            _rebuild_speakers(c)
-        rebuild_names(store, Registry(ops))
-        store.finish_ingest_run(run, "")
+    lines = [Line("test/x", 1, LineKind.DIALOGUE, "你好。", speaker="阿米娅", speaker_raw="阿米娅")]
+    stage = Stage("test/x", Source.AVG, "test/x.txt", content_hash="x", lines=lines)
+    ingested_store(path, [stage], Registry(ops)).close()
     return path

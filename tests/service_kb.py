@@ -133,24 +133,16 @@ def lid(path: str, no: int) -> str:
 
 
 def write_store(home: Path) -> Path:
-    from arklore.corpus.ingest import _rebuild_speakers
-    from arklore.names.build import rebuild_names
+    from support.store import ingested_store
+
     from arklore.names.registry import Registry
-    from arklore.workspace import open_store
 
     path = home / "arklore.sqlite3"
-    with open_store(path) as store:
-        run = store.begin_ingest_run(None, None, ["avg"])
-        with store.transaction() as c:
-            for stage, rank in STAGES:
-                stage.lines = LINES[stage.stage_path]
-                store.replace_stage(stage)
-                c.execute("UPDATE stages SET order_rank = ? WHERE stage_path = ?",
-                          (rank, stage.stage_path))  # fmt: skip
-            _rebuild_speakers(c)
-        rebuild_names(store, Registry({op.char_id: op for op in OPERATORS},
-                                      team_names={"rhodes": "罗德岛"}))  # fmt: skip
-        store.finish_ingest_run(run, "")
+    for stage, _ in STAGES:
+        stage.lines = LINES[stage.stage_path]
+    registry = Registry({op.char_id: op for op in OPERATORS}, team_names={"rhodes": "罗德岛"})
+    order = {stage.stage_path: rank for stage, rank in STAGES}
+    ingested_store(path, [s for s, _ in STAGES], registry, order=order).close()
     return path
 
 

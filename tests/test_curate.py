@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.store import ingested_store
 from typer.testing import CliRunner
 
 from arklore.core.errors import InputFileError, UnknownNameError
 from arklore.core.model import Line, LineKind, Source, Stage, make_line_id
 from arklore.core.operators import Operator
-from arklore.corpus.ingest import _rebuild_speakers
 from arklore.corpus.store import Store
 from arklore.graph import interaction
 from arklore.graph.build import build_graph
@@ -21,10 +21,9 @@ from arklore.graph.curated_check import check_curated
 from arklore.graph.matrix import load_matrix
 from arklore.graph.model import DOCTOR_ID
 from arklore.graph.people import People
-from arklore.names.build import load_alias_table, rebuild_names
+from arklore.names.build import load_alias_table
 from arklore.names.matcher import build_matcher
 from arklore.names.registry import Registry
-from arklore.workspace import open_store
 
 BELL, LEAF, HE = "char_910_shuangl", "char_911_yanye", "char_912_qinghe"
 OPS = [Operator(BELL, "霜铃"), Operator(LEAF, "岩叶"), Operator(HE, "青禾")]
@@ -58,16 +57,12 @@ def lid(path: str, no: int) -> str:
 
 
 def make_store(path: Path) -> Store:
-    store = open_store(path)
-    run = store.begin_ingest_run(None, None, ["avg"])
-    with store.transaction() as c:
-        for sp, rows in ((S1, S1_LINES), (S2, S2_LINES)):
-            lines = [_line(sp, i, who, text) for i, (who, text) in enumerate(rows, 1)]
-            store.replace_stage(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=lines))
-        _rebuild_speakers(c)
-    rebuild_names(store, Registry({o.char_id: o for o in OPS}))
-    store.finish_ingest_run(run, "")
-    return store
+    stages = [
+        Stage(sp, Source.AVG, sp + ".txt", content_hash=sp,
+              lines=[_line(sp, i, who, text) for i, (who, text) in enumerate(rows, 1)])
+        for sp, rows in ((S1, S1_LINES), (S2, S2_LINES))
+    ]  # fmt: skip
+    return ingested_store(path, stages, Registry({o.char_id: o for o in OPS}))
 
 
 @pytest.fixture

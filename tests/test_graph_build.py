@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.store import ingested_store
 from typer.testing import CliRunner
 
 from arklore.core.errors import InputFileError
 from arklore.core.model import Branch, Line, LineKind, Source, Stage
 from arklore.core.operators import Operator
-from arklore.corpus.ingest import _rebuild_speakers
 from arklore.corpus.store import Store
 from arklore.graph import interaction, story
 from arklore.graph.build import build_graph
@@ -20,10 +20,8 @@ from arklore.graph.matrix import default_matrix_path
 from arklore.graph.model import DOCTOR_ID, INTERACTION, Edge, Node, RelationGraph
 from arklore.graph.people import People
 from arklore.graph.strength import strength
-from arklore.names.build import rebuild_names
 from arklore.names.matcher import build_matcher
 from arklore.names.registry import Registry
-from arklore.workspace import open_store
 
 ELV, MOX, SUP, ELV2 = "char_900_elvina", "char_901_moxian", "char_902_super", "char_1900_elvina2"
 
@@ -65,15 +63,12 @@ def make_store(path: Path) -> Store:
     for i in range(1, 13):
         who = ("艾尔维娜", "墨弦", "老船长")[i % 3]
         lines2.append(_line(s2, i, who, f"第{i}句。"))
-    store = open_store(path)
-    run = store.begin_ingest_run(None, None, ["avg"])
-    with store.transaction() as c:
-        store.replace_stage(_stage(s1, lines1), ["艾尔维娜", "墨弦"])
-        store.replace_stage(_stage(s2, lines2), ["艾尔维娜", "墨弦", "老船长"])
-        _rebuild_speakers(c)
-    rebuild_names(store, REGISTRY)  # as `arklore ingest` does after the corpus tables
-    store.finish_ingest_run(run, "")
-    return store
+    return ingested_store(
+        path,
+        [_stage(s1, lines1), _stage(s2, lines2)],
+        REGISTRY,
+        principal={s1: ["艾尔维娜", "墨弦"], s2: ["艾尔维娜", "墨弦", "老船长"]},
+    )
 
 
 def make_excel(root: Path) -> Path:

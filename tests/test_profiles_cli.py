@@ -7,18 +7,16 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.store import ingested_store
 from typer.testing import CliRunner
 
 from arklore.core.errors import UsageError
 from arklore.core.model import Line, LineKind, Source, Stage
 from arklore.core.operators import Operator
-from arklore.corpus.ingest import _rebuild_speakers
 from arklore.corpus.store import Store
-from arklore.names.build import rebuild_names
 from arklore.names.registry import Registry
 from arklore.profiles import sources
 from arklore.profiles.charfile import TIER_B, CharProfile
-from arklore.workspace import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiles"
 T, NEW = "char_900_tester", "char_999_newcomer"
@@ -42,19 +40,14 @@ def _line(path: str, no: int, speaker: str, text: str, uncertain: bool = False) 
 
 
 def make_store(path: Path) -> Store:
-    store = open_store(path)
-    run = store.begin_ingest_run(None, None, ["avg"])
-    with store.transaction() as c:
-        for k in range(4):
-            sp = f"test/s{k}"
-            lines = [_line(sp, i + 1, "岚烟", t) for i, t in enumerate(NEW_LINES[k::4])]
-            lines.append(_line(sp, 10, "测试员", "北边的桥每到雨季就会松动，要小心。"))
-            lines.append(_line(sp, 11, "岚烟", "这一句的说话人带着问号，不能算是她说的。", True))
-            store.replace_stage(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=lines))
-        _rebuild_speakers(c)
-    rebuild_names(store, Registry({o.char_id: o for o in OPS}))
-    store.finish_ingest_run(run, "")
-    return store
+    stages = []
+    for k in range(4):
+        sp = f"test/s{k}"
+        lines = [_line(sp, i + 1, "岚烟", t) for i, t in enumerate(NEW_LINES[k::4])]
+        lines.append(_line(sp, 10, "测试员", "北边的桥每到雨季就会松动，要小心。"))
+        lines.append(_line(sp, 11, "岚烟", "这一句的说话人带着问号，不能算是她说的。", True))
+        stages.append(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=lines))
+    return ingested_store(path, stages, Registry({o.char_id: o for o in OPS}))
 
 
 def test_story_lines_and_sources_from_the_store(tmp_path: Path) -> None:

@@ -356,11 +356,11 @@ def tables_fingerprint(roots: DataRoots) -> str:
 def _post_process(store: Store, meta_loader: _StageMetaLoader) -> None:
     """Recompute what depends on the whole corpus: speakers and story order."""
     with store.transaction() as c:
-        _rebuild_speakers(c)
+        rebuild_speakers(c)
         _rebuild_order(c, meta_loader)
 
 
-def _rebuild_speakers(c: sqlite3.Connection) -> None:
+def rebuild_speakers(c: sqlite3.Connection) -> None:
     """Line and stage counts per speaker of the primary corpus, with per-source line counts."""
     c.execute("DELETE FROM speakers")
     c.execute(
