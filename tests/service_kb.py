@@ -132,23 +132,34 @@ def lid(path: str, no: int) -> str:
     return next(ln.line_id for ln in LINES[path] if ln.line_no == no)
 
 
-def write_store(home: Path) -> Path:
+def write_store(
+    home: Path,
+    *,
+    operators: list[Operator] | None = None,
+    stages: list[tuple[Stage, int]] | None = None,
+    lines: dict[str, list[Line]] | None = None,
+) -> Path:
+    """The store of this world (or of another invented one: ``operators``, ``stages`` with
+    their story order and ``lines`` per stage path)."""
     from arklore.corpus.ingest import _rebuild_speakers
     from arklore.names.build import rebuild_names
     from arklore.names.registry import Registry
     from arklore.workspace import open_store
 
+    operators = OPERATORS if operators is None else operators
+    stages = STAGES if stages is None else stages
+    lines = LINES if lines is None else lines
     path = home / "arklore.sqlite3"
     with open_store(path) as store:
         run = store.begin_ingest_run(None, None, ["avg"])
         with store.transaction() as c:
-            for stage, rank in STAGES:
-                stage.lines = LINES[stage.stage_path]
+            for stage, rank in stages:
+                stage.lines = lines[stage.stage_path]
                 store.replace_stage(stage)
                 c.execute("UPDATE stages SET order_rank = ? WHERE stage_path = ?",
                           (rank, stage.stage_path))  # fmt: skip
             _rebuild_speakers(c)
-        rebuild_names(store, Registry({op.char_id: op for op in OPERATORS},
+        rebuild_names(store, Registry({op.char_id: op for op in operators},
                                       team_names={"rhodes": "罗德岛"}))  # fmt: skip
         store.finish_ingest_run(run, "")
     return path
