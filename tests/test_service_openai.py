@@ -37,8 +37,9 @@ from sisters_kb import (
 import arklore
 from arklore.core.errors import ConfigError
 from arklore.llm.ledger import CostLedger
+from arklore.llm.relay import RelayError
 from arklore.service.app import create_app
-from arklore.service.openai import check_exposure
+from arklore.service.openai import check_exposure, relay_error, split_messages
 from arklore.settings import LLMSettings, Settings, api_key_label
 from arklore.workspace import Workspace
 
@@ -248,6 +249,60 @@ def test_group_chat_through_participants(base: str, llm_stub: StubServer) -> Non
     system = llm_stub.calls("一起")[0].body["messages"][0]["content"]
     assert "这是一场群聊，在场的干员有：银灰、崖心" in system
     assert f"银灰→崖心：{SILVERASH_ON_CLIFFHEART}" in system
+
+
+def test_content_parts_and_a_prefill_after_the_last_user_message(
+    base: str, llm_stub: StubServer
+) -> None:
+    """The turn's message is the text of the last user message even when the client sends
+    parts (an image beside the text) or an assistant prefill after it; the model gets every
+    message as sent."""
+    llm_stub.script("雪崩", Reply.text("……"))
+    parts = [{"type": "text", "text": "初雪那边"}, {"type": "text", "text": "有雪崩吗？"},
+             {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]  # fmt: skip
+    msgs = [{"role": "system", "content": CARD}, {"role": "user", "content": parts, "name": "Dr"},
+            {"role": "assistant", "content": "（银灰沉默了片刻）"}]  # fmt: skip
+    r = httpx.post(base + "/v1/chat/completions", json={"model": "银灰", "messages": msgs},
+                   headers={"Authorization": f"Bearer {CLIENT_KEY}"}, timeout=10)  # fmt: skip
+    assert r.status_code == 200, r.text
+    sent = llm_stub.calls()[0].body["messages"]
+    assert sent[1:] == msgs
+    assert split_messages(msgs) == ("初雪那边\n有雪崩吗？", [])  # what the turn was built on
+    hist = [{"role": "user", "content": "在吗"}, {"role": "assistant", "content": "在。"}]
+    assert split_messages([*hist, *msgs]) == ("初雪那边\n有雪崩吗？", hist)
+
+
+def test_an_unknown_participant_is_named_as_such(base: str, llm_stub: StubServer) -> None:
+    body = {"model": "银灰", "messages": [{"role": "user", "content": "你好"}],
+            "participants": ["崖心", "谁也不是"]}  # fmt: skip
+    r = httpx.post(base + "/v1/chat/completions", json=body, timeout=10,
+                   headers={"Authorization": f"Bearer {CLIENT_KEY}"})  # fmt: skip
+    assert r.status_code == 404
+    err = r.json()["error"]
+    assert err["param"] == "participants[1]" and err["code"] == "unknown_operator"
+    assert "谁也不是" in err["message"] and llm_stub.requests == []
+
+
+@pytest.mark.parametrize(
+    "failure,status,code",
+    [
+        (RelayError("status", "forbidden", status=403), 502, "upstream_auth_failed"),
+        (RelayError("status", "no such model", status=404), 502, "upstream_not_found"),
+        (RelayError("status", "gateway timeout", status=504), 504, "upstream_timeout"),
+        (RelayError("status", "overloaded", status=503), 503, "upstream_unavailable"),
+        (RelayError("status", "bad field", status=422), 422, "upstream_rejected"),
+        (RelayError("status", "teapot", status=418), 418, "upstream_rejected"),
+        (RelayError("unreachable", "refused"), 502, "upstream_unreachable"),
+    ],
+)
+def test_the_other_endpoint_failures_map_to_what_a_client_acts_on(
+    failure: RelayError, status: int, code: str
+) -> None:
+    err = relay_error(failure)
+    assert (err.status, err.code) == (status, code)
+    assert err.body()["error"]["type"] == (
+        "invalid_request_error" if status < 500 else "server_error"
+    )
 
 
 def test_chat_defaults_apply_only_where_the_client_set_nothing(

@@ -367,6 +367,18 @@ def split_messages(messages: Sequence[dict[str, Any]]) -> tuple[str, list[dict[s
     return message_text(messages[last].get("content"), f"messages[{last}]"), history
 
 
+def check_participants(st: ServiceState, model: str, participants: Sequence[str]) -> None:
+    """The operator, then each participant, resolved: an error names the field at fault."""
+    st.ws.chat.speaker(model)
+    for i, name in enumerate(participants):
+        try:
+            st.ws.chat.speaker(name)
+        except ArkloreError as exc:
+            err = arklore_error(exc)
+            err.code, err.param = str(error_body(exc)[1]["error"]), f"participants[{i}]"
+            raise err from None
+
+
 def forwarded(body: ChatCompletionRequest) -> dict[str, Any]:
     """The client's parameters for the chat model, with the chat defaults where it set none."""
     params = dict(body.model_extra or {})
@@ -390,6 +402,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Res
             "llm_not_configured",
         )
     message, history = split_messages(body.messages)
+    check_participants(st, body.model, body.participants)
     turn = st.ws.chat.turn(body.model, message, history, body.participants, body.l3_targets)
     request.app.state.metrics.observe_turn(turn)
     messages = [{"role": "system", "content": turn.system_prompt}, *body.messages]
