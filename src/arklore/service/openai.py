@@ -68,8 +68,6 @@ LOCAL_LABEL = "local"  # requests from this machine when no client keys are set
 REFUSED_LABEL = "invalid"  # requests whose key was missing or wrong
 GONE = 499  # the client went away before the answer (nginx's "client closed request")
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-OWN_FIELDS = ("model", "messages", "stream", "participants", "l3_targets")
-"""Body fields arklore reads itself; every other field goes to the endpoint as sent."""
 
 
 # -- errors --------------------------------------------------------------------------------
@@ -257,6 +255,28 @@ class OpenAIRoute(APIRoute):
         return route
 
 
+class OpenAIErrorDetail(BaseModel):
+    message: str
+    type: str
+    code: str
+    param: str | None = None
+
+
+class OpenAIErrorOut(BaseModel):
+    error: OpenAIErrorDetail
+
+
+def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    what = {400: "bad body, no user message", 401: "missing or wrong client key",
+            403: "no client keys and not this machine; operator hidden by the manifest",
+            404: "unknown operator (the message names the closest)", 409: "ambiguous name",
+            413: "message over ARKLORE_MAX_MESSAGE_CHARS", 429: "the chat model's rate limit",
+            502: "the chat model failed or answered something unusable",
+            503: "no chat model configured, or the knowledge base not built",
+            504: "the chat model did not answer in time"}  # fmt: skip
+    return {s: {"model": OpenAIErrorOut, "description": what[s]} for s in statuses}
+
+
 router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
 
 
@@ -285,7 +305,7 @@ def _model_id(st: ServiceState, char_id: str) -> str:
         return char_id
 
 
-@router.get("/v1/models")
+@router.get("/v1/models", responses=_errors(401, 403))
 def list_models(request: Request) -> Response:
     """One model per operator a chat may use (the manifest applies), ``id`` her name."""
     st = service_state(request)
@@ -299,7 +319,7 @@ def list_models(request: Request) -> Response:
     return json_response({"object": "list", "data": data})
 
 
-@router.get("/v1/models/{model}")
+@router.get("/v1/models/{model}", responses=_errors(401, 403, 404, 409))
 def get_model(
     model: Annotated[str, Path(min_length=1, max_length=200)], request: Request
 ) -> Response:
@@ -311,7 +331,8 @@ def get_model(
 
 # -- chat completions ----------------------------------------------------------------------
 class ChatCompletionRequest(BaseModel):
-    """OpenAI's chat completion body; fields not named here are passed to the chat model."""
+    """OpenAI's chat completion body. arklore reads the fields named here; every other field
+    is passed to the chat model as sent (:func:`forwarded`)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -388,7 +409,10 @@ def forwarded(body: ChatCompletionRequest) -> dict[str, Any]:
     return params
 
 
-@router.post("/v1/chat/completions")
+@router.post(
+    "/v1/chat/completions",
+    responses=_errors(400, 401, 403, 404, 409, 413, 429, 502, 503, 504),
+)
 async def chat_completions(body: ChatCompletionRequest, request: Request) -> Response:
     """The operator's reply: the turn's system prompt first, then the client's messages, sent
     to the configured chat model (see the module docstring)."""
@@ -451,10 +475,8 @@ async def _stream(
 
     async def body() -> AsyncIterator[bytes]:
         try:
-            pending = [first] if first is not None else []
-            for chunk in pending:
-                if (data := event(chunk)) is not None:
-                    yield data
+            if first is not None and (data := event(first)) is not None:
+                yield data
             async for chunk in chunks:
                 if (data := event(chunk)) is not None:
                     yield data
