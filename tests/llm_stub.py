@@ -4,7 +4,9 @@ Script it with replies matched per request: ``stub.script(marker, *replies)`` an
 requests whose last user message contains ``marker`` with ``replies`` in order (the last
 one repeats); otherwise ``stub.queue(*replies)`` answers by call order; otherwise
 ``stub.default(body)`` (an echo of the last user message as JSON). Every request is
-recorded (path, headers, body) and the maximum number of concurrent requests is tracked.
+recorded (path, headers, body) and the maximum number of concurrent requests is tracked;
+a request whose client hung up before the answer was complete (while the stub waited out a
+``delay`` or a stream's ``chunk_delay``) is also listed in ``stub.aborted``.
 
 It also accepts absolute-form request lines, so it can act as an HTTP proxy for a
 made-up host like ``http://api.deepseek.test`` (host-dependent behaviour, no network).
@@ -16,6 +18,8 @@ Use the ``llm_stub`` fixture: add ``pytest_plugins = ["llm_stub"]`` to tests/con
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -46,6 +50,7 @@ class Reply:
     )
     usage: dict[str, Any] | None = None  # None: DeepSeek-style default usage
     raw_body: bytes | None = None  # send these bytes verbatim (malformed HTTP body)
+    chunk_delay: float = 0.0  # streams: seconds before each chunk
 
     @classmethod
     def json(cls, obj: Any, **kw: Any) -> Reply:
@@ -105,6 +110,7 @@ class StubServer:
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self.aborted: list[Recorded] = []  # the client hung up before the answer was complete
         self.default: Callable[[dict[str, Any]], Reply] = default_reply
         self.in_flight = 0
         self.max_in_flight = 0
@@ -125,6 +131,15 @@ class StubServer:
         """Unmatched requests get these in call order, then ``default``."""
         with self._lock:
             self._queue.extend(replies)
+
+    def reset(self) -> None:
+        """Forget the scripts and the requests (a stub shared by several tests)."""
+        with self._lock:
+            self.requests.clear()
+            self.aborted.clear()
+            self._rules.clear()
+            self._queue.clear()
+            self.max_in_flight = 0
 
     def calls(self, marker: str = "") -> list[Recorded]:
         with self._lock:
@@ -200,7 +215,7 @@ class StubServer:
                 self._send(h, 404, {"error": {"message": f"no route {parsed.path}"}})
                 return
             reply = self._pick(body, rec.last_user)
-            if reply.delay and self._stopping.wait(reply.delay):
+            if reply.delay and self._wait(h, reply.delay):
                 return
             if reply.raw_body is not None:
                 self._send_bytes(h, reply.status, reply.raw_body, reply.headers)
@@ -211,8 +226,9 @@ class StubServer:
                 self._send_stream(h, body, reply)
             else:
                 self._send(h, 200, self._completion(body, reply), reply.headers)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client timed out and went away
+        except (BrokenPipeError, ConnectionResetError):  # the client timed out and went away
+            with self._lock:
+                self.aborted.append(rec)
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -241,10 +257,24 @@ class StubServer:
             "usage": usage,
         }
 
-    @classmethod
-    def _send_stream(cls, h: BaseHTTPRequestHandler, body: dict[str, Any], reply: Reply) -> None:
+    def _wait(self, h: BaseHTTPRequestHandler, seconds: float) -> bool:
+        """Sleep ``seconds`` watching the connection: ConnectionResetError as soon as the
+        client hangs up; True when the stub is stopping."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            if self._stopping.is_set():
+                return True
+            try:
+                readable, _, _ = select.select([h.connection], [], [], min(left, 0.02))
+                if readable and not h.connection.recv(1, socket.MSG_PEEK):
+                    raise ConnectionResetError("client hung up")
+            except (OSError, ValueError) as exc:
+                raise ConnectionResetError("client hung up") from exc
+        return False
+
+    def _send_stream(self, h: BaseHTTPRequestHandler, body: dict[str, Any], reply: Reply) -> None:
         """The reply as server-sent events, a few characters per chunk, then the usage."""
-        full = cls._completion(body, reply)
+        full = self._completion(body, reply)
         text = reply.content or ""
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
@@ -258,6 +288,8 @@ class StubServer:
         base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk",
                 "created": full["created"], "model": full["model"]}  # fmt: skip
         for i in range(0, len(text), 3):
+            if reply.chunk_delay and self._wait(h, reply.chunk_delay):
+                return
             delta = {"content": text[i : i + 3]}
             event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
         event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
@@ -279,10 +311,10 @@ class StubServer:
     def _send_bytes(
         h: BaseHTTPRequestHandler, status: int, data: bytes, headers: dict[str, str] | None
     ) -> None:
+        headers = {"Content-Type": "application/json", **(headers or {})}  # a script may override
         h.send_response(status)
-        h.send_header("Content-Type", "application/json")
         h.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
+        for k, v in headers.items():
             h.send_header(k, v)
         h.end_headers()
         h.wfile.write(data)

@@ -132,17 +132,28 @@ def lid(path: str, no: int) -> str:
     return next(ln.line_id for ln in LINES[path] if ln.line_no == no)
 
 
-def write_store(home: Path) -> Path:
+def write_store(
+    home: Path,
+    *,
+    operators: list[Operator] | None = None,
+    stages: list[tuple[Stage, int]] | None = None,
+    lines: dict[str, list[Line]] | None = None,
+) -> Path:
+    """The store of this world (or of another invented one: ``operators``, ``stages`` with
+    their story order and ``lines`` per stage path)."""
     from support.store import ingested_store
 
     from arklore.names.registry import Registry
 
+    operators = OPERATORS if operators is None else operators
+    stages = STAGES if stages is None else stages
+    lines = LINES if lines is None else lines
     path = home / "arklore.sqlite3"
-    for stage, _ in STAGES:
-        stage.lines = LINES[stage.stage_path]
-    registry = Registry({op.char_id: op for op in OPERATORS}, team_names={"rhodes": "罗德岛"})
-    order = {stage.stage_path: rank for stage, rank in STAGES}
-    ingested_store(path, [s for s, _ in STAGES], registry, order=order).close()
+    for stage, _ in stages:
+        stage.lines = lines[stage.stage_path]
+    registry = Registry({op.char_id: op for op in operators}, team_names={"rhodes": "罗德岛"})
+    order = {stage.stage_path: rank for stage, rank in stages}
+    ingested_store(path, [s for s, _ in stages], registry, order=order).close()
     return path
 
 

@@ -41,7 +41,11 @@ def kb_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def client_for(ws: Workspace) -> TestClient:
-    return TestClient(create_app(ws, warm_up=False), raise_server_exceptions=False)
+    """A client on this machine (a reply spends the LLM key: without ARKLORE_API_KEYS only
+    local clients may ask for one)."""
+    return TestClient(
+        create_app(ws, warm_up=False), raise_server_exceptions=False, client=("127.0.0.1", 50000)
+    )
 
 
 @pytest.fixture

@@ -38,6 +38,10 @@ variable                        meaning                                         
                                 profile (tier C) too
 ``ARKLORE_ADMIN_TOKEN``         bearer token of the service's write endpoints       (none: writes disabled)
                                 (a secret: never logged or shown)
+``ARKLORE_API_KEYS``            comma-separated bearer tokens of the chat apps      (none: only clients on
+                                using the OpenAI-compatible routes (secrets: never  this machine; ``serve``
+                                logged or shown; ``/metrics`` labels them by        refuses to listen
+                                :func:`api_key_label`)                              elsewhere)
 ``LLM_BASE_URL``                any OpenAI-compatible endpoint                      ``https://api.deepseek.com``
 ``LLM_MODEL``                   model name sent to the endpoint                     ``deepseek-flash``
 ``LLM_API_KEY``                 bearer key (never written anywhere)                 (none)
@@ -63,6 +67,7 @@ variable                        meaning                                         
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -85,6 +90,9 @@ from arklore.llm.config import (
 
 EmbedderName = Literal["e5-small", "bge-small-zh", "hash"]
 EMBEDDER_NAMES: tuple[str, ...] = ("e5-small", "bge-small-zh", "hash")
+
+MIN_API_KEY_CHARS = 16
+"""Shortest client key accepted: the OpenAI-compatible routes spend the owner's LLM key."""
 
 _TASK_OVERRIDE = re.compile(r"^LLM_([A-Z0-9_]+?)_(BASE_URL|MODEL|API_KEY)$")
 
@@ -181,6 +189,7 @@ class Settings(BaseModel):
     nickname: str = Field(default="博士", min_length=1, max_length=40)
     tier_c_relations: bool = False
     admin_token: str = Field(default="", repr=False)
+    api_keys: tuple[str, ...] = Field(default=(), repr=False)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @field_validator("home", "gamedata", "astr", "aliases_file", "chars_dir", "manifest", "matrix")
@@ -190,11 +199,29 @@ class Settings(BaseModel):
             raise ValueError("is an empty path")
         return v
 
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _api_keys(cls, v: Any) -> tuple[str, ...]:
+        """``"k1,k2"`` (the variable) or a sequence; each key long, printable, no spaces."""
+        keys = [k.strip() for k in v.split(",")] if isinstance(v, str) else list(v)
+        keys = [k for k in keys if k]
+        if isinstance(v, str) and not keys:
+            raise ValueError("holds no key (comma-separated tokens expected)")
+        for k in keys:
+            if not isinstance(k, str) or len(k) < MIN_API_KEY_CHARS or not _token_chars(k):
+                raise ValueError(
+                    f"each key must be at least {MIN_API_KEY_CHARS} printable ASCII characters "
+                    "without spaces (e.g. python -c 'import secrets; print(secrets.token_urlsafe(24))')"
+                )
+        return tuple(dict.fromkeys(keys))
+
     def redacted(self) -> dict[str, Any]:
-        """Every value as JSON-ready data with each secret (API keys, the admin token) shown
-        as ``***`` when set: what ``arklore settings`` prints."""
+        """Every value as JSON-ready data with each secret (API keys, the admin token, the
+        client keys) shown as ``***`` when set (a client key with its metrics label): what
+        ``arklore settings`` prints."""
         data = self.model_dump(mode="json")
         data["admin_token"] = "***" if self.admin_token else ""
+        data["api_keys"] = [f"*** ({api_key_label(k)})" for k in self.api_keys]
         data["llm"]["api_key"] = "***" if self.llm.api_key else ""
         data["llm"]["overrides"] = {
             k: ("***" if k.endswith("API_KEY") else v) for k, v in self.llm.overrides.items()
@@ -258,6 +285,7 @@ _VARS: dict[str, str] = {
     "ARKLORE_NICKNAME": "nickname",
     "ARKLORE_TIER_C_RELATIONS": "tier_c_relations",
     "ARKLORE_ADMIN_TOKEN": "admin_token",
+    "ARKLORE_API_KEYS": "api_keys",
 }
 _LLM_VARS: dict[str, str] = {
     "LLM_BASE_URL": "base_url",
@@ -278,7 +306,18 @@ _ALLOWED = {
     "LLM_JSON_MODE": "1 or 0",
     "ARKLORE_TIER_C_RELATIONS": "1 or 0",
 }
-_SECRET_VARS = {"ARKLORE_ADMIN_TOKEN"}
+_SECRET_VARS = {"ARKLORE_ADMIN_TOKEN", "ARKLORE_API_KEYS"}
+
+
+def _token_chars(key: str) -> bool:
+    """Printable ASCII without spaces or commas: what fits in an HTTP bearer header."""
+    return all(c.isascii() and c.isprintable() and not c.isspace() and c != "," for c in key)
+
+
+def api_key_label(key: str) -> str:
+    """What ``/metrics`` and ``arklore settings`` call a client key: 8 hex digits of a hash,
+    enough to tell the keys apart, never the key."""
+    return hashlib.sha256(b"arklore-api-key:" + key.encode()).hexdigest()[:8]
 
 
 def _config_error(

@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arklore import __version__
 from arklore.core.errors import ArkloreError
-from arklore.service import errors, review, web
+from arklore.service import errors, openai, review, web
 from arklore.service.metrics import Metrics, MetricsMiddleware
 from arklore.service.routes import router
 from arklore.service.state import ServiceState
@@ -45,6 +45,7 @@ def create_app(workspace: Workspace, *, warm_up: bool = True) -> FastAPI:
         try:
             yield
         finally:
+            await openai.shutdown(state)
             state.close()
 
     app = FastAPI(
@@ -61,6 +62,7 @@ def create_app(workspace: Workspace, *, warm_up: bool = True) -> FastAPI:
     app.add_exception_handler(StarletteHTTPException, errors.http_error_handler)
     app.add_exception_handler(Exception, errors.unexpected_error_handler)
     app.include_router(router)
+    app.include_router(openai.router)
     app.include_router(review.router)
     web.mount(app)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

@@ -9,6 +9,12 @@
                                                         relation-context)
 ``arklore_relation_context_empty_total{endpoint}``      ... that were empty
 ``arklore_relation_context_contextual_total{endpoint}`` ... with at least one contextual entry
+``arklore_openai_requests_total{key,status}``           OpenAI-compatible requests per client key
+                                                        (``key``: its label, ``settings.
+                                                        api_key_label``; ``local`` without keys,
+                                                        ``invalid`` for a refused one)
+``arklore_openai_tokens_total{key,kind}``               tokens the endpoint reported per client key
+                                                        (``kind``: ``prompt`` / ``completion``)
 ======================================================  =========================================
 
 Rates in PromQL: empty-context rate =
@@ -73,6 +79,22 @@ class Metrics:
             "arklore_relation_context_contextual",
             "Relation blocks with at least one contextual entry", ["endpoint"], registry=r,
         )  # fmt: skip
+
+        self.openai_requests = Counter(
+            "arklore_openai_requests", "OpenAI-compatible requests per client key",
+            ["key", "status"], registry=r,
+        )  # fmt: skip
+        self.openai_tokens = Counter(
+            "arklore_openai_tokens", "Tokens reported by the chat endpoint per client key",
+            ["key", "kind"], registry=r,
+        )  # fmt: skip
+
+    def observe_openai(self, key: str, status: int) -> None:
+        self.openai_requests.labels(key, str(status)).inc()
+
+    def observe_openai_tokens(self, key: str, prompt: int, completion: int) -> None:
+        self.openai_tokens.labels(key, "prompt").inc(prompt)
+        self.openai_tokens.labels(key, "completion").inc(completion)
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
         self.requests.labels(method, route, str(status)).inc()

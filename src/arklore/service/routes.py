@@ -28,6 +28,7 @@ from arklore.service.models import (
     TurnOut,
     TurnRequest,
 )
+from arklore.service.openai import authorize
 from arklore.service.state import ServiceState, service_state
 
 router = APIRouter()
@@ -59,6 +60,8 @@ async def post_turn(body: TurnRequest, request: Request) -> Response:
     token counts, sources and the reason a block is empty; with ``reply`` and an LLM
     configured, her reply too (``stream``: server-sent events ``turn``, ``delta``…, ``done``)."""
     st = service_state(request)
+    if body.reply:  # her reply spends the LLM key: the clients of /v1/chat/completions only
+        authorize(request, st.ws.settings)
     history = [h.model_dump() for h in body.history]
     turn = st.ws.chat.turn(body.operator, body.message, history, body.participants, body.l3_targets)
     request.app.state.metrics.observe_turn(turn)

@@ -14,6 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
+from arklore.service.openai import check_exposure
 from arklore.settings import Settings
 
 FACTORY = "arklore.service.app:app_from_env"
@@ -30,6 +31,7 @@ def serve(*, host: str, port: int, workers: int = 1, log_level: str = "info") ->
     import uvicorn
 
     settings = Settings.from_env()
+    check_exposure(host, settings)  # the chat route spends the LLM key: no open relay
     if workers > 1 and "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir(settings.home, port))
     uvicorn.run(

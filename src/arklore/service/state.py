@@ -20,6 +20,7 @@ from starlette.requests import Request
 from arklore.chat.session import CHAT_TASK
 from arklore.core.errors import ArkloreError
 from arklore.llm import LLM
+from arklore.llm.relay import ChatRelay
 from arklore.rag.index import open_active, pointer_path
 from arklore.service.graphview import CitationIndex
 from arklore.workspace import Workspace
@@ -49,6 +50,7 @@ class ServiceState:
         self._stamp: tuple[Any, ...] | None = None
         self._checked = 0.0
         self._llm: LLM | None = None
+        self._relay: ChatRelay | None = None
         self.warm = False
         self.warm_error: str | None = None
         self.reloads = 0
@@ -137,6 +139,24 @@ class ServiceState:
             if self._llm is None:
                 self._llm = self.ws.llm()
             return self._llm
+
+    def relay(self) -> ChatRelay:
+        """The chat endpoint for the OpenAI-compatible route (task ``chat``), counted in the
+        cost ledger of :meth:`llm`; one per process, created on first use in the event loop."""
+        if self._relay is None:
+            llm = self.llm()
+            settings = self.ws.settings
+            self._relay = ChatRelay(
+                settings.llm_config(CHAT_TASK), task=CHAT_TASK, secrets=settings.llm.secrets(),
+                ledger=llm.ledger, run_id=llm.run_id,
+            )  # fmt: skip
+        return self._relay
+
+    async def aclose(self) -> None:
+        """What must be closed in the event loop (the relay's connections)."""
+        if self._relay is not None:
+            await self._relay.aclose()
+            self._relay = None
 
     def close(self) -> None:
         if self._llm is not None:
