@@ -378,7 +378,7 @@ def rebuild_speakers(c: sqlite3.Connection) -> None:
 def _rebuild_order(c: sqlite3.Connection, meta_loader: _StageMetaLoader) -> None:
     paths = [r[0] for r in c.execute("SELECT DISTINCT stage_path FROM stages")]
     ranked = sorted(paths, key=lambda p: order_key(p, meta_loader.meta.get(p)))
-    c.executemany(
-        "UPDATE stages SET order_rank = ? WHERE stage_path = ?",
-        [(rank, p) for rank, p in enumerate(ranked, 1)],
+    c.executemany(  # by the primary key (source, stage_path): one row lookup each, no scan
+        "UPDATE stages SET order_rank = ? WHERE source = ? AND stage_path = ?",
+        [(rank, src, p) for rank, p in enumerate(ranked, 1) for src in ("avg", "astr")],
     )

@@ -262,10 +262,12 @@ class Store:
         for path, no, kind, speaker, uncertain, text, branch, line_id in rows:
             yield SpokenLine(path, no, kind, speaker, bool(uncertain), text, branch, line_id)
 
-    def dialogue_portraits(self) -> Iterator[tuple[str, str | None]]:
-        """(speaker, portrait on screen) of every attributed dialogue line of the primary corpus."""
+    def dialogue_portraits(self) -> Iterator[tuple[str, str | None, int]]:
+        """(speaker, portrait on screen, lines) over the attributed dialogue lines of the
+        primary corpus: how often each speaker talks with each portrait shown."""
         yield from self.conn.execute(
-            "SELECT speaker, figure_art FROM primary_lines WHERE kind = 'dialogue' AND speaker != ''"
+            "SELECT speaker, figure_art, count(*) FROM primary_lines"
+            " WHERE kind = 'dialogue' AND speaker != '' GROUP BY speaker, figure_art"
         )
 
     def principal_speakers(self) -> dict[str, list[str]]:

@@ -98,14 +98,14 @@ def char_number(char_id: str) -> str | None:
 
 
 def portrait_aliases(
-    pairs: Iterable[tuple[str, str | None]],
+    pairs: Iterable[tuple[str, str | None, int]],
     char_ids: Iterable[str],
     *,
     base_of: dict[str, str] | None = None,
     min_lines: int = MIN_LINES,
     min_share: float = MIN_SHARE,
 ) -> tuple[list[Alias], dict[str, dict]]:
-    """From (speaker, portrait) pairs, the aliases that pass the thresholds, and the
+    """From (speaker, portrait, lines) counts, the aliases that pass the thresholds, and the
     statistics of every speaker that had an operator portrait (for audits)."""
     by_number: dict[str, str] = {}
     for char_id in sorted(char_ids):
@@ -113,13 +113,13 @@ def portrait_aliases(
         if n is not None:
             by_number.setdefault(n, char_id)
     counts: dict[str, Counter] = defaultdict(Counter)
-    for speaker, portrait in pairs:
+    for speaker, portrait, lines in pairs:
         if not speaker:
             continue
         n = portrait_number(portrait)
         cid = by_number.get(n) if n is not None else None
         if cid is not None:
-            counts[speaker][cid] += 1
+            counts[speaker][cid] += lines
     aliases: list[Alias] = []
     stats: dict[str, dict] = {}
     for speaker, c in counts.items():
