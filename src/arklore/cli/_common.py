@@ -20,6 +20,8 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -165,6 +167,14 @@ def print_json(data: object) -> None:
     sys.stdout.write("\n")
 
 
+class RateColumn(ProgressColumn):
+    """Items per second (documents/s while embedding, files/s while ingesting)."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
+
+
 @contextmanager
 def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], None]]:
     """A callback ``(description, done, total)`` drawing one Rich bar per description.
@@ -180,6 +190,7 @@ def progress_bar(enabled: bool = True) -> Iterator[Callable[[str, int, int], Non
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        RateColumn(),
         TimeElapsedColumn(),
         TextColumn("left"),
         TimeRemainingColumn(),
