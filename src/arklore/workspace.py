@@ -54,6 +54,7 @@ from arklore.names.facade import NamesFacade
 from arklore.names.registry import build_registry
 from arklore.profiles import schema as profiles_schema
 from arklore.profiles.facade import ProfilesFacade
+from arklore.rag import schema as rag_schema
 from arklore.rag.facade import RagFacade
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
@@ -72,6 +73,7 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     *extract_schema.MIGRATIONS,
     *profiles_schema.MIGRATIONS,
     *events_schema.MIGRATIONS,
+    *rag_schema.MIGRATIONS,
 )
 """Every layer's tables in the store, in the order they are applied."""
 

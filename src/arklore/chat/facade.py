@@ -39,7 +39,8 @@ from arklore.core.blocks import (
     unique,
 )
 from arklore.core.errors import ArkloreError, UnknownNameError
-from arklore.core.text import check_message
+from arklore.core.model import DOCTOR as DOCTOR_NAME
+from arklore.core.text import check_message, render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.events.facade import EventsFacade
 from arklore.events.memories import Memories, MemoryItem
@@ -49,6 +50,7 @@ from arklore.profiles.charfile import TIER_C
 from arklore.profiles.facade import ProfilesFacade
 from arklore.profiles.persona import OPT_IN_VAR, Persona
 from arklore.rag.context import Relation, RelationContext
+from arklore.rag.exemplars import Scene
 from arklore.rag.facade import RagFacade
 
 PERSONA_CACHE = 2048
@@ -281,8 +283,59 @@ class ChatFacade:
 
     # -- her own lines -----------------------------------------------------------------------
     def exemplars(self, sp: Speaker, message: str, named: Sequence[str] = ()) -> Block:
-        """A few scenes of her own story lines that fit the message (how she talks)."""
-        return empty_block(EXEMPLARS, self.budgets.exemplars, f"no scenes of {sp.name} indexed yet")
+        """A few scenes of her own story lines that fit the message, verbatim, as a short
+        script (how she talks): the rag layer picks them (preferring the people ``named`` and
+        the Doctor); the weakest scenes are left out whole to fit the budget."""
+        budget = self.budgets.exemplars
+        try:
+            scenes = self.rag.exemplars(sp.family, message, named, self.budgets.exemplars_k)
+            if not scenes:
+                if not self.rag.exemplars_built():
+                    why = "her scenes were never indexed (run `arklore build`)"
+                else:
+                    why = f"{sp.name} speaks in no story stage"
+                return empty_block(EXEMPLARS, budget, why)
+        except ArkloreError as exc:
+            return empty_block(EXEMPLARS, budget, exc.one_line())
+        refs = {r.path: r for r in self.stage_refs(s.stage_path for s in scenes)}
+        parts = [self._scene_text(refs[s.stage_path], s) for s in scenes]
+
+        def weakest(kept: list[int]) -> int:
+            return max(kept)  # scenes come best first
+
+        text, kept = fit_lines(f"【{sp.name}在剧情里说过的话（原文）】", parts, budget,
+                               self.counter, drop_order=weakest)  # fmt: skip
+        picked = [scenes[i] for i in kept]
+        reason = ""
+        if not text:
+            reason = f"not even one scene of hers fits the exemplars budget of {budget} tokens"
+        elif len(picked) < len(scenes):
+            reason = f"{len(scenes) - len(picked)} weaker scene(s) left out to fit {budget} tokens"
+        return Block(
+            EXEMPLARS,
+            text,
+            self.counter(text) if text else 0,
+            budget,
+            reason,
+            line_ids=unique(x for s in picked for x in s.line_ids),
+            stages=[refs[s.stage_path] for s in picked],
+            items=[s.to_dict() | {"stage": refs[s.stage_path].to_dict()} for s in picked],
+            meta={"scenes": len(picked), "named": list(named)},
+        )
+
+    def _scene_text(self, ref: StageRef, scene: Scene) -> str:
+        """One scene as a short script under its stage label: ``名字：台词``, narration in
+        （）, the Doctor's choices as 博士：…; the player's placeholder rendered."""
+        out = [f"〔{ref.label()}〕"]
+        for ln in scene.lines:
+            said = render_nickname(ln.shown(), self.nickname)
+            if ln.kind == "choice":
+                out.append(f"{DOCTOR_NAME}：{said}")
+            elif ln.speaker:
+                out.append(f"{render_nickname(ln.speaker, self.nickname)}：{said}")
+            else:
+                out.append(f"（{said}）")
+        return "\n".join(out)
 
     # -- who the message names ---------------------------------------------------------------
     def named(self, sp: Speaker, message: str) -> list[str]:

@@ -9,7 +9,6 @@ are computed on demand by the same rule and kept in memory.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -71,11 +70,8 @@ class EventsFacade:
 
     # -- appearances -------------------------------------------------------------------------
     def state(self) -> str:
-        """The names state appearances depend on: the last ingest run and the user aliases."""
-        run = self._store().last_ingest_run()
-        user = repr(sorted((a.alias, a.char_id, a.source) for a in self.names.user_aliases()))
-        digest = hashlib.sha256(user.encode()).hexdigest()[:16]
-        return f"{run.id if run else 0}:{run.finished_at if run else ''}:{digest}"
+        """The names state appearances depend on (:meth:`NamesFacade.state`)."""
+        return self.names.state()
 
     def _infos_by_path(self) -> dict[str, StageInfo]:
         state = self.state()

@@ -11,6 +11,7 @@ an ingest); the user alias file is read once per reload, so an edit applies at t
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -96,6 +97,14 @@ class NamesFacade:
         if self._speaker_ids is None:
             self._speaker_ids = names_db.speaker_ids(self._store())
         return self._speaker_ids
+
+    def state(self) -> str:
+        """What every name-derived index depends on (appearances, her scenes): the last
+        ingest run and the user alias file; a change means they are computed again."""
+        run = self._store().last_ingest_run()
+        user = repr(sorted((a.alias, a.char_id, a.source) for a in self.user_aliases()))
+        digest = hashlib.sha256(user.encode()).hexdigest()[:16]
+        return f"{run.id if run else 0}:{run.finished_at if run else ''}:{digest}"
 
     # -- one rule per question ---------------------------------------------------------------
     def resolve(self, name: str) -> str:
