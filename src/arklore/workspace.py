@@ -201,6 +201,10 @@ class Workspace:
             embedder=self.rag.embedder,
             embed_cache=paths.embed_cache,
             exports=paths.event_exports,
+            scenes=self.rag.scene_index,
+            named=lambda cid, text: self.chat.named(
+                self.chat.speaker(cid, check_manifest=False), text
+            ),
         )
         self.profiles = ProfilesFacade(
             store,

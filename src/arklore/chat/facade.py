@@ -353,12 +353,21 @@ class ChatFacade:
         return list(dict.fromkeys(n for n in out if n != sp.node_id))
 
     # -- memories ----------------------------------------------------------------------------
-    def memories(self, sp: Speaker, query: str, k: int | None = None) -> Block:
+    def memories(
+        self,
+        sp: Speaker,
+        query: str,
+        k: int | None = None,
+        named: Sequence[str] | None = None,
+    ) -> Block:
         """Her memories for ``query`` as the memories block: extracted first-person memories,
-        else her appearances (the events layer decides which and in what order)."""
+        else her appearances (the events layer decides which and in what order; ``named``:
+        the people the query names, when the turn already knows them)."""
         budget = self.budgets.memories
         try:
-            mem = self.events.memories(sp.char_id, query or None, k or self.budgets.memories_k)
+            mem = self.events.memories(
+                sp.char_id, query or None, k or self.budgets.memories_k, named=named
+            )
         except ArkloreError as exc:
             return empty_block(MEMORIES, budget, exc.one_line())
         return self.memories_block(sp, mem)
@@ -375,8 +384,12 @@ class ChatFacade:
             lines = [f"- 在{self._ref(m).label()}里：{m.text}" for m in items]
         else:
             header = f"【{sp.name}的出场记录（按发布顺序）】"
-            lines = [_appearance_line(m) for m in items]
-        text, kept = fit_lines(header, lines, budget, self.counter)
+            lines = [self._appearance_text(m) for m in items]
+
+        def weakest(kept: list[int]) -> int:  # the lowest-ranked entry (the latest without a query)
+            return min(kept, key=lambda i: (items[i].score or 0.0, -i))
+
+        text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
         picked = [items[i] for i in kept]
         noun = "memories" if kind == "memories" else "appearance(s)"
         reason = ""
@@ -398,6 +411,15 @@ class ChatFacade:
             items=[m.to_dict() for m in picked],
             meta=meta,
         )
+
+    def _appearance_text(self, m: MemoryItem) -> str:
+        """An appearance: where, the game's summary, then her own lines there (verbatim)."""
+        quotes = [
+            f"  {render_nickname(q['speaker'], self.nickname)}："
+            f"「{render_nickname(q['text'], self.nickname)}」"
+            for q in m.quotes
+        ]
+        return "\n".join([_appearance_head(m), *quotes])
 
     @staticmethod
     def _ref(m: MemoryItem) -> StageRef:
@@ -439,7 +461,7 @@ class ChatFacade:
         doctor = timed("doctor", self.doctor, sp)
         exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
         relations = timed("relations", self.relations, sp, message, exclude)
-        memories = timed("memories", self.memories, sp, message)
+        memories = timed("memories", self.memories, sp, message, named=named)
         group = timed("group", self.group, present)
         exemplars = timed("exemplars", self.exemplars, sp, message, named)
         blocks = sorted(
@@ -464,7 +486,7 @@ class ChatFacade:
         return self.events.stage_refs(unique(paths))
 
 
-def _appearance_line(m: MemoryItem) -> str:
+def _appearance_head(m: MemoryItem) -> str:
     where = " ".join(x for x in (m.stage_code, m.avg_tag) if x)
     title = f"《{m.story_name}》" if m.story_name else m.stage_path
     event = f"（{m.event_name}）" if m.event_name else ""

@@ -45,10 +45,11 @@ _STOPWORDS = """
     不 没 没有 别 不是 不会 不要 不能 可能 可以 能 会 要 想 得 该 应该 需要 必须
     说 讲 看 做 让 被 把 对 从 到 向 跟 给 为 比 于 以 之 其 而 但 但是 可是 不过 然后 所以
     因为 如果 虽然 还是 就是 只是 或者 而且 并且 那就 现在 以后 之后 以前 之前 当时 当年
-    真的 到底 究竟 其实 当然 知道 觉得 记得 还会
+    真的 到底 究竟 其实 当然 知道 觉得 记得 还会 今天 最近 时候 事情 东西
+    你好 您好 早上好 中午好 下午好 晚上好 早安 午安 晚安 再见 谢谢 多谢 拜拜 嗨 哈喽 喂
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
-"""Words that say nothing about a topic (chat messages are full of them)."""
+"""Words that say nothing about a topic (chat messages are full of them: greetings too)."""
 
 _PUNCT = re.compile(r"^[\W_]+$", re.UNICODE)
 
@@ -105,6 +106,10 @@ class Tokenizer:
         if self._auto is None:
             return []
         return [(s, e) for _, s, e in self._auto.find_matches_as_indexes(text)]
+
+    def names(self, text: str) -> list[str]:
+        """The kept words (the story's names) written in ``text``, once each."""
+        return list(dict.fromkeys(text[s:e] for s, e in self._spans(text)))
 
     def _cut(self, text: str, search: bool) -> list[str]:
         dt = _jieba()

@@ -27,7 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -48,7 +48,7 @@ SPOKEN = frozenset({LineKind.DIALOGUE, LineKind.MULTILINE})
 
 W_NAMED = 1.0
 """Boost for a window with every person the message names (a share of it for some)."""
-W_DOCTOR = (0.0, 0.15, 0.3)
+W_DOCTOR = (0.0, 0.2, 0.4)
 """Boost by the Doctor's presence: absent, present, she talks to him."""
 W_HERS = 0.15
 """Boost for a window that is mostly hers."""
@@ -61,7 +61,7 @@ Paths = dict[int, dict[int, frozenset[str]]]
 
 @dataclass(frozen=True, slots=True)
 class SceneLine:
-    """One line of a scene as the story has it (``text`` verbatim, placeholders included)."""
+    """One line of a scene as the store has it (``text`` verbatim, placeholders included)."""
 
     line_id: str
     kind: str
@@ -69,21 +69,18 @@ class SceneLine:
     text: str
     hers: bool
     option: str | None = None  # a choice: the option this scene takes
-    tokens: tuple[str, ...] = ()
 
     def shown(self) -> str:
         """What the scene says on this line: the option taken, for a choice."""
         return self.option if self.option is not None else self.text
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d.pop("tokens")
-        return d
+        return asdict(self)
 
 
 @dataclass(slots=True)
 class Scene:
-    """A window of hers, with why it was chosen."""
+    """A window of hers, read from the store, with why it was chosen."""
 
     id: int
     base_id: str
@@ -92,16 +89,12 @@ class Scene:
     lines: list[SceneLine]
     people: tuple[str, ...]
     doctor: int
-    hers: int
     score: float = 0.0
     why: dict[str, float] = field(default_factory=dict)
 
     @property
     def line_ids(self) -> list[str]:
         return [ln.line_id for ln in self.lines]
-
-    def text(self) -> str:
-        return "\n".join(ln.shown() for ln in self.lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -113,6 +106,26 @@ class Scene:
             "people": list(self.people),
             "lines": [ln.to_dict() for ln in self.lines],
         }
+
+
+class _Window(NamedTuple):
+    """A window as held in memory per operator (its lines are read when it is picked)."""
+
+    id: int
+    stage_path: str
+    order_rank: int | None
+    lines: str  # JSON [[line_id, kind, speaker, hers, option]]
+    people: tuple[str, ...]
+    doctor: int
+    hers: int
+    size: int
+
+
+class StageTerms(NamedTuple):
+    """A stage as memories rank it: its summary's tokens and the names in its lines."""
+
+    tokens: list[str]
+    people: frozenset[str]
 
 
 @dataclass
@@ -208,9 +221,9 @@ def choice_option(line: Line, constraint: dict[int, frozenset[str]]) -> str:
 @dataclass
 class _Entry:
     built_for: str
-    scenes: list[Scene]
+    windows: list[_Window]
     bm25: BM25
-    texts: list[str]  # each scene's lines joined, to find a person named in it
+    her_tokens: list[list[str]]  # each window's tokens of her lines
 
 
 class ExemplarIndex:
@@ -269,41 +282,44 @@ class ExemplarIndex:
         store = self._store()
         tok = self._tokenizer()
         person = {sp: base_of(cid) for sp, cid in speaker_ids.items()}
-        infos = {i.stage_path: i for i in store.stage_infos()}
+        infos = store.stage_infos()
         spoken_in = {path for path, _, _ in store.speaker_stage_counts(list(person))}
-        paths = [p for p in infos if p in spoken_in]
         report = ScenesReport(False, built_for=wanted)
         operators: set[str] = set()
         with store.transaction() as c:
             c.execute("DELETE FROM scene_windows")
             c.execute("DELETE FROM stage_terms")
-            c.executemany(
-                "INSERT INTO stage_terms VALUES (?, ?)",
-                [
-                    (i.stage_path, " ".join(tok.tokens(_stage_text(i.story_name, i.story_info))))
-                    for i in infos.values()
-                ],
-            )
-            for n, path in enumerate(paths):
-                rows = _stage_rows(
-                    store.lines(path), infos[path].order_rank, person, mentioned, tok
+            for n, info in enumerate(infos):
+                lines = store.lines(info.stage_path)
+                terms = tok.tokens(_stage_text(info.story_name, info.story_info))
+                c.execute(
+                    "INSERT INTO stage_terms VALUES (?, ?, ?)",
+                    (
+                        info.stage_path,
+                        " ".join(terms),
+                        orjson.dumps(_names_in(lines, tok)).decode(),
+                    ),
                 )
-                c.executemany(
-                    "INSERT INTO scene_windows (base_id, stage_path, first_line, last_line,"
-                    " order_rank, lines, people, doctor, hers) VALUES (?,?,?,?,?,?,?,?,?)",
-                    rows,
-                )
-                report.windows += len(rows)
-                operators.update(r[0] for r in rows)
+                if info.stage_path in spoken_in:
+                    rows = _stage_rows(lines, info.order_rank, person, mentioned, tok)
+                    c.executemany(
+                        "INSERT INTO scene_windows (base_id, stage_path, first_line, last_line,"
+                        " order_rank, lines, tokens, her_tokens, people, doctor, hers, size)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        rows,
+                    )
+                    report.windows += len(rows)
+                    report.stages += bool(rows)
+                    operators.update(r[0] for r in rows)
                 if progress and n % 20 == 0:
-                    progress("scenes", n, len(paths))
+                    progress("scenes", n, len(infos))
             c.execute(
                 "INSERT OR REPLACE INTO scene_meta (key, value) VALUES ('built_for', ?)", (wanted,)
             )
         if progress:
-            progress("scenes", len(paths), len(paths))
+            progress("scenes", len(infos), len(infos))
         self.clear()
-        report.operators, report.stages = len(operators), len(paths)
+        report.operators = len(operators)
         report.seconds = round(time.perf_counter() - t0, 2)
         return report
 
@@ -317,25 +333,19 @@ class ExemplarIndex:
             if entry is not None and entry.built_for == built:
                 self._entries.move_to_end(base)
                 return entry
-        rows = (
-            self._store()
-            .conn.execute(
-                "SELECT id, stage_path, order_rank, lines, people, doctor, hers FROM scene_windows"
-                " WHERE base_id = ? ORDER BY coalesce(order_rank, 1 << 62), stage_path, first_line",
-                (base,),
-            )
-            .fetchall()
-        )
-        scenes = [
-            Scene(sid, base, path, rank, [_line(x) for x in orjson.loads(lines)],
-                  tuple(orjson.loads(people)), doctor, hers)
-            for sid, path, rank, lines, people, doctor, hers in rows
-        ]  # fmt: skip
+        conn = self._store().conn
+        rows = conn.execute(
+            "SELECT id, stage_path, order_rank, lines, tokens, her_tokens, people, doctor, hers,"
+            " size FROM scene_windows WHERE base_id = ?"
+            " ORDER BY coalesce(order_rank, 1 << 62), stage_path, first_line",
+            (base,),
+        ).fetchall()
+        wins = [
+            _Window(wid, path, rank, lines, tuple(orjson.loads(people)), doctor, hers, size)
+            for wid, path, rank, lines, _, _, people, doctor, hers, size in rows
+        ]
         entry = _Entry(
-            built,
-            scenes,
-            BM25([[t for ln in s.lines for t in ln.tokens] for s in scenes]),
-            ["\n".join(ln.text for ln in s.lines) for s in scenes],
+            built, wins, BM25([r[4].split() for r in rows]), [r[5].split() for r in rows]
         )
         with self._lock:
             self._entries[base] = entry
@@ -343,10 +353,28 @@ class ExemplarIndex:
                 self._entries.popitem(last=False)
         return entry
 
+    def _scenes(
+        self, base: str, picked: Iterable[tuple[_Window, float, dict[str, float]]]
+    ) -> list[Scene]:
+        """The picked windows with their lines read from the store (a window whose lines the
+        store no longer holds is left out: a scene is shown verbatim or not at all)."""
+        picked = list(picked)
+        specs = [orjson.loads(w.lines) for w, _, _ in picked]
+        held = self._store().lines_by_id({x[0] for spec in specs for x in spec})
+        out: list[Scene] = []
+        for (w, score, why), spec in zip(picked, specs, strict=True):
+            if any(x[0] not in held for x in spec):
+                continue
+            lines = [SceneLine(lid, kind, speaker, held[lid][1], bool(hers), option)
+                     for lid, kind, speaker, hers, option in spec]  # fmt: skip
+            out.append(Scene(w.id, base, w.stage_path, w.order_rank, lines, w.people, w.doctor,
+                             score, why))  # fmt: skip
+        return out
+
     def count(self, family: Sequence[str]) -> int:
         """How many windows she has (0 when none, or when the index was never built)."""
         entry = self._entry(family[0]) if family else None
-        return len(entry.scenes) if entry else 0
+        return len(entry.windows) if entry else 0
 
     def search(
         self, family: Sequence[str], message: str, named: Sequence[str] = (), k: int = 3
@@ -354,63 +382,64 @@ class ExemplarIndex:
         """Her ``k`` best windows for ``message`` (one per stage), best first; ``named``: the
         graph nodes the message names (operator base ids, ``npc:<name>``)."""
         entry = self._entry(family[0]) if family else None
-        if entry is None or not entry.scenes or k <= 0:
+        if entry is None or not entry.windows or k <= 0:
             return []
         lexical = entry.bm25.scores(self._tokenizer().query(render_nickname(message)))
         top = max(lexical.values(), default=0.0)
         people = [n for n in dict.fromkeys(named) if n not in family]
         ranked: list[tuple[float, int, dict[str, float]]] = []
-        for i, s in enumerate(entry.scenes):
+        for i, w in enumerate(entry.windows):
             why = {
                 "lexical": lexical.get(i, 0.0) / top if top > 0 else 0.0,
-                "named": W_NAMED * _share_named(people, s, entry.texts[i]),
-                "doctor": W_DOCTOR[s.doctor],
-                "hers": W_HERS * s.hers / len(s.lines),
+                "named": W_NAMED * _share_named(people, w.people),
+                "doctor": W_DOCTOR[w.doctor],
+                "hers": W_HERS * w.hers / max(1, w.size),
             }
             ranked.append((sum(why.values()), i, why))
         ranked.sort(key=lambda r: (-r[0], r[1]))
-        out: list[Scene] = []
+        picked: list[tuple[_Window, float, dict[str, float]]] = []
         stages: set[str] = set()
         for score, i, why in ranked:
-            s = entry.scenes[i]
-            if s.stage_path in stages:
-                continue
-            stages.add(s.stage_path)
-            out.append(Scene(s.id, s.base_id, s.stage_path, s.order_rank, s.lines, s.people,
-                             s.doctor, s.hers, score, why))  # fmt: skip
-            if len(out) == k:
-                break
-        return out
+            w = entry.windows[i]
+            if w.stage_path not in stages:
+                stages.add(w.stage_path)
+                picked.append((w, score, why))
+                if len(picked) == k:
+                    break
+        return self._scenes(family[0], picked)
 
-    def her_lines(self, family: Sequence[str]) -> dict[str, list[SceneLine]]:
-        """Her lines (with their tokens) by stage, in line order, from her windows."""
+    def her_tokens(self, family: Sequence[str]) -> dict[str, list[str]]:
+        """The tokens of her lines by stage (from her windows)."""
         entry = self._entry(family[0]) if family else None
-        out: dict[str, list[SceneLine]] = {}
-        for s in entry.scenes if entry else ():
-            out.setdefault(s.stage_path, []).extend(ln for ln in s.lines if ln.hers)
-        return out
-
-    def people_at(self, family: Sequence[str]) -> dict[str, set[str]]:
-        """Who is in her windows, by stage (operators by base id, ``npc:<speaker>``)."""
-        entry = self._entry(family[0]) if family else None
-        out: dict[str, set[str]] = {}
-        for s in entry.scenes if entry else ():
-            out.setdefault(s.stage_path, set()).update(s.people)
-        return out
-
-    def stage_terms(self, stage_paths: Iterable[str]) -> dict[str, list[str]]:
-        """The tokens of each stage's name and official summary."""
-        paths = sorted(set(stage_paths))
         out: dict[str, list[str]] = {}
+        if entry is not None:
+            for w, toks in zip(entry.windows, entry.her_tokens, strict=True):
+                out.setdefault(w.stage_path, []).extend(toks)
+        return out
+
+    def her_lines(self, family: Sequence[str], stage_path: str) -> list[SceneLine]:
+        """Her lines in one stage, in line order, once each."""
+        entry = self._entry(family[0]) if family else None
+        wins = [w for w in entry.windows if w.stage_path == stage_path] if entry else []
+        out: dict[str, SceneLine] = {}
+        for scene in self._scenes(family[0], ((w, 0.0, {}) for w in wins)):
+            out.update((ln.line_id, ln) for ln in scene.lines if ln.hers)
+        return list(out.values())
+
+    def stage_terms(self, stage_paths: Iterable[str]) -> dict[str, StageTerms]:
+        """Per stage: the tokens of its name and official summary, and the names that speak
+        or are written in its lines."""
+        paths = sorted(set(stage_paths))
+        out: dict[str, StageTerms] = {}
         conn = self._store().conn
         for i in range(0, len(paths), 500):
             chunk = paths[i : i + 500]
             rows = conn.execute(
-                f"SELECT stage_path, tokens FROM stage_terms WHERE stage_path IN"
+                f"SELECT stage_path, tokens, people FROM stage_terms WHERE stage_path IN"
                 f" ({','.join('?' * len(chunk))})",
                 chunk,
             )
-            out.update({p: t.split() for p, t in rows})
+            out.update({p: StageTerms(t.split(), frozenset(orjson.loads(pp))) for p, t, pp in rows})
         return out
 
     def tokenizer(self) -> Tokenizer:
@@ -421,21 +450,40 @@ def _stage_text(name: str | None, summary: str | None) -> str:
     return "\n".join(x for x in (name, summary) if x)
 
 
-def _share_named(people: Sequence[str], scene: Scene, text: str) -> float:
-    """The share of ``people`` in the scene: speaking or named (operators, by the matcher at
-    build time), or, for other people (``npc:<name>``), their name in a line."""
+def _names_in(lines: Iterable[Line], tok: Tokenizer) -> list[str]:
+    """Who is in a stage: every speaker, and every name the tokenizer keeps written there."""
+    out: dict[str, None] = {}
+    for ln in lines:
+        if ln.speaker and ln.kind is not LineKind.CHOICE:
+            out[ln.speaker] = None
+        for name in tok.names(ln.text):
+            out[name] = None
+    return list(out)
+
+
+def _share_named(people: Sequence[str], there: tuple[str, ...]) -> float:
+    """The share of ``people`` (graph nodes) who speak or are named in a window."""
     if not people:
         return 0.0
-    there = 0
-    for p in people:
-        if p in scene.people or (p.startswith("npc:") and len(p) > 5 and p[4:] in text):
-            there += 1
-    return there / len(people)
+    return sum(p in there for p in people) / len(people)
 
 
-def _line(x: list[Any]) -> SceneLine:
-    line_id, kind, speaker, text, hers, option, tokens = x
-    return SceneLine(line_id, kind, speaker, text, bool(hers), option, tuple(tokens.split()))
+def _people_named(
+    ln: Line, person: dict[str, str], mentioned: Callable[[str], list[str]], tok: Tokenizer
+) -> list[str]:
+    """Who a line shows: its speaker and the people it names (operators by the mention
+    matcher; anyone by a name the tokenizer keeps), as graph nodes (an operator's base id,
+    else ``npc:<name>``); the Doctor is not a person here."""
+    if ln.kind is LineKind.CHOICE:
+        return []
+    out: dict[str, None] = {}
+    if ln.speaker and not is_doctor(ln.speaker):
+        out[person.get(ln.speaker, f"npc:{ln.speaker}")] = None
+    out.update(dict.fromkeys(mentioned(ln.text)))
+    for name in tok.names(ln.text):
+        if not is_doctor(name):
+            out[person.get(name, f"npc:{name}")] = None
+    return list(out)
 
 
 def _stage_rows(
@@ -451,7 +499,7 @@ def _stage_rows(
         {person[ln.speaker] for ln in lines
          if ln.kind in SPOKEN and not ln.uncertain and ln.speaker in person}
     )  # fmt: skip
-    tokens: dict[int, str] = {}
+    tokens: dict[tuple[int, str | None], str] = {}
     named: dict[int, list[str]] = {}
     rows: list[tuple[Any, ...]] = []
     for base in bases:
@@ -460,28 +508,29 @@ def _stage_rows(
             return ln.kind in SPOKEN and not ln.uncertain and person.get(ln.speaker) == base
 
         for win, constraint in windows(lines, hers, paths):
-            data = []
+            data: list[list[Any]] = []
+            toks: list[str] = []
             people: dict[str, None] = {}
             doctor = 0
             for ln in win:
                 option = choice_option(ln, constraint) if ln.kind is LineKind.CHOICE else None
-                if ln.line_no not in tokens:
-                    tokens[ln.line_no] = " ".join(tok.tokens(render_nickname(option or ln.text)))
-                    named[ln.line_no] = [] if ln.kind is LineKind.CHOICE else mentioned(ln.text)
+                key = (ln.line_no, option)
+                if key not in tokens:
+                    tokens[key] = " ".join(tok.tokens(render_nickname(option or ln.text)))
+                if ln.line_no not in named:
+                    named[ln.line_no] = _people_named(ln, person, mentioned, tok)
                 is_hers = hers(ln)
-                data.append([ln.line_id, str(ln.kind), ln.speaker, ln.text, int(is_hers),
-                             option, tokens[ln.line_no]])  # fmt: skip
-                if ln.speaker and not is_doctor(ln.speaker) and ln.kind is not LineKind.CHOICE:
-                    people[person.get(ln.speaker, f"npc:{ln.speaker}")] = None
-                for cid in named[ln.line_no]:
-                    people[cid] = None
+                data.append([ln.line_id, str(ln.kind), ln.speaker, int(is_hers), option])
+                toks.append(tokens[key])
+                people.update(dict.fromkeys(named[ln.line_no]))
                 signal = doctor_signal(ln) or ("speaks" if is_doctor(ln.speaker) else None)
                 if signal:
                     doctor = max(doctor, 2 if is_hers and signal == "nickname" else 1)
             people.pop(base, None)
             rows.append((
                 base, win[0].stage_path, win[0].line_no, win[-1].line_no, order_rank,
-                orjson.dumps(data).decode(), orjson.dumps(list(people)).decode(), doctor,
-                sum(d[4] for d in data),
+                orjson.dumps(data).decode(), " ".join(t for t in toks if t),
+                " ".join(t for d, t in zip(data, toks, strict=True) if d[3] and t),
+                orjson.dumps(list(people)).decode(), doctor, sum(d[3] for d in data), len(data),
             ))  # fmt: skip
     return rows
