@@ -32,9 +32,6 @@ from arklore.corpus.store import Store
 K1 = 1.2
 B = 0.75
 
-NAME_MIN_LINES = 3
-"""A speaker name becomes a whole word for the tokenizer when it speaks at least this often."""
-
 _STOPWORDS = """
     的 地 得 了 着 过 吗 呢 吧 啊 呀 嘛 么 啦 哦 哟 嗯 哈 哇 喔 诶 欸 哎 唉 呃 噢 嘿 呐 咯 喽
     是 在 有 和 与 及 或 也 都 就 还 又 再 才 很 太 更 最 挺 真 好 非常 已经 曾经 正在 一直 总是
@@ -60,15 +57,14 @@ def _keep(tok: str) -> bool:
     return not all(unicodedata.category(c).startswith("N") for c in tok)
 
 
-def name_words(store: Store, min_lines: int = NAME_MIN_LINES) -> list[str]:
-    """The story's speaker names worth keeping whole: two or more characters with at least
-    one CJK character, not the mystery speaker ``？？？``, speaking ``min_lines`` or more."""
+def name_words(store: Store) -> list[str]:
+    """The story's speaker names, kept whole by the tokenizer and found in lines as people:
+    two to twelve characters with at least one CJK character, not ``？？？``-like labels."""
     out = []
-    for name, lines, *_ in store.speaker_rows():
+    for name, *_ in store.speaker_rows():
         n = name.strip()
         if (
-            lines >= min_lines
-            and 2 <= len(n) <= 12
+            2 <= len(n) <= 12
             and any("\u4e00" <= c <= "\u9fff" for c in n)
             and not _PUNCT.search(n[-1])
         ):
