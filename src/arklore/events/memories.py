@@ -353,11 +353,10 @@ def _quotes(
         return []
     names = [n[4:] for n in named if n.startswith("npc:")]
     short = [ln for ln in lines if len(ln.text) <= QUOTE_CHARS] or list(lines)
-    tok = rec.index.tokenizer()
+    idf = {t: rec.bm25.idf(t) for t in query}
 
-    def fit(ln: SceneLine) -> float:
-        toks = set(tok.tokens(render_nickname(ln.text))) if query else set()
-        return sum(rec.bm25.idf(t) for t in query if t in toks) + sum(
+    def fit(ln: SceneLine) -> float:  # the query's words written in the line (no tokenizing)
+        return sum(w for t, w in idf.items() if t in ln.text) + sum(
             1.0 for n in names if n in ln.text
         )
 

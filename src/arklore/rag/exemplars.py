@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
 import orjson
 
 from arklore.core.model import Line, LineKind, is_doctor
@@ -224,6 +225,9 @@ class _Entry:
     windows: list[_Window]
     bm25: BM25
     her_tokens: list[list[str]]  # each window's tokens of her lines
+    prior: np.ndarray  # each window's Doctor and her-share boosts
+    people: dict[str, list[int]]  # who -> the windows they speak or are named in
+    stages: dict[str, list[int]]  # stage -> her windows there
 
 
 class ExemplarIndex:
@@ -344,8 +348,23 @@ class ExemplarIndex:
             _Window(wid, path, rank, lines, tuple(orjson.loads(people)), doctor, hers, size)
             for wid, path, rank, lines, _, _, people, doctor, hers, size in rows
         ]
+        prior = np.array(
+            [W_DOCTOR[w.doctor] + W_HERS * w.hers / max(1, w.size) for w in wins], dtype=np.float64
+        )
+        people: dict[str, list[int]] = {}
+        stages: dict[str, list[int]] = {}
+        for i, w in enumerate(wins):
+            stages.setdefault(w.stage_path, []).append(i)
+            for p in w.people:
+                people.setdefault(p, []).append(i)
         entry = _Entry(
-            built, wins, BM25([r[4].split() for r in rows]), [r[5].split() for r in rows]
+            built,
+            wins,
+            BM25([r[4].split() for r in rows]),
+            [r[5].split() for r in rows],
+            prior,
+            people,
+            stages,
         )
         with self._lock:
             self._entries[base] = entry
@@ -384,28 +403,33 @@ class ExemplarIndex:
         entry = self._entry(family[0]) if family else None
         if entry is None or not entry.windows or k <= 0:
             return []
-        lexical = entry.bm25.scores(self._tokenizer().query(render_nickname(message)))
-        top = max(lexical.values(), default=0.0)
-        people = [n for n in dict.fromkeys(named) if n not in family]
-        ranked: list[tuple[float, int, dict[str, float]]] = []
-        for i, w in enumerate(entry.windows):
-            why = {
-                "lexical": lexical.get(i, 0.0) / top if top > 0 else 0.0,
-                "named": W_NAMED * _share_named(people, w.people),
-                "doctor": W_DOCTOR[w.doctor],
-                "hers": W_HERS * w.hers / max(1, w.size),
-            }
-            ranked.append((sum(why.values()), i, why))
-        ranked.sort(key=lambda r: (-r[0], r[1]))
+        n = len(entry.windows)
+        lexical = np.zeros(n)
+        for i, v in entry.bm25.scores(self._tokenizer().query(render_nickname(message))).items():
+            lexical[i] = v
+        if lexical.max() > 0:
+            lexical /= lexical.max()
+        people = [p for p in dict.fromkeys(named) if p not in family]
+        shared = np.zeros(n)
+        for p in people:
+            shared[entry.people.get(p, [])] += W_NAMED / len(people)
+        total = lexical + shared + entry.prior
         picked: list[tuple[_Window, float, dict[str, float]]] = []
         stages: set[str] = set()
-        for score, i, why in ranked:
+        for i in np.lexsort((np.arange(n), -np.round(total, 9))):
             w = entry.windows[i]
-            if w.stage_path not in stages:
-                stages.add(w.stage_path)
-                picked.append((w, score, why))
-                if len(picked) == k:
-                    break
+            if w.stage_path in stages:
+                continue
+            stages.add(w.stage_path)
+            why = {
+                "lexical": float(lexical[i]),
+                "named": float(shared[i]),
+                "doctor": W_DOCTOR[w.doctor],
+                "hers": float(entry.prior[i] - W_DOCTOR[w.doctor]),
+            }
+            picked.append((w, float(total[i]), why))
+            if len(picked) == k:
+                break
         return self._scenes(family[0], picked)
 
     def her_tokens(self, family: Sequence[str]) -> dict[str, list[str]]:
@@ -420,7 +444,7 @@ class ExemplarIndex:
     def her_lines(self, family: Sequence[str], stage_path: str) -> list[SceneLine]:
         """Her lines in one stage, in line order, once each."""
         entry = self._entry(family[0]) if family else None
-        wins = [w for w in entry.windows if w.stage_path == stage_path] if entry else []
+        wins = [entry.windows[i] for i in entry.stages.get(stage_path, [])] if entry else []
         out: dict[str, SceneLine] = {}
         for scene in self._scenes(family[0], ((w, 0.0, {}) for w in wins)):
             out.update((ln.line_id, ln) for ln in scene.lines if ln.hers)
@@ -459,13 +483,6 @@ def _names_in(lines: Iterable[Line], tok: Tokenizer) -> list[str]:
         for name in tok.names(ln.text):
             out[name] = None
     return list(out)
-
-
-def _share_named(people: Sequence[str], there: tuple[str, ...]) -> float:
-    """The share of ``people`` (graph nodes) who speak or are named in a window."""
-    if not people:
-        return 0.0
-    return sum(p in there for p in people) / len(people)
 
 
 def _people_named(
