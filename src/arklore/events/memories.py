@@ -209,9 +209,10 @@ class MemoryService:
 
     # -- the call a chat makes ---------------------------------------------------------
     def _index(self) -> ExemplarIndex | None:
-        """Her scene windows when they were built from the current names, else None."""
+        """Her scene windows once built (the lines quoted are read from the store, so an index
+        older than the names still quotes only stored lines), else None."""
         idx = self._scenes() if self._scenes is not None else None
-        return idx if idx is not None and idx.fresh() else None
+        return idx if idx is not None and idx.built_for() is not None else None
 
     def _recall_for(self, fam: tuple[str, ...], apps: list[Appearance]) -> _Recall | None:
         """Her stages as lexical documents (summary + her lines there), held per operator."""
