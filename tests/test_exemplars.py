@@ -396,3 +396,18 @@ def test_bm25_prefers_the_rarer_word() -> None:
     docs = [["巡逻", "近卫局"], ["巡逻", "下城区"], ["巡逻", "龙门"], ["剑"]]
     scores = BM25(docs).scores(["巡逻", "近卫局"])
     assert max(scores, key=scores.get) == 0 and 3 not in scores
+
+
+def test_a_tight_memories_budget_drops_her_second_lines_before_an_appearance(home: Path) -> None:
+    with make_ws(home) as ws:
+        full = ws.chat.memories(ws.chat.speaker("陈"), "龙门和近卫局的巡逻")
+        assert not full.reason and any(len(it["quotes"]) == 2 for it in full.items)
+        second = {it["quotes"][1]["text"] for it in full.items if len(it["quotes"]) == 2}
+        lines = [x for x in full.text.splitlines() if not any(f"「{q}」" in x for q in second)]
+        budget = ws.chat.counter("\n".join(lines))
+    with make_ws(home, memory_token_budget=budget) as ws:
+        tight = ws.chat.memories(ws.chat.speaker("陈"), "龙门和近卫局的巡逻")
+    assert [s.path for s in tight.stages] == [s.path for s in full.stages]
+    assert all(len(it["quotes"]) == 1 for it in tight.items) and not tight.reason
+    dropped = {q["line_id"] for it in full.items for q in it["quotes"][1:]}
+    assert not dropped & set(tight.line_ids) and tight.tokens <= budget

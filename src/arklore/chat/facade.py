@@ -17,7 +17,7 @@ import copy
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -379,17 +379,27 @@ class ChatFacade:
         kind = memories.kind
         if not items:
             return empty_block(MEMORIES, budget, memories.reason or "no memories", kind=kind)
-        if kind == "memories":
-            header = f"【{sp.name}的记忆】"
-            lines = [f"- 在{self._ref(m).label()}里：{m.text}" for m in items]
-        else:
-            header = f"【{sp.name}的出场记录（按发布顺序）】"
-            lines = [self._appearance_text(m) for m in items]
 
         def weakest(kept: list[int]) -> int:  # the lowest-ranked entry (the latest without a query)
             return min(kept, key=lambda i: (items[i].score or 0.0, -i))
 
-        text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
+        if kind == "memories":
+            header = f"【{sp.name}的记忆】"
+            lines = [f"- 在{self._ref(m).label()}里：{m.text}" for m in items]
+            text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
+        else:  # fewer of her lines per appearance before fewer appearances
+            header = f"【{sp.name}的出场记录（按发布顺序）】"
+            best: tuple[list[MemoryItem], str, list[int]] | None = None
+            for n in range(max(len(m.quotes) for m in items), -1, -1):
+                shown = [_with_quotes(m, n) for m in items]
+                lines = [self._appearance_text(m) for m in shown]
+                text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
+                if best is None or len(kept) > len(best[2]):
+                    best = (shown, text, kept)
+                if len(kept) == len(items):
+                    break
+            assert best is not None
+            items, text, kept = best
         picked = [items[i] for i in kept]
         noun = "memories" if kind == "memories" else "appearance(s)"
         reason = ""
@@ -484,6 +494,14 @@ class ChatFacade:
     # -- stages ------------------------------------------------------------------------------
     def stage_refs(self, paths: Iterable[str]) -> list[StageRef]:
         return self.events.stage_refs(unique(paths))
+
+
+def _with_quotes(m: MemoryItem, n: int) -> MemoryItem:
+    """The appearance with at most ``n`` of her lines (and only their ids among the quotes')."""
+    if len(m.quotes) <= n:
+        return m
+    dropped = {q["line_id"] for q in m.quotes[n:]}
+    return replace(m, quotes=m.quotes[:n], line_ids=[x for x in m.line_ids if x not in dropped])
 
 
 def _appearance_head(m: MemoryItem) -> str:
