@@ -313,14 +313,13 @@ class MemoryService:
                 for i, a in enumerate(apps)
             ]
             ranked = sorted(range(len(apps)), key=lambda i: (-scores[i], i))[:k]
+            hers = rec.index.her_lines(fam, [apps[i].stage_path for i in ranked]) if rec else {}
             base.items = [
                 _appearance_item(
                     apps[i],
                     len(present[i]),
                     round(scores[i], 4) if query else None,
-                    _quotes(rec.index.her_lines(fam, apps[i].stage_path), q, rec, people)
-                    if rec is not None
-                    else [],
+                    _quotes(hers.get(apps[i].stage_path, []), q, rec, people) if rec else [],
                 )
                 for i in sorted(ranked)  # shown in story order
             ]

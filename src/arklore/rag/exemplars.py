@@ -443,14 +443,25 @@ class ExemplarIndex:
                 out.setdefault(w.stage_path, []).extend(toks)
         return out
 
-    def her_lines(self, family: Sequence[str], stage_path: str) -> list[SceneLine]:
-        """Her lines in one stage, in line order, once each."""
+    def her_lines(
+        self, family: Sequence[str], stage_paths: Iterable[str]
+    ) -> dict[str, list[SceneLine]]:
+        """Her lines in each of ``stage_paths``, in line order, once each, read from the store
+        (one query; a line it no longer holds is left out)."""
         entry = self._entry(family[0]) if family else None
-        wins = [entry.windows[i] for i in entry.stages.get(stage_path, [])] if entry else []
-        out: dict[str, SceneLine] = {}
-        for scene in self._scenes(family[0], ((w, 0.0, {}) for w in wins)):
-            out.update((ln.line_id, ln) for ln in scene.lines if ln.hers)
-        return list(out.values())
+        specs: dict[str, dict[str, list[Any]]] = {}
+        for path in dict.fromkeys(stage_paths):
+            specs[path] = {}
+            for i in entry.stages.get(path, []) if entry else ():
+                for x in orjson.loads(entry.windows[i].lines):
+                    if x[3]:
+                        specs[path][x[0]] = x
+        held = self._store().lines_by_id({lid for spec in specs.values() for lid in spec})
+        return {
+            path: [SceneLine(lid, kind, speaker, held[lid][1], True, option)
+                   for lid, kind, speaker, _, option in spec.values() if lid in held]
+            for path, spec in specs.items()
+        }  # fmt: skip
 
     def stage_terms(self, stage_paths: Iterable[str]) -> dict[str, StageTerms]:
         """Per stage: the tokens of its name and official summary, and the names that speak
