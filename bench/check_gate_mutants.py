@@ -14,7 +14,8 @@ tests/test_rag_describe.py), extracted notes kept out of document text
 (tests/test_rag_evidence.py, tests/test_rag_docs.py) and verify-anchors' citations of the
 matrix, graph and index (tests/test_verify_citations.py), the approval's hand-edit check on
 every entry point (tests/test_parity.py) and the tier-C rule outside a turn
-(tests/test_rag_cli.py).
+(tests/test_rag_cli.py), and her scenes: windows never mixing choice branches, lines shown
+verbatim, the player's placeholder rendered (tests/test_exemplars.py).
 
 Run: ``.venv/bin/python bench/check_gate_mutants.py`` — prints mutant -> failed tests and
 exits non-zero if any mutant survives (or hangs). Time limits are measured, not fixed: the
@@ -35,6 +36,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -276,6 +278,35 @@ def _tier_c_rule_only_in_the_turn(_: Any) -> None:
     )
 
 
+def _scene_branches_mixed(_: Any) -> None:
+    from arklore.rag import exemplars
+
+    def merge(constraint, path):  # noqa: ANN001, ANN202
+        return {**constraint, **path}
+
+    exemplars._merge = merge
+
+
+def _scene_not_verbatim(_: Any) -> None:
+    from arklore.rag import exemplars
+
+    original = exemplars.ExemplarIndex._scenes
+
+    def scenes(self, base, picked):  # noqa: ANN001, ANN202
+        out = original(self, base, picked)
+        for sc in out:
+            sc.lines = [replace(ln, text=ln.text.rstrip("。")) for ln in sc.lines]
+        return out
+
+    exemplars.ExemplarIndex._scenes = scenes
+
+
+def _nickname_unrendered(_: Any) -> None:
+    from arklore.chat import facade
+
+    facade.render_nickname = lambda text, nickname="博士": text
+
+
 EXTRACT = "tests/test_extract_gates.py"
 EVENTS = "tests/test_events_checks.py"
 RAG_DOCS = "tests/test_rag_docs.py"
@@ -288,6 +319,7 @@ EVIDENCE = "tests/test_rag_evidence.py"
 CITATIONS = "tests/test_verify_citations.py"
 TASKS = "tests/test_distill_tasks.py"
 PARITY = "tests/test_parity.py"
+SCENES = "tests/test_exemplars.py"
 
 # mutant -> (the tests that must catch it, the patch)
 MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
@@ -327,6 +359,9 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "citations_ignored": (CITATIONS, _citations_ignored),
     "approve_ignores_hand_edits": ((PARITY, DISTILL), _approve_ignores_hand_edits),
     "tier_c_rule_only_in_the_turn": ("tests/test_rag_cli.py", _tier_c_rule_only_in_the_turn),
+    "scene_branches_mixed": (SCENES, _scene_branches_mixed),
+    "scene_not_verbatim": (SCENES, _scene_not_verbatim),
+    "nickname_unrendered": (SCENES, _nickname_unrendered),
 }
 
 

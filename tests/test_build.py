@@ -84,7 +84,7 @@ def test_a_build_killed_after_a_step_resumes_at_the_next(
     state = BuildState(home / "build.json")
     assert set(state.data) == {"graph", "appearances"}  # what finished is recorded
     monkeypatch.undo()
-    assert ran(build(home, data)) == ["ingest", "profiles", "index"]
+    assert ran(build(home, data)) == ["ingest", "profiles", "index", "exemplars"]
 
 
 def test_a_replaced_graph_file_is_rebuilt(tmp_path: Path, data: tuple[Path, Path]) -> None:

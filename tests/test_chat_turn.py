@@ -217,10 +217,10 @@ def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch
     from arklore.events.facade import EventsFacade
     from arklore.events.memories import Memories, MemoryItem
 
-    seen: list[tuple[str, str | None, int]] = []
+    seen: list[tuple[str, str | None, int, list[str] | None]] = []
 
-    def memories(self, operator: str, query: str | None = None, k: int = 3) -> Memories:
-        seen.append((operator, query, k))
+    def memories(self, operator: str, query: str | None = None, k: int = 3, named=None) -> Memories:
+        seen.append((operator, query, k, named))
         item = MemoryItem("我在雨里等过陈小姐。", S3, "T-3", "测试篇", [lid(S3, 1)],
                           "memory", 0.9, 3, "雨夜")  # fmt: skip
         return Memories([item], "memories", "", operator)
@@ -230,7 +230,7 @@ def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch
 
     w = Workspace(kb_settings(kb_home, memory_k=4))
     t = w.chat.turn("Amiya", "还记得那天吗")
-    assert seen == [(AMIYA, "还记得那天吗", 4)]
+    assert seen == [(AMIYA, "还记得那天吗", 4, [])]  # the people named, found once per turn
     block = t.block("memories")
     assert block.meta["kind"] == "memories" and block.line_ids == [lid(S3, 1)]
     assert "- 在T-3 《雨夜》里：我在雨里等过陈小姐。" in t.system_prompt

@@ -208,8 +208,13 @@ def test_doctor_needs_a_block_citing_a_line(kb_ws) -> None:
     assert _one(kb_ws, item, cited) == (True, "doctor block cites 1 line(s)")
 
 
-def _exemplars(*ids: str, text: str = "【她的说话方式】") -> dict[str, Any]:
-    return {"exemplars": {"text": text, "sources": {"line_ids": list(ids)}}}
+def _exemplars(
+    *ids: str, text: str = "【她的说话方式】", shown_hers: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    lines = [{"line_id": x, "hers": x in shown_hers} for x in ids]
+    return {
+        "exemplars": {"text": text, "sources": {"line_ids": list(ids)}, "items": [{"lines": lines}]}
+    }
 
 
 def test_voice_wants_enough_of_her_own_lines_on_topic(kb_ws) -> None:
@@ -222,20 +227,27 @@ def test_voice_wants_enough_of_her_own_lines_on_topic(kb_ws) -> None:
     ok, why = _one(kb_ws, item)
     assert not ok and why.startswith("exemplars block empty")
     hers = _exemplars(lid(S1, 2), lid(S3, 1))
-    assert _one(kb_ws, item, hers) == (True, "2 exemplars, 1 from the expected stages")
+    assert _one(kb_ws, item, hers) == (True, "2 lines of hers, 1 from the expected stages")
     assert _one(kb_ws, item, _exemplars(lid(S1, 2))) == (
         False,
-        "exemplars cite 1 line(s), want at least 2",
+        "exemplars cite 1 line(s) of hers, want at least 2",
     )
+    # a scene: another speaker's line is context and does not count as hers
     kaltsit = _exemplars(lid(S1, 2), lid(S1, 3))
     assert _one(kb_ws, item, kaltsit) == (
         False,
-        f"exemplar {lid(S1, 3)} is not hers (speaker: 凯尔希)",
+        "exemplars cite 1 line(s) of hers, want at least 2",
+    )
+    # but a line the block shows as hers must be hers
+    passed_off = _exemplars(lid(S1, 2), lid(S1, 4), lid(S1, 3), shown_hers=(lid(S1, 3),))
+    assert _one(kb_ws, item, passed_off) == (
+        False,
+        f"exemplar {lid(S1, 3)} is shown as hers but is not (speaker: 凯尔希)",
     )
     off_topic = _exemplars(lid(S2, 5), lid(S3, 3))
     assert not _one(kb_ws, item, off_topic)[0]
     by_keyword = _exemplars(lid(S2, 5), lid(S3, 3), text="……巡逻路线我已经画好了……")
-    assert _one(kb_ws, item, by_keyword) == (True, "2 exemplars, keyword 巡逻")
+    assert _one(kb_ws, item, by_keyword) == (True, "2 lines of hers, keyword 巡逻")
 
 
 def test_voice_counts_her_other_forms_as_hers(kb_ws) -> None:

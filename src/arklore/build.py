@@ -10,6 +10,7 @@ step            what                                                            
 ``appearances`` every operator's stages, one corpus pass                         same corpus
 ``profiles``    a rule-built ``.char`` per operator (tasks A, B, C, E; no model)  same inputs
 ``index``       the relation index (evidence-built texts, embedded)               same inputs
+``exemplars``   scene windows of each operator's own lines (her voice per turn)   same corpus
 ==============  ================================================================  ==============
 
 Each finished step records the fingerprint of its inputs in ``$ARKLORE_HOME/build.json``
@@ -33,7 +34,7 @@ from arklore.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]
 
-STEPS: tuple[str, ...] = ("ingest", "graph", "appearances", "profiles", "index")
+STEPS: tuple[str, ...] = ("ingest", "graph", "appearances", "profiles", "index", "exemplars")
 RULE_TASKS = ("A", "B", "C", "E")
 """The profile tasks with a rule (no model): anchor, quotes, her view of the Doctor, relation
 candidates. Task D (her key people in her words) needs a model; ``arklore distill`` runs it."""
@@ -191,6 +192,14 @@ def run_build(
     if not ws.rag.built():
         state.forget(("index",))
     run("index", index_inputs, index)
+
+    def exemplars() -> dict[str, Any]:
+        rep = ws.rag.index_exemplars(progress=progress)
+        return {"windows": rep.windows, "operators": rep.operators, "stages": rep.stages}
+
+    if not ws.rag.exemplars_built():
+        state.forget(("exemplars",))
+    run("exemplars", user_aliases, exemplars)
 
     report.seconds = time.perf_counter() - t_all
     return report

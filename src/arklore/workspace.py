@@ -54,6 +54,7 @@ from arklore.names.facade import NamesFacade
 from arklore.names.registry import build_registry
 from arklore.profiles import schema as profiles_schema
 from arklore.profiles.facade import ProfilesFacade
+from arklore.rag import schema as rag_schema
 from arklore.rag.facade import RagFacade
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
@@ -72,6 +73,7 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     *extract_schema.MIGRATIONS,
     *profiles_schema.MIGRATIONS,
     *events_schema.MIGRATIONS,
+    *rag_schema.MIGRATIONS,
 )
 """Every layer's tables in the store, in the order they are applied."""
 
@@ -162,7 +164,10 @@ class Workspace:
         self.corpus = CorpusFacade(paths.db, roots, STORE_MIGRATIONS, workers=st.workers)
         store = self.corpus.store
         self.names = NamesFacade(
-            store, alias_file=st.aliases_file, max_message_chars=st.max_message_chars
+            store,
+            alias_file=st.aliases_file,
+            max_message_chars=st.max_message_chars,
+            corpus_version=self.corpus.version,
         )
         self.extract = ExtractFacade(
             store,
@@ -197,10 +202,13 @@ class Workspace:
             self.names,
             self.extract,
             llm,
-            corpus_version=self.corpus.version,
             embedder=self.rag.embedder,
             embed_cache=paths.embed_cache,
             exports=paths.event_exports,
+            scenes=self.rag.scene_index,
+            named=lambda cid, text: self.chat.named(
+                self.chat.speaker(cid, check_manifest=False), text
+            ),
         )
         self.profiles = ProfilesFacade(
             store,

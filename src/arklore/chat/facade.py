@@ -17,7 +17,7 @@ import copy
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,8 @@ from arklore.core.blocks import (
     unique,
 )
 from arklore.core.errors import ArkloreError, UnknownNameError
-from arklore.core.text import check_message
+from arklore.core.model import DOCTOR as DOCTOR_NAME
+from arklore.core.text import check_message, render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.events.facade import EventsFacade
 from arklore.events.memories import Memories, MemoryItem
@@ -49,6 +50,7 @@ from arklore.profiles.charfile import TIER_C
 from arklore.profiles.facade import ProfilesFacade
 from arklore.profiles.persona import OPT_IN_VAR, Persona
 from arklore.rag.context import Relation, RelationContext
+from arklore.rag.exemplars import Scene
 from arklore.rag.facade import RagFacade
 
 PERSONA_CACHE = 2048
@@ -281,8 +283,59 @@ class ChatFacade:
 
     # -- her own lines -----------------------------------------------------------------------
     def exemplars(self, sp: Speaker, message: str, named: Sequence[str] = ()) -> Block:
-        """A few scenes of her own story lines that fit the message (how she talks)."""
-        return empty_block(EXEMPLARS, self.budgets.exemplars, f"no scenes of {sp.name} indexed yet")
+        """A few scenes of her own story lines that fit the message, verbatim, as a short
+        script (how she talks): the rag layer picks them (preferring the people ``named`` and
+        the Doctor); the weakest scenes are left out whole to fit the budget."""
+        budget = self.budgets.exemplars
+        try:
+            scenes = self.rag.exemplars(sp.family, message, named, self.budgets.exemplars_k)
+            if not scenes:
+                if not self.rag.exemplars_built():
+                    why = "her scenes were never indexed (run `arklore build`)"
+                else:
+                    why = f"{sp.name} speaks in no story stage"
+                return empty_block(EXEMPLARS, budget, why)
+        except ArkloreError as exc:
+            return empty_block(EXEMPLARS, budget, exc.one_line())
+        refs = {r.path: r for r in self.stage_refs(s.stage_path for s in scenes)}
+        parts = [self._scene_text(refs[s.stage_path], s) for s in scenes]
+
+        def weakest(kept: list[int]) -> int:
+            return max(kept)  # scenes come best first
+
+        text, kept = fit_lines(f"【{sp.name}在剧情里说过的话（原文）】", parts, budget,
+                               self.counter, drop_order=weakest)  # fmt: skip
+        picked = [scenes[i] for i in kept]
+        reason = ""
+        if not text:
+            reason = f"not even one scene of hers fits the exemplars budget of {budget} tokens"
+        elif len(picked) < len(scenes):
+            reason = f"{len(scenes) - len(picked)} weaker scene(s) left out to fit {budget} tokens"
+        return Block(
+            EXEMPLARS,
+            text,
+            self.counter(text) if text else 0,
+            budget,
+            reason,
+            line_ids=unique(x for s in picked for x in s.line_ids),
+            stages=[refs[s.stage_path] for s in picked],
+            items=[s.to_dict() | {"stage": refs[s.stage_path].to_dict()} for s in picked],
+            meta={"scenes": len(picked), "named": list(named)},
+        )
+
+    def _scene_text(self, ref: StageRef, scene: Scene) -> str:
+        """One scene as a short script under its stage label: ``名字：台词``, narration in
+        （）, the Doctor's choices as 博士：…; the player's placeholder rendered."""
+        out = [f"〔{ref.label()}〕"]
+        for ln in scene.lines:
+            said = render_nickname(ln.shown(), self.nickname)
+            if ln.kind == "choice":
+                out.append(f"{DOCTOR_NAME}：{said}")
+            elif ln.speaker:
+                out.append(f"{render_nickname(ln.speaker, self.nickname)}：{said}")
+            else:
+                out.append(f"（{said}）")
+        return "\n".join(out)
 
     # -- who the message names ---------------------------------------------------------------
     def named(self, sp: Speaker, message: str) -> list[str]:
@@ -300,12 +353,21 @@ class ChatFacade:
         return list(dict.fromkeys(n for n in out if n != sp.node_id))
 
     # -- memories ----------------------------------------------------------------------------
-    def memories(self, sp: Speaker, query: str, k: int | None = None) -> Block:
+    def memories(
+        self,
+        sp: Speaker,
+        query: str,
+        k: int | None = None,
+        named: Sequence[str] | None = None,
+    ) -> Block:
         """Her memories for ``query`` as the memories block: extracted first-person memories,
-        else her appearances (the events layer decides which and in what order)."""
+        else her appearances (the events layer decides which and in what order; ``named``:
+        the people the query names, when the turn already knows them)."""
         budget = self.budgets.memories
         try:
-            mem = self.events.memories(sp.char_id, query or None, k or self.budgets.memories_k)
+            mem = self.events.memories(
+                sp.char_id, query or None, k or self.budgets.memories_k, named=named
+            )
         except ArkloreError as exc:
             return empty_block(MEMORIES, budget, exc.one_line())
         return self.memories_block(sp, mem)
@@ -317,13 +379,27 @@ class ChatFacade:
         kind = memories.kind
         if not items:
             return empty_block(MEMORIES, budget, memories.reason or "no memories", kind=kind)
+
+        def weakest(kept: list[int]) -> int:  # the lowest-ranked entry (the latest without a query)
+            return min(kept, key=lambda i: (items[i].score or 0.0, -i))
+
         if kind == "memories":
             header = f"【{sp.name}的记忆】"
             lines = [f"- 在{self._ref(m).label()}里：{m.text}" for m in items]
-        else:
+            text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
+        else:  # fewer of her lines per appearance before fewer appearances
             header = f"【{sp.name}的出场记录（按发布顺序）】"
-            lines = [_appearance_line(m) for m in items]
-        text, kept = fit_lines(header, lines, budget, self.counter)
+            best: tuple[list[MemoryItem], str, list[int]] | None = None
+            for n in range(max(len(m.quotes) for m in items), -1, -1):
+                shown = [_with_quotes(m, n) for m in items]
+                lines = [self._appearance_text(m) for m in shown]
+                text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
+                if best is None or len(kept) > len(best[2]):
+                    best = (shown, text, kept)
+                if len(kept) == len(items):
+                    break
+            assert best is not None
+            items, text, kept = best
         picked = [items[i] for i in kept]
         noun = "memories" if kind == "memories" else "appearance(s)"
         reason = ""
@@ -345,6 +421,15 @@ class ChatFacade:
             items=[m.to_dict() for m in picked],
             meta=meta,
         )
+
+    def _appearance_text(self, m: MemoryItem) -> str:
+        """An appearance: where, the game's summary, then her own lines there (verbatim)."""
+        quotes = [
+            f"  {render_nickname(q['speaker'], self.nickname)}："
+            f"「{render_nickname(q['text'], self.nickname)}」"
+            for q in m.quotes
+        ]
+        return "\n".join([_appearance_head(m), *quotes])
 
     @staticmethod
     def _ref(m: MemoryItem) -> StageRef:
@@ -386,7 +471,7 @@ class ChatFacade:
         doctor = timed("doctor", self.doctor, sp)
         exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
         relations = timed("relations", self.relations, sp, message, exclude)
-        memories = timed("memories", self.memories, sp, message)
+        memories = timed("memories", self.memories, sp, message, named=named)
         group = timed("group", self.group, present)
         exemplars = timed("exemplars", self.exemplars, sp, message, named)
         blocks = sorted(
@@ -411,7 +496,15 @@ class ChatFacade:
         return self.events.stage_refs(unique(paths))
 
 
-def _appearance_line(m: MemoryItem) -> str:
+def _with_quotes(m: MemoryItem, n: int) -> MemoryItem:
+    """The appearance with at most ``n`` of her lines (and only their ids among the quotes')."""
+    if len(m.quotes) <= n:
+        return m
+    dropped = {q["line_id"] for q in m.quotes[n:]}
+    return replace(m, quotes=m.quotes[:n], line_ids=[x for x in m.line_ids if x not in dropped])
+
+
+def _appearance_head(m: MemoryItem) -> str:
     where = " ".join(x for x in (m.stage_code, m.avg_tag) if x)
     title = f"《{m.story_name}》" if m.story_name else m.stage_path
     event = f"（{m.event_name}）" if m.event_name else ""

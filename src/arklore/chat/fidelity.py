@@ -13,10 +13,11 @@ kinship_word       the same, when the message says 舅舅/妹妹/队长... inste
 anchor             a message naming nobody: one of ``expect.anchor`` is among the relations
                    block's anchors (items of kind ``anchor``)
 doctor             a non-empty block named ``doctor`` citing at least one line id
-voice              a block named ``exemplars`` citing at least ``exemplars_min`` line ids, all
-                   spoken by her (any of her forms; checked when a ``line_speaker`` is given),
-                   one of them from ``expect.stages`` or the block's text holding one of
-                   ``expect.keywords``
+voice              a block named ``exemplars`` (scenes: her lines among others') citing at
+                   least ``exemplars_min`` lines spoken by her (any of her forms; counted by
+                   ``line_speaker`` when given, else the lines its items mark ``hers``), every
+                   line it marks ``hers`` being hers, one of hers from ``expect.stages`` or
+                   the block's text holding one of ``expect.keywords``
 memory             the ``memories`` block's stages meet ``expect.stages``
 =================  ===========================================================================
 
@@ -415,22 +416,33 @@ def _check_voice(item: Item, turn: Mapping[str, Any], ls: LineSpeaker | None) ->
         return False, why
     assert block is not None
     ids = list(dict.fromkeys(_line_ids(block)))
-    need = item.expect["exemplars_min"]
-    if len(ids) < need:
-        return False, f"exemplars cite {len(ids)} line(s), want at least {need}"
+    shown_hers = [
+        str(ln.get("line_id"))
+        for it in block.get("items", ())
+        for ln in it.get("lines", ())
+        if ln.get("hers")
+    ]
+    own = list(dict.fromkeys(shown_hers))
     if ls is not None:
         hers = {item.operator, str((turn.get("operator") or {}).get("name") or "")}
         hers.add(str((turn.get("operator") or {}).get("id") or ""))
-        others = [(lid, ls(lid)) for lid in ids if ls(lid) not in hers]
-        if others:
-            lid, who = others[0]
-            return False, f"exemplar {lid} is not hers (speaker: {who or 'unknown'})"
+        wrong = [(lid, ls(lid)) for lid in own if ls(lid) not in hers]
+        if wrong:
+            lid, who = wrong[0]
+            return (
+                False,
+                f"exemplar {lid} is shown as hers but is not (speaker: {who or 'unknown'})",
+            )
+        own = [lid for lid in ids if ls(lid) in hers]
+    need = item.expect["exemplars_min"]
+    if len(own) < need:
+        return False, f"exemplars cite {len(own)} line(s) of hers, want at least {need}"
     stages = set(item.expect["stages"])
-    on_topic = [lid for lid in ids if lid.split("#", 1)[0] in stages]
+    on_topic = [lid for lid in own if lid.split("#", 1)[0] in stages]
     words = [w for w in item.expect.get("keywords", ()) if w in str(block.get("text", ""))]
     if not on_topic and not words:
-        return False, f"none of {len(ids)} exemplars from the expected stages or with a keyword"
-    return True, f"{len(ids)} exemplars, " + (
+        return False, f"none of {len(own)} lines of hers from the expected stages or with a keyword"
+    return True, f"{len(own)} lines of hers, " + (
         f"{len(on_topic)} from the expected stages" if on_topic else f"keyword {words[0]}"
     )
 

@@ -62,4 +62,7 @@ def _summary(name: str, s: dict[str, Any]) -> str:
     if name == "index":
         return (f"{s.get('documents', 0):,} relation documents, {s.get('embedded', 0):,} "
                 f"embedded [{s.get('embedder', '')}]")  # fmt: skip
+    if name == "exemplars":
+        return (f"{s.get('windows', 0):,} scenes of {s.get('operators', 0)} operators' own lines "
+                f"in {s.get('stages', 0):,} stages")  # fmt: skip
     return ""

@@ -9,7 +9,6 @@ are computed on demand by the same rule and kept in memory.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -30,6 +29,7 @@ from arklore.llm import Estimate
 from arklore.llm.access import LLMAccess
 from arklore.names.facade import NamesFacade
 from arklore.rag.embedders import Embedder
+from arklore.rag.exemplars import ExemplarIndex
 
 Progress = Callable[[str, int, int], None]
 
@@ -44,13 +44,18 @@ class EventsFacade:
         extract: ExtractFacade,
         llm: LLMAccess,
         *,
-        corpus_version: Callable[[], str],
         embedder: Callable[[], Embedder],
         embed_cache: Path,
         exports: Path,
+        scenes: Callable[[], ExemplarIndex] | None = None,
+        named: Callable[[str, str], list[str]] | None = None,
     ) -> None:
+        """``scenes``: her scene windows (the rag layer's), for her lines in memories;
+        ``named``: (operator id, message) -> the people the message names as graph nodes
+        (the chat's one rule; without it, the operators the names layer finds)."""
         self._store = store
-        self._corpus_version = corpus_version
+        self._scenes = scenes
+        self._named = named
         self.names = names
         self.extract_layer = extract
         self._llm = llm
@@ -73,11 +78,8 @@ class EventsFacade:
 
     # -- appearances -------------------------------------------------------------------------
     def state(self) -> str:
-        """What appearances depend on: the corpus (its content, not the ingest run) and the
-        user aliases."""
-        user = repr(sorted((a.alias, a.char_id, a.source) for a in self.names.user_aliases()))
-        digest = hashlib.sha256(user.encode()).hexdigest()[:16]
-        return f"{self._corpus_version()}:{digest}"
+        """The names state appearances depend on (:meth:`NamesFacade.state`)."""
+        return self.names.state()
 
     def _infos_by_path(self) -> dict[str, StageInfo]:
         state = self.state()
@@ -182,19 +184,43 @@ class EventsFacade:
     def memory_service(self) -> MemoryService:
         if self._memories is None:
             self._memories = MemoryService(
-                self._store, self._embedder, self.embed_cache, self.appearances_of
+                self._store,
+                self._embedder,
+                self.embed_cache,
+                self.appearances_of,
+                family=self.names.family,
+                scenes=self._scenes,
             )
         return self._memories
 
-    def memories(self, operator: str, query: str | None = None, k: int = 3) -> Memories:
+    def memories(
+        self,
+        operator: str,
+        query: str | None = None,
+        k: int = 3,
+        named: Sequence[str] | None = None,
+    ) -> Memories:
         """Her own first-person memories (all her forms share them) ranked by similarity to
         ``query`` (story order without one); with no memory of hers extracted, her
-        appearances, marked as such: those with the people the query names first. One call
-        per chat turn, the same for every entry point."""
+        appearances, marked as such, ranked by the query and the people it names, each with
+        her own lines there. One call per chat turn, the same for every entry point;
+        ``named`` (graph nodes) when the caller already knows them, else found by the one
+        rule."""
         char_id = self.names.resolve(operator)
         family = self.names.family(char_id)
-        named = [self.names.family(c) for c in self.names.mentioned(query or "") if c not in family]
+        if named is None:
+            named = self.named(char_id, query or "")
         return self.memory_service().memories(char_id, family, query, k, named=named)
+
+    def named(self, char_id: str, text: str) -> list[str]:
+        """The people ``text`` names (graph nodes), by the rule the workspace wired in."""
+        if not text.strip():
+            return []
+        if self._named is not None:
+            return self._named(char_id, text)
+        family = set(self.names.family(char_id))
+        found = (self.names.family(c)[0] for c in self.names.mentioned(text))
+        return list(dict.fromkeys(c for c in found if c not in family))
 
     def has_memories(self, char_id: str) -> bool:
         return self.memory_service().has_memories(self.names.family(char_id))

@@ -7,7 +7,11 @@ handed out as a memory. With a query they are ranked by embedding similarity (st
 breaks ties); without one they come in story order. When no memory of hers was extracted
 (no events at all, or none of hers), her **appearances** are returned instead, marked
 ``kind="appearance"`` and carrying the game's official stage summary, so a chat still
-knows where she was.
+knows where she was. Appearances are ranked by the message: the lexical relevance (BM25 over
+jieba tokens) of the stage's summary and of her own lines there, and whether the people the
+message names are in that stage (an operator appearing there, anyone else speaking or named in
+its lines); each carries one or two of her own lines there that fit the message best, verbatim
+with their ids (from her scene windows, :mod:`arklore.rag.exemplars`).
 
 Vectors: a memory's passage is embedded once and kept in the embedding cache shared with the
 relation index (``rag/embed_cache.sqlite3``, keyed by embedder and text hash); per operator
@@ -20,7 +24,9 @@ store's events change, checked by one tiny query per call).
 
 from __future__ import annotations
 
+import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,13 +34,28 @@ from typing import Any
 
 import numpy as np
 
+from arklore.core.text import render_nickname
+from arklore.corpus.lexical import BM25
 from arklore.corpus.store import Store
 from arklore.events import store as events_db
 from arklore.events.appearances import Appearance
 from arklore.rag.embedders import Embedder, EmbeddingCache, QueryCache, embed_cached
+from arklore.rag.exemplars import ExemplarIndex, SceneLine
 
 ORDER_STRIDE = 10_000
 """``order`` = stage ``order_rank`` * ORDER_STRIDE + first line: one sortable story-order key."""
+
+W_NAMED = 1.0
+"""Weight of the people the message names being in a stage (all of them), against the
+lexical relevance (1 for the best stage)."""
+W_PROMINENT = 0.2
+"""Weight of how much she is in a stage (her lines and lines calling her, log scale)."""
+QUOTES = 2
+"""Her own lines an appearance carries at most (the second only when it fits the message)."""
+QUOTE_CHARS = 80
+"""Her lines longer than this are quoted only when no shorter one of hers is there."""
+RECALL_CACHE = 64
+"""Operators whose stage documents are held in memory."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +78,7 @@ class MemoryItem:
     spoken: int = 0  # appearances: her lines there
     addressed: int = 0  # appearances: lines calling her there
     shared: int = 0  # appearances: how many of the people the query names are there too
+    quotes: list[dict[str, str]] = field(default_factory=list)  # appearances: her lines there
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,11 +141,19 @@ class MemoryService:
         embedder: Callable[[], Embedder],
         cache_path: Path,
         appearances: Callable[[Sequence[str]], list[Appearance]],
+        *,
+        family: Callable[[str], list[str]] | None = None,
+        scenes: Callable[[], ExemplarIndex] | None = None,
     ) -> None:
+        """``family``: an operator id -> her forms, base first; ``scenes``: her scene windows
+        (her lines per stage and each stage's summary tokens and people), when built."""
         self._store = store
         self._embedder = embedder
         self._cache_path = cache_path
         self._appearances = appearances
+        self._family = family or (lambda c: [c])
+        self._scenes = scenes
+        self._recall: OrderedDict[tuple[str, ...], _Recall] = OrderedDict()
         self._entries: dict[tuple[str, ...], _Entry] = {}
         self._qcache = QueryCache()
         self._lock = threading.Lock()
@@ -178,13 +208,54 @@ class MemoryService:
         return embed_cached(self._embedder(), texts, self._cache)[1]
 
     # -- the call a chat makes ---------------------------------------------------------
-    def _shared(self, apps: list[Appearance], named: Sequence[Sequence[str]]) -> list[int]:
-        """For each of her appearances, how many of the ``named`` people appear there too."""
-        counts: dict[str, int] = {}
-        for person in named:
-            for a in self._appearances(person):
-                counts[a.stage_path] = counts.get(a.stage_path, 0) + 1
-        return [counts.get(a.stage_path, 0) for a in apps]
+    def _index(self) -> ExemplarIndex | None:
+        """Her scene windows once built (the lines quoted are read from the store, so an index
+        older than the names still quotes only stored lines), else None."""
+        idx = self._scenes() if self._scenes is not None else None
+        return idx if idx is not None and idx.built_for() is not None else None
+
+    def _recall_for(self, fam: tuple[str, ...], apps: list[Appearance]) -> _Recall | None:
+        """Her stages as lexical documents (summary + her lines there), held per operator."""
+        idx = self._index()
+        if idx is None:
+            return None
+        built = idx.built_for() or ""
+        paths = tuple(a.stage_path for a in apps)
+        hit = self._recall.get(fam)
+        if hit is not None and hit.built_for == built and hit.paths == paths:
+            self._recall.move_to_end(fam)
+            return hit
+        terms = idx.stage_terms(paths)
+        her = idx.her_tokens(fam)
+        docs = [list(terms[p].tokens if p in terms else []) + her.get(p, []) for p in paths]
+        people = [terms[p].people if p in terms else frozenset() for p in paths]
+        rec = _Recall(built, paths, BM25(docs), people, idx)
+        self._recall[fam] = rec
+        while len(self._recall) > RECALL_CACHE:
+            self._recall.popitem(last=False)
+        return rec
+
+    def _present(
+        self, apps: list[Appearance], named: Sequence[str], rec: _Recall | None
+    ) -> list[list[str]]:
+        """For each of her appearances, which of the ``named`` people are in that stage: an
+        operator (her id) when she appears there, anyone else (``npc:<name>``) when that
+        name speaks or is written in its lines (known only once her scenes are built)."""
+        out: list[list[str]] = [[] for _ in apps]
+        pos = {a.stage_path: i for i, a in enumerate(apps)}
+        for node in named:
+            if node.startswith("npc:"):
+                name = node[4:]
+                if rec is not None:
+                    for i, people in enumerate(rec.people):
+                        if name in people:
+                            out[i].append(node)
+                continue
+            for a in self._appearances(self._family(node)):
+                at = pos.get(a.stage_path)
+                if at is not None:
+                    out[at].append(node)
+        return out
 
     def memories(
         self,
@@ -192,11 +263,12 @@ class MemoryService:
         family: Sequence[str],
         query: str | None = None,
         k: int = 3,
-        named: Sequence[Sequence[str]] = (),
+        named: Sequence[str] = (),
     ) -> Memories:
         """Her memories ranked for ``query`` (story order without one), else her
-        appearances (those shared with the ``named`` people first, each given as her forms,
-        then where she says most); ``family`` is every id of her forms."""
+        appearances ranked by the query and the ``named`` people (graph nodes: operator ids,
+        ``npc:<name>``), each with her own lines there that fit it; ``family`` is every id
+        of her forms."""
         fam = tuple(dict.fromkeys(family))
         query = query if query and query.strip() else None
         k = max(0, int(k))
@@ -228,19 +300,73 @@ class MemoryService:
             if not apps:
                 base.reason = f"{why}, and she appears in no stage"
                 return base
-            shared = self._shared(apps, named)
-            ranked = sorted(
-                range(len(apps)),
-                key=lambda i: (-shared[i], -(apps[i].spoken + apps[i].addressed), i),
-            )[:k]
-            picked = [(i, None) for i in sorted(ranked)]  # shown in story order
-            base.items = [_appearance_item(apps[i], shared[i]) for i, _ in picked]
+            people = [n for n in dict.fromkeys(named) if n not in fam]
+            rec = self._recall_for(fam, apps)
+            present = self._present(apps, people, rec)
+            q = rec.index.tokenizer().query(render_nickname(query)) if rec and query else []
+            lexical = rec.bm25.scores(q) if rec is not None else {}
+            top = max(lexical.values(), default=0.0)
+            most = max(math.log1p(a.spoken + a.addressed) for a in apps) or 1.0
+            scores = [
+                (lexical.get(i, 0.0) / top if top > 0 else 0.0)
+                + (W_NAMED * len(present[i]) / len(people) if people else 0.0)
+                + W_PROMINENT * math.log1p(a.spoken + a.addressed) / most
+                for i, a in enumerate(apps)
+            ]
+            ranked = sorted(range(len(apps)), key=lambda i: (-scores[i], i))[:k]
+            hers = rec.index.her_lines(fam, [apps[i].stage_path for i in ranked]) if rec else {}
+            base.items = [
+                _appearance_item(
+                    apps[i],
+                    len(present[i]),
+                    round(scores[i], 4) if query else None,
+                    _quotes(hers.get(apps[i].stage_path, []), q, rec, people) if rec else [],
+                )
+                for i in sorted(ranked)  # shown in story order
+            ]
             base.reason = (
-                f"{why}: showing the stages she appears in ({len(apps)}), those with the "
-                "people the query names first, then where she says most; with the game's "
-                "summaries (not her own words)"
+                f"{why}: showing the stages she appears in ({len(apps)}), ranked by the "
+                "query's words in each stage's summary and her lines there, and by the people "
+                "it names being there; with the game's summaries and her own lines"
+                + ("" if rec is not None else " (her lines once her scenes are built)")
             )
             return base
+
+
+@dataclass
+class _Recall:
+    """Her appearance stages as documents for one names state."""
+
+    built_for: str
+    paths: tuple[str, ...]
+    bm25: BM25
+    people: list[frozenset[str]]  # the names in each stage
+    index: ExemplarIndex
+
+
+def _quotes(
+    lines: Sequence[SceneLine], query: Sequence[str], rec: _Recall, named: Sequence[str]
+) -> list[dict[str, str]]:
+    """One or two of her lines that fit the query best: its words (weighted by how rare
+    they are among her stages) and the names of the people it names; then a line of some
+    substance. The second only when it fits the query too."""
+    if not lines:
+        return []
+    names = [n[4:] for n in named if n.startswith("npc:")]
+    short = [ln for ln in lines if len(ln.text) <= QUOTE_CHARS] or list(lines)
+    idf = {t: rec.bm25.idf(t) for t in query}
+
+    def fit(ln: SceneLine) -> float:  # the query's words written in the line (no tokenizing)
+        return sum(w for t, w in idf.items() if t in ln.text) + sum(
+            1.0 for n in names if n in ln.text
+        )
+
+    fits = {ln.line_id: fit(ln) for ln in short}
+    ranked = sorted(short, key=lambda ln: (-fits[ln.line_id], -min(len(ln.text), 40)))
+    picked = [ranked[0]] + [ln for ln in ranked[1:QUOTES] if fits[ln.line_id] > 0]
+    order = {ln.line_id: i for i, ln in enumerate(lines)}
+    picked.sort(key=lambda ln: order[ln.line_id])
+    return [{"line_id": ln.line_id, "speaker": ln.speaker, "text": ln.text} for ln in picked]
 
 
 def _memory_item(r: events_db.MemoryRow, score: float | None) -> MemoryItem:
@@ -258,15 +384,17 @@ def _memory_item(r: events_db.MemoryRow, score: float | None) -> MemoryItem:
     )
 
 
-def _appearance_item(a: Appearance, shared: int) -> MemoryItem:
+def _appearance_item(
+    a: Appearance, shared: int, score: float | None, quotes: list[dict[str, str]]
+) -> MemoryItem:
     return MemoryItem(
         text=appearance_text(a),
         stage_path=a.stage_path,
         stage_code=a.stage_code,
         event_name=a.event_name,
-        line_ids=list(a.line_ids),
+        line_ids=list(dict.fromkeys([q["line_id"] for q in quotes] + list(a.line_ids))),
         kind="appearance",
-        score=None,
+        score=score,
         order=order_key(a.order_rank, 0),
         story_name=a.story_name,
         avg_tag=a.avg_tag,
@@ -274,4 +402,5 @@ def _appearance_item(a: Appearance, shared: int) -> MemoryItem:
         spoken=a.spoken,
         addressed=a.addressed,
         shared=shared,
+        quotes=quotes,
     )

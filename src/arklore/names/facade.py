@@ -11,6 +11,7 @@ an ingest); the user alias file is read once per reload, so an edit applies at t
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -44,8 +45,10 @@ class NamesFacade:
         *,
         alias_file: Path | None = None,
         max_message_chars: int = 8000,
+        corpus_version: Callable[[], str] | None = None,
     ) -> None:
         self._store = store
+        self._corpus_version = corpus_version  # what the corpus holds (corpus facade)
         self.alias_file = alias_file
         self.max_message_chars = max_message_chars
         self._lock = threading.Lock()
@@ -96,6 +99,15 @@ class NamesFacade:
         if self._speaker_ids is None:
             self._speaker_ids = names_db.speaker_ids(self._store())
         return self._speaker_ids
+
+    def state(self) -> str:
+        """What every name-derived index depends on (appearances, her scenes): the corpus
+        (its content, not the ingest run: an ingest that changed nothing keeps them) and the
+        user alias file; a change means they are computed again."""
+        user = repr(sorted((a.alias, a.char_id, a.source) for a in self.user_aliases()))
+        digest = hashlib.sha256(user.encode()).hexdigest()[:16]
+        version = self._corpus_version() if self._corpus_version is not None else ""
+        return f"{version}:{digest}"
 
     # -- one rule per question ---------------------------------------------------------------
     def resolve(self, name: str) -> str:

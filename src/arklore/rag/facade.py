@@ -1,6 +1,9 @@
 """The relation index as the workspace uses it: embedders and the Chroma client (handles the
 events layer shares), building the index, its status, the relation context a chat turn
-injects, the documents a profile task reads, and the line ids the live index cites.
+injects, the documents a profile task reads, and the line ids the live index cites; and her
+scenes (:mod:`arklore.rag.exemplars`): the windows of her own lines a turn shows as examples
+of how she talks, built once (:meth:`RagFacade.index_exemplars`) and ranked per turn
+(:meth:`RagFacade.exemplars`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from arklore.base.files import file_fingerprint
 from arklore.core.errors import ArkloreError
 from arklore.core.text import check_message
 from arklore.corpus.anchors import Citation
+from arklore.corpus.lexical import Tokenizer, name_words
 from arklore.corpus.store import Store
 from arklore.graph.facade import GraphFacade
 from arklore.graph.io import load_graph
@@ -27,6 +31,7 @@ from arklore.rag import describe
 from arklore.rag.context import RelationContext, RelationRAG, spans_from_mentions
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, edge_items, fact_pairs
 from arklore.rag.embedders import Embedder, make_embedder
+from arklore.rag.exemplars import ExemplarIndex, Scene, ScenesReport
 from arklore.rag.index import (
     BuildReport,
     build_index,
@@ -81,9 +86,16 @@ class RagFacade:
         self._chroma: Any = None
         self._chroma_lock = threading.Lock()  # chromadb's client registry is not thread-safe
         self._service: RelationRAG | None = None
+        self._tokenizer: Tokenizer | None = None
+        self._scenes: ExemplarIndex | None = None
+        self._scenes_lock = threading.Lock()
 
     def reload(self) -> None:
         self._service = None
+        with self._scenes_lock:
+            self._tokenizer = None
+            if self._scenes is not None:
+                self._scenes.clear()
 
     # -- handles -----------------------------------------------------------------------------
     def embedder(self, name: str | None = None) -> Embedder:
@@ -205,6 +217,51 @@ class RagFacade:
         for d in ok:
             out.setdefault(d.operator_id, []).append(d)
         return out
+
+    # -- her scenes --------------------------------------------------------------------------
+    def tokenizer(self) -> Tokenizer:
+        """jieba with the story's speaker names kept whole (the store's, read once per load)."""
+        with self._scenes_lock:
+            if self._tokenizer is None:
+                self._tokenizer = Tokenizer(name_words(self._store()))
+            return self._tokenizer
+
+    def scene_index(self) -> ExemplarIndex:
+        """Her scene windows in the store (the events layer reads her lines from it too)."""
+        with self._scenes_lock:
+            if self._scenes is None:
+                self._scenes = ExemplarIndex(self._store, self.names.state, self.tokenizer)
+            return self._scenes
+
+    def index_exemplars(
+        self, progress: Progress | None = None, *, force: bool = False
+    ) -> ScenesReport:
+        """Every operator's scene windows (the build step), skipped when the last ingest run
+        and the names are those they were built from (unless ``force``)."""
+        names = self.names
+
+        def base_of(cid: str) -> str:
+            return names.family(cid)[0]
+
+        return self.scene_index().build(
+            speaker_ids=names.speaker_ids(),
+            base_of=base_of,
+            mentioned=lambda text: [base_of(c) for c in names.mentioned(text)],
+            force=force,
+            progress=progress,
+        )
+
+    def exemplars(
+        self, family: Sequence[str], message: str, named_nodes: Sequence[str] = (), k: int = 3
+    ) -> list[Scene]:
+        """Her ``k`` scenes that fit ``message`` best, preferring those with the people it
+        names (``named_nodes``: graph nodes) and with the Doctor; ``family``: her forms, base
+        first. [] when she has no lines or the scenes were never built."""
+        return self.scene_index().search(family, message, named_nodes, k)
+
+    def exemplars_built(self) -> bool:
+        """Whether the scene windows were built from the current names."""
+        return self.scene_index().fresh()
 
     # -- state -------------------------------------------------------------------------------
     def built(self) -> bool:

@@ -121,6 +121,7 @@ class ServiceState:
                     ws.rag.context(sp.node_id or sp.char_id, first.name)
             with contextlib.suppress(ArkloreError):
                 ws.rag.embedder().embed_query("你好")
+            ws.rag.tokenizer().tokens("你好")  # jieba loads its dictionary on first use (~2 s)
             self.stamp()
             self.warm = True
         except ArkloreError as exc:

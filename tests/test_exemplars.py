@@ -1,0 +1,409 @@
+"""Her own voice (the exemplars block) and memories in her own words, on an invented store.
+
+The stories below are written for these tests (operator names, invented lines): 陈 meets the
+NPC 塔露拉 (P1), patrols with 星熊 (P2, where she says most), talks to the Doctor through
+nested choices (P3), hears 塔露拉 named by 凯尔希 (P4); 阿米娅 alone in P5; 独行者 says nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from service_kb import CHEN, CHEN2, HOSHI, OPERATORS
+
+from arklore.chat.fidelity import Item, score, store_line_speaker
+from arklore.core.model import Branch, Line, LineKind, Source, Stage
+from arklore.core.text import render_nickname
+from arklore.corpus.lexical import BM25, Tokenizer
+from arklore.graph.io import save_graph
+from arklore.graph.model import Edge, Node, RelationGraph
+from arklore.rag.exemplars import KINDS, WINDOW_LINES, branch_paths, choice_option, windows
+from arklore.settings import Settings
+from arklore.workspace import Workspace
+
+TALULAH = "npc:塔露拉"
+P1, P2, P3, P4, P5 = (f"obt/main/level_voice_0{i}" for i in range(1, 6))
+
+
+def _d(path: str, no: int, speaker: str, text: str, **kw) -> Line:
+    return Line(path, no, LineKind.DIALOGUE, text, speaker=speaker, speaker_raw=speaker, **kw)
+
+
+def _n(path: str, no: int, text: str, **kw) -> Line:
+    return Line(path, no, LineKind.NARRATION, text, **kw)
+
+
+def _c(path: str, no: int, options: list[str], values: list[str], **kw) -> Line:
+    return Line(path, no, LineKind.CHOICE, ";".join(options), speaker="博士",
+                options=tuple(options), option_values=tuple(values), **kw)  # fmt: skip
+
+
+LINES = {
+    P1: [
+        _n(P1, 1, "雪落在切城的屋顶上。"),
+        _d(P1, 2, "塔露拉", "晖洁，你终于来了。"),
+        _d(P1, 3, "陈", "塔露拉，你欠我一个解释。"),
+        _d(P1, 4, "塔露拉", "我什么都不欠你。"),
+        _d(P1, 5, "陈", "那就用剑来说话吧。"),
+        _n(P1, 6, "两人同时拔出了剑。"),
+        _d(P1, 7, "星熊", "陈，冷静一点！"),
+        _d(P1, 8, "陈", "星熊，这是我和她之间的事。"),
+    ],
+    P2: [
+        _d(P2, 1, "陈", "星熊，近卫局今天的巡逻安排好了吗？"),
+        _d(P2, 2, "星熊", "安排好了，老样子。"),
+        _d(P2, 3, "陈", "警察的职责就是守住这座城。"),
+        _d(P2, 4, "陈", "我不会让任何人在龙门闹事。"),
+        _d(P2, 5, "星熊", "你又一个人扛着所有事。"),
+        _d(P2, 6, "陈", "这是我的选择。"),
+        _d(P2, 7, "陈", "走吧，去下城区看看。"),
+        _d(P2, 8, "陈", "别让诗怀雅抢了先。"),
+        _d(P2, 9, "诗怀雅", "我听见了哦。"),
+        _d(P2, 10, "陈", "那就快点跟上。"),
+    ],
+    P3: [
+        _d(P3, 1, "陈", "Dr.{@nickname}，你来得正好，帮忙看看这份报告。", addresses_doctor=True),
+        _c(P3, 2, ["我来帮忙。", "我只是路过。"], ["1", "2"]),
+        _d(P3, 3, "陈", "那就拜托你了，{@nickname}。", branch=Branch(2, ("1",))),
+        _d(P3, 4, "陈", "路过？这可不像你。", branch=Branch(2, ("2",))),
+        _c(P3, 5, ["继续说", "算了"], ["3", "4"], branch=Branch(2, ("2",))),
+        _d(P3, 6, "陈", "我就知道你会问。", branch=Branch(5, ("3",))),
+        _d(P3, 7, "陈", "随你吧。", branch=Branch(5, ("4",))),
+        _d(P3, 8, "陈", "总之，接下来跟紧我。"),
+        _n(P3, 9, "远处传来了警报声。"),
+    ],
+    P4: [
+        _d(P4, 1, "凯尔希", "塔露拉的事情还没有结束。"),
+        _d(P4, 2, "陈", "我知道，我会亲自去找她。"),
+        _n(P4, 3, "会议室里一片沉默。"),
+    ],
+    P5: [
+        _d(P5, 1, "阿米娅", "博士，今天的文件我整理好了。"),
+        _d(P5, 2, "凯尔希", "阿米娅，去休息吧。"),
+    ],
+}
+SUMMARIES = {
+    P1: "陈在切城与塔露拉重逢，两人拔剑相向。",
+    P2: "陈和星熊在龙门巡逻。",
+    P3: "博士来到近卫局帮忙。",
+    P4: "凯尔希在会议上提起了整合运动的领袖。",
+    P5: "阿米娅整理文件。",
+}
+
+
+def write_store(home: Path) -> None:
+    from support.store import ingested_store
+
+    from arklore.names.registry import Registry
+
+    stages = [
+        Stage(path, Source.AVG, f"{path}.txt", "voice", "声音篇", "MAINLINE", f"V-{rank}",
+              "行动前", f"第{rank}幕", SUMMARIES[path], content_hash=str(rank), lines=lines)
+        for rank, (path, lines) in enumerate(LINES.items(), 1)
+    ]  # fmt: skip
+    order = {path: rank for rank, path in enumerate(LINES, 1)}
+    registry = Registry({op.char_id: op for op in OPERATORS})
+    ingested_store(home / "arklore.sqlite3", stages, registry, order=order).close()
+
+
+def write_graph(home: Path) -> None:
+    names = {op.char_id: op.name for op in OPERATORS if op.char_id != CHEN2}
+    nodes = {i: Node(i, n, "operator", {}) for i, n in names.items()}
+    nodes[TALULAH] = Node(TALULAH, "塔露拉", "npc", {})
+    edges = [Edge(CHEN, TALULAH, "近亲", 0.95, ["matrix"], {"matrix": 1}, [], "姐妹。", [P1])]
+    save_graph(RelationGraph(nodes, edges, alternates={CHEN2: CHEN}), home / "relation_graph.json")
+
+
+def make_ws(home: Path, **kw) -> Workspace:
+    return Workspace(Settings(home=home, embedder="hash", **kw))
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    h = tmp_path_factory.mktemp("voice") / "home"
+    h.mkdir(parents=True)
+    write_store(h)
+    write_graph(h)
+    with make_ws(h) as ws:
+        report = ws.rag.index_exemplars()
+    assert not report.skipped and report.windows > 0
+    return h
+
+
+@pytest.fixture
+def ws(home: Path):
+    w = make_ws(home)
+    yield w
+    w.close()
+
+
+# -- windows -----------------------------------------------------------------------------------
+def _paths(lines: list[Line]) -> dict[int, dict[int, set[str]]]:
+    """The test's own reading of the branch markers: every Decision above a line."""
+    by_no = {ln.line_no: ln for ln in lines}
+    out = {}
+    for ln in lines:
+        path, b = {}, ln.branch
+        while b is not None:
+            path[b.decision_line_no] = set(b.values)
+            b = by_no[b.decision_line_no].branch
+        out[ln.line_no] = path
+    return out
+
+
+def _alternatives(a: dict[int, set[str]], b: dict[int, set[str]]) -> bool:
+    return any(d in b and not (vals & b[d]) for d, vals in a.items())
+
+
+def _check_windows(lines: list[Line], speaker: str) -> list[list[Line]]:
+    wins = [w for w, _ in windows(lines, lambda ln: ln.speaker == speaker, branch_paths(lines))]
+    seq = [ln.line_no for ln in lines if ln.kind in KINDS and ln.text.strip()]
+    paths = _paths(lines)
+    for w in wins:
+        assert 1 <= len(w) <= WINDOW_LINES
+        assert any(ln.speaker == speaker for ln in w), "a window without her line"
+        nos = [ln.line_no for ln in w]
+        start = seq.index(nos[0])
+        assert nos == seq[start : start + len(nos)], "lines not consecutive"
+        for i, a in enumerate(w):
+            for b in w[i + 1 :]:
+                assert not _alternatives(paths[a.line_no], paths[b.line_no]), (a, b)
+    return wins
+
+
+def test_windows_never_mix_branches_and_always_hold_her_line() -> None:
+    wins = _check_windows(LINES[P3], "陈")
+    covered = {ln.line_no for w in wins for ln in w}
+    assert {1, 3, 4, 6, 7, 8} <= covered  # every line of hers is in a window
+    # 3 (option 1) and 4 (option 2) are alternatives, so are 6 and 7 (nested under option 2)
+    assert not any({3, 4} <= {ln.line_no for ln in w} for w in wins)
+    assert not any({6, 7} <= {ln.line_no for ln in w} for w in wins)
+
+
+def test_windows_never_mix_branches_on_generated_stages() -> None:
+    rng = random.Random(18)
+    for _ in range(200):
+        lines: list[Line] = []
+        open_decisions: list[tuple[int, list[str]]] = []
+        for no in range(1, 40):
+            branch = None
+            if open_decisions and rng.random() < 0.7:
+                d, values = rng.choice(open_decisions)
+                branch = Branch(d, tuple(rng.sample(values, rng.choice([1, 1, 2]))))
+            if rng.random() < 0.15:
+                values = [str(no * 10 + i) for i in range(rng.choice([2, 3]))]
+                lines.append(_c("s", no, [f"选项{v}" for v in values], values, branch=branch))
+                open_decisions.append((no, values))
+            elif rng.random() < 0.2:
+                lines.append(_n("s", no, f"旁白{no}", branch=branch))
+            else:
+                who = rng.choice(["陈", "星熊", "陈？", "诗怀雅"])
+                uncertain = who.endswith("？")
+                lines.append(_d("s", no, who.rstrip("？"), f"台词{no}", branch=branch,
+                                uncertain=uncertain))  # fmt: skip
+            if open_decisions and rng.random() < 0.1:
+                open_decisions.pop(0)
+        _check_windows(lines, "陈")
+
+
+def test_a_choice_shows_the_option_its_window_takes() -> None:
+    lines = LINES[P3]
+    paths = branch_paths(lines)
+    for win, constraint in windows(lines, lambda ln: ln.speaker == "陈", paths):
+        for ln in win:
+            if ln.kind is LineKind.CHOICE:
+                opt = choice_option(ln, constraint)
+                assert opt in ln.options
+                follows = {x.line_no for x in win} & {3, 4}
+                if ln.line_no == 2 and follows == {4}:
+                    assert opt == "我只是路过。"
+                if ln.line_no == 2 and follows == {3}:
+                    assert opt == "我来帮忙。"
+
+
+# -- the block ---------------------------------------------------------------------------------
+def test_every_exemplar_line_is_a_stored_line_verbatim_and_hers_are_hers(ws: Workspace) -> None:
+    store = ws.corpus.store()
+    chen = ws.chat.speaker("陈")
+    hers = {sp for sp, cid in ws.names.speaker_ids().items() if cid in chen.family}
+    for message in ("你为什么要当警察？", "你还记得塔露拉吗", "你好", "帮忙看看报告"):
+        b = ws.chat.exemplars(chen, message, ws.chat.named(chen, message))
+        assert not b.empty and 2 <= len(b.items) <= 3
+        cited = [ln["line_id"] for it in b.items for ln in it["lines"]]
+        assert b.line_ids == cited
+        assert [s.path for s in b.stages] == [it["stage_path"] for it in b.items]
+        held = store.lines_by_id(cited)
+        for it in b.items:
+            assert any(ln["hers"] for ln in it["lines"])
+            for ln in it["lines"]:
+                speaker, text = held[ln["line_id"]]
+                assert (ln["speaker"], ln["text"]) == (speaker, text)
+                assert ln["hers"] == (speaker in hers and ln["kind"] != "choice")
+                shown = ln["option"] if ln["kind"] == "choice" else text
+                assert ln["kind"] != "choice" or shown in text.split(";")
+                assert render_nickname(shown) in b.text
+
+
+def test_scenes_render_as_a_script_under_their_stage(ws: Workspace) -> None:
+    chen = ws.chat.speaker("陈")
+    b = ws.chat.exemplars(chen, "你好")  # names nobody: the scene with the Doctor comes first
+    assert b.items[0]["stage_path"] == P3 and b.items[0]["doctor"] == 2
+    assert b.text.splitlines()[:5] == [
+        "【陈在剧情里说过的话（原文）】",
+        "〔V-3 《第3幕》〕",
+        "陈：博士，你来得正好，帮忙看看这份报告。",
+        "博士：我来帮忙。",
+        "陈：那就拜托你了，博士。",
+    ]
+    assert "（远处传来了警报声。）" in b.text or len(b.items[0]["lines"]) < 6
+
+
+def test_nickname_never_reaches_a_prompt(home: Path) -> None:
+    with make_ws(home, nickname="老王", tier_c_relations=True) as ws:
+        t = ws.chat.turn("陈", "你来帮忙看看这份报告吗？")
+        ex = t.block("exemplars")
+        assert any(it["stage_path"] == P3 for it in ex.items)
+        assert "老王" in ex.text
+        assert "{@nickname}" not in t.system_prompt and "nickname" not in t.system_prompt
+        for b in t.blocks:
+            assert "{@nickname}" not in b.text
+
+
+def test_the_budget_drops_whole_scenes_from_the_weakest(home: Path) -> None:
+    with make_ws(home) as ws:
+        chen = ws.chat.speaker("陈")
+        full = ws.chat.exemplars(chen, "星熊，近卫局的巡逻")
+        ranked = [it["stage_path"] for it in full.items]
+        assert len(ranked) == 3 and not full.reason
+        third = full.text.rindex("\n〔")
+        budget = ws.chat.counter(full.text[:third])  # the first two scenes fit, not the third
+    with make_ws(home, exemplar_token_budget=budget) as ws:
+        b = ws.chat.exemplars(ws.chat.speaker("陈"), "星熊，近卫局的巡逻")
+    assert [it["stage_path"] for it in b.items] == ranked[:2]
+    assert b.tokens <= budget and "1 weaker scene(s) left out" in b.reason
+    for it in full.items[:2]:
+        for ln in it["lines"]:
+            assert render_nickname(ln["option"] or ln["text"]) in b.text
+    assert set(b.line_ids) == {ln["line_id"] for it in full.items[:2] for ln in it["lines"]}
+
+
+def test_the_people_named_and_the_doctor_lift_a_scene(ws: Workspace) -> None:
+    scenes = ws.rag.exemplars(ws.names.family(CHEN), "你还好吗", [TALULAH], k=3)
+    assert scenes[0].why["named"] == 1.0 and scenes[0].stage_path in {P1, P4}
+    assert TALULAH in scenes[0].people
+    plain = ws.rag.exemplars(ws.names.family(CHEN), "你还好吗", [], k=3)
+    assert plain[0].stage_path == P3 and plain[0].why["doctor"] > 0  # the Doctor is there
+    hoshi = ws.rag.exemplars(ws.names.family(CHEN), "你还好吗", [HOSHI], k=1)
+    assert HOSHI in hoshi[0].people
+
+
+def test_she_with_no_lines_gets_an_empty_block_with_the_reason(ws: Workspace, home: Path) -> None:
+    lonely = ws.chat.exemplars(ws.chat.speaker("独行者"), "你好")
+    assert lonely.empty and lonely.reason == "独行者 speaks in no story stage"
+    fresh = home.parent / "unbuilt"
+    fresh.mkdir()
+    write_store(fresh)
+    with make_ws(fresh) as unbuilt:
+        b = unbuilt.chat.exemplars(unbuilt.chat.speaker("陈"), "你好")
+    assert b.empty and "never indexed" in b.reason
+
+
+def test_the_build_is_skipped_when_its_inputs_are_unchanged(home: Path, tmp_path: Path) -> None:
+    with make_ws(home) as ws:
+        assert ws.rag.exemplars_built() and ws.rag.index_exemplars().skipped
+        assert not ws.rag.index_exemplars(force=True).skipped
+    aliases = tmp_path / "aliases.toml"
+    aliases.write_text(f'[[alias]]\nname = "晖洁"\nid = "{CHEN}"\nnote = "test"\n', "utf-8")
+    with make_ws(home, aliases_file=aliases) as ws:  # the names changed: built again
+        assert not ws.rag.exemplars_built()
+        assert not ws.rag.index_exemplars().skipped
+        assert ws.rag.index_exemplars().skipped
+    with make_ws(home) as ws:
+        assert not ws.rag.index_exemplars().skipped  # and back
+
+
+# -- memories in her own words ---------------------------------------------------------------
+def test_memories_rank_stages_with_the_named_npc_first_and_carry_her_lines(ws: Workspace) -> None:
+    plain = ws.events.memories("陈", None, k=1)
+    assert [m.stage_path for m in plain.items] == [P2]  # where she says most
+    mem = ws.events.memories("陈", "你还记得塔露拉吗", k=2)
+    assert mem.kind == "appearances"
+    assert [m.stage_path for m in mem.items] == [P1, P4]  # 塔露拉 speaks in P1, is named in P4
+    held = ws.corpus.store().lines_by_id([q["line_id"] for m in mem.items for q in m.quotes])
+    for m in mem.items:
+        assert 1 <= len(m.quotes) <= 2 and m.summary
+        for q in m.quotes:
+            assert held[q["line_id"]] == ("陈", q["text"]) and q["line_id"] in m.line_ids
+    assert "塔露拉" in mem.items[0].quotes[0]["text"]  # the line that fits the message
+    block = ws.chat.memories(ws.chat.speaker("陈"), "你还记得塔露拉吗")
+    assert {P1, P4} <= {s.path for s in block.stages}  # shown in story order
+    assert "  陈：「塔露拉，你欠我一个解释。」" in block.text
+
+
+def test_memories_rank_by_the_message_words(ws: Workspace) -> None:
+    mem = ws.events.memories("陈", "那份报告你看完了吗", k=1)
+    assert [m.stage_path for m in mem.items] == [P3]
+    assert mem.items[0].quotes[0]["line_id"].startswith(P3)
+
+
+def test_every_entry_point_gets_the_same_memories(ws: Workspace) -> None:
+    via_events = ws.events.memories("陈", "你还记得塔露拉吗", k=3)
+    block = ws.chat.turn("陈", "你还记得塔露拉吗").block("memories")
+    assert [s.path for s in block.stages] == [m.stage_path for m in via_events.items]
+
+
+# -- the fidelity eval's voice check on real blocks ---------------------------------------------
+def test_the_voice_check_passes_real_scenes_and_catches_a_line_passed_off_as_hers(
+    ws: Workspace,
+) -> None:
+    item = Item("v", "陈", "近卫局的巡逻安排好了吗？", "voice",
+                {"exemplars_min": 2, "stages": [P2], "keywords": []}, "n", ())  # fmt: skip
+    ls = store_line_speaker(ws.corpus.store(), ws.names)
+
+    def turn(op: str, msg: str) -> dict:
+        return ws.chat.turn(op, msg).to_dict()
+
+    assert score([item], turn, ls).results[0].passed
+
+    def forged(op: str, msg: str) -> dict:
+        d = turn(op, msg)
+        ex = next(b for b in d["blocks"] if b["name"] == "exemplars")
+        for it in ex["items"]:
+            for ln in it["lines"]:
+                ln["hers"] = True  # someone else's line shown as hers
+        return d
+
+    r = score([item], forged, ls).results[0]
+    assert not r.passed and "is shown as hers but is not" in r.reason
+
+
+# -- lexical ------------------------------------------------------------------------------------
+def test_the_tokenizer_keeps_story_names_whole_and_drops_function_words() -> None:
+    tok = Tokenizer(["塔露拉", "诗怀雅"])
+    assert tok.query("你还记得塔露拉吗？") == ["塔露拉"]
+    assert "诗怀雅" in tok.tokens("诗怀雅又抢先了。")
+    assert tok.tokens("Dr.{@nickname}，你好！123") == ["dr", "nickname"]
+    assert Tokenizer().names("塔露拉") == []
+
+
+def test_bm25_prefers_the_rarer_word() -> None:
+    docs = [["巡逻", "近卫局"], ["巡逻", "下城区"], ["巡逻", "龙门"], ["剑"]]
+    scores = BM25(docs).scores(["巡逻", "近卫局"])
+    assert max(scores, key=scores.get) == 0 and 3 not in scores
+
+
+def test_a_tight_memories_budget_drops_her_second_lines_before_an_appearance(home: Path) -> None:
+    with make_ws(home) as ws:
+        full = ws.chat.memories(ws.chat.speaker("陈"), "龙门和近卫局的巡逻")
+        assert not full.reason and any(len(it["quotes"]) == 2 for it in full.items)
+        second = {it["quotes"][1]["text"] for it in full.items if len(it["quotes"]) == 2}
+        lines = [x for x in full.text.splitlines() if not any(f"「{q}」" in x for q in second)]
+        budget = ws.chat.counter("\n".join(lines))
+    with make_ws(home, memory_token_budget=budget) as ws:
+        tight = ws.chat.memories(ws.chat.speaker("陈"), "龙门和近卫局的巡逻")
+    assert [s.path for s in tight.stages] == [s.path for s in full.stages]
+    assert all(len(it["quotes"]) == 1 for it in tight.items) and not tight.reason
+    dropped = {q["line_id"] for it in full.items for q in it["quotes"][1:]}
+    assert not dropped & set(tight.line_ids) and tight.tokens <= budget
