@@ -77,6 +77,7 @@ SUBCOMMANDS: tuple[typer.Typer, ...] = (
     events.app,  # timeline, memories
     events.events_app,
     profiles.app,  # distill, persona, review-queue
+    profiles.chars_app,  # chars check
     chat.app,  # chat, turn, serve
     evaluate.app,
 )
