@@ -44,9 +44,16 @@ from arklore.profiles.charfile import (
     approve,
 )
 from arklore.profiles.draft import utc_now
+from arklore.profiles.greeting import Greeting, choose_greeting
 from arklore.profiles.inputs import TASK_D_SOURCES, OperatorInputs
 from arklore.profiles.persona import Persona, persona
-from arklore.profiles.quotes import QuoteSource, normalize_ws, voice_index, voice_sources
+from arklore.profiles.quotes import (
+    QuoteSource,
+    VoiceLine,
+    normalize_ws,
+    voice_index,
+    voice_sources,
+)
 from arklore.profiles.results import load_results
 from arklore.profiles.userdir import FileCheck, UserDir, dir_state, map_dir
 from arklore.rag.docs import RelationDoc
@@ -103,6 +110,7 @@ class ProfilesFacade:
         self.tier_c_relations = tier_c_relations
         self._tables: Tables | None = None
         self._voices: dict[str, str] | None = None
+        self._by_form: dict[str, list[VoiceLine]] | None = None
         self._lock = threading.Lock()
         self._personas: dict[tuple[Any, ...], Persona] = {}
         self._user: UserDir | None = None
@@ -230,6 +238,37 @@ class ProfilesFacade:
             quote_sources=sources,
             owners=owners,
         )
+
+    # -- her own words -----------------------------------------------------------------------
+    def _voice_index(self) -> dict[str, list[VoiceLine]]:
+        """Every voice line by the form it belongs to (read once)."""
+        if self._by_form is None:
+            self._by_form = voice_index(self.tables().charword)
+        return self._by_form
+
+    def voice_lines(self, char_id: str) -> list[VoiceLine]:
+        """Her voice lines (her form's own, else her base form's), in voice index order."""
+        index = self._voice_index()
+        for cid in dict.fromkeys([char_id, self.names.family(char_id)[0]]):
+            if index.get(cid):
+                return list(index[cid])
+        return []
+
+    def greeting(self, operator: str) -> Greeting | None:
+        """Her own greeting to the Doctor (:func:`~arklore.profiles.greeting.choose_greeting`:
+        a voice line such as 问候 or 交谈, else her first story line to the Doctor)."""
+        cid = self.names.resolve(operator)
+        index = self._voice_index()
+        forms = list(dict.fromkeys([cid, *self.names.family(cid)]))
+        voices = [index.get(c, []) for c in forms]
+        story: list = []
+        if not any(voices):
+            by_op = profile_sources.story_lines(self._store(), forms)
+            story = sorted(
+                (s for c in forms for s in by_op.get(c, [])),
+                key=lambda s: (s.order, s.stage_path, s.line_no),
+            )
+        return choose_greeting(voices, story)
 
     def tables(self) -> Tables:
         """The excel tables profiles read (archive, characters, voice, teams), parsed once."""
