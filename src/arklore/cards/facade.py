@@ -39,7 +39,7 @@ from arklore.cards.card import (
     assemble,
     relation_entry,
 )
-from arklore.cards.keys import KeyMaker, Person, people_from_table
+from arklore.cards.keys import KeyMaker, Person, people_from_table, topic_key
 from arklore.cards.lint import LintEntry, LintReport, Matchable, lint
 from arklore.cards.spec import V3_SPEC, BookEntry, card_chunks, dumps, world_info
 from arklore.chat.facade import ChatFacade
@@ -158,9 +158,9 @@ class CardsFacade:
             names = p.names if prev is None else tuple(sorted({*prev.names, *p.names}))
             out[node] = Person(node, names, True)
         if graph is not None:
-            for nid, node in sorted(graph.nodes.items()):
-                if nid not in out and node.kind != "operator" and node.name != DOCTOR:
-                    out[nid] = Person(nid, (node.name,), False)
+            for nid, gnode in sorted(graph.nodes.items()):
+                if nid not in out and gnode.kind != "operator" and gnode.name != DOCTOR:
+                    out[nid] = Person(nid, (gnode.name,), False)
         return list(out.values())
 
     def keymaker(self) -> KeyMaker:
@@ -226,8 +226,8 @@ class CardsFacade:
                 why = km.topic_unsafe(t)
                 if why:
                     mi.dropped_keys[t] = why
-                else:
-                    mi.keys.append(t)
+                elif topic_key(t) not in mi.keys:
+                    mi.keys.append(topic_key(t))
             out.append(mi)
         return out
 

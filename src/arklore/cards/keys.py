@@ -10,19 +10,33 @@ therefore fires where nobody meant that person.
 **The rule** (:class:`KeyMaker`). A name of a person is *unsafe* as a key when
 
 * it is a name the names layer treats as a word (:func:`arklore.names.rules.classify`:
-  every single character, and any name jieba's dictionary lists as a word), or
+  every single character — except one that is rarely a word on its own and sits inside no
+  dictionary word and no other name, such as 吽 — and any name jieba's dictionary lists as a
+  word), or
 * it occurs inside a dictionary word or a hand-listed chat word (``data/name_stopwords.txt``,
   the names layer's blocking words), or
 * it occurs inside a name of another person (陈 is inside nobody else's, 红 is inside 红豆), or
 * it is Latin and shorter than :data:`MIN_LATIN` characters (W).
 
 An entry whose keys are all safe is a plain entry. An entry with an unsafe key is
-``selective``: SillyTavern fires it only when one of its ``secondary_keys`` occurs too
-(logic AND ANY). The secondary keys are her safe names and *confirmations* of each unsafe
+``selective``, in one of two ways.
+
+*Blocking words* (logic NOT ANY: fire unless a secondary key occurs), when every unsafe name
+is a single character the names layer accepts wherever its blocking words do not claim it
+(signal 9 of :mod:`arklore.names.rules`: 夕, 黍, 陈 — rare as words on their own, or
+surnames): the secondary keys are exactly those blocking words — every dictionary or chat word
+containing the name (夕阳, 七夕, 除夕; 陈旧, 陈列) and every other name containing it — the
+names layer's stoplist compiled into SillyTavern's own logic (longer words that contain a
+shorter blocker are left out: 陈列 blocks 陈列室).
+
+*Confirmations* (logic AND ANY: fire only when a secondary key occurs too) otherwise. The
+secondary keys are her safe names and *confirmations* of each unsafe
 name, built from the names layer's own evidence that a name is a person
 (:mod:`arklore.names.rules`): a title after it (陈sir, 年姐, 夕小姐), ``@`` before it, a word
 whose object is a person before it (和陈, 陪年), a person noun after ``的`` (银灰的妹妹), and for
-names of two or more characters a verb that takes a person as subject (银灰说). A
+names of two or more characters a verb that takes a person as subject (银灰说). A person of
+the story who is not an operator gets confirmations only when her name is not itself a word
+(桑尼 may be confirmed; 主教 or 奶奶 is nobody in particular and gets no entry). A
 confirmation is dropped when it could itself be part of something else: when it occurs in a
 dictionary word (空姐, 同年) or in another person's name; when it puts text before a name
 that starts a dictionary word or another name (和红 would fire on 和红豆, 和年 on 和年轻人);
@@ -64,6 +78,15 @@ SKIP_PREFIX = "$"
 """Alias-table surfaces that are script ids (``$avatar_chen2``), never written in chat."""
 
 _ASCII = re.compile(r"[0-9a-z]")
+
+
+_EDGE_MARKS = "\"'“”‘’「」『』《》〈〉（）()【】[]？?！!。，,、…~～·：: \u3000"
+
+
+def topic_key(title: str) -> str:
+    """A stage or event title as a key: folded, quotes and punctuation at its ends removed
+    (“降临” -> 降临, 逃票？ -> 逃票), since a chat message does not repeat them."""
+    return fold(title.strip().strip(_EDGE_MARKS))
 
 
 def is_latin(key: str) -> bool:
@@ -173,7 +196,7 @@ class KeyMaker:
 
     def __init__(self, people: Sequence[Person], topics: Iterable[str] = ()) -> None:
         self.people = {p.id: p for p in people}
-        self._topics = sorted({fold(t.strip()) for t in topics if t and t.strip()})
+        self._topics = sorted({k for t in topics if (k := topic_key(t))})
         self._owners: dict[str, set[str]] = {}
         for p in people:
             for n in p.names:
@@ -198,12 +221,14 @@ class KeyMaker:
             if len(name) < MIN_LATIN:
                 return f"Latin, shorter than {MIN_LATIN} characters"
             return ""
-        if rules.classify(name) == "risky":
-            return "a single character" if len(name) == 1 else "a dictionary word"
         hosts = self._hosts.get(name)
+        others = self._others_containing(name)
+        if rules.classify(name) == "risky":
+            if name in self._bare and not hosts_inside(hosts) and not others:
+                return ""  # 吽: rarely a word on its own, and inside no word or name
+            return "a single character" if len(name) == 1 else "a dictionary word"
         if hosts is not None and hosts.inside[1]:
             return f"inside the word {hosts.inside[0]}"
-        others = self._others_containing(name)
         if others:
             return f"inside the name {others[0]}"
         return ""
@@ -212,7 +237,7 @@ class KeyMaker:
         """Why a place or event name (one of ``topics``) cannot key a memory entry: too short,
         a dictionary word, inside one, or inside a person's name; "" when it can. Memory
         entries get no confirmations: a topic that is unsafe is left out."""
-        t = fold(topic.strip())
+        t = topic_key(topic)
         if len(t) < 2 or (is_latin(t) and len(t) < MIN_LATIN):
             return "too short"
         if is_latin(t):
@@ -286,7 +311,10 @@ class KeyMaker:
         elif unsafe:
             confirms: list[str] = []
             for n in unsafe:
-                c = self.confirmations(n) if p.operator else []
+                # a person of the story who is not an operator is confirmed only when her
+                # name is not itself a word (桑尼 yes, 主教/奶奶 no: nobody in particular)
+                word = rules.classify(n) == "risky"
+                c = self.confirmations(n) if p.operator or not word else []
                 if not c:
                     ks.unreachable.append(n)
                 confirms += c
@@ -298,6 +326,10 @@ class KeyMaker:
 
     def all(self) -> dict[str, KeySet]:
         return {pid: self.keys(pid) for pid in self.people}
+
+
+def hosts_inside(h: _Hosts | None) -> bool:
+    return h is not None and h.inside[1] > 0
 
 
 def _minimal(words: Iterable[str]) -> list[str]:
@@ -353,5 +385,6 @@ __all__ = [
     "Person",
     "is_latin",
     "people_from_table",
+    "topic_key",
     "word_hosts",
 ]
