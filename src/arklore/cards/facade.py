@@ -171,7 +171,7 @@ class CardsFacade:
         return self._keys
 
     # -- one card ----------------------------------------------------------------------------
-    def _relations(self, cid: str, name: str, notes: list[str]) -> list[RelationInput]:
+    def _relations(self, cid: str, notes: list[str]) -> list[RelationInput]:
         p = self.profiles.persona(cid)
         if p.tier == TIER_C and not self.tier_c_relations:
             notes.append(
@@ -251,7 +251,7 @@ class CardsFacade:
             greeting=self.profiles.greeting(cid),
             exemplars=exemplars,
             voices=self.profiles.voice_lines(cid),
-            relations=self._relations(cid, sp.name, notes),
+            relations=self._relations(cid, notes),
             memories=self._memories(cid, notes),
             notes=notes,
             version=__version__,
@@ -327,7 +327,7 @@ class CardsFacade:
         for i, cid in enumerate(ops):
             name = self.names.display_name(cid)
             notes: list[str] = []
-            rels = self._relations(cid, name, notes)
+            rels = self._relations(cid, notes)
             mine = 0
             for r in rels:
                 if r.keys.empty:

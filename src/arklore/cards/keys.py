@@ -206,6 +206,7 @@ class KeyMaker:
         self._hosts = word_hosts([*self._all_names, *self._topics], collect=self._bare)
         self._containers = _containers(self._all_names)
         self._unsafe = {n: self._why_unsafe(n) for n in self._all_names}
+        self._topic_in_names = _first_container(self._topics, self._all_names)
         forms = {c for n, why in self._unsafe.items() if why for c, _ in self._forms(n)}
         self._form_hosts = word_hosts(forms)
         self._sets: dict[str, KeySet] = {}
@@ -249,9 +250,9 @@ class KeyMaker:
             return "not a stage title"  # only titles scanned at construction are known
         if hosts.inside[1]:
             return f"inside the word {hosts.inside[0]}"
-        inside = [n for n in self._all_names if len(n) > len(t) and t in n]
+        inside = self._topic_in_names.get(t)
         if inside:
-            return f"inside the name {inside[0]}"
+            return f"inside the name {inside}"
         return ""
 
     # -- confirmations -------------------------------------------------------------------------
@@ -364,6 +365,22 @@ def _containers(names: Sequence[str]) -> dict[str, list[str]]:
             if k != m:
                 out.setdefault(k, []).append(m)
     return {k: sorted(set(v)) for k, v in out.items()}
+
+
+def _first_container(keys: Sequence[str], texts: Sequence[str]) -> dict[str, str]:
+    """key -> the first (sorted) of ``texts`` that holds it and is longer (one pass)."""
+    if not keys or not texts:
+        return {}
+    auto = ahocorasick.Automaton()
+    for k in keys:
+        auto.add_word(k, k)
+    auto.make_automaton()
+    out: dict[str, str] = {}
+    for text in sorted(texts):
+        for _end, k in auto.iter(text):
+            if len(text) > len(k):
+                out.setdefault(k, text)
+    return out
 
 
 def _touches_ascii(form: str, names: Mapping[str, str]) -> bool:

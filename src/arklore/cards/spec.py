@@ -28,7 +28,6 @@ gives equal bytes.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -157,10 +156,9 @@ def card_v3(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def as_spec(card: Mapping[str, Any], spec: str, version: str) -> dict[str, Any]:
-    """The same card under another ``spec``/``spec_version`` (everything else as it is)."""
-    out = copy.deepcopy(dict(card))
-    out["spec"], out["spec_version"] = spec, version
-    return out
+    """The same card under another ``spec``/``spec_version`` (everything else shared, as it
+    is: the result is for serializing, not for editing)."""
+    return {**card, "spec": spec, "spec_version": version}
 
 
 def dumps(obj: Any, *, compact: bool = False) -> str:
