@@ -14,6 +14,7 @@ from the settings and the facades below it:
 ``ws.events``      appearances, the timeline, memories, LLM story events
 ``ws.profiles``    ``.char`` profiles: persona, distillation, review queue, approve, save
 ``ws.chat``        chat turns: who the chat is with, one builder per block, ``turn()``
+``ws.cards``       SillyTavern character cards and lorebooks, and the lint of their keys
 =================  ============================================================================
 
 A new query goes into its layer's facade (or a function of that layer the facade calls); the
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from arklore.base.db import Migration
+from arklore.cards.facade import CardsFacade
 from arklore.chat.facade import Budgets, ChatFacade
 from arklore.corpus import anchors
 from arklore.corpus import schema as corpus_schema
@@ -244,6 +246,15 @@ class Workspace:
             max_message_chars=st.max_message_chars,
             tier_c_relations=st.tier_c_relations,
         )
+        self.cards = CardsFacade(
+            names=self.names,
+            graph=self.graph,
+            rag=self.rag,
+            events=self.events,
+            profiles=self.profiles,
+            chat=self.chat,
+            tier_c_relations=st.tier_c_relations,
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -259,7 +270,15 @@ class Workspace:
     def reload(self) -> None:
         """Forget what a rebuild or a user-file edit may have changed (names, graph, index,
         appearances, profiles); the next call reads them again."""
-        for facade in (self.names, self.graph, self.rag, self.events, self.profiles, self.chat):
+        for facade in (
+            self.names,
+            self.graph,
+            self.rag,
+            self.events,
+            self.profiles,
+            self.chat,
+            self.cards,
+        ):
             facade.reload()
 
     def llm(self, *, no_cache: bool = False, **changes: Any) -> LLM:

@@ -49,6 +49,7 @@ from arklore.names.facade import NamesFacade
 from arklore.profiles.charfile import TIER_C
 from arklore.profiles.facade import ProfilesFacade
 from arklore.profiles.persona import OPT_IN_VAR, Persona
+from arklore.profiles.userdir import FileCheck
 from arklore.rag.context import Relation, RelationContext
 from arklore.rag.exemplars import Scene
 from arklore.rag.facade import RagFacade
@@ -163,6 +164,17 @@ class ChatFacade:
                 self._persona_cache.clear()
             self._persona_cache[key] = (p, block)
         return copy.deepcopy(block)
+
+    def chars_check(self, folder: Path | None = None) -> list[FileCheck]:
+        """``arklore chars check``: the profiles layer's check of the user's ``.char`` files
+        (or ``folder``), with the sections the persona block injects within its budget."""
+        checks = self.profiles.check(folder)
+        for c in checks:
+            if c.persona is not None and c.persona.sections:
+                block = persona_block(c.persona, budget=self.budgets.persona, counter=self.counter)
+                c.injected = [it["title"] for it in block.items]
+                c.left_out = block.reason
+        return checks
 
     # -- relations ---------------------------------------------------------------------------
     def relation_context(

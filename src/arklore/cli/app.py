@@ -21,6 +21,7 @@ from arklore.cli import (
     demo,
     evaluate,
     events,
+    export,
     extract,
     graph,
     names,
@@ -77,7 +78,9 @@ SUBCOMMANDS: tuple[typer.Typer, ...] = (
     events.app,  # timeline, memories
     events.events_app,
     profiles.app,  # distill, persona, review-queue
+    profiles.chars_app,  # chars check
     chat.app,  # chat, turn, serve
+    export.app,  # export card, export lorebook, export lint
     evaluate.app,
 )
 """Groups (a Typer with a name) and top-level commands (one without), in help order."""

@@ -1,5 +1,6 @@
 """Character profile commands: `arklore distill`, `arklore persona`, `arklore review-queue`
-(approving a draft is `arklore review approve`).
+(approving a draft is `arklore review approve`), and `arklore chars check` for the user's own
+.char files.
 
 Exit codes of `distill` (see arklore.core.errors): 0 done; 3 some tasks failed for some
 operators (see distill_errors.jsonl; rerun to retry); 4 stopped early (endpoint unreachable
@@ -31,7 +32,9 @@ from arklore.cli._common import (
     styled,
     workspace,
 )
+from arklore.core.errors import EXIT_FINDINGS
 from arklore.profiles.distill import TASK_NAMES, DistillReport, total_estimate
+from arklore.profiles.userdir import FileCheck
 
 app = typer.Typer()
 
@@ -195,3 +198,59 @@ def review_queue_cmd(
         + f"), {attention} need attention; {len(queue.no_source)} with missing sources",
     )
     console.print(f"wrote {target}")
+
+
+chars_app = typer.Typer(
+    name="chars", help="Your own .char files (ARKLORE_CHARS_DIR).", no_args_is_help=True
+)
+
+
+@chars_app.command("check")
+def chars_check_cmd(
+    folder: Annotated[
+        Path | None,
+        typer.Argument(help="The folder of .char files (default: ARKLORE_CHARS_DIR)."),
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """For each .char file of the folder: the operator it maps to (its `- operator:` header,
+    else its file name as any name, alias or char id), its tier, the sections a chat will
+    inject, headings read in the design's spelling (锚段, 我段·性格 ...); and the files that
+    map to nobody, with the closest names. Never writes. Exit codes: 0 every file is used;
+    5 some file maps to nobody or is shadowed by another file for the same operator."""
+    checks = workspace().chat.chars_check(folder)
+    findings = sum(1 for c in checks if not c.used)
+    if json:
+        print_json(
+            {"files": [c.to_dict() for c in checks], "used": len(checks) - findings,
+             "not_used": findings}
+        )  # fmt: skip
+    else:
+        for c in checks:
+            _print_check(c)
+        console.print(f"{len(checks)} files: {len(checks) - findings} used, {findings} not used")
+    raise typer.Exit(EXIT_FINDINGS if findings else 0)
+
+
+def _print_check(c: FileCheck) -> None:
+    if c.char_id is None:
+        near = f" (closest: {', '.join(c.closest)})" if c.closest else ""
+        console.print(styled(c.file, "bold red", f": maps to no operator: {c.problem}{near}"))
+        return
+    console.print(
+        styled(c.file, "bold", f" -> {c.name} ({c.char_id}) by its {c.mapped_by}, tier {c.tier}")
+    )
+    if not c.used:
+        console.print(styled("  not used: ", "yellow", c.problem))
+        return
+    console.print("  injects: " + (", ".join(c.injected) or "nothing"))
+    if c.left_out:
+        console.print(f"  {c.left_out}")
+    for title, why in c.excluded:
+        console.print(f"  not used: {title}: {why}")
+    if c.design_headings:
+        console.print(
+            "  read as arklore's: " + ", ".join(f"{h} -> {t}" for h, t in c.design_headings)
+        )
+    if c.own_sections:
+        console.print("  sections you added: " + ", ".join(c.own_sections))

@@ -92,6 +92,13 @@ class EventsFacade:
             self._whitelist = apps_db.whitelist(self.extract_layer.speaker_whitelist())
         return self._whitelist
 
+    def stage_titles(self) -> list[str]:
+        """Every event name and story name of the primary stages, once each, sorted (what a
+        lorebook keys her memories by)."""
+        infos = self._infos_by_path().values()
+        names = {n.strip() for i in infos for n in (i.event_name, i.story_name) if n and n.strip()}
+        return sorted(names)
+
     def stage_refs(self, paths: Iterable[str]) -> list[StageRef]:
         """Stages as a chat block cites them: path, story code, name and event."""
         infos = self._infos_by_path()

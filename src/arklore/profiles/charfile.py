@@ -68,6 +68,13 @@ each; the id may be left out, the name is then resolved through the relation gra
 and A feed these to the relation index as ``char_anchor`` documents). Any other section a person adds is kept untouched, in place, and (tiers S/A)
 given to the chat like the others. ``：`` and ``:`` are both accepted after a field name.
 
+**The design's spelling.** Headings written as the design document spells them count as
+arklore's (:func:`canonical_title`): ``锚段`` is ``锚``, ``我段·性格`` is ``我·性格`` (any
+middle dot, colon or dash between, spaces around it ignored), ``我段·关于博士`` is
+``我·关于博士``, ``我段·身边的人`` is ``我·身边的人``. The heading line itself is kept as
+written (the file is never rewritten); only the section's :attr:`Section.title` is the
+canonical one, so every rule and the chat see one name per section.
+
 **Lossless.** :meth:`CharProfile.parse` keeps every byte (BOM, line endings, spacing, text
 before the title), so ``parse(t).text() == t`` for any text; parsed views (header, anchor,
 quotes) are read-only interpretations, edits go through functions that change only the lines
@@ -120,6 +127,22 @@ _MARKER = re.compile(r"^(.*?)[ \t]*(\[AUTO\]|\[AUTO-DRAFT\])$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
 _HEADER_KEY = re.compile(r"^[-*][ \t]+([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*$")
 _HEADER_ITEM = re.compile(r"^[ \t]+[-*][ \t]+(.*?)[ \t]*$")
+_SEGMENT = re.compile(r"^(锚|我)段?\s*(?:[·・•‧∙･⋅:：\-—_/]\s*)?(.*)$")
+
+
+def canonical_title(heading: str) -> str:
+    """A section heading as arklore names it: the design's ``锚段``/``我段·性格`` spelling
+    (and its variants of dot, colon, dash and spacing) mapped onto ``锚``/``我·性格``; any
+    other heading unchanged (trimmed)."""
+    title = heading.strip()
+    m = _SEGMENT.match(title)
+    if m is None:
+        return title
+    head, rest = m.group(1), m.group(2).strip()
+    if head == ANCHOR:
+        return ANCHOR if not rest else title
+    candidate = f"我·{rest}" if rest else title
+    return candidate if candidate in SECTION_ORDER else title
 
 
 class ProfileFileError(ArkloreError):
@@ -177,6 +200,12 @@ class Section:
     body: str
 
     @property
+    def written_title(self) -> str:
+        """The title as the heading line spells it (``锚段``), before :func:`canonical_title`."""
+        m = _HEADING.match(_bare(self.heading))
+        return m.group(1).strip() if m else self.title
+
+    @property
     def content(self) -> str:
         """The body as a chat sees it: LF, trailing spaces and blank edge lines removed."""
         return normalize_body(self.body)
@@ -217,7 +246,7 @@ class CharProfile:
                 fenced = not fenced
             m = None if fenced else _HEADING.match(bare)
             if m is not None:
-                cur = Section(m.group(1).strip(), ln, "")
+                cur = Section(canonical_title(m.group(1)), ln, "")
                 sections.append(cur)
             elif cur is None:
                 pre.append(ln)

@@ -3,9 +3,10 @@ may inject (:meth:`ProfilesFacade.persona`, the one function the persona command
 route and the chat block call), the distillation run, the review queue, and the two writes a
 reviewer makes (approve a draft, replace a file), each with its rules in one place.
 
-Files are looked up by char id in the user's folder (``ARKLORE_CHARS_DIR``, read only, wins)
-then in ``$ARKLORE_HOME/chars``; an alternate form without a file of her own uses her base
-form's (the same person).
+Files are looked up in the user's folder (``ARKLORE_CHARS_DIR``, read only, wins: files named
+by any name, alias or char id, or naming her in an ``- operator:`` header, see
+:mod:`arklore.profiles.userdir`) then by char id in ``$ARKLORE_HOME/chars``; an alternate
+form without a file of her own uses her base form's (the same person).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from arklore.profiles import sources as profile_sources
 from arklore.profiles.archive import Tables
 from arklore.profiles.charfile import (
     DRAFT_SUFFIX,
+    SECTION_ORDER,
     SUFFIX,
     TIER_B,
     ApproveRefusedError,
@@ -42,10 +44,18 @@ from arklore.profiles.charfile import (
     approve,
 )
 from arklore.profiles.draft import utc_now
+from arklore.profiles.greeting import Greeting, choose_greeting
 from arklore.profiles.inputs import TASK_D_SOURCES, OperatorInputs
 from arklore.profiles.persona import Persona, persona
-from arklore.profiles.quotes import QuoteSource, normalize_ws, voice_index, voice_sources
+from arklore.profiles.quotes import (
+    QuoteSource,
+    VoiceLine,
+    normalize_ws,
+    voice_index,
+    voice_sources,
+)
 from arklore.profiles.results import load_results
+from arklore.profiles.userdir import FileCheck, UserDir, dir_state, map_dir
 from arklore.rag.docs import RelationDoc
 from arklore.rag.facade import RagFacade
 
@@ -100,11 +110,14 @@ class ProfilesFacade:
         self.tier_c_relations = tier_c_relations
         self._tables: Tables | None = None
         self._voices: dict[str, str] | None = None
+        self._by_form: dict[str, list[VoiceLine]] | None = None
         self._lock = threading.Lock()
         self._personas: dict[tuple[Any, ...], Persona] = {}
+        self._user: UserDir | None = None
 
     def reload(self) -> None:
         self._personas = {}
+        self._user = None  # the mapping of the user's files depends on the alias table
 
     # -- finding files -----------------------------------------------------------------------
     def dirs(self) -> list[tuple[Path, bool]]:
@@ -112,30 +125,150 @@ class ProfilesFacade:
         out = [(Path(self.user_dir), False)] if self.user_dir is not None else []
         return [*out, (self.home_dir, True)]
 
+    def user_files(self, folder: Path | None = None) -> UserDir | None:
+        """The user's folder (or ``folder``) with each ``.char`` file mapped to its operator
+        (:func:`~arklore.profiles.userdir.map_dir`); None when there is no such folder. The
+        configured folder's mapping is kept until a file in it changes or the names reload."""
+        target = Path(folder) if folder is not None else self.user_dir
+        if target is None or not Path(target).is_dir():
+            return None
+        if folder is not None and (
+            self.user_dir is None or Path(folder).resolve() != Path(self.user_dir).resolve()
+        ):
+            return map_dir(Path(folder), self.names.resolve)
+        cached = self._user
+        if cached is not None and cached.state == dir_state(Path(target)):
+            return cached
+        mapped = map_dir(Path(target), self.names.resolve)
+        with self._lock:
+            self._user = mapped
+        return mapped
+
+    def _user_file(self, char_id: str) -> FoundProfile | None:
+        user = self.user_files()
+        f = user.by_id.get(char_id) if user is not None else None
+        if f is None or f.profile is None:
+            return None
+        return FoundProfile(f.path, f.profile, False, char_id)
+
     def find(self, char_id: str, *, own: bool = False) -> FoundProfile | None:
         """Her profile file: her own, else (unless ``own``) her base form's; None: tier C."""
         family = self.names.family(char_id)
         ids = [char_id] if own else list(dict.fromkeys([char_id, family[0]]))
         for cid in ids:
-            for d, writable in self.dirs():
-                p = d / f"{cid}{SUFFIX}"
-                if p.is_file():
-                    return FoundProfile(p, CharProfile.read(p), writable, cid)
+            mine = self._user_file(cid)
+            if mine is not None:
+                return mine
+            p = self.home_dir / f"{cid}{SUFFIX}"
+            if p.is_file():
+                return FoundProfile(p, CharProfile.read(p), True, cid)
         return None
 
     def all(self) -> list[FoundProfile]:
         """Every profile, one per operator (the user's folder wins), by file name."""
-        seen: set[str] = set()
-        out: list[FoundProfile] = []
-        for d, writable in self.dirs():
-            if not d.is_dir():
-                continue
-            for p in sorted(d.glob(f"*{SUFFIX}")):
+        user = self.user_files()
+        out = [
+            FoundProfile(f.path, f.profile, False, f.char_id)
+            for f in (user.files if user is not None else [])
+            if f.used and f.profile is not None and f.char_id is not None
+        ]
+        seen = {f.char_id for f in out}
+        if self.home_dir.is_dir():
+            for p in sorted(self.home_dir.glob(f"*{SUFFIX}")):
                 prof = CharProfile.read(p)
                 if prof.char_id and prof.char_id not in seen:
                     seen.add(prof.char_id)
-                    out.append(FoundProfile(p, prof, writable, prof.char_id))
+                    out.append(FoundProfile(p, prof, True, prof.char_id))
         return out
+
+    def check(self, folder: Path | None = None) -> list[FileCheck]:
+        """Every ``.char`` file of the user's folder (or ``folder``): the operator it maps
+        to and how, its tier, the sections her tier lets a chat use (and those it leaves
+        out), headings read in the design's spelling, sections a person added, and the files
+        that map to nobody with the closest names. Reads only."""
+        target = Path(folder) if folder is not None else self.user_dir
+        if target is None:
+            raise UsageError("no folder to check", hint="pass a folder, or set ARKLORE_CHARS_DIR")
+        if not Path(target).is_dir():
+            raise UsageError(
+                f"{target} is not a folder", hint="pass the folder of your .char files"
+            )
+        user = self.user_files(Path(target))
+        assert user is not None
+        out: list[FileCheck] = []
+        for f in user.files:
+            prof = f.profile
+            check = FileCheck(
+                f.path.name,
+                f.char_id,
+                self.names.display_name(f.char_id) if f.char_id else None,
+                f.how,
+                prof.tier if prof is not None else None,
+                f.used,
+                problem=f.problem,
+                closest=list(f.closest),
+            )
+            if prof is not None:
+                check.design_headings = [
+                    (sec.written_title, sec.title)
+                    for sec in prof.sections
+                    if sec.written_title != sec.title
+                ]
+                check.own_sections = [
+                    sec.title for sec in prof.sections if sec.title not in SECTION_ORDER
+                ]
+            if prof is not None and f.char_id is not None:
+                p = self._persona_of(f.char_id, f.path, prof)
+                check.sections = [sec.title for sec in p.sections]
+                check.excluded = list(p.excluded)
+                check.persona = p
+            out.append(check)
+        return out
+
+    def _persona_of(self, cid: str, path: Path, prof: CharProfile) -> Persona:
+        """Her persona from this file (a hand-edited B file's quotes checked again)."""
+        sources = owners = None
+        if prof.tier == TIER_B and prof.hand_edited:
+            sources, owners = self._quote_sources(cid, prof)
+        return persona(
+            cid,
+            self.names.display_name(cid),
+            (path, prof),
+            tier_c_relations=self.tier_c_relations,
+            quote_sources=sources,
+            owners=owners,
+        )
+
+    # -- her own words -----------------------------------------------------------------------
+    def _voice_index(self) -> dict[str, list[VoiceLine]]:
+        """Every voice line by the form it belongs to (read once)."""
+        if self._by_form is None:
+            self._by_form = voice_index(self.tables().charword)
+        return self._by_form
+
+    def voice_lines(self, char_id: str) -> list[VoiceLine]:
+        """Her voice lines (her form's own, else her base form's), in voice index order."""
+        index = self._voice_index()
+        for cid in dict.fromkeys([char_id, self.names.family(char_id)[0]]):
+            if index.get(cid):
+                return list(index[cid])
+        return []
+
+    def greeting(self, operator: str) -> Greeting | None:
+        """Her own greeting to the Doctor (:func:`~arklore.profiles.greeting.choose_greeting`:
+        a voice line such as 问候 or 交谈, else her first story line to the Doctor)."""
+        cid = self.names.resolve(operator)
+        index = self._voice_index()
+        forms = list(dict.fromkeys([cid, *self.names.family(cid)]))
+        voices = [index.get(c, []) for c in forms]
+        story: list = []
+        if not any(voices):
+            by_op = profile_sources.story_lines(self._store(), forms)
+            story = sorted(
+                (s for c in forms for s in by_op.get(c, [])),
+                key=lambda s: (s.order, s.stage_path, s.line_no),
+            )
+        return choose_greeting(voices, story)
 
     def tables(self) -> Tables:
         """The excel tables profiles read (archive, characters, voice, teams), parsed once."""
@@ -157,18 +290,12 @@ class ProfilesFacade:
         hit = self._personas.get(key)
         if hit is not None:
             return hit
-        sources = owners = None
-        prof = found.profile if found is not None else None
-        if prof is not None and prof.tier == TIER_B and prof.hand_edited:
-            sources, owners = self._quote_sources(cid, prof)
-        out = persona(
-            cid,
-            self.names.display_name(cid),
-            (found.path, found.profile) if found is not None else None,
-            tier_c_relations=self.tier_c_relations,
-            quote_sources=sources,
-            owners=owners,
-        )
+        if found is not None:
+            out = self._persona_of(cid, found.path, found.profile)
+        else:
+            out = persona(
+                cid, self.names.display_name(cid), None, tier_c_relations=self.tier_c_relations
+            )
         if found is not None:
             out.path = self.relative(found.path)  # never the server's layout
             if found.char_id != cid:
@@ -249,11 +376,10 @@ class ProfilesFacade:
         ]  # fmt: skip
         models = {t: self._llm.model(distill_run.TASK_NAMES[t]) for t in llm_tasks}
         protected = {}
-        if self.user_dir is not None:
-            for inp in inputs:
-                p = Path(self.user_dir) / f"{inp.char_id}{SUFFIX}"
-                if p.is_file():
-                    protected[inp.char_id] = p
+        for inp in inputs:
+            mine = self._user_file(inp.char_id)
+            if mine is not None:
+                protected[inp.char_id] = mine.path
 
         def run(llm: Any) -> distill_run.DistillReport:
             return distill_run.run_distill(
@@ -326,10 +452,23 @@ class ProfilesFacade:
         """One entry per char id with a profile or a draft (the service's list); drafts to
         review first."""
         seen: dict[str, dict[str, Any]] = {}
-        for d, writable in self.dirs():
-            if not d.is_dir():
-                continue
-            for p in sorted(d.iterdir())[: MAX_QUEUE * 2]:
+
+        def add(cid: str, p: Path, prof: CharProfile | None, writable: bool) -> None:
+            seen.setdefault(cid, {"char_id": cid}).update(
+                path=self.relative(p),
+                writable=writable,
+                name=prof.name if prof else None,
+                tier=prof.tier if prof else None,
+                hand_edited=bool(prof and prof.hand_edited),
+                unreadable=prof is None,
+            )
+
+        user = self.user_files()
+        for f in (user.files if user is not None else [])[: MAX_QUEUE * 2]:
+            if f.used and f.char_id is not None:
+                add(f.char_id, f.path, f.profile, False)
+        if self.home_dir.is_dir():
+            for p in sorted(self.home_dir.iterdir())[: MAX_QUEUE * 2]:
                 name = p.name
                 if name.endswith(SUFFIX + DRAFT_SUFFIX):
                     cid = name[: -len(SUFFIX + DRAFT_SUFFIX)]
@@ -338,17 +477,8 @@ class ProfilesFacade:
                     )
                     continue
                 cid = name[: -len(SUFFIX)]
-                if not name.endswith(SUFFIX) or "path" in seen.get(cid, {}):
-                    continue
-                prof = _read(p)
-                seen.setdefault(cid, {"char_id": cid}).update(
-                    path=self.relative(p),
-                    writable=writable,
-                    name=prof.name if prof else None,
-                    tier=prof.tier if prof else None,
-                    hand_edited=bool(prof and prof.hand_edited),
-                    unreadable=prof is None,
-                )
+                if name.endswith(SUFFIX) and "path" not in seen.get(cid, {}):
+                    add(cid, p, _read(p), True)
         out = []
         for e in seen.values():
             e.setdefault("path", None)
@@ -438,14 +568,13 @@ class ProfilesFacade:
         for a file in the user's folder, a file that is not a B draft, and a draft edited by
         hand since it was generated unless ``accept_edits``."""
         cid = self.names.resolve(operator)
-        if self.user_dir is not None:
-            mine = Path(self.user_dir) / f"{cid}{SUFFIX}"
-            if mine.is_file():
-                raise ApproveRefusedError(
-                    f"{mine.name} is in ARKLORE_CHARS_DIR, the folder of hand-written profiles",
-                    hint="that folder is never written to; nothing to approve",
-                    code="read_only",
-                )
+        mine = self._user_file(cid)
+        if mine is not None:
+            raise ApproveRefusedError(
+                f"{mine.path.name} is in ARKLORE_CHARS_DIR, the folder of hand-written profiles",
+                hint="that folder is never written to; nothing to approve",
+                code="read_only",
+            )
         path = self.out_dir(char_dir) / f"{cid}{SUFFIX}"
         if not path.is_file():
             raise ProfileNotFoundError(
@@ -496,7 +625,9 @@ class ProfilesFacade:
     # -- for the relation index --------------------------------------------------------------
     def anchor_documents(self, graph: RelationGraph) -> list[RelationDoc]:
         """The ``char_anchor`` relation documents of every profile whose tier allows them."""
-        return feedback.char_anchor_documents([(f.path, f.profile) for f in self.all()], graph)
+        return feedback.char_anchor_documents(
+            [(f.path, f.profile, f.char_id) for f in self.all()], graph
+        )
 
 
 def _read(path: Path) -> CharProfile | None:

@@ -40,15 +40,16 @@ def parse_people(body: str) -> list[tuple[str, str | None, str]]:
 
 
 def char_anchor_documents(
-    profiles: Iterable[tuple[Path, CharProfile]], graph: RelationGraph
+    profiles: Iterable[tuple[Path, CharProfile, str | None]], graph: RelationGraph
 ) -> list[RelationDoc]:
-    """The ``char_anchor`` documents of every profile whose tier allows ``## 我·身边的人``.
+    """The ``char_anchor`` documents of every profile whose tier allows ``## 我·身边的人``
+    (path, profile, and whose it is: None for the profile's own ``operator``/file name).
     Base forms first: an alternate form adds only people her base profile does not cover."""
     docs: list[RelationDoc] = []
     seen: set[tuple[str, str]] = set()
     items = []
-    for path, prof in profiles:
-        cid = prof.char_id
+    for path, prof, owner in profiles:
+        cid = owner or prof.char_id
         node = graph.resolve(cid) if cid else None
         if node is not None:
             items.append((node != cid, cid, node, path, prof))

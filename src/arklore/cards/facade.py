@@ -1,0 +1,509 @@
+"""The cards layer as the workspace uses it: SillyTavern character cards and lorebooks made
+from what the layers below know, and the lint of their keys.
+
+* :meth:`CardsFacade.card` — her V3 card (:mod:`arklore.cards.card` says field by field where
+  each part comes from); :meth:`CardsFacade.export_cards` writes ``<name>.png`` (the card in
+  ``chara`` and ``ccv3`` chunks) and ``<name>.json`` per operator;
+* :meth:`CardsFacade.lorebook` — one World Info file of every operator's relations, each entry
+  shown only in chats with that operator (``characterFilter``);
+* :meth:`CardsFacade.lint` — the keys of a lorebook run over the names layer's labelled chat
+  messages (:mod:`arklore.cards.lint`);
+* :meth:`CardsFacade.read` — a card PNG or JSON back as data (what an export wrote, or a card
+  from SillyTavern); writing it again gives the same bytes.
+
+Who an entry is about and which names key it: the names layer's alias table (every name,
+alias, real name and Latin name of each operator, alternate forms folded into the person) and
+the relation graph's other people; :mod:`arklore.cards.keys` makes the keys safe. Relations
+follow the chat's tier rule: an operator with no profile (tier C) gets no relation entries
+unless ``ARKLORE_TIER_C_RELATIONS=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arklore.base.files import atomic_write_bytes, atomic_write_text
+from arklore.cards import png
+from arklore.cards.card import (
+    MEMORY_CHARS,
+    MEMORY_ITEMS_PER_EVENT,
+    Built,
+    CardInputs,
+    MemoryInput,
+    RelationInput,
+    assemble,
+    relation_entry,
+)
+from arklore.cards.keys import KeyMaker, Person, people_from_table, topic_key
+from arklore.cards.lint import LintEntry, LintReport, Matchable, lint
+from arklore.cards.spec import V3_SPEC, BookEntry, card_chunks, dumps, world_info
+from arklore.chat.facade import ChatFacade
+from arklore.core.errors import ArkloreError, UsageError
+from arklore.core.model import DOCTOR
+from arklore.events.facade import EventsFacade
+from arklore.events.memories import MemoryItem
+from arklore.graph.facade import GraphFacade
+from arklore.graph.strength import WORTH_DESCRIBING
+from arklore.names.evaluation import load_eval_set
+from arklore.names.facade import NamesFacade
+from arklore.profiles.charfile import TIER_C
+from arklore.profiles.facade import ProfilesFacade
+from arklore.rag.docs import ANCHOR_K
+from arklore.rag.facade import RagFacade
+
+MAX_RELATIONS = 30
+"""Relation entries per card at most: her anchors, then her other relations worth describing
+(strength > 0.6), strongest first."""
+MEMORY_ITEMS = 60
+"""Memories (or appearances) read per card, in story order."""
+
+Progress = Callable[[str, int, int], None]
+_UNSAFE_FILE = re.compile(r'[\\/:*?"<>|\x00-\x1f]')
+
+
+@dataclass
+class CardReport:
+    """One exported card: where it went and what it left out."""
+
+    char_id: str
+    name: str
+    png: str
+    json: str
+    tier: str
+    relations: int
+    memories: int
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "char_id": self.char_id,
+            "name": self.name,
+            "png": self.png,
+            "json": self.json,
+            "tier": self.tier,
+            "relations": self.relations,
+            "memories": self.memories,
+            "skipped": [{"what": w, "why": y} for w, y in self.skipped],
+        }
+
+
+@dataclass
+class LorebookReport:
+    path: str
+    entries: int
+    operators: int
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (operator or pair, why)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "entries": self.entries,
+            "operators": self.operators,
+            "left_out": [{"what": w, "why": y} for w, y in self.left_out],
+        }
+
+
+@dataclass
+class CardFile:
+    """A card read back: its V3 data (everything the file holds) and the image it sits on."""
+
+    card: dict[str, Any]
+    image: bytes | None  # the PNG without its card chunks (None for a JSON card)
+    v2: dict[str, Any] | None = None  # the ``chara`` chunk, when the PNG has one
+
+
+class CardsFacade:
+    """Cards, lorebooks and their lint over the chat layer and the layers below."""
+
+    def __init__(
+        self,
+        *,
+        names: NamesFacade,
+        graph: GraphFacade,
+        rag: RagFacade,
+        events: EventsFacade,
+        profiles: ProfilesFacade,
+        chat: ChatFacade,
+        tier_c_relations: bool = False,
+        font: str | None = None,
+    ) -> None:
+        self.names = names
+        self.graph = graph
+        self.rag = rag
+        self.events = events
+        self.profiles = profiles
+        self.chat = chat
+        self.tier_c_relations = tier_c_relations
+        self.font = font
+        self._keys: KeyMaker | None = None
+
+    def reload(self) -> None:
+        self._keys = None
+
+    # -- who entries are about ---------------------------------------------------------------
+    def people(self) -> list[Person]:
+        """Every operator (alternate forms folded, as graph nodes) and every other person of
+        the relation graph, with the names each is called by (the Doctor is nobody's entry:
+        the chat is with the Doctor)."""
+        graph = self.graph.current_or_none()
+        out: dict[str, Person] = {}
+        for p in people_from_table(self.names.aliases()):
+            node = (graph.resolve(p.id) if graph is not None else None) or p.id
+            prev = out.get(node)
+            names = p.names if prev is None else tuple(sorted({*prev.names, *p.names}))
+            out[node] = Person(node, names, True)
+        if graph is not None:
+            for nid, gnode in sorted(graph.nodes.items()):
+                if nid not in out and gnode.kind != "operator" and gnode.name != DOCTOR:
+                    out[nid] = Person(nid, (gnode.name,), False)
+        return list(out.values())
+
+    def keymaker(self) -> KeyMaker:
+        """The key rules for this workspace's people and stage titles (built once: it scans
+        the dictionary)."""
+        if self._keys is None:
+            self._keys = KeyMaker(self.people(), self.events.stage_titles())
+        return self._keys
+
+    # -- one card ----------------------------------------------------------------------------
+    def _relations(self, cid: str, notes: list[str]) -> list[RelationInput]:
+        p = self.profiles.persona(cid)
+        if p.tier == TIER_C and not self.tier_c_relations:
+            notes.append(
+                "没有 .char 档案（tier C）：按设计不写关系条目（ARKLORE_TIER_C_RELATIONS=1 可打开）"
+            )
+            return []
+        graph = self.graph.current_or_none()
+        node = graph.resolve(cid) if graph is not None else None
+        if graph is None or node is None:
+            notes.append("关系图里没有她：没有关系条目")
+            return []
+        ranked = [e for e in graph.ranked(node) if e.target != f"npc:{DOCTOR}"]
+        chosen = ranked[:ANCHOR_K] + [e for e in ranked[ANCHOR_K:] if e.strength > WORTH_DESCRIBING]
+        chosen = chosen[:MAX_RELATIONS]
+        rels = self.rag.service().get_all_relationships_for(node, [e.target for e in chosen])
+        km = self.keymaker()
+        out = []
+        for r in rels:
+            if r.target_id not in km.people:
+                continue
+            out.append(
+                RelationInput(r.target_id, r.target_name, r.predicate, r.strength, r.text,
+                              r.source, r.doc_id, list(r.evidence_line_ids),
+                              km.keys(r.target_id))
+            )  # fmt: skip
+        return out
+
+    def _memories(self, cid: str, notes: list[str]) -> list[MemoryInput]:
+        try:
+            mem = self.events.memories(cid, None, MEMORY_ITEMS)
+        except ArkloreError as exc:
+            notes.append(f"没有记忆条目：{exc.one_line()}")
+            return []
+        groups: dict[str, list[MemoryItem]] = {}
+        for m in mem.items:
+            groups.setdefault(m.event_name or m.story_name or m.stage_path, []).append(m)
+        km = self.keymaker()
+        out = []
+        for event, items in groups.items():
+            titles = list(dict.fromkeys(
+                t for t in [items[0].event_name, *(m.story_name for m in items)] if t
+            ))  # fmt: skip
+            mi = MemoryInput(
+                event,
+                titles,
+                [_memory_line(m) for m in items[:MEMORY_ITEMS_PER_EVENT]],
+                list(dict.fromkeys(m.stage_path for m in items)),
+                list(dict.fromkeys(x for m in items for x in m.line_ids)),
+                mem.kind,
+            )
+            for t in titles:
+                why = km.topic_unsafe(t)
+                if why:
+                    mi.dropped_keys[t] = why
+                elif topic_key(t) not in mi.keys:
+                    mi.keys.append(topic_key(t))
+            out.append(mi)
+        return out
+
+    def inputs(self, operator: str) -> CardInputs:
+        """Everything her card is made from (see :mod:`arklore.cards.card`)."""
+        from arklore import __version__
+
+        sp = self.chat.speaker(operator, check_manifest=False)
+        cid = sp.char_id
+        notes: list[str] = []
+        record = self.names.registry().get(cid) if cid in self.names.registry() else None
+        latin = (record.appellation if record is not None else None) or cid
+        exemplars = self.chat.exemplars(sp, "", [])
+        if exemplars.empty and exemplars.reason:
+            notes.append(f"对话示例没有剧情场景（{exemplars.reason}）")
+        return CardInputs(
+            char_id=cid,
+            name=sp.name,
+            latin=latin,
+            persona=self.profiles.persona(cid),
+            greeting=self.profiles.greeting(cid),
+            exemplars=exemplars,
+            voices=self.profiles.voice_lines(cid),
+            relations=self._relations(cid, notes),
+            memories=self._memories(cid, notes),
+            notes=notes,
+            version=__version__,
+        )
+
+    def card(self, operator: str, *, earlier: dict[str, Any] | None = None) -> Built:
+        """Her V3 card; ``earlier``: a card exported before, whose extension fields arklore
+        does not write are kept (card level, and per entry)."""
+        keep, keep_entries = _kept_extensions(earlier)
+        return assemble(
+            self.inputs(operator), keep_extensions=keep, keep_entry_extensions=keep_entries
+        )
+
+    def export_cards(
+        self,
+        operators: Sequence[str] | None,
+        out: Path,
+        *,
+        progress: Progress | None = None,
+    ) -> list[CardReport]:
+        """``<name>.png`` and ``<name>.json`` in ``out`` per operator (None: every operator a
+        chat may use, the manifest applied)."""
+        if operators is None:
+            m = self.chat.manifest()
+            ops = [o.char_id for o in self.names.select(None) if m is None or m.allows(o.char_id)]
+        else:
+            ops = list(dict.fromkeys(self.names.resolve(o) for o in operators))
+        if not ops:
+            raise UsageError("no operator to export", hint="name operators, or pass --all")
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        names = [self.names.display_name(c) for c in ops]
+        reports = []
+        for i, (cid, name) in enumerate(zip(ops, names, strict=True)):
+            stem = _file_stem(name if names.count(name) == 1 else f"{name}_{cid}")
+            png_path, json_path = out / f"{stem}.png", out / f"{stem}.json"
+            built = self.card(cid, earlier=_earlier(json_path, png_path))
+            image = self.image(built.card)
+            atomic_write_bytes(png_path, write_png(built.card, image))
+            atomic_write_text(json_path, dumps(built.card))
+            book = built.card["data"]["character_book"]["entries"]
+            kinds = [e["extensions"]["arklore"]["kind"] for e in book]
+            reports.append(
+                CardReport(cid, name, str(png_path), str(json_path),
+                           built.card["data"]["extensions"]["arklore"]["tier"],
+                           kinds.count("relation"), len(kinds) - kinds.count("relation"),
+                           built.skipped)
+            )  # fmt: skip
+            if progress is not None:
+                progress("cards", i + 1, len(ops))
+        return reports
+
+    def image(self, card: dict[str, Any]) -> bytes:
+        """Her card image: her name on a plain background (no game art)."""
+        data = card["data"]
+        ark = data["extensions"].get("arklore", {})
+        cid = ark.get("char_id") or data["name"]
+        rec = self.names.registry().get(cid) if cid in self.names.registry() else None
+        latin = (rec.appellation if rec is not None else None) or cid
+        return png.render_image(data["name"], latin, cid, self.font)
+
+    # -- the World Info file -----------------------------------------------------------------
+    def lorebook_entries(
+        self, progress: Progress | None = None
+    ) -> tuple[list[BookEntry], LorebookReport]:
+        """One entry per (operator, person she has a relation with), for every operator a chat
+        may use; each shown only in chats with her (``characterFilter``: her name)."""
+        m = self.chat.manifest()
+        ops = [o.char_id for o in self.names.select(None) if m is None or m.allows(o.char_id)]
+        ops = [c for c in ops if self.names.family(c)[0] == c]  # a person once
+        entries: list[BookEntry] = []
+        report = LorebookReport("", 0, 0)
+        for i, cid in enumerate(ops):
+            name = self.names.display_name(cid)
+            notes: list[str] = []
+            rels = self._relations(cid, notes)
+            mine = 0
+            for r in rels:
+                if r.keys.empty:
+                    report.left_out.append((f"{name}→{r.name}", r.keys.why_empty()))
+                    continue
+                e = relation_entry(name, r)
+                e.characters = [name]
+                e.meta["operator"] = cid
+                entries.append(e)
+                mine += 1
+            if mine:
+                report.operators += 1
+            elif notes:
+                report.left_out.append((name, notes[0]))
+            if progress is not None:
+                progress("lorebook", i + 1, len(ops))
+        report.entries = len(entries)
+        return entries, report
+
+    def export_lorebook(self, out: Path, progress: Progress | None = None) -> LorebookReport:
+        entries, report = self.lorebook_entries(progress)
+        atomic_write_text(out, dumps(world_info(entries)))
+        report.path = str(out)
+        return report
+
+    # -- lint ----------------------------------------------------------------------------------
+    def lint(
+        self, path: Path | None = None, records: Iterable[dict[str, Any]] | None = None
+    ) -> LintReport:
+        """Every person entry of a lorebook (``path``: a World Info file, a card JSON or PNG;
+        None: the lorebook ``export lorebook`` would write) run over the labelled messages
+        (default: the names layer's ``data/names_eval.jsonl``)."""
+        if path is None:
+            book, _ = self.lorebook_entries()
+            entries = [
+                LintEntry(e.meta["person"], e.comment,
+                          Matchable(tuple(e.keys), tuple(e.secondary), e.selective, e.logic,
+                                    whole_words=e.whole_words))
+                for e in book
+            ]  # fmt: skip
+        else:
+            entries = self._lint_entries(Path(path))
+        return lint(entries, records if records is not None else load_eval_set(), self._person_of)
+
+    def _person_of(self, char_id: str) -> str:
+        graph = self.graph.current_or_none()
+        base = self.names.family(char_id)[0]
+        return (graph.resolve(base) if graph is not None else None) or base
+
+    def _lint_entries(self, path: Path) -> list[LintEntry]:
+        """The person entries of a file: World Info (``entries`` keyed by uid) or a card's
+        book. An entry's person: ``extensions.arklore.person``, else its first key that the
+        alias table resolves."""
+        if path.suffix.lower() == ".png":
+            book = self.read(path).card["data"].get("character_book") or {}
+            raw = [(e, Matchable.from_book_entry(e)) for e in book.get("entries") or []]
+        else:
+            data = _load_json(path)
+            if isinstance(data.get("entries"), dict):
+                raw = [(e, Matchable.from_world_entry(e)) for e in data["entries"].values()]
+            else:
+                book = (data.get("data") or {}).get("character_book") or {}
+                raw = [(e, Matchable.from_book_entry(e)) for e in book.get("entries") or []]
+        out = []
+        for e, match in raw:
+            person = ((e.get("extensions") or {}).get("arklore") or {}).get("person")
+            if person is None:
+                for k in match.keys:
+                    res = self.names.aliases().resolve(k)
+                    if res.char_id is not None:
+                        person = self._person_of(res.char_id)
+                        break
+            if person is not None:
+                out.append(LintEntry(person, str(e.get("comment") or person), match))
+        return out
+
+    # -- reading ---------------------------------------------------------------------------------
+    @staticmethod
+    def read(path: Path) -> CardFile:
+        """A card file back as data: a PNG (``ccv3`` first, else ``chara``) or a card JSON."""
+        return read_card(Path(path))
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+def write_png(card: dict[str, Any], image: bytes) -> bytes:
+    """The card in ``image`` as SillyTavern writes it (``chara`` V2, then ``ccv3`` V3)."""
+    v2, v3 = card_chunks(card)
+    return png.embed(image, v2, v3)
+
+
+def read_card(path: Path) -> CardFile:
+    """A card PNG (``ccv3`` read first, as SillyTavern does) or card JSON, as data."""
+    where = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise png.CardFileError(f"{where}: cannot read: {exc.strerror or exc}") from exc
+    if raw.startswith(png.SIGNATURE):
+        texts = png.card_texts(raw, where)
+        v3 = _parse(texts.get(png.V3_KEY) or texts[png.V2_KEY], where)
+        v2 = _parse(texts[png.V2_KEY], where) if png.V2_KEY in texts else None
+        if v3.get("spec") != V3_SPEC:  # a V2-only card: its data is the card
+            v3 = {**v3, "spec": V3_SPEC, "spec_version": "3.0"}
+        return CardFile(v3, png.strip_card(raw), v2)
+    return CardFile(_load_json(path), None)
+
+
+def _parse(text: str, where: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise png.CardFileError(f"{where}: the card is not JSON ({exc.msg})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
+        raise png.CardFileError(f"{where}: not a V2/V3 character card (no data object)")
+    return data
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise png.CardFileError(f"{path}: cannot read as UTF-8 text") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise png.CardFileError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
+    if not isinstance(data, dict):
+        raise png.CardFileError(f"{path}: not a card or World Info object")
+    return data
+
+
+def _earlier(json_path: Path, png_path: Path) -> dict[str, Any] | None:
+    """A card an earlier export left at the target (its JSON, else its PNG); None if none or
+    unreadable (it is replaced)."""
+    for p in (json_path, png_path):
+        if p.is_file():
+            try:
+                return read_card(p).card
+            except ArkloreError:
+                continue
+    return None
+
+
+def _kept_extensions(
+    earlier: dict[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    if not earlier:
+        return {}, {}
+    data = earlier.get("data") or {}
+    card_ext = dict(data.get("extensions") or {})
+    per_entry: dict[str, dict[str, Any]] = {}
+    for e in (data.get("character_book") or {}).get("entries") or []:
+        ext = dict(e.get("extensions") or {})
+        key = (ext.get("arklore") or {}).get("key")
+        if key:
+            per_entry[key] = ext
+    return card_ext, per_entry
+
+
+def _file_stem(name: str) -> str:
+    return _UNSAFE_FILE.sub("_", name).strip(" .") or "card"
+
+
+def _memory_line(m: MemoryItem) -> str:
+    """A memory as a lorebook line: where, then her words (a memory) or the game's summary
+    of the stage (an appearance), cut at :data:`MEMORY_CHARS`."""
+    title = f"《{m.story_name}》" if m.story_name else None
+    tag = m.avg_tag if m.kind == "appearance" else None
+    where = " ".join(x for x in (m.stage_code, title, tag) if x)
+    text = m.text if m.kind == "memory" else (m.summary or "")
+    text = " ".join(text.split())
+    if len(text) > MEMORY_CHARS:
+        text = text[: MEMORY_CHARS - 1] + "…"
+    return f"- {where}：{text}" if text else f"- {where or m.stage_path}"
+
+
+__all__ = ["CardFile", "CardReport", "CardsFacade", "LorebookReport", "read_card", "write_png"]

@@ -1,0 +1,113 @@
+"""`arklore export`: SillyTavern character cards and World Info, and the lint of their keys.
+
+Exit codes: 0 done; 1 an unknown operator or an unreadable file; 2 a usage error (no operator
+and no --all); 5 (`export lint`) the keys fire on more labelled messages that do not mention
+their person than the limit allows (the findings are listed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from arklore.cards.lint import MAX_FALSE_RATE
+from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
+from arklore.core.errors import EXIT_FINDINGS, UsageError
+
+app = typer.Typer(
+    name="export",
+    help="SillyTavern character cards and lorebooks (World Info), and the lint of their keys.",
+    no_args_is_help=True,
+)
+
+
+@app.command("card")
+def card_cmd(
+    operators: Annotated[
+        list[str] | None,
+        typer.Argument(help="Operators (any name the alias table knows, or an id)."),
+    ] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Every operator a chat may use (the manifest applies).")
+    ] = False,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for <name>.png and <name>.json.")
+    ] = Path("cards"),
+    json: JsonOpt = False,
+) -> None:
+    """A Character Card V3 per operator: <name>.png (the card in the chara (V2) and ccv3 (V3)
+    text chunks, as SillyTavern writes them; the image is her name on a plain background) and
+    <name>.json beside it. Description and personality from her .char (as her tier allows),
+    first message from her own greeting, example messages from her own scenes, a lorebook of
+    her relations (keyed by each person's names, made safe for Chinese) and memories (keyed
+    by the events' and stages' titles). Fields of an earlier export that arklore does not
+    write (extensions) are kept."""
+    if all_ == bool(operators):
+        raise UsageError(
+            "name operators or pass --all (not both)", hint="arklore export card 银灰 --out cards"
+        )
+    ws = workspace()
+    with progress_bar(not json) as progress:
+        reports = ws.cards.export_cards(None if all_ else operators, out, progress=progress)
+    if json:
+        print_json({"cards": [r.to_dict() for r in reports]})
+        return
+    for r in reports:
+        console.print(
+            f"{r.name} ({r.char_id}, tier {r.tier}): {r.relations} relations, "
+            f"{r.memories} memories -> {r.png}"
+        )
+        for what, why in r.skipped:
+            console.print(f"  without {what}: {why}")
+
+
+@app.command("lorebook")
+def lorebook_cmd(
+    out: Annotated[Path, typer.Option("--out", help="The World Info file to write.")] = Path(
+        "arklore-lorebook.json"
+    ),
+    json: JsonOpt = False,
+) -> None:
+    """One World Info file of every operator's relations: an entry per (operator, person she
+    has a relation with), keyed by that person's names (made safe for Chinese), shown only in
+    chats with that operator. Import it in SillyTavern under World Info."""
+    ws = workspace()
+    with progress_bar(not json) as progress:
+        report = ws.cards.export_lorebook(out, progress=progress)
+    if json:
+        print_json(report.to_dict())
+        return
+    console.print(f"{report.entries} entries for {report.operators} operators -> {report.path}")
+    if report.left_out:
+        console.print(f"{len(report.left_out)} left out (see --json for all):")
+        for what, why in report.left_out[:10]:
+            console.print(f"  {what}: {why}")
+
+
+@app.command("lint")
+def lint_cmd(
+    file: Annotated[
+        Path | None,
+        typer.Argument(
+            help="A World Info file, a card JSON or PNG (default: the lorebook `export "
+            "lorebook` would write)."
+        ),
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Run every person entry's keys, as SillyTavern matches them, over the names layer's
+    labelled chat messages (data/names_eval.jsonl) and report every key that fires on a
+    message that does not mention that person. Exit 5 when the false-trigger rate (false
+    firings / all firings) is over the limit."""
+    report = workspace().cards.lint(file)
+    if json:
+        print_json(report.to_dict() | {"line": report.line()})
+    else:
+        for f in report.false:
+            console.print(f"{f.label}: key {f.key!r} fires on {f.text!r}")
+        console.print(report.line())
+    if report.false_rate > MAX_FALSE_RATE:
+        err_console.print(f"over the limit of {MAX_FALSE_RATE:.0%}")
+        raise typer.Exit(EXIT_FINDINGS)

@@ -1,0 +1,293 @@
+"""SillyTavern cards and lorebooks (`arklore export`): what goes into a card, read back by an
+independent reader (the ``tavern-card`` package from PyPI) and by ours, byte for byte.
+
+The invented 银灰 world of ``sisters_kb``; voice lines below are made up for this test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import tavern_card
+from sisters_kb import (
+    CLIFFHEART,
+    PRAMANIX,
+    SILVERASH,
+    SILVERASH_ON_PRAMANIX,
+    SILVERASH_PROFILE_PERSONALITY,
+    make_sisters_kb,
+)
+from typer.testing import CliRunner
+
+from arklore.cards import png
+from arklore.cards.card import mes_example, scene_example
+from arklore.cards.facade import read_card, write_png
+from arklore.cards.lint import fires, lint
+from arklore.cli.app import app
+from arklore.core.blocks import EXEMPLARS, Block
+from arklore.core.errors import UsageError
+from arklore.profiles.charfile import TIER_B, render_profile
+from arklore.profiles.greeting import choose_greeting
+from arklore.profiles.quotes import StoryLine, VoiceLine
+from arklore.settings import Settings
+from arklore.workspace import Workspace
+
+GREETING = "Dr.{@nickname}，雪山上的风停了，我们谈谈生意吧。"
+VOICES = {
+    "char_172_svrash_CN_001": ("任命助理", 1, "我在这里，盟友。"),
+    "char_172_svrash_CN_002": ("交谈1", 2, "喀兰的雪，比你想象的更深。"),
+    "char_172_svrash_CN_003": ("交谈2", 3, "{@nickname}，别让我等太久。"),
+    "char_172_svrash_CN_004": ("问候", 40, GREETING),
+    "char_172_svrash_CN_005": ("作战中1", 20, "雪落无声。"),
+}
+
+
+def charword_table() -> dict:
+    words = {}
+    for wid, (title, idx, text) in VOICES.items():
+        words[wid] = {
+            "charWordId": wid, "wordKey": SILVERASH, "charId": SILVERASH, "voiceId": wid,
+            "voiceText": text, "voiceTitle": title, "voiceIndex": idx,
+        }  # fmt: skip
+    return {"charWords": words}
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("cards")
+    home = make_sisters_kb(root / "home")
+    excel = root / "gamedata" / "zh_CN" / "gamedata" / "excel"
+    excel.mkdir(parents=True)
+    (excel / "charword_table.json").write_text(
+        json.dumps(charword_table(), ensure_ascii=False), encoding="utf-8"
+    )
+    draft = render_profile(
+        name="崖心", char_id=CLIFFHEART, generated_at="2026-07-20T09:30:00Z",
+        sections=[("锚", "- 代号：崖心"), ("物理标签", "- 攀岩绳"), ("我·性格", "爱冒险。")],
+        tier=TIER_B,
+    )  # fmt: skip
+    (home / "chars" / f"{CLIFFHEART}.char").write_text(draft, encoding="utf-8")
+    return home, root / "gamedata"
+
+
+def workspace(kb: tuple[Path, Path], **kw) -> Workspace:
+    home, gamedata = kb
+    return Workspace(Settings(home=home, gamedata=gamedata, embedder="hash", **kw))
+
+
+@pytest.fixture(scope="module")
+def exported(kb: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("out")
+    with workspace(kb) as ws:
+        reports = ws.cards.export_cards(["恩希欧迪斯", "崖心"], out)
+    assert [r.name for r in reports] == ["银灰", "崖心"]
+    return out
+
+
+def entry_about(card: dict, person: str) -> dict:
+    return next(
+        e for e in card["data"]["character_book"]["entries"]
+        if e["extensions"]["arklore"].get("person") == person
+    )  # fmt: skip
+
+
+def test_silverash_card_read_by_an_independent_reader(exported: Path) -> None:
+    """Acceptance: tavern-card reads the PNG as V3, name 银灰, with an entry keyed by each
+    of his sisters' names."""
+    card = tavern_card.parse_png_card((exported / "银灰.png").read_bytes())
+    assert card["spec"] == "chara_card_v3" and card["data"]["name"] == "银灰"
+    book = card["data"]["character_book"]["entries"]
+    sisters = {e["comment"]: e for e in book}
+    assert "初雪" in sisters["银灰→初雪（近亲）"]["keys"]
+    assert "崖心" in sisters["银灰→崖心（近亲）"]["keys"]
+    assert sisters["银灰→初雪（近亲）"]["content"] == SILVERASH_ON_PRAMANIX
+    # 初雪 is also a word ("first snow"): her entry needs a second key to confirm her
+    pram = sisters["银灰→初雪（近亲）"]
+    assert pram["selective"] and "和初雪" in pram["secondary_keys"]
+    assert not fires(_match(pram), "今年冬天想去看初雪")
+    assert fires(_match(pram), "和初雪一起去看雪") == "初雪"
+    # the V2 chunk, alone, is a V2 card of the same data, also for the independent reader
+    raw = (exported / "银灰.png").read_bytes()
+    kinds = [(c.type, png._keyword(c)) for c in png.chunks(raw)]
+    assert kinds[-3:] == [(b"tEXt", "chara"), (b"tEXt", "ccv3"), (b"IEND", None)]
+    only_v2 = png.SIGNATURE + b"".join(
+        c.encode() for c in png.chunks(raw) if png._keyword(c) != "ccv3"
+    )
+    v2 = tavern_card.parse_png_card(only_v2)
+    assert v2["spec"] == "chara_card_v2" and v2["data"]["name"] == "银灰"
+    assert v2["data"]["character_book"] == card["data"]["character_book"]
+
+
+def _match(entry: dict):
+    from arklore.cards.lint import Matchable
+
+    return Matchable.from_book_entry(entry)
+
+
+def test_export_read_export_is_byte_identical(
+    kb: tuple[Path, Path], exported: Path, tmp_path: Path
+) -> None:
+    raw = (exported / "银灰.png").read_bytes()
+    back = read_card(exported / "银灰.png")
+    assert write_png(back.card, back.image) == raw
+    assert read_card(exported / "银灰.json").card == back.card
+    assert back.v2 is not None and back.v2["data"] == back.card["data"]
+    with workspace(kb) as ws:  # a second export writes the same bytes
+        ws.cards.export_cards(["银灰"], tmp_path)
+    assert (tmp_path / "银灰.png").read_bytes() == raw
+    assert (tmp_path / "银灰.json").read_bytes() == (exported / "银灰.json").read_bytes()
+
+
+def test_card_fields_come_from_her_profile_greeting_and_voice(exported: Path) -> None:
+    data = json.loads((exported / "银灰.json").read_text(encoding="utf-8"))["data"]
+    assert data["personality"] == SILVERASH_PROFILE_PERSONALITY  # tier A: 我·性格
+    assert data["description"].startswith("## 锚\n- 代号：银灰")
+    assert data["first_mes"] == "{{user}}，雪山上的风停了，我们谈谈生意吧。"  # 问候
+    # no scenes indexed: her voice lines, talk first, as examples
+    assert data["mes_example"].split("\n")[:2] == [
+        "<START>",
+        "{{char}}: 喀兰的雪，比你想象的更深。",
+    ]
+    assert "{{user}}，别让我等太久。" in data["mes_example"]
+    assert "{@nickname}" not in json.dumps(data, ensure_ascii=False)
+    notes = data["creator_notes"]
+    assert "voice:char_172_svrash_CN_004（问候）" in notes
+    assert "activities/act_snow/st01#2:" in notes  # the line ids behind his relation to 初雪
+    assert data["extensions"]["arklore"]["tier"] == "A"
+    memory = next(e for e in data["character_book"]["entries"] if e["comment"] == "银灰：雪线之上")
+    assert memory["keys"] == ["雪线之上"]  # the event's title; 山脊 is a word, left out
+    assert memory["extensions"]["arklore"]["dropped_keys"] == {"山脊": "a dictionary word"}
+
+
+def test_a_tier_b_card_uses_only_what_tier_b_allows(exported: Path) -> None:
+    data = json.loads((exported / "崖心.json").read_text(encoding="utf-8"))["data"]
+    assert data["personality"] == ""  # 我·性格 of a draft nobody reviewed
+    assert data["description"] == "## 锚\n- 代号：崖心\n\n## 物理标签\n- 攀岩绳"
+    assert data["extensions"]["arklore"]["tier"] == "B"
+
+
+def test_scenes_become_example_messages() -> None:
+    item = {
+        "stage_path": "s",
+        "lines": [
+            {"line_id": "s#1:a", "kind": "narration", "speaker": "", "text": "风停了。", "hers": False},
+            {"line_id": "s#2:b", "kind": "dialogue", "speaker": "银灰", "text": "Dr.{@nickname}，来了？", "hers": True},
+            {"line_id": "s#3:c", "kind": "choice", "speaker": "博士", "text": "嗯/不", "hers": False, "option": "嗯"},
+            {"line_id": "s#4:d", "kind": "dialogue", "speaker": "初雪", "text": "哥哥！", "hers": False},
+        ],
+    }  # fmt: skip
+    assert (
+        scene_example(item)
+        == "<START>\n*风停了。*\n{{char}}: {{user}}，来了？\n{{user}}: 嗯\n初雪: 哥哥！"
+    )
+    block = Block(EXEMPLARS, "…", 10, 500, items=[item, item], line_ids=["s#1:a", "s#2:b"])
+    text, sources, kind = mes_example(block, [])
+    assert (
+        kind == "scenes"
+        and text.count("<START>") == 2
+        and sources == ["story:s#1:a", "story:s#2:b"]
+    )
+    empty = Block(EXEMPLARS, budget=500, reason="no scenes")
+    voice = [VoiceLine("v1", SILVERASH, "交谈1", 1, "雪。")]
+    assert mes_example(empty, voice) == ("<START>\n{{char}}: 雪。", ["voice:v1"], "voice")
+
+
+def test_the_exemplar_scenes_reach_the_card_through_the_chat(kb, monkeypatch, tmp_path) -> None:
+    item = {"stage_path": "activities/act_snow/st01", "lines": [
+        {"line_id": "activities/act_snow/st01#2:x", "kind": "dialogue", "speaker": "银灰",
+         "text": "初雪，跟紧我。", "hers": True}]}  # fmt: skip
+    with workspace(kb) as ws:
+        block = Block(EXEMPLARS, "x", 1, 500, items=[item], line_ids=[item["lines"][0]["line_id"]])
+        monkeypatch.setattr(ws.chat, "exemplars", lambda sp, message, named=(): block)
+        data = ws.cards.card("银灰").card["data"]
+    assert data["mes_example"] == "<START>\n{{char}}: 初雪，跟紧我。"
+    assert "对话示例（剧情原文场景）：story:activities/act_snow/st01#2:x" in data["creator_notes"]
+
+
+def test_greeting_falls_back_to_her_first_line_to_the_doctor() -> None:
+    story = [
+        StoryLine("s#1:a", "s", 1, 1, "银灰", SILVERASH, "初雪，跟紧我。"),
+        StoryLine("s#2:b", "s", 2, 1, "银灰", SILVERASH, "博士，你来得正好。"),
+    ]
+    g = choose_greeting([[]], story)
+    assert g is not None and (g.text, g.source_id) == ("博士，你来得正好。", "story:s#2:b")
+    talk = VoiceLine("v2", SILVERASH, "交谈1", 2, "说吧。")
+    assert choose_greeting([[talk]], story).source_id == "voice:v2"
+
+
+def test_unknown_extension_fields_of_an_earlier_export_are_kept(kb, tmp_path: Path) -> None:
+    with workspace(kb) as ws:
+        ws.cards.export_cards(["银灰"], tmp_path)
+        path = tmp_path / "银灰.json"
+        card = json.loads(path.read_text(encoding="utf-8"))
+        card["data"]["extensions"]["depth_prompt"] = {"prompt": "x", "depth": 4}
+        card["data"]["extensions"]["arklore"]["stale"] = True
+        entry_about(card, PRAMANIX)["extensions"]["sticky_note"] = "mine"
+        path.write_text(json.dumps(card, ensure_ascii=False), encoding="utf-8")
+        ws.cards.export_cards(["银灰"], tmp_path)
+    again = read_card(tmp_path / "银灰.png").card
+    assert again["data"]["extensions"]["depth_prompt"] == {"prompt": "x", "depth": 4}
+    assert "stale" not in again["data"]["extensions"]["arklore"]  # ours is rewritten
+    assert entry_about(again, PRAMANIX)["extensions"]["sticky_note"] == "mine"
+
+
+def test_the_lorebook_covers_every_operator_with_relations(kb, tmp_path: Path) -> None:
+    out = tmp_path / "world.json"
+    with workspace(kb, tier_c_relations=True) as ws:
+        report = ws.cards.export_lorebook(out)
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert list(data["entries"]) == [str(i) for i in range(len(data["entries"]))]
+    by_op: dict[str, list[dict]] = {}
+    for uid, e in data["entries"].items():
+        assert e["uid"] == int(uid)
+        by_op.setdefault(e["extensions"]["arklore"]["operator"], []).append(e)
+        assert e["characterFilter"]["names"] == [e["comment"].split("→")[0]]
+    # every operator with a relation in the graph: 银灰, 初雪, 崖心, 阿米娅
+    assert set(by_op) == {SILVERASH, PRAMANIX, CLIFFHEART, "char_002_amiya"}
+    assert report.operators == 4 and report.entries == len(data["entries"])
+    pram = next(e for e in by_op[SILVERASH] if e["comment"].startswith("银灰→初雪"))
+    assert pram["selective"] and "初雪" in pram["key"] and "和初雪" in pram["keysecondary"]
+    with workspace(kb) as ws:  # the chat's tier rule: no profile, no relations
+        _, rep = ws.cards.lorebook_entries()
+    left = dict(rep.left_out)
+    assert set(left) == {"初雪", "阿米娅"} and all("tier C" in why for why in left.values())
+    assert rep.operators == 2  # 银灰 (tier A) and 崖心 (tier B)
+
+
+def test_the_cli_exports_cards_lorebook_and_lints(kb, tmp_path: Path, monkeypatch) -> None:
+    home, gamedata = kb
+    monkeypatch.setenv("ARKLORE_HOME", str(home))
+    monkeypatch.setenv("ARKLORE_GAMEDATA", str(gamedata))
+    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+    monkeypatch.delenv("ARKLORE_CHARS_DIR", raising=False)
+    r = CliRunner().invoke(app, ["export", "card", "银灰", "--out", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["cards"][0]["relations"] == 2
+    assert (
+        tavern_card.parse_png_card((tmp_path / "银灰.png").read_bytes())["data"]["name"] == "银灰"
+    )
+    r = CliRunner().invoke(app, ["export", "lorebook", "--out", str(tmp_path / "w.json")])
+    assert r.exit_code == 0 and "entries" in r.stdout
+    r = CliRunner().invoke(app, ["export", "lint", str(tmp_path / "银灰.json"), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["entries"] == 2  # the two relation entries (people)
+    r = CliRunner().invoke(app, ["export", "card"])
+    assert isinstance(r.exception, UsageError)
+
+
+def test_lint_reports_a_key_that_fires_on_a_message_not_about_her() -> None:
+    from arklore.cards.lint import LintEntry, Matchable
+
+    entries = [
+        LintEntry("p", "初雪 (plain)", Matchable(("初雪",))),
+        LintEntry("p2", "初雪 (confirmed)", Matchable(("初雪",), ("和初雪",), True)),
+    ]
+    records = [
+        {"text": "今年冬天想去看初雪", "mentions": []},
+        {"text": "和初雪一起去", "mentions": [{"id": "p"}, {"id": "p2"}]},
+    ]
+    rep = lint(entries, records, lambda x: x)
+    assert [(f.label, f.key) for f in rep.false] == [("初雪 (plain)", "初雪")]
+    assert rep.fires == 3 and rep.reached == 2 and rep.mentioned == 2

@@ -1,0 +1,161 @@
+"""CJK-safe lorebook keys (cards/keys.py) and SillyTavern's matching as the lint emulates it
+(cards/lint.py). Messages here are written for this test; the scored run on the names
+layer's labelled set needs the real name inventory (``realdata``) and prints its figure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arklore.cards import keys as keys_mod
+from arklore.cards.keys import KeyMaker, Person, people_from_table
+from arklore.cards.lint import (
+    AND_ALL,
+    MAX_FALSE_RATE,
+    NOT_ALL,
+    NOT_ANY,
+    LintEntry,
+    Matchable,
+    fires,
+    key_matches,
+    lint,
+)
+from arklore.names.aliases import AliasTable, aliases_from_operators, load_user_aliases
+from arklore.names.evaluation import load_eval_set, operators_from_excel
+
+PEOPLE = [
+    Person("chen", ("陈", "陈晖洁", "ch'en", "陈sir")),
+    Person("red", ("红", "projekt red")),
+    Person("vigna", ("红豆", "vigna")),
+    Person("sora", ("空", "sora")),
+    Person("blast", ("空爆",)),
+    Person("yato", ("夜刀", "yato")),
+    Person("pramanix", ("初雪", "pramanix")),
+    Person("nian", ("年", "nian")),
+    Person("dusk", ("夕", "dusk")),
+    Person("w", ("w", "维什戴尔")),
+    Person("amiya", ("阿米娅", "amiya")),
+    Person("npc:bishop", ("主教",), operator=False),
+]
+# (message, people it mentions): words that hold a name, names inside names, and the names
+MESSAGES = [
+    ("陈旧的仓库里什么都没有", []),
+    ("陈列柜里摆着奖杯", []),
+    ("红豆今天又去训练了", ["vigna"]),
+    ("我喜欢吃红豆沙", []),
+    ("天空好蓝，空气也清新", []),
+    ("空爆的技能很好用", ["blast"]),
+    ("今年冬天想去看初雪", []),
+    ("这颜色是银灰色的", []),
+    ("新年快乐，年年有余", []),
+    ("夕阳真美", []),
+    ("七夕节要到了", []),
+    ("WWDC 今年在六月", []),
+    ("主教今天来了", []),
+    ("陈警官今天在吗", ["chen"]),
+    ("陈晖洁又加班了", ["chen"]),
+    ("和初雪一起去滑雪", ["pramanix"]),
+    ("夕在画画", ["dusk"]),
+    ("年姐又在炸锻造室", ["nian"]),  # missed: "年姐" is also in "今年姐姐"
+    ("@空 来唱歌吗", ["sora"]),  # missed: "@空" is also in "@空爆"
+    ("阿米娅和夜刀一起巡逻", ["amiya", "yato"]),
+    ("抽到W了，好开心", ["w"]),  # missed: a bare W is unsafe
+]
+RECORDS = [{"text": t, "mentions": [{"id": p} for p in who]} for t, who in MESSAGES]
+
+
+def entries(maker: KeyMaker) -> list[LintEntry]:
+    out = []
+    for pid, ks in maker.all().items():
+        if not ks.empty:
+            m = Matchable(tuple(ks.keys), tuple(ks.secondary), ks.selective, ks.logic,
+                          whole_words=ks.whole_words)  # fmt: skip
+            out.append(LintEntry(pid, pid, m))
+    return out
+
+
+@pytest.fixture(scope="module")
+def maker() -> KeyMaker:
+    return KeyMaker(PEOPLE)
+
+
+def test_no_key_that_is_a_word_or_inside_a_name_goes_unconfirmed(maker: KeyMaker) -> None:
+    sets = maker.all()
+    for pid, ks in sets.items():
+        for name in ks.unsafe:
+            assert ks.selective or ks.empty, (pid, name)
+    assert set(sets["chen"].unsafe) == {"陈"} and "陈晖洁" not in sets["chen"].unsafe
+    assert sets["red"].unsafe["红"] and "红豆" in sets["vigna"].unsafe  # a word too
+    assert "空" in sets["sora"].unsafe and "w" in sets["w"].unsafe
+    assert not sets["amiya"].unsafe and not sets["amiya"].selective
+    assert sets["npc:bishop"].empty  # 主教 is a word, and nobody in particular
+    # confirmations never fire inside another name or a common word
+    assert "和红" not in sets["red"].secondary  # 和红豆
+    assert "年姐" not in sets["nian"].secondary  # 今年姐姐
+    assert "和初雪" in sets["pramanix"].secondary and "初雪的妹妹" in sets["pramanix"].secondary
+
+
+def test_the_keys_fire_on_no_message_that_does_not_mention_the_person(maker: KeyMaker) -> None:
+    rep = lint(entries(maker), RECORDS, lambda x: x)
+    assert rep.false == [], [(f.label, f.key, f.text) for f in rep.false]
+    reached = {e.person for e in entries(maker) for t, who in MESSAGES
+               if e.person in who and fires(e.match, t)}  # fmt: skip
+    assert reached == {"chen", "pramanix", "dusk", "amiya", "yato", "blast", "vigna"}
+    assert rep.reached == 8 and rep.mentioned == 11  # the price of safety: 年姐, @空, W
+
+
+def test_the_gate_is_what_keeps_them_quiet(maker: KeyMaker, monkeypatch) -> None:
+    """Broken on purpose (every name counted safe): the lint goes red."""
+    monkeypatch.setattr(KeyMaker, "_why_unsafe", lambda self, name: "")
+    broken = KeyMaker(PEOPLE)
+    rep = lint(entries(broken), RECORDS, lambda x: x)
+    assert rep.false_rate > MAX_FALSE_RATE
+    assert {f.key for f in rep.false} >= {"陈", "红", "空", "初雪", "年", "夕"}
+
+
+def test_sillytavern_matching_as_emulated() -> None:
+    # whole words change nothing for Chinese: every CJK character is \W in JavaScript
+    assert key_matches("银灰", "这颜色是银灰色的", whole=True)
+    assert not key_matches("w", "WWDC 今年在六月", whole=True)
+    assert key_matches("w", "抽到W了", whole=True)  # case-insensitive
+    assert not key_matches("w", "抽到W了", whole=True, case=True)
+    assert not key_matches("陈", "陈sir来了", whole=True)  # an ASCII letter touches it
+    assert key_matches("陈", "陈sir来了")
+    assert key_matches("silverash the reignfrost", "SilverAsh the Reignfrost!", whole=True)
+    assert key_matches("/陈(?!皮)/", "陈来了") and not key_matches("/陈(?!皮)/", "陈皮")
+    dusk = Matchable(("夕",), ("夕阳", "七夕"), True, NOT_ANY)
+    assert fires(dusk, "夕在画画") == "夕" and fires(dusk, "夕阳真美") is None
+    both = Matchable(("a",), ("b", "c"), True, AND_ALL)
+    assert fires(both, "a b") is None and fires(both, "a b c") == "a"
+    not_all = Matchable(("a",), ("b", "c"), True, NOT_ALL)
+    assert fires(not_all, "a b") == "a" and fires(not_all, "a b c") is None
+    assert fires(Matchable((), constant=True), "") == "<constant>"
+    assert fires(Matchable(("a",), enabled=False), "a") is None
+
+
+def test_topic_keys_drop_words_and_punctuation(maker: KeyMaker) -> None:
+    topics = KeyMaker(PEOPLE, ["雪线之上", "山脊", "“降临”", "逃票？", "红豆沙"])
+    assert topics.topic_unsafe("雪线之上") == ""
+    assert topics.topic_unsafe("山脊") == "a dictionary word"
+    assert keys_mod.topic_key("逃票？") == "逃票"
+    assert topics.topic_unsafe("x") == "too short"
+
+
+@pytest.mark.realdata
+def test_lint_figure_on_the_labelled_messages(gamedata_root: Path, metrics) -> None:
+    """Every operator of the real inventory gets an entry keyed as the export keys it; the
+    names layer's labelled messages (274) are run through them as SillyTavern would."""
+    ops = operators_from_excel(gamedata_root / "zh_CN/gamedata/excel")
+    table = AliasTable(load_user_aliases() + aliases_from_operators(ops))
+    maker = KeyMaker(people_from_table(table))
+    for pid, ks in maker.all().items():
+        for name in ks.unsafe:
+            assert ks.selective or ks.empty, (pid, name)
+    rep = lint(entries(maker), load_eval_set(), table.base_of)
+    metrics(rep.line() + " [every operator of the real inventory]")
+    print("\n" + rep.line())
+    for f in rep.false:
+        print(f"  {f.person}: {f.key!r} in {f.text!r}")
+    assert rep.false_rate <= MAX_FALSE_RATE, rep.line()

@@ -1,0 +1,49 @@
+"""SillyTavern export on the real corpus: 银灰's card read by the independent reader, and the
+lint figure of the lorebook `arklore export lorebook` writes (relations of every operator)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import tavern_card
+from corpus_tree import make_workspace
+
+from arklore.cards.lint import MAX_FALSE_RATE
+
+pytestmark = pytest.mark.realdata
+
+
+@pytest.fixture(scope="module")
+def ws(real_workspace, real_graph_built):
+    """The shared real home, read with the tier-C opt-in (no profiles were distilled there):
+    every operator's relations count."""
+    s = real_workspace.settings
+    w = make_workspace(s.home, s.gamedata, s.astr, embedder="hash", tier_c_relations=True)
+    yield w
+    w.close()
+
+
+def test_silverash_card_on_the_real_corpus(ws, tmp_path: Path, metrics) -> None:
+    (report,) = ws.cards.export_cards(["银灰"], tmp_path)
+    card = tavern_card.parse_png_card((tmp_path / "银灰.png").read_bytes())
+    assert card["spec"] == "chara_card_v3" and card["data"]["name"] == "银灰"
+    keyed = {k for e in card["data"]["character_book"]["entries"] for k in e["keys"]}
+    assert {"初雪", "崖心"} <= keyed  # his sisters
+    data = json.loads((tmp_path / "银灰.json").read_text(encoding="utf-8"))["data"]
+    assert data["first_mes"] and "{@nickname}" not in json.dumps(data, ensure_ascii=False)
+    metrics(
+        f"real card 银灰: {report.relations} relation and {report.memories} memory entries, "
+        f"{(tmp_path / '银灰.png').stat().st_size // 1024} KiB PNG"
+    )
+
+
+def test_the_real_lorebook_lint(ws, tmp_path: Path, metrics) -> None:
+    out = tmp_path / "world.json"
+    report = ws.cards.export_lorebook(out)
+    entries = json.loads(out.read_text(encoding="utf-8"))["entries"]
+    assert report.entries == len(entries) > 500 and report.operators > 300
+    lint = ws.cards.lint(out)
+    metrics(lint.line() + " [real World Info, every operator's relations]")
+    assert lint.false_rate <= MAX_FALSE_RATE, [(f.label, f.key, f.text) for f in lint.false]
