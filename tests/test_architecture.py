@@ -13,7 +13,7 @@ from arklore.settings import Settings
 from arklore.workspace import Workspace
 
 SRC = Path(arklore.__file__).parent
-LAYERS = ("corpus", "names", "extract", "graph", "rag", "events", "profiles", "chat")
+LAYERS = ("corpus", "names", "extract", "graph", "rag", "events", "profiles", "chat", "cards")
 
 
 def module_name(path: Path) -> str:
