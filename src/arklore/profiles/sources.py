@@ -90,11 +90,13 @@ def operator_inputs(
     docs_by_operator: Mapping[str, Sequence[RelationDoc]] | None = None,
 ) -> list[OperatorInputs]:
     """Every input of the distillation tasks for ``operators`` (in the order given): one
-    pass over the voice table and one query for their story lines (and their base forms')."""
+    pass over the voice table and one query for their story lines (and their base forms'),
+    one for the stages the Doctor is in."""
     wanted = {o.char_id for o in operators} | {o.base_id for o in operators if o.base_id}
     lines = story_lines(store, wanted)
     voices = voice_index(tables.charword)
     unlocks = voice_unlocks(tables.charword)
+    doctor_stages = frozenset(store.doctor_stages())
     docs = docs_by_operator or {}
     out = []
     for op in operators:
@@ -112,6 +114,7 @@ def operator_inputs(
                 unlocks=unlocks,
                 relation_docs=docs.get(node or op.char_id, ()),
                 graph=graph,
+                doctor_stages=doctor_stages,
             )
         )
     return out
