@@ -205,7 +205,9 @@ def test_no_model_runs_the_rules_and_skips_d(setup, tmp_path: Path) -> None:
         report = w.profiles.distill(["all"], generated_at=AT)
     assert not stub.requests and report.llm_tasks == []
     # C's rule: the tester has voice lines to the Doctor; the guide and the newcomer none
-    assert report.statuses["C"] == {"ok": 1, "skipped": 2} and report.statuses["D"] == {"skipped": 3}
+    assert report.statuses["C"] == {"ok": 1, "skipped": 2} and report.statuses["D"] == {
+        "skipped": 3
+    }
     tester = CharProfile.read(home / "chars" / f"{T}.char")
     assert [q.source_id for q in tester.quotes(ABOUT_DOCTOR)] == [
         "voice:char_900_tester_CN_006", "voice:char_900_tester_CN_009",

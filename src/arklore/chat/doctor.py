@@ -43,7 +43,7 @@ class _Line:
     rank: int  # drop order
     source_id: str | None = None  # a quote's source id
     trust: int = 0
-    raw: str = ""  # the quote as stored (with the placeholder), for items
+    shown: str = ""  # the quote as the model reads it (placeholder rendered), for items
 
 
 def section_lines(persona: Persona, nickname: str) -> list[_Line]:
@@ -61,8 +61,8 @@ def section_lines(persona: Persona, nickname: str) -> list[_Line]:
             continue
         trust = trust_of(q)
         rank = _STORY if q.kind == "story" else (_TRUST if trust is not None else _VOICE)
-        text = f"- 「{render_nickname(q.text, nickname)}」"
-        out.append(_Line(text, rank, q.source_id, trust or 0, q.text))
+        shown = render_nickname(q.text, nickname)
+        out.append(_Line(f"- 「{shown}」", rank, q.source_id, trust or 0, shown))
     return out
 
 
@@ -126,9 +126,10 @@ def doctor_block(
         line_ids += relation.evidence_line_ids
     items: list[dict[str, Any]] = []
     if has_relation and relation is not None:
-        items.append({"kind": "relation", **relation.to_dict()})
+        rel = relation.to_dict() | {"text": render_nickname(relation.text, nickname)}
+        items.append({"kind": "relation", **rel})
     items += [
-        {"kind": "line", "source_id": x.source_id, "text": x.raw, "trust": x.trust or None}
+        {"kind": "line", "source_id": x.source_id, "text": x.shown, "trust": x.trust or None}
         for x in kept_rows
         if x.source_id
     ]

@@ -110,7 +110,7 @@ class ChatFacade:
         self.counter = counter
         self._lock = threading.Lock()
         self._manifest: Manifest | None = None
-        self._persona_cache: dict[tuple[str, int], tuple[Persona, Block]] = {}
+        self._persona_cache: dict[tuple[str, int, frozenset[str]], tuple[Persona, Block]] = {}
 
     def reload(self) -> None:
         self._manifest = None
@@ -152,17 +152,21 @@ class ChatFacade:
         return info
 
     # -- persona -----------------------------------------------------------------------------
-    def persona(self, sp: Speaker, budget: int | None = None) -> Block:
-        """Her persona block (kept per persona and budget)."""
+    def persona(
+        self, sp: Speaker, budget: int | None = None, skip_quotes: Iterable[str] = ()
+    ) -> Block:
+        """Her persona block (kept per persona, budget and ``skip_quotes``: the source ids of
+        quotes another block of the turn injects already)."""
         budget = budget or self.budgets.persona
         p = self.profiles.persona(sp.char_id)
-        key = (sp.char_id, budget)
+        skip = frozenset(skip_quotes)
+        key = (sp.char_id, budget, skip)
         hit = self._persona_cache.get(key)
         if hit is not None and hit[0] is p:  # the profiles layer keeps one per file state
             return copy.deepcopy(hit[1])
         block = persona_block(
             p, budget=budget, counter=self.counter, nickname=self.nickname,
-            leave_out=(ABOUT_DOCTOR,),  # the doctor block's
+            leave_out=(ABOUT_DOCTOR,), skip_quotes=skip,  # the doctor block's
         )  # fmt: skip
         with self._lock:
             if len(self._persona_cache) >= PERSONA_CACHE:
@@ -428,8 +432,9 @@ class ChatFacade:
             return b
 
         named = self.named(sp, message)
-        persona = timed("persona", self.persona, sp)
         doctor = timed("doctor", self.doctor, sp)
+        in_doctor = [str(it["source_id"]) for it in doctor.items if it.get("source_id")]
+        persona = timed("persona", self.persona, sp, None, in_doctor)
         exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
         if doctor.meta.get("relation"):  # each person once: the doctor block has her view
             exclude.append(DOCTOR_ID)

@@ -5,7 +5,8 @@ everything, B anchor, tags and verified quotes, C nothing), fitted to the block'
 In the prompt a quote is only her words (``- 「…」``): its source id goes to the block's
 sources, not to the model; the script's player placeholder is rendered
 (:func:`arklore.core.text.render_nickname`). ``## 我·关于博士`` is left to the doctor block
-(:mod:`arklore.chat.doctor`), so no section is injected twice. Over budget, quotes are dropped
+(:mod:`arklore.chat.doctor`), and so are the quotes that block injects: no section and no
+line is injected twice. Over budget, quotes are dropped
 from the last, then whole sections from the last, the anchor (``锚``) last of all.
 """
 
@@ -22,8 +23,11 @@ from arklore.profiles.persona import Persona
 from arklore.profiles.quotes import parse_quote_line
 
 
-def _section_lines(sec: UsableSection, nickname: str) -> list[tuple[str, str | None]]:
-    """The lines a chat sees of a section, each with its quote's source id (None: not a quote)."""
+def _section_lines(
+    sec: UsableSection, nickname: str, skip: Collection[str] = ()
+) -> list[tuple[str, str | None]]:
+    """The lines a chat sees of a section, each with its quote's source id (None: not a
+    quote); quotes citing ``skip`` are left out."""
     if sec.title != QUOTES:
         return [(render_nickname(ln, nickname), None) for ln in sec.text.split("\n")]
     out: list[tuple[str, str | None]] = []
@@ -31,7 +35,7 @@ def _section_lines(sec: UsableSection, nickname: str) -> list[tuple[str, str | N
         q = parse_quote_line(ln)
         if q is None:
             out.append((render_nickname(ln, nickname), None))
-        else:
+        elif q.source_id not in skip:
             out.append((f"- 「{render_nickname(q.text, nickname)}」", q.source_id))
     return out
 
@@ -43,9 +47,11 @@ def persona_block(
     counter: TokenCounter = count_tokens,
     nickname: str = "博士",
     leave_out: Collection[str] = (),
+    skip_quotes: Collection[str] = (),
 ) -> Block:
     """The persona block of ``persona`` (the sections her tier allows, but ``leave_out``:
-    sections another block injects) within ``budget``."""
+    sections another block injects, and quotes citing ``skip_quotes``: lines another block
+    injects) within ``budget``."""
     meta: dict[str, Any] = {
         "tier": persona.tier,
         "excluded": [{"title": t, "why": w} for t, w in persona.excluded],
@@ -58,7 +64,7 @@ def persona_block(
     if persona.tier == TIER_C:
         return empty_block(PERSONA, budget, f"no profile for {name} (tier C)", **meta)
     sections = [
-        (sec.title, _section_lines(sec, nickname))
+        (sec.title, _section_lines(sec, nickname, skip_quotes))
         for sec in persona.sections
         if sec.title not in leave_out
     ]
