@@ -118,9 +118,10 @@ def test_no_doctor_line_and_an_empty_voice_table() -> None:
 
 
 def _inputs(voice=VOICE, story=STORY):
-    inp = gather(Operator(ME, "行路者"), Tables(), voice=voice, story=story, unlocks=UNLOCKS)
-    inp.doctor_stages = DOCTOR_STAGES
-    return inp
+    return gather(
+        Operator(ME, "行路者"), Tables(), voice=voice, story=story, unlocks=UNLOCKS,
+        doctor_stages=DOCTOR_STAGES,
+    )  # fmt: skip
 
 
 def test_task_c_rule_result_and_the_profile_section() -> None:
