@@ -250,6 +250,11 @@ class NamesFacade:
     def warnings(self) -> list[str]:
         return names_db.registry_warnings(self._store())
 
+    def stale(self, store: Store, registry: Registry) -> bool:
+        """Were the stored names computed from another registry or user alias file? (Then an
+        ingest rebuilds them even when no stage changed.)"""
+        return names_db.names_stale(store, registry, self.user_aliases())
+
     def rebuild(self, store: Store, registry: Registry) -> None:
         """Store ``registry`` in ``store`` (being ingested) and recompute aliases and speaker
         ids: the ingest step."""
