@@ -179,6 +179,13 @@ def test_a_latin_registry_name_shows_as_the_name_the_story_uses(world) -> None:
     assert ws.names.display_name(LATIN) == "光线"
     assert ws.chat.speaker("Lumen Ray").name == "光线"
     assert ws.names.record(LATIN)["name"] == "光线"
+    # the graph's node (what relation blocks and documents name her) and her profile's title
+    empty = world[0] / "matrix.toml"
+    empty.write_text("", encoding="utf-8")
+    assert ws.graph.build(matrix=empty).graph.nodes[LATIN].name == "光线"
+    report = ws.profiles.distill(["all"], [LATIN], generated_at="2026-01-01T00:00:00Z")
+    assert Path(report.files[LATIN]).read_text("utf-8").startswith("# 光线 [AUTO-DRAFT]")
+    assert ws.profiles.review_queue(operators=[LATIN]).entries[0].name == "光线"
     ws.close()
 
 

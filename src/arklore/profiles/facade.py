@@ -202,6 +202,7 @@ class ProfilesFacade:
             operators,
             graph=graph,
             docs_by_operator=self.rag.documents(TASK_D_SOURCES) if graph is not None else None,
+            display=self.names.display_name,
         )
 
     def out_dir(self, out: Path | None) -> Path:
@@ -308,6 +309,7 @@ class ProfilesFacade:
             relation_docs=self.rag.documents(TASK_D_SOURCES),
             graph=self.graph.current_or_none(),
             seed=seed,
+            display=self.names.display_name,
         )
 
     def relative(self, path: Path | None) -> str | None:

@@ -60,6 +60,7 @@ class OperatorInputs:
     graph: RelationGraph | None = None
     gaps: list[Gap] = field(default_factory=list)
     doctor_stages: frozenset[str] = frozenset()  # stages the corpus shows the Doctor in
+    display_name: str = ""  # what a chat calls her (可露希尔 for Closure); "" = registry name
 
     @property
     def char_id(self) -> str:
@@ -67,7 +68,8 @@ class OperatorInputs:
 
     @property
     def name(self) -> str:
-        return self.op.name
+        """Her name in her profile and the tasks' prompts: the display name when known."""
+        return self.display_name or self.op.name
 
     @property
     def owners(self) -> set[str]:
