@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from corpus_tree import EXCEL, STORY, make_workspace, write_tree
 
+from arklore.core.errors import InputFileError
+from arklore.names.aliases import load_user_aliases
 from arklore.names.audit import ARCHIVE_SPEAKER_LINES, RECORD_MIN_LINES
 from arklore.names.build import speaker_ids
 from arklore.names.registry import SAME_NAME, TITLE_PREFIX, archive_names, build_registry
@@ -199,6 +201,7 @@ def test_the_issues_identity_links_on_the_real_data(real_workspace, metrics) -> 
     assert names.family("char_617_sharp2")[0] == names.resolve("Sharp") == "char_508_aguard"
     assert ids["Sharp"] == "char_508_aguard"
     assert names.display_name("char_4228_closur") == "可露希尔"
+    assert names.display_name("char_4134_cetsyr") == "特蕾西娅"  # display = true in the file
     links = names.audit()["identity_links"]
     archive = [x for x in links if x["rule"] == "archive"]
     metrics(
@@ -213,3 +216,17 @@ def test_the_issues_identity_links_on_the_real_data(real_workspace, metrics) -> 
     # every archive name the corpus already tied to an operator is hers: the rule agrees
     assert all(x["status"] != "conflict" for x in archive)
     assert {x["speaker"] for x in archive if x["status"] == "proposed"} == set()
+
+
+def test_an_alias_marked_display_is_the_name_chat_text_shows(world, tmp_path: Path) -> None:
+    ws = _ingest(
+        world, f'[[alias]]\nname = "艾丝蒂"\nid = "{KNIGHT}"\ndisplay = true\nnote = "t"\n'
+    )
+    assert ws.names.registry().get(KNIGHT).name == "辉石"
+    assert ws.names.display_name(KNIGHT) == ws.chat.speaker("辉石").name == "艾丝蒂"
+    assert ws.names.display_name(EDGE) == "刃锋"  # nobody else changes
+    ws.close()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'[[alias]]\nname = "艾丝蒂"\nid = "{KNIGHT}"\ndisplay = "yes"\n', "utf-8")
+    with pytest.raises(InputFileError, match="display"):
+        load_user_aliases(bad)
