@@ -142,6 +142,13 @@ def test_archive_names_are_read_from_the_prose() -> None:
     assert found["艾丝蒂"]["how"] == "opening" and found["艾丝蒂"]["mentions"] == 3
     assert found["艾丝蒂"]["full"] == "艾丝蒂·辉岩" and found["艾丝蒂"]["section"] == "客观履历"
     assert archive_names(None) == [] and archive_names({"storyTextAudio": [{}]}) == []
+    # an archive that opens with her code name followed by her name
+    coded = _archive(KNIGHT, 基础档案="【代号】辉石\n【性别】女", 客观履历="辉石艾丝蒂，年轻的骑士。")
+    assert [(f["name"], f["how"]) for f in archive_names(coded)] == [
+        ("艾丝蒂", "opening, after her code name")
+    ]
+    plain = _archive(KNIGHT, 基础档案="【代号】辉石", 客观履历="辉石，年轻的骑士。")
+    assert archive_names(plain) == []  # her code name is no other name
 
 
 def test_audit_proposes_real_names_with_evidence_and_the_alias_file_applies_them(world) -> None:

@@ -333,10 +333,11 @@ _REAL_NAME = re.compile(r"本名" + _NAME)
 
 def archive_names(entry: dict | None) -> list[dict[str, Any]]:
     """Names an operator's archive gives in prose, with where and how often: the name her
-    客观履历 opens with (``玛莉娅·临光，来自卡西米尔的……``) and any ``本名……``; for a full
-    name also its given name (the part before ``·``). ``mentions`` counts the name in her whole
-    archive. Candidates only: roles open some archives too (企鹅物流员工，……), so the audit
-    proposes one only when the corpus backs it (:mod:`arklore.names.audit`)."""
+    客观履历 opens with (``玛莉娅·临光，来自卡西米尔的……``; when the opening is her code name
+    followed by a name, ``鞭刃佐菲娅，……``, that name) and any ``本名……``; for a full name also
+    its given name (the part before ``·``). ``mentions`` counts the name in her whole archive.
+    Candidates only: roles open some archives too (企鹅物流员工，……), so the audit proposes one
+    only when the corpus backs it (:mod:`arklore.names.audit`)."""
     sections = [
         (str(sec.get("storyTitle") or ""), st["storyText"])
         for sec in (entry or {}).get("storyTextAudio") or []
@@ -345,11 +346,16 @@ def archive_names(entry: dict | None) -> list[dict[str, Any]]:
         if isinstance(st, dict) and isinstance(st.get("storyText"), str)
     ]
     whole = "\n".join(t for _, t in sections)
+    code = _code_name(entry or {}) or ""
     found: dict[str, dict[str, Any]] = {}
     for title, text in sections:
         hits = [(m.group(1), "本名") for m in _REAL_NAME.finditer(text)]
         if title == _OBJECTIVE and (m := _OPENING.match(text)):
-            hits.insert(0, (m.group(1), "opening"))
+            opening = m.group(1)
+            if not (code and opening.startswith(code)):
+                hits.insert(0, (opening, "opening"))
+            elif 2 <= len(rest := opening[len(code) :]) <= 8 and not _TITLE_SEP.match(rest):
+                hits.insert(0, (rest, "opening, after her code name"))
         for name, how in hits:
             for form in dict.fromkeys([name, _TITLE_SEP.split(name)[0]]):
                 if len(form) >= 2 and form not in found:
