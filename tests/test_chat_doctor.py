@@ -205,3 +205,11 @@ def test_the_players_placeholder_never_reaches_a_prompt(world, nickname: str) ->
     assert f"「嘿嘿，{nickname}，悄悄告诉你" in seen  # her voice line, doctor block
     assert f"护送{nickname}" in seen  # the group block
     assert f"「{nickname}，今天也请多多指教" in turns[-1].block("persona").text  # a quote
+
+
+def test_why_lists_the_doctor_blocks_lines_and_relation(ws) -> None:
+    from arklore.chat.turn import render_why
+
+    why = render_why(ws.chat.turn("阿米娅", "你好"))
+    assert "relation: 战友 0.99 [matrix]" in why
+    assert f"{V}005 (trust ≥ 200)" in why and f"story:{lid(S1, 2)}" in why
