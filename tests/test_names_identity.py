@@ -143,7 +143,9 @@ def test_archive_names_are_read_from_the_prose() -> None:
     assert found["艾丝蒂"]["full"] == "艾丝蒂·辉岩" and found["艾丝蒂"]["section"] == "客观履历"
     assert archive_names(None) == [] and archive_names({"storyTextAudio": [{}]}) == []
     # an archive that opens with her code name followed by her name
-    coded = _archive(KNIGHT, 基础档案="【代号】辉石\n【性别】女", 客观履历="辉石艾丝蒂，年轻的骑士。")
+    coded = _archive(
+        KNIGHT, 基础档案="【代号】辉石\n【性别】女", 客观履历="辉石艾丝蒂，年轻的骑士。"
+    )
     assert [(f["name"], f["how"]) for f in archive_names(coded)] == [
         ("艾丝蒂", "opening, after her code name")
     ]
