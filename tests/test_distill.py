@@ -87,8 +87,13 @@ def test_model_run_gates_fabricated_quote_and_wrong_height(setup) -> None:
     assert people[0].startswith("向导（char_901_guide）：我和向导")
     with ws() as w:
         p = w.profiles.persona("测试员")
-    assert [s.title for s in p.sections] == [ANCHOR, PHYSICAL, QUOTES]
+    assert [s.title for s in p.sections] == [ANCHOR, PHYSICAL, QUOTES, ABOUT_DOCTOR]
     assert {t for t, _ in p.excluded} == {PERSONALITY, ABOUT_DOCTOR, PEOPLE}
+    # of 我·关于博士 a B-tier chat gets her verified lines, never the model's paragraph
+    about = next(s for s in p.sections if s.title == ABOUT_DOCTOR).text
+    assert about and "刚认识博士的时候" not in about
+    assert all(ln.startswith("- 「") for ln in about.split("\n"))
+    assert "刚认识博士的时候" in prof.section(ABOUT_DOCTOR).content
 
 
 def test_each_task_uses_its_own_model_setting(setup) -> None:
@@ -166,7 +171,13 @@ def test_failed_task_is_recorded_and_the_rest_is_written(setup) -> None:
         entry = next(e for e in w.profiles.review_queue().entries if e.char_id == T)
     assert entry.tasks["C"].status == "failed" and "JSON" in entry.tasks["C"].reason
     prof = CharProfile.read(home / "chars" / f"{T}.char")
-    assert prof.section(ABOUT_DOCTOR).content == "" and prof.quotes()
+    # the model failed: her lines to the Doctor by the rule are still written, nothing else
+    lines = prof.section(ABOUT_DOCTOR).content.split("\n")
+    assert prof.quotes() and [q.text for q in prof.quotes(ABOUT_DOCTOR)] == [
+        "如果哪天我找不到回来的路，博士，请记得我最后一次出发时走的是南边。",
+        "我想把这片大地上每一条安全的路都画下来，然后交给你，博士。",
+    ]
+    assert len(lines) == 2
     rows = [orjson.loads(x) for x in (home / "distill_errors.jsonl").read_bytes().splitlines()]
     assert any(r["task"] == "distill_c" and r["reason"].startswith("failed:") for r in rows)
     # a rerun retries only the failed task
@@ -174,7 +185,8 @@ def test_failed_task_is_recorded_and_the_rest_is_written(setup) -> None:
     with ws() as w:
         again = w.profiles.distill(["all"], [T], generated_at=AT)
     assert len(stub.requests) == 1 and again.exit_code in (EXIT_OK, EXIT_FINDINGS)
-    assert CharProfile.read(home / "chars" / f"{T}.char").section(ABOUT_DOCTOR).content
+    about = CharProfile.read(home / "chars" / f"{T}.char").section(ABOUT_DOCTOR).content
+    assert about.startswith("我一开始并不信任博士") and about.endswith("（信赖提升后交谈3）")
 
 
 def test_dry_run_sends_nothing(setup) -> None:
@@ -187,12 +199,19 @@ def test_dry_run_sends_nothing(setup) -> None:
     assert not (home / "chars").exists()
 
 
-def test_no_model_runs_the_rules_and_skips_c_and_d(setup, tmp_path: Path) -> None:
+def test_no_model_runs_the_rules_and_skips_d(setup, tmp_path: Path) -> None:
     ws, home, fake, stub = setup
     with ws(LLM_BASE_URL="https://api.deepseek.com", LLM_API_KEY="") as w:
         report = w.profiles.distill(["all"], generated_at=AT)
     assert not stub.requests and report.llm_tasks == []
-    assert report.statuses["C"] == {"skipped": 3} and report.statuses["D"] == {"skipped": 3}
+    # C's rule: the tester has voice lines to the Doctor; the guide and the newcomer none
+    assert report.statuses["C"] == {"ok": 1, "skipped": 2} and report.statuses["D"] == {
+        "skipped": 3
+    }
+    tester = CharProfile.read(home / "chars" / f"{T}.char")
+    assert [q.source_id for q in tester.quotes(ABOUT_DOCTOR)] == [
+        "voice:char_900_tester_CN_006", "voice:char_900_tester_CN_009",
+    ]  # fmt: skip
     assert report.exit_code == EXIT_OK
     prof = CharProfile.read(home / "chars" / f"{NEW}.char")
     assert [q.kind for q in prof.quotes()] == ["story"] * 6

@@ -21,7 +21,14 @@ from distill_fake import Fake
 from llm_stub import stub_env
 
 from arklore.profiles.archive import HANDBOOK
-from arklore.profiles.charfile import ANCHOR, PHYSICAL, QUOTES, CharProfile, draft_path
+from arklore.profiles.charfile import (
+    ABOUT_DOCTOR,
+    ANCHOR,
+    PHYSICAL,
+    QUOTES,
+    CharProfile,
+    draft_path,
+)
 from arklore.profiles.quotes import normalize_ws, verify_quotes, voice_owner
 from arklore.settings import Settings
 from arklore.workspace import Workspace
@@ -156,8 +163,11 @@ def test_no_model_three_operators_and_persona(
     r = runner.invoke(app, ["persona", "银灰", "--json"], env=env, catch_exceptions=False)
     persona = json.loads(r.stdout)
     assert persona["tier"] == "B" and persona["char_id"] == "char_172_svrash"
-    assert [s["title"] for s in persona["sections"]] == [ANCHOR, PHYSICAL, QUOTES]
+    # with no model, 我·关于博士 holds her verified lines to the Doctor: a B draft gives them
+    assert [s["title"] for s in persona["sections"]] == [ANCHOR, PHYSICAL, QUOTES, ABOUT_DOCTOR]
     assert all(s["tokens"] > 0 and s["text"] for s in persona["sections"])
+    about = persona["sections"][-1]["text"].split("\n")
+    assert about and all(ln.startswith("- 「") and "—— " in ln for ln in about)
     close_workspace()
 
 

@@ -100,7 +100,7 @@ def test_cli_distill_persona_review(cli, tmp_path: Path, monkeypatch: pytest.Mon
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["writes"] == {"written": 2} and out["llm_tasks"] == []
-    assert out["statuses"]["C"] == {"skipped": 2}
+    assert out["statuses"]["C"] == {"ok": 1, "skipped": 1}  # the rule: the tester's lines
     chars = home / "chars"
     new = CharProfile.read(chars / f"{NEW}.char")
     assert new.tier == TIER_B and len(new.quotes()) == 6

@@ -133,18 +133,22 @@ def test_draft_of_an_operator_with_archive_and_voice(tables, tmp_path: Path) -> 
     assert prof.section(PHYSICAL).bullets() == ["菲林", "身高 163cm", "感染者", "体表可见源石结晶"]
     assert [q.source_id for q in prof.quotes()] == [q.source_id for q in d.gate.kept]
     assert len(prof.quotes()) == 7
-    assert prof.section("我·性格").content == "" and prof.section("我·关于博士").content == ""
+    assert prof.section("我·性格").content == ""
+    # 我·关于博士 by task C's rule: the voice lines that name the Doctor, verbatim with ids
+    assert [q.source_id for q in prof.quotes("我·关于博士")] == [
+        "voice:char_900_tester_CN_006", "voice:char_900_tester_CN_009",
+    ]  # fmt: skip
     srcs = prof.header_list("sources")
     assert srcs[0] == "handbook_info_table: char_900_tester (基础档案, 临床诊断分析)"
     assert srcs[-1].startswith("charword_table: char_900_tester_CN_002, ")
     allowed = allowed_sections(prof)
-    assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES]
+    assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES, "我·关于博士"]
     e = d.entry
     assert e.tasks["A"] == TaskStatus(OK, "12 fields copied from source; 核心经历: needs a model")
     assert e.tasks["B"] == TaskStatus(
         OK, "7 quotes by the rule (voice); personality: needs a model"
     )
-    assert e.tasks["C"].status == SKIPPED and e.tasks["D"].status == SKIPPED
+    assert e.tasks["C"].status == OK and e.tasks["D"].status == SKIPPED
     assert e.tasks["E"].status == OK
     assert e.gaps == "no source: story (story lines)"
     assert e.relation_candidates[0].startswith("新人 (char_999_newcomer): 5 story")

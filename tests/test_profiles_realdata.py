@@ -12,6 +12,7 @@ import pytest
 
 from arklore.profiles.archive import BASIC, CHARACTER, HANDBOOK, archive_sections
 from arklore.profiles.charfile import (
+    ABOUT_DOCTOR,
     ANCHOR,
     PHYSICAL,
     QUOTES,
@@ -124,8 +125,12 @@ def test_writer_produces_a_tier_b_file(real, tmp_path: Path, char_id: str) -> No
     assert prof.text() == d.text and prof.tier == TIER_B and not prof.hand_edited
     assert prof.char_id == char_id and prof.name == THREE[char_id]
     allowed = allowed_sections(prof)
-    assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES]
-    assert {t for t, _ in allowed.excluded} == {"我·性格", "我·关于博士", "我·身边的人"}
+    # her lines to the Doctor (task C's rule) are verified verbatim lines: usable at tier B
+    assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES, ABOUT_DOCTOR]
+    assert {t for t, _ in allowed.excluded} == {"我·性格", "我·身边的人"}
+    assert prof.quotes(ABOUT_DOCTOR) and all(
+        q.kind in ("voice", "story") for q in prof.quotes(ABOUT_DOCTOR)
+    )
     assert all(s.tokens > 0 for s in allowed.sections) and allowed.total_tokens < 800
     # rewriting the same draft changes nothing
     assert write_draft(d, tmp_path).action == "unchanged"
@@ -135,13 +140,33 @@ def test_writer_produces_a_tier_b_file(real, tmp_path: Path, char_id: str) -> No
 def test_all_operators_counts(real, real_store_path: Path, real_graph_built, metrics) -> None:
     tables, ops, lines = real
     graph = real_graph_built
-    drafts = draft_all(ops.values(), tables, lines, graph=graph, generated_at=AT)
+    with open_store(real_store_path) as store:
+        doctor_stages = frozenset(store.doctor_stages())
+    drafts = draft_all(
+        ops.values(), tables, lines, graph=graph, generated_at=AT, doctor_stages=doctor_stages
+    )
     assert len(drafts) == len(ops)
+    doctor = {d.char_id: CharProfile.parse(d.text).quotes(ABOUT_DOCTOR) for d in drafts if d.text}
     with open_store(real_store_path) as store:
         ids = [
             q.source_id.partition(":")[2] for d in drafts for q in d.gate.kept if q.kind == "story"
         ]
+        ids += [q.source_id.partition(":")[2] for qs in doctor.values() for q in qs]
         sources = story_line_sources(store, ids)
+    # every line of 我·关于博士 (task C's rule) is verbatim in a line or voice line of hers
+    voices = {
+        f"voice:{k}": (w.get("voiceText") or "", voice_owner(w))
+        for k, w in (tables.charword or {}).get("charWords", {}).items()
+    }
+    for cid, qs in doctor.items():
+        owners = {cid, ops[cid].base_id}
+        for q in qs:
+            text, owner = (
+                (sources[q.source_id].text, sources[q.source_id].owner)
+                if q.kind == "story"
+                else voices[q.source_id]
+            )
+            assert owner in owners and normalize_ws(q.text) in normalize_ws(text), (cid, q)
     # every story quote is verbatim in a line its speaker resolves to her (or her base form)
     for d in drafts:
         owners = {d.char_id, ops[d.char_id].base_id}
@@ -185,4 +210,11 @@ def test_all_operators_counts(real, real_store_path: Path, real_graph_built, met
         + ", ".join(f"{k} {v}" for k, v in sorted(gap_kinds.items()))
         + f"); with relation candidates from mentions: {with_cands}"
     )
+    with_doctor = {cid for cid, qs in doctor.items() if qs}
+    story_doctor = {cid for cid, qs in doctor.items() if any(q.kind == "story" for q in qs)}
+    metrics(
+        f"profiles with 我·关于博士 lines (task C's rule): {len(with_doctor)}, with a story line "
+        f"to the Doctor {len(story_doctor)}; lines {sum(len(qs) for qs in doctor.values())}"
+    )
     assert len(anchored) >= 300 and origin["voice"] >= 200 and origin["story"] >= 100
+    assert len(with_doctor) >= 270 and len(story_doctor) >= 160

@@ -106,7 +106,8 @@ def test_the_chat_injects_the_users_silverash_file_tier_s(kb: Path, tmp_path: Pa
         assert persona.meta["tier"] == "S"
         assert persona.files == ["user:银灰.char"]
         assert f"## {PERSONALITY}\n{USER_PERSONALITY}" in persona.text
-        assert f"## {ABOUT_DOCTOR}\n博士是我押上筹码的盟友" in persona.text
+        doctor = turn.block("doctor")  # her view of the Doctor travels in its own block
+        assert "博士是我押上筹码的盟友" in doctor.text and ABOUT_DOCTOR in persona.meta["elsewhere"]
         assert "## 锚\n- 代号：银灰" in persona.text and "私人笔记" in persona.text
         assert SILVERASH_PROFILE_PERSONALITY not in persona.text
         assert USER_PERSONALITY in turn.system_prompt

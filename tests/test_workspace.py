@@ -340,3 +340,5 @@ def test_the_players_placeholder_never_survives_rendering() -> None:
     assert render_nickname("{@nickname}，Dr. {@nickname}") == "博士，博士"
     assert render_nickname("Dr.{@nickname}", "刀客塔") == "刀客塔"
     assert "{@nickname}" not in render_nickname("DR.{@NICKNAME}{@nickname}")
+    assert render_nickname("您就是{@nickname}博士吧？") == "您就是博士吧？"  # no 博士博士
+    assert render_nickname("您就是{@nickname}博士吧？", "阿斯特") == "您就是阿斯特博士吧？"

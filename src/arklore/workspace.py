@@ -309,7 +309,7 @@ class Workspace:
         self.names.user_aliases()
         run = self.corpus.begin_ingest(sources, allow_data_change=allow_data_change)
         report = self.corpus.ingest(sources, force=force, progress=progress)
-        if report.post_processed or run.first:
+        if report.post_processed or run.first or self.names.stale(self.corpus.open(), registry):
             self.names.rebuild(self.corpus.open(), registry)
             report.names_rebuilt = True
         report.warnings = list(registry.warnings)

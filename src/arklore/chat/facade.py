@@ -3,12 +3,16 @@ the app's manifest), and one builder per block of a turn's system prompt, each r
 its layer decides:
 
 * **persona**: the profiles layer's :meth:`~arklore.profiles.facade.ProfilesFacade.persona`;
+* **doctor**: her view of the Doctor, every turn (:mod:`arklore.chat.doctor`): her profile's
+  ``## 我·关于博士`` as her tier allows it, and her relation to the Doctor;
 * **relations**: the relation index's context, under the one tier-C rule
   (:meth:`ChatFacade.relation_context`, also what ``arklore context`` and the HTTP route give);
 * **memories**: the events layer's :meth:`~arklore.events.facade.EventsFacade.memories`;
 * **group**: each present operator's relations with the others.
 
-The CLI, the HTTP service and the Python API all call :meth:`ChatFacade.turn`.
+The CLI, the HTTP service and the Python API all call :meth:`ChatFacade.turn`. Every block
+renders the script's player placeholder (``{@nickname}``) as the ``nickname`` setting: none
+reaches a prompt.
 """
 
 from __future__ import annotations
@@ -21,12 +25,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from arklore.chat.doctor import doctor_block
 from arklore.chat.manifest import Manifest, load_manifest
 from arklore.chat.persona import persona_block
 from arklore.chat.turn import Speaker, Turn, check_history, preamble
 from arklore.core.blocks import (
     BLOCK_ORDER,
-    DOCTOR,
     EXEMPLARS,
     GROUP,
     MEMORIES,
@@ -45,12 +49,13 @@ from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.events.facade import EventsFacade
 from arklore.events.memories import Memories, MemoryItem
 from arklore.graph.facade import GraphFacade
+from arklore.graph.model import DOCTOR_ID
 from arklore.names.facade import NamesFacade
-from arklore.profiles.charfile import TIER_C
+from arklore.profiles.charfile import ABOUT_DOCTOR, TIER_C
 from arklore.profiles.facade import ProfilesFacade
 from arklore.profiles.persona import OPT_IN_VAR, Persona
 from arklore.profiles.userdir import FileCheck
-from arklore.rag.context import Relation, RelationContext
+from arklore.rag.context import Relation, RelationContext, fit_budget
 from arklore.rag.exemplars import Scene
 from arklore.rag.facade import RagFacade
 
@@ -108,7 +113,7 @@ class ChatFacade:
         self.counter = counter
         self._lock = threading.Lock()
         self._manifest: Manifest | None = None
-        self._persona_cache: dict[tuple[str, int], tuple[Persona, Block]] = {}
+        self._persona_cache: dict[tuple[str, int, frozenset[str]], tuple[Persona, Block]] = {}
 
     def reload(self) -> None:
         self._manifest = None
@@ -150,15 +155,22 @@ class ChatFacade:
         return info
 
     # -- persona -----------------------------------------------------------------------------
-    def persona(self, sp: Speaker, budget: int | None = None) -> Block:
-        """Her persona block (kept per persona and budget)."""
+    def persona(
+        self, sp: Speaker, budget: int | None = None, skip_quotes: Iterable[str] = ()
+    ) -> Block:
+        """Her persona block (kept per persona, budget and ``skip_quotes``: the source ids of
+        quotes another block of the turn injects already)."""
         budget = budget or self.budgets.persona
         p = self.profiles.persona(sp.char_id)
-        key = (sp.char_id, budget)
+        skip = frozenset(skip_quotes)
+        key = (sp.char_id, budget, skip)
         hit = self._persona_cache.get(key)
         if hit is not None and hit[0] is p:  # the profiles layer keeps one per file state
             return copy.deepcopy(hit[1])
-        block = persona_block(p, budget=budget, counter=self.counter)
+        block = persona_block(
+            p, budget=budget, counter=self.counter, nickname=self.nickname,
+            leave_out=(ABOUT_DOCTOR,), skip_quotes=skip,  # the doctor block's
+        )  # fmt: skip
         with self._lock:
             if len(self._persona_cache) >= PERSONA_CACHE:
                 self._persona_cache.clear()
@@ -198,7 +210,22 @@ class ChatFacade:
         if sp.node_id is None:
             self.graph.current()  # raises when no graph was built
             raise UnknownNameError(f"{sp.name} ({sp.char_id}) is not in the relation graph")
-        return self.rag.context(sp.node_id, message, exclude, budget=budget)
+        return self._rendered(self.rag.context(sp.node_id, message, exclude, budget=budget), sp)
+
+    def _rendered(self, ctx: RelationContext, sp: Speaker) -> RelationContext:
+        """``ctx`` with the player placeholder rendered in every relation's text, fitted to its
+        budget again (a long nickname may need the room)."""
+        rels = [*ctx.anchors, *ctx.contextual]
+        if not any("{@nickname}" in r.text for r in rels):
+            return ctx
+        for r in rels:
+            r.text = render_nickname(r.text, self.nickname)
+        name = self.graph.name(sp.node_id) if sp.node_id else sp.name
+        ctx.anchors, ctx.contextual, ctx.text = fit_budget(
+            name, ctx.anchors, ctx.contextual, ctx.budget, self.counter
+        )
+        ctx.tokens = self.counter(ctx.text) if ctx.text else 0
+        return ctx
 
     def relations(
         self, sp: Speaker, message: str, exclude: Iterable[str] = (), *, budget: int | None = None
@@ -220,7 +247,10 @@ class ChatFacade:
             if not graph.get_top_anchor_relations(sp.node_id or sp.char_id, 1):
                 reason = f"{sp.name} has no relations in the graph"
             elif excluded:
-                reason = "every relation was left out: already recalled (l3_targets) or present in the group"
+                reason = (
+                    "every relation was left out: already recalled (l3_targets), present "
+                    "in the group, or the Doctor (the doctor block's)"
+                )
             else:
                 reason = f"no relation fits the budget of {ctx.budget} tokens"
         line_ids = unique(lid for _, r in rels for lid in r.evidence_line_ids)
@@ -259,7 +289,9 @@ class ChatFacade:
             return empty_block(GROUP, budget, exc.one_line())
         if not rows:
             return empty_block(GROUP, budget, "no relations between the operators present")
-        lines = [f"- {p.name}→{r.target_name}：{r.text}" for p, r in rows]
+        lines = [
+            f"- {p.name}→{r.target_name}：{render_nickname(r.text, self.nickname)}" for p, r in rows
+        ]
 
         def weakest(kept: list[int]) -> int:
             return min(kept, key=lambda i: (rows[i][1].strength, -i))
@@ -288,10 +320,27 @@ class ChatFacade:
         )
 
     # -- her view of the Doctor -------------------------------------------------------------
-    def doctor(self, sp: Speaker) -> Block:
+    def doctor(self, sp: Speaker, budget: int | None = None) -> Block:
         """How she stands with the Doctor, in her own words: every turn gets it (the chat is
-        with the Doctor), apart from her other relations."""
-        return empty_block(DOCTOR, self.budgets.doctor, f"no view of the Doctor for {sp.name} yet")
+        with the Doctor), apart from her other relations (:mod:`arklore.chat.doctor`)."""
+        budget = budget or self.budgets.doctor
+        p = self.profiles.persona(sp.char_id)
+        allowed = self.tier_c_relations or p.tier != TIER_C  # the one tier-C rule
+        return doctor_block(
+            p, self.doctor_relation(sp) if allowed else None, budget=budget,
+            relation_allowed=allowed, nickname=self.nickname, counter=self.counter,
+        )  # fmt: skip
+
+    def doctor_relation(self, sp: Speaker) -> Relation | None:
+        """Her relation to the Doctor as the relation index describes it (the document that
+        speaks for the pair); None without a graph node, an index or such a document."""
+        if sp.node_id is None:
+            return None
+        try:
+            rels = self.rag.service().get_all_relationships_for(sp.node_id, [DOCTOR_ID])
+        except ArkloreError:
+            return None
+        return next((r for r in rels if r.doc_id is not None), None)
 
     # -- her own lines -----------------------------------------------------------------------
     def exemplars(self, sp: Speaker, message: str, named: Sequence[str] = ()) -> Block:
@@ -397,7 +446,10 @@ class ChatFacade:
 
         if kind == "memories":
             header = f"【{sp.name}的记忆】"
-            lines = [f"- 在{self._ref(m).label()}里：{m.text}" for m in items]
+            lines = [
+                render_nickname(f"- 在{self._ref(m).label()}里：{m.text}", self.nickname)
+                for m in items
+            ]
             text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
         else:  # fewer of her lines per appearance before fewer appearances
             header = f"【{sp.name}的出场记录（按发布顺序）】"
@@ -441,7 +493,7 @@ class ChatFacade:
             f"「{render_nickname(q['text'], self.nickname)}」"
             for q in m.quotes
         ]
-        return "\n".join([_appearance_head(m), *quotes])
+        return "\n".join([render_nickname(_appearance_head(m), self.nickname), *quotes])
 
     @staticmethod
     def _ref(m: MemoryItem) -> StageRef:
@@ -479,9 +531,12 @@ class ChatFacade:
             return b
 
         named = self.named(sp, message)
-        persona = timed("persona", self.persona, sp)
         doctor = timed("doctor", self.doctor, sp)
+        in_doctor = [str(it["source_id"]) for it in doctor.items if it.get("source_id")]
+        persona = timed("persona", self.persona, sp, None, in_doctor)
         exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
+        if doctor.meta.get("relation"):  # each person once: the doctor block has her view
+            exclude.append(DOCTOR_ID)
         relations = timed("relations", self.relations, sp, message, exclude)
         memories = timed("memories", self.memories, sp, message, named=named)
         group = timed("group", self.group, present)

@@ -3,34 +3,55 @@ profiles layer decides them (:meth:`arklore.profiles.facade.ProfilesFacade.perso
 everything, B anchor, tags and verified quotes, C nothing), fitted to the block's budget.
 
 In the prompt a quote is only her words (``- 「…」``): its source id goes to the block's
-sources, not to the model. Over budget, quotes are dropped from the last, then whole sections
-from the last, the anchor (``锚``) last of all.
+sources, not to the model; the script's player placeholder is rendered
+(:func:`arklore.core.text.render_nickname`). ``## 我·关于博士`` is left to the doctor block
+(:mod:`arklore.chat.doctor`), and so are the quotes that block injects: no section and no
+line is injected twice. Over budget, quotes are dropped
+from the last, then whole sections from the last, the anchor (``锚``) last of all.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from arklore.core.blocks import PERSONA, Block, empty_block, unique
+from arklore.core.text import render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.profiles.charfile import ANCHOR, QUOTES, TIER_C, UsableSection
 from arklore.profiles.persona import Persona
 from arklore.profiles.quotes import parse_quote_line
 
 
-def _section_lines(sec: UsableSection) -> list[tuple[str, str | None]]:
-    """The lines a chat sees of a section, each with its quote's source id (None: not a quote)."""
+def _section_lines(
+    sec: UsableSection, nickname: str, skip: Collection[str] = ()
+) -> list[tuple[str, str | None]]:
+    """The lines a chat sees of a section, each with its quote's source id (None: not a
+    quote); quotes citing ``skip`` are left out."""
     if sec.title != QUOTES:
-        return [(ln, None) for ln in sec.text.split("\n")]
+        return [(render_nickname(ln, nickname), None) for ln in sec.text.split("\n")]
     out: list[tuple[str, str | None]] = []
     for ln in sec.text.split("\n"):
         q = parse_quote_line(ln)
-        out.append((ln, None) if q is None else (f"- 「{q.text}」", q.source_id))
+        if q is None:
+            out.append((render_nickname(ln, nickname), None))
+        elif q.source_id not in skip:
+            out.append((f"- 「{render_nickname(q.text, nickname)}」", q.source_id))
     return out
 
 
-def persona_block(persona: Persona, *, budget: int, counter: TokenCounter = count_tokens) -> Block:
-    """The persona block of ``persona`` (the sections her tier allows) within ``budget``."""
+def persona_block(
+    persona: Persona,
+    *,
+    budget: int,
+    counter: TokenCounter = count_tokens,
+    nickname: str = "博士",
+    leave_out: Collection[str] = (),
+    skip_quotes: Collection[str] = (),
+) -> Block:
+    """The persona block of ``persona`` (the sections her tier allows, but ``leave_out``:
+    sections another block injects, and quotes citing ``skip_quotes``: lines another block
+    injects) within ``budget``."""
     meta: dict[str, Any] = {
         "tier": persona.tier,
         "excluded": [{"title": t, "why": w} for t, w in persona.excluded],
@@ -42,10 +63,18 @@ def persona_block(persona: Persona, *, budget: int, counter: TokenCounter = coun
     name = persona.name
     if persona.tier == TIER_C:
         return empty_block(PERSONA, budget, f"no profile for {name} (tier C)", **meta)
-    if not persona.sections:
+    sections = [
+        (sec.title, _section_lines(sec, nickname, skip_quotes))
+        for sec in persona.sections
+        if sec.title not in leave_out
+    ]
+    elsewhere = [sec.title for sec in persona.sections if sec.title in leave_out]
+    if elsewhere:
+        meta["elsewhere"] = elsewhere  # injected by another block
+    if not sections:
+        also = f" besides {', '.join(f'## {t}' for t in elsewhere)}" if elsewhere else ""
         return Block(PERSONA, budget=budget, files=files, meta=meta,
-                     reason=f"tier {persona.tier}: no section a chat may use")  # fmt: skip
-    sections = [(sec.title, _section_lines(sec)) for sec in persona.sections]
+                     reason=f"tier {persona.tier}: no section a chat may use{also}")  # fmt: skip
     header = f"【{name}的人设】"
     dropped: list[str] = []
 

@@ -5,6 +5,7 @@ knows; the manifest may make her "not available"), checks the message size, and 
 blocks, in this order:
 
 * **persona** -- the sections of her ``.char`` profile her tier allows;
+* **doctor** -- her view of the Doctor, every turn (:mod:`arklore.chat.doctor`);
 * **relations** -- her strongest relations (anchors, top 3) and her view of the people the
   message names (contextual, top 2), without the people the other memory layer already
   recalled (``l3_targets``) or who are present in a group chat (the group block covers them);
@@ -145,6 +146,11 @@ def _item_label(block: str, it: Mapping[str, Any]) -> str:
                 f"{it['strength']:.2f} [{it['source']}]")  # fmt: skip
     if block == "group":
         return f"{it['from_name']}→{it['target_name']} {it['predicate']} {it['strength']:.2f}"
+    if block == "doctor":
+        if it.get("kind") == "relation":
+            return f"relation: {it['predicate']} {it['strength']:.2f} [{it['source']}]"
+        trust = f" (trust ≥ {it['trust']})" if it.get("trust") else ""
+        return f"{it['source_id']}{trust}"
     code = it.get("stage_code") or ""
     name = f"《{it['story_name']}》" if it.get("story_name") else ""
     return f"{code} {name} {it.get('stage_path') or ''}".strip()

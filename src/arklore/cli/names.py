@@ -90,8 +90,9 @@ def find(
 
 @app.command("audit")
 def audit_cmd(json: JsonOpt = False) -> None:
-    """Speakers with >= 200 lines as operator or NPC, and speakers that look like operators
-    but have no alias (for a human to settle in data/aliases.toml)."""
+    """Speakers with >= 200 lines as operator or NPC, speakers that look like operators but
+    have no alias, and identity links with their evidence: names the archives give that big
+    speakers use (proposed until settled in data/aliases.toml), forms linked by a names rule."""
     report = workspace().names.audit()
     if json:
         print_json(report)
@@ -108,3 +109,14 @@ def audit_cmd(json: JsonOpt = False) -> None:
     console.print(t)
     if len(report["suspects"]) > 60:
         console.print(f"... {len(report['suspects']) - 60} more suspects (use --json)")
+    links = report["identity_links"]
+    t = table("status", "rule", "speaker / form", "operator", "evidence")
+    for x in links:
+        t.add_row(
+            x["status"], x["rule"], x["speaker"] or f"{x['name']} ({x['char_id']})",
+            f"{x['to_name']} ({x['to']})", x["evidence"],
+        )  # fmt: skip
+    console.print(
+        f"{len(links)} identity links ({sum(x['status'] == 'proposed' for x in links)} proposed)"
+    )
+    console.print(t)

@@ -21,6 +21,9 @@ class Operator:
     real_names: list[str] = field(default_factory=list)  # from archives, e.g. 陈晖洁
     profession: str | None = None
     rarity: int | None = None
+    # for an alternate form: what linked it to its base, the game's tables (char_meta_table,
+    # char_patch_table) or a names rule (same_name, title_prefix: arklore.names.registry)
+    linked_by: str | None = None
 
 
 @dataclass(slots=True)

@@ -6,14 +6,25 @@ import re
 
 from arklore.core.errors import MessageTooLongError
 
-_NICKNAME = re.compile(r"(?:Dr\.\s?|Doctor\s?|博士\s?)?\{@nickname\}", re.IGNORECASE)
+_NICKNAME = re.compile(
+    r"(?:Dr\.\s?|Doctor\s?|博士\s?)?\{@nickname\}(?P<title>\s?博士)?", re.IGNORECASE
+)
+_DOCTOR_TITLE = "博士"
 
 
 def render_nickname(text: str, nickname: str = "博士") -> str:
     """Story text as a chat may receive it: the script's placeholder for the player's name
     (``Dr.{@nickname}``, ``{@nickname}``) becomes ``nickname`` (the setting
-    ``ARKLORE_NICKNAME``, default 博士); no placeholder ever reaches a prompt."""
-    return _NICKNAME.sub(nickname, text)
+    ``ARKLORE_NICKNAME``, default 博士); no placeholder ever reaches a prompt. A title the
+    script writes after the name (``{@nickname}博士``) is kept unless the nickname already
+    ends with it (no 博士博士)."""
+
+    def one(m: re.Match[str]) -> str:
+        if m.group("title") and not nickname.endswith(_DOCTOR_TITLE):
+            return nickname + _DOCTOR_TITLE
+        return nickname
+
+    return _NICKNAME.sub(one, text)
 
 
 def strip_json_fence(content: str) -> str:

@@ -20,7 +20,7 @@ import orjson
 
 from arklore.base.db import Database, Migration
 from arklore.core.errors import NotIngestedError
-from arklore.core.model import Branch, Line, LineKind, Stage
+from arklore.core.model import DOCTOR, Branch, Line, LineKind, Stage
 from arklore.corpus.schema import MIGRATIONS as CORPUS_MIGRATIONS
 
 
@@ -335,6 +335,13 @@ class Store:
         for source, path, no, kind, speaker, uncertain, text, branch, line_id in rows:
             if primary.get(path) == source:
                 yield SpokenLine(path, no, kind, speaker, bool(uncertain), text, branch, line_id)
+
+    def doctor_stages(self) -> set[str]:
+        """Primary stages where the corpus alone shows the Doctor present: a choice line (the
+        player picks it), a line spoken as 博士, or a line containing the player placeholder
+        (``Dr.{@nickname}``, ``{@nickname}``)."""
+        where = "(kind = 'choice' OR speaker = ? OR instr(text, '{@nickname}') > 0)"
+        return {ln.stage_path for ln in self._spoken(where, [DOCTOR], "")}
 
     def event_ids(self) -> list[str]:
         """Every event id any source's metadata names."""

@@ -148,8 +148,9 @@ def assemble(people: People, inp: _Inputs) -> RelationGraph:
     for cid in people.base_operators():
         op = reg.operators.get(cid)
         nodes[cid] = Node(
-            cid, op.name if op else cid, "operator", reg.faction_of(cid) if op else {}
-        )
+            cid, people.operator_name(cid) if op else cid, "operator",
+            reg.faction_of(cid) if op else {},
+        )  # fmt: skip
     for e in edges:
         for nid in (e.source, e.target):
             if nid not in nodes:

@@ -116,7 +116,10 @@ class GraphFacade:
         if self._people is None:
             store = self._store()
             self._people = People(
-                self.names.registry(), self.names.matcher(), sorted(store.speaker_counts())
+                self.names.registry(),
+                self.names.matcher(),
+                sorted(store.speaker_counts()),
+                display=self.names.display_name,
             )
         return self._people
 

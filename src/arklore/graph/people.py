@@ -13,7 +13,7 @@ imports): an operator, the Doctor, a speaker of the corpus or an explicit ``npc:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from arklore.core.model import DOCTOR, DOCTOR_NAMES
 from arklore.graph.model import DOCTOR_ID
@@ -38,12 +38,19 @@ class People:
 
     ``speakers`` (the corpus speaker names) are the NPCs a hand-edited file may name; their
     display names are collected in :attr:`npc_names` (node id -> name as written).
+    ``display`` names an operator's node (the names layer's display name: the name the story
+    uses when the registry's is Latin, 可露希尔 not Closure); default the registry name.
     """
 
     def __init__(
-        self, registry: Registry, matcher: MentionMatcher, speakers: Iterable[str] = ()
+        self,
+        registry: Registry,
+        matcher: MentionMatcher,
+        speakers: Iterable[str] = (),
+        display: Callable[[str], str] | None = None,
     ) -> None:
         self.registry = registry
+        self._display = display
         self.matcher = matcher
         self.table = matcher.table
         self._cache: dict[str, str | None] = {}
@@ -109,7 +116,10 @@ class People:
         return nid if nid in self.npc_names else None
 
     def operator_name(self, char_id: str) -> str:
+        """What a chat calls the operator (``display``), else her registry name."""
         op = self.registry.operators.get(char_id)
+        if op is not None and self._display is not None:
+            return self._display(char_id)
         return op.name if op else (self.table.canonical_name(char_id) or char_id)
 
     def alternates(self) -> dict[str, str]:

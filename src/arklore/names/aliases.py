@@ -216,7 +216,10 @@ def default_alias_path() -> Path:
 
 
 _ID_RE = re.compile(r"^[a-z]+_[0-9a-z]+_[0-9a-z_]+$")
-_ALIAS_KEYS = {"name", "id", "note"}
+_ALIAS_KEYS = {"name", "id", "note", "display"}
+DISPLAY = "display"
+"""``display = true`` on an ``[[alias]]``: the name chat text shows for that operator (see
+:meth:`arklore.names.facade.NamesFacade.display_name`)."""
 _BLOCK_KEYS = {"name", "id", "note"}
 
 
@@ -262,8 +265,14 @@ def load_user_aliases(path: str | Path | None = None) -> list[Alias]:
             note = entry.get("note", "")
             if not isinstance(note, str):
                 raise InputFileError(str(p), f"{where} ({name}) note", "must be a string")
+            display = entry.get(DISPLAY, False)
+            if not isinstance(display, bool):
+                raise InputFileError(str(p), f"{where} ({name}) display", "must be true or false")
             if table == "alias":
-                out.append(Alias(name.strip(), cid, "user", {"note": note} if note else {}))
+                ev: dict[str, object] = {"note": note} if note else {}
+                if display:
+                    ev[DISPLAY] = True
+                out.append(Alias(name.strip(), cid, "user", ev))
             else:
                 out.append(Alias(name.strip(), cid, BLOCK_SOURCE, {"note": note}))
     return out

@@ -11,22 +11,50 @@ human to decide when one of these holds:
 * ``ambiguous``: the name resolves to several operators.
 
 A suspect is settled by an entry in ``data/aliases.toml`` (``[[alias]]`` or ``[[block]]``).
+
+**Identity links** (``identity_links``), each with its evidence:
+
+* ``archive``: a speaker with at least ``ARCHIVE_SPEAKER_LINES`` lines is a name an
+  operator's archive gives in prose (:func:`arklore.names.registry.archive_names`: the name her
+  客观履历 opens with, ``本名……``, or the given part of such a full name) -- backed by the
+  archive naming her so at least ``ARCHIVE_MIN_MENTIONS`` times, or by at least
+  ``RECORD_MIN_LINES`` of the speaker's lines in that operator's own records
+  (``obt/memory/story_<her id>_*``). Status ``proposed`` (no operator yet: settle it with an
+  ``[[alias]]``), ``applied`` (the speaker is hers), ``conflict`` (another operator's).
+  Measured on the real data: every such candidate that already resolved resolved to her or
+  her base form; the four proposed were 玛莉娅 -> 瑕光, 特蕾西娅 -> 魔王, 里凯莱 -> 隐现,
+  安麦尔 -> 青枳.
+* ``same_name`` / ``title_prefix``: forms the registry linked by a names rule
+  (:func:`arklore.names.registry.same_person_links`), status ``applied``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import ahocorasick
 
-from arklore.core.operators import Alias
+from arklore.core.operators import Alias, Operator
 from arklore.corpus.store import Store
-from arklore.names.build import load_alias_table, load_operators, portrait_stats, speaker_ids
+from arklore.names.build import (
+    load_alias_table,
+    load_operators,
+    portrait_stats,
+    speaker_ids,
+    stored_registry,
+)
+from arklore.names.registry import SAME_NAME, TITLE_PREFIX
 
 BIG_SPEAKER_LINES = 200
 SUSPECT_SHARE = 0.4
 SUSPECT_LINES = 10
+ARCHIVE_SPEAKER_LINES = 20
+ARCHIVE_MIN_MENTIONS = 2
+RECORD_MIN_LINES = 10
+_RECORD = re.compile(r"^obt/memory/story_([a-z0-9]+)_\d+_\d+$")
 
 
 @dataclass
@@ -82,9 +110,83 @@ def audit(store: Store, user_aliases: Sequence[Alias] = ()) -> dict:
             "big_speaker_lines": BIG_SPEAKER_LINES,
             "suspect_share": SUSPECT_SHARE,
             "suspect_lines": SUSPECT_LINES,
+            "archive_speaker_lines": ARCHIVE_SPEAKER_LINES,
+            "archive_min_mentions": ARCHIVE_MIN_MENTIONS,
+            "record_min_lines": RECORD_MIN_LINES,
         },
+        "identity_links": identity_links(store, ops, ids, table.resolve),
         "big_speakers": big,
         "big_speakers_operators": sum(1 for b in big if b["status"] == "operator"),
         "big_speakers_npcs": sum(1 for b in big if b["status"] == "npc"),
         "suspects": [asdict(s) for s in suspects],
     }
+
+
+def _record_owner(char_id: str) -> str:
+    """The id stem her own records use (``char_498_inside`` -> ``inside``)."""
+    return char_id.rsplit("_", 1)[-1]
+
+
+def identity_links(
+    store: Store,
+    ops: Sequence[Operator],
+    ids: Mapping[str, str],
+    resolve: Any,
+) -> list[dict[str, Any]]:
+    """Speaker <-> operator links the archive and the corpus show, and the forms the registry
+    linked by a names rule, each with its evidence (module docstring), proposals first."""
+    by_id = {op.char_id: op for op in ops}
+    base = {op.char_id: op.base_id or op.char_id for op in ops}
+    family_names: dict[str, set[str]] = {}
+    for op in ops:
+        family_names.setdefault(base[op.char_id], set()).add(op.name)
+    out: list[dict[str, Any]] = []
+    for op in ops:
+        if op.linked_by in (SAME_NAME, TITLE_PREFIX) and op.base_id in by_id:
+            b = by_id[op.base_id]
+            why = (
+                f"both named {op.name}"
+                if op.linked_by == SAME_NAME
+                else f"{op.name}: a title before the name {b.name}"
+            )
+            out.append({"status": "applied", "rule": op.linked_by, "speaker": None,
+                        "char_id": op.char_id, "name": op.name, "to": b.char_id,
+                        "to_name": b.name, "evidence": why})  # fmt: skip
+    reg = stored_registry(store)
+    counts = store.speaker_counts()
+    big = {sp for sp, (n, _) in counts.items() if n >= ARCHIVE_SPEAKER_LINES}
+    cands: list[tuple[str, str, dict[str, Any]]] = [
+        (found["name"], cid, found)
+        for cid, names in sorted(reg.archive_names.items())
+        if cid in by_id
+        for found in names
+        if found["name"] in big
+    ]
+    records: dict[tuple[str, str], int] = {}
+    for path, sp, n in store.speaker_stage_counts(sorted({sp for sp, _, _ in cands})):
+        m = _RECORD.match(path)
+        if m:
+            records[(sp, m.group(1))] = records.get((sp, m.group(1)), 0) + n
+    for sp, cid, found in cands:
+        rec = records.get((sp, _record_owner(cid)), 0)
+        if found["mentions"] < ARCHIVE_MIN_MENTIONS and rec < RECORD_MIN_LINES:
+            continue
+        if sp in family_names[base[cid]]:
+            continue  # a form's archive naming her base (假日威龙陈 -> 陈): nothing to link
+        now = ids.get(sp) or resolve(sp).char_id
+        status = "proposed" if now is None else "conflict"
+        if now is not None and base.get(now, now) == base[cid]:
+            status = "applied"
+        out.append({
+            "status": status, "rule": "archive", "speaker": sp, "lines": counts[sp][0],
+            "char_id": cid, "name": by_id[cid].name, "to": cid, "to_name": by_id[cid].name,
+            "now": now,
+            "evidence": (
+                f"{by_id[cid].name}'s archive ({found['section']}, {found['how']}) names her "
+                f"{found['full']}; {found['mentions']} mention(s) in her archive; "
+                f"{rec} line(s) as {sp} in her own records"
+            ),
+        })  # fmt: skip
+    order = {"conflict": 0, "proposed": 1, "applied": 2}
+    out.sort(key=lambda x: (order[x["status"]], x["rule"], x["char_id"], x["speaker"] or ""))
+    return out

@@ -1,7 +1,7 @@
 """The names layer's tables in the store: the registry, the alias table and speaker ids.
 
-:func:`rebuild_names` runs after every ingest that changed the corpus (the workspace's ingest
-step calls it): it stores the operator registry, then recomputes every alias from
+:func:`rebuild_names` runs after every ingest that changed the corpus, the registry or the
+user alias file (:func:`names_stale`; the workspace's ingest step calls it): it stores the operator registry, then recomputes every alias from
 
 * the registry: code names, alternate-form names, appellations, handbook 代号;
 * speaker <-> portrait statistics over the primary corpus (:mod:`arklore.names.portraits`);
@@ -10,11 +10,13 @@ step calls it): it stores the operator registry, then recomputes every alias fro
 and which operator each corpus speaker is (``speaker_ids``), resolved with those aliases plus
 the user file (``data/aliases.toml`` or ``ARKLORE_ALIASES``), whose entries always win. The user
 file is read fresh by every :func:`load_alias_table`, so an edit takes effect without
-re-ingesting (speaker ids follow at the next rebuild).
+re-ingesting (speaker ids follow at the next ``arklore ingest``, which rebuilds the names
+because the file changed).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import orjson
@@ -42,6 +44,7 @@ def stored_registry(store: Store) -> Registry:
     return Registry(
         {op.char_id: op for op in load_operators(store)},
         team_names=orjson.loads(get_meta(store, "team_names") or "{}"),
+        archive_names=orjson.loads(get_meta(store, "archive_names") or "{}"),
         warnings=registry_warnings(store),
     )
 
@@ -106,8 +109,29 @@ def rebuild_names(
             "INSERT INTO speaker_ids (speaker, char_id) VALUES (?, ?)", speaker_ids.items()
         )
         set_meta(store, "team_names", orjson.dumps(registry.team_names).decode())
+        set_meta(store, "archive_names", orjson.dumps(registry.archive_names).decode())
+        set_meta(store, NAMES_FINGERPRINT, names_fingerprint(registry, user_aliases))
         set_meta(store, "registry_warnings", orjson.dumps(registry.warnings).decode())
     return {"operators": len(ops), "aliases": len(items), "portrait_aliases": len(portrait)}
+
+
+NAMES_FINGERPRINT = "names_fingerprint"
+
+
+def names_fingerprint(registry: Registry, user_aliases: Sequence[Alias] = ()) -> str:
+    """What the names tables are computed from besides the corpus: the registry and the user
+    alias file. A rebuild stores it; when it changes the names must be rebuilt (an edited
+    ``data/aliases.toml`` reaches the speaker ids only then)."""
+    doc = {
+        "registry": registry.to_dict(),
+        "user": sorted((a.alias, a.char_id, a.source) for a in user_aliases),
+    }
+    return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
+def names_stale(store: Store, registry: Registry, user_aliases: Sequence[Alias] = ()) -> bool:
+    """Were the names tables computed from another registry or user alias file?"""
+    return get_meta(store, NAMES_FINGERPRINT) != names_fingerprint(registry, user_aliases)
 
 
 def resolve_speaker(table: AliasTable, speaker_only: dict[str, str], name: str) -> str | None:

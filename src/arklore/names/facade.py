@@ -25,7 +25,7 @@ from arklore.core.operators import Alias, Operator
 from arklore.core.text import check_message
 from arklore.corpus.store import Store
 from arklore.names import build as names_db
-from arklore.names.aliases import AliasTable, default_alias_path, load_user_aliases
+from arklore.names.aliases import DISPLAY, AliasTable, default_alias_path, load_user_aliases
 from arklore.names.audit import audit
 from arklore.names.matcher import Mention, MentionContext, MentionMatcher
 from arklore.names.registry import Registry
@@ -159,8 +159,9 @@ class NamesFacade:
         return fam if char_id in fam else [*fam, char_id]
 
     def display_name(self, char_id: str) -> str:
-        """What a chat calls her: the registry name, or, when that is Latin (``Closure``),
-        the Chinese name the story gives her speaker lines most often (可露希尔)."""
+        """What a chat calls her: a user alias marked ``display = true``, else the registry
+        name, or, when that is Latin (``Closure``), the Chinese name the story gives her
+        speaker lines most often (可露希尔)."""
         if self._display is None:
             self._display = self._display_names()
         return self._display.get(char_id) or self.aliases().canonical_name(char_id) or char_id
@@ -168,6 +169,7 @@ class NamesFacade:
     def _display_names(self) -> dict[str, str]:
         reg = self.registry()
         out = {op.char_id: op.name for op in reg}
+        shown: set[str] = set()
         latin = {c for c, n in out.items() if not _CJK.search(n)}
         if latin:
             counts = self._store().speaker_counts()
@@ -179,6 +181,10 @@ class NamesFacade:
                         best[cid] = (n, speaker.strip())
             for cid, (_, speaker) in best.items():
                 out[cid] = speaker
+        for a in self.user_aliases():  # the user's word wins (first entry per operator)
+            if (a.evidence or {}).get(DISPLAY) and a.char_id in out and a.char_id not in shown:
+                out[a.char_id] = a.alias
+                shown.add(a.char_id)
         return out
 
     def aliases_of(self, char_ids: Iterable[str]) -> list[str]:
@@ -261,6 +267,11 @@ class NamesFacade:
 
     def warnings(self) -> list[str]:
         return names_db.registry_warnings(self._store())
+
+    def stale(self, store: Store, registry: Registry) -> bool:
+        """Were the stored names computed from another registry or user alias file? (Then an
+        ingest rebuilds them even when no stage changed.)"""
+        return names_db.names_stale(store, registry, self.user_aliases())
 
     def rebuild(self, store: Store, registry: Registry) -> None:
         """Store ``registry`` in ``store`` (being ingested) and recompute aliases and speaker

@@ -17,8 +17,21 @@ gives the base's code name (``char_1013_chen2`` -> 陈), not the form's display 
 
 Alternate forms are linked by ``char_meta_table.spCharGroups`` (group key = the base, the
 other members its forms) and by ``char_patch_table.infos`` (``default`` = the base, the other
-``tmplIds`` its patch forms). The archives have no real-name field (the 基础档案 tags are
-代号/性别/出身地/...), so ``real_names`` stays empty.
+``tmplIds`` its patch forms). Two rules link forms the tables leave apart (``linked_by``,
+:func:`same_person_links`; ``arklore names audit`` lists each with its evidence):
+
+* **same name**: operators with exactly the same name are one person -- the events ship the
+  ace operators again under new ids (Sharp ``char_508_aguard`` and ``char_609_acguad``, Pith,
+  Touch, Stormeye, Mechanist...), and 暮落's second form carries her name. The base is the one
+  the oldest table names (:data:`NAME_SOURCES` order), then the earliest id number. Without
+  this rule the name is ambiguous and her story lines belong to nobody (288 lines as Sharp).
+* **title prefix**: an operator named ``<title>·<name>``, where ``<name>`` is the name of
+  exactly one person and ``<title>`` is nobody's name, is a form of that person
+  (领主·Sharp -> Sharp).
+
+The archives have no real-name field (the 基础档案 tags are 代号/性别/出身地/...), so
+``real_names`` stays empty: real names the archives give in prose (客观履历 opening with the
+name, 本名……) are proposed by ``arklore names audit`` and settled in ``data/aliases.toml``.
 """
 
 from __future__ import annotations
@@ -43,6 +56,7 @@ SRC_SKIN = "skin_table"
 NAME_SOURCES = (SRC_CHARACTER, SRC_PATCH, SRC_CHARDICT, SRC_HANDBOOK, SRC_SKIN)
 
 _CODE_NAME = re.compile(r"【代号】[ \t\u3000]*([^\r\n]+)")
+_TITLE_SEP = re.compile("[·・•‧∙･⋅]")
 _BASIC_ARCHIVE = "基础档案"
 
 
@@ -54,6 +68,8 @@ class Registry:
     team_names: dict[str, str] = field(default_factory=dict)  # nation/group/team id -> 名称
     npcs: dict[str, str] = field(default_factory=dict)  # npc_* id -> name: not operators
     code_names: dict[str, str] = field(default_factory=dict)  # char id -> 代号 when != name
+    # char id -> names her archive gives in prose (:func:`archive_names`), for the audit
+    archive_names: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # optional tables missing or unreadable
     _by_name: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
@@ -153,6 +169,7 @@ class Registry:
             "team_names": dict(self.team_names),
             "npcs": dict(self.npcs),
             "code_names": dict(self.code_names),
+            "archive_names": dict(self.archive_names),
         }
 
     @classmethod
@@ -162,6 +179,7 @@ class Registry:
             team_names=dict(data.get("team_names", {})),
             npcs=dict(data.get("npcs", {})),
             code_names=dict(data.get("code_names", {})),
+            archive_names=dict(data.get("archive_names", {})),
         )
 
 
@@ -246,10 +264,16 @@ def build_registry(excel_root: Path, chardict: Path | None = None) -> Registry:
             rarity=_stars(row.get("rarity")),
         )
     _link_alternates(ops, groups, patch.get("infos") or {})
+    for link in same_person_links(ops):
+        _link(ops, link.base_id, link.char_id, link.rule)
     code_names = {c: n for c, n in codes.items() if c in ops and n != ops[c].name}
     team_names = {k: v["powerName"] for k, v in teams.items() if isinstance(v, dict)}
     npcs = {k: v.get("name") or "" for k, v in (handbook.get("npcDict") or {}).items()}
-    return Registry(ops, team_names=team_names, npcs=npcs, code_names=code_names, warnings=warnings)
+    names = {c: found for c in ops if (found := archive_names(book.get(c)))}
+    return Registry(
+        ops, team_names=team_names, npcs=npcs, code_names=code_names, warnings=warnings,
+        archive_names=names,
+    )  # fmt: skip
 
 
 _REQUIRED_HINT = (
@@ -282,19 +306,134 @@ def _link_alternates(
     ops: dict[str, Operator], groups: dict[str, list[str]], patch_infos: dict[str, dict]
 ) -> None:
     """spCharGroups: key = base; char_patch_table.infos: ``default`` = base."""
-    families: list[tuple[str, list[str]]] = [(k, list(v)) for k, v in groups.items()]
-    families += [
-        (v.get("default") or k, list(v.get("tmplIds") or [])) for k, v in patch_infos.items()
+    families: list[tuple[str, list[str], str]] = [
+        (k, list(v), "char_meta_table") for k, v in groups.items()
     ]
-    for base, members in families:
+    families += [
+        (v.get("default") or k, list(v.get("tmplIds") or []), "char_patch_table")
+        for k, v in patch_infos.items()
+    ]
+    for base, members, table in families:
         if base not in ops:
             continue
         for alt in members:
             if alt == base or alt not in ops:
                 continue
             ops[alt].base_id = base
+            ops[alt].linked_by = table
             if alt not in ops[base].alternate_ids:
                 ops[base].alternate_ids.append(alt)
+
+
+_OBJECTIVE = "客观履历"
+_NAME = r"([^\s，,。；;：:“”\"'（）()、！!？?【】]{2,16})"
+_OPENING = re.compile(r"^\s*" + _NAME + r"[，,]")
+_REAL_NAME = re.compile(r"本名" + _NAME)
+
+
+def archive_names(entry: dict | None) -> list[dict[str, Any]]:
+    """Names an operator's archive gives in prose, with where and how often: the name her
+    客观履历 opens with (``玛莉娅·临光，来自卡西米尔的……``; when the opening is her code name
+    followed by a name, ``鞭刃佐菲娅，……``, that name) and any ``本名……``; for a full name also
+    its given name (the part before ``·``). ``mentions`` counts the name in her whole archive.
+    Candidates only: roles open some archives too (企鹅物流员工，……), so the audit proposes one
+    only when the corpus backs it (:mod:`arklore.names.audit`)."""
+    sections = [
+        (str(sec.get("storyTitle") or ""), st["storyText"])
+        for sec in (entry or {}).get("storyTextAudio") or []
+        if isinstance(sec, dict)
+        for st in sec.get("stories") or []
+        if isinstance(st, dict) and isinstance(st.get("storyText"), str)
+    ]
+    whole = "\n".join(t for _, t in sections)
+    code = _code_name(entry or {}) or ""
+    found: dict[str, dict[str, Any]] = {}
+    for title, text in sections:
+        hits = [(m.group(1), "本名") for m in _REAL_NAME.finditer(text)]
+        if title == _OBJECTIVE and (m := _OPENING.match(text)):
+            opening = m.group(1)
+            if not (code and opening.startswith(code)):
+                hits.insert(0, (opening, "opening"))
+            elif 2 <= len(rest := opening[len(code) :]) <= 8 and not _TITLE_SEP.match(rest):
+                hits.insert(0, (rest, "opening, after her code name"))
+        for name, how in hits:
+            for form in dict.fromkeys([name, _TITLE_SEP.split(name)[0]]):
+                if len(form) >= 2 and form not in found:
+                    found[form] = {"name": form, "full": name, "section": title, "how": how,
+                                   "mentions": whole.count(form)}  # fmt: skip
+    return list(found.values())
+
+
+SAME_NAME = "same_name"
+TITLE_PREFIX = "title_prefix"
+_ID_NUMBER = re.compile(r"^char_(\d+)_")
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One form linked to a base by a names rule, with what shows it."""
+
+    char_id: str
+    base_id: str
+    rule: str  # SAME_NAME | TITLE_PREFIX
+    evidence: str  # for people: "both named Sharp (character_table, astr_chardict)"
+
+
+def _root(ops: dict[str, Operator], cid: str) -> str:
+    return ops[cid].base_id or cid
+
+
+def _base_rank(op: Operator) -> tuple[int, int, str]:
+    src = NAME_SOURCES.index(op.name_source) if op.name_source in NAME_SOURCES else 99
+    m = _ID_NUMBER.match(op.char_id)
+    return src, int(m.group(1)) if m else 1 << 30, op.char_id
+
+
+def same_person_links(ops: dict[str, Operator]) -> list[Link]:
+    """The links the two names rules (module docstring) make between people the game's
+    tables leave apart, in a stable order. Operators already in one family are left alone,
+    so applying the links again adds nothing."""
+    out: list[Link] = []
+    by_name: dict[str, list[str]] = {}
+    for cid in sorted(ops):
+        by_name.setdefault(ops[cid].name, []).append(cid)
+    roots_of = {name: sorted({_root(ops, c) for c in ids}) for name, ids in by_name.items()}
+    merged: dict[str, str] = {}  # root -> the base it joins
+    for name, roots in sorted(roots_of.items()):
+        if len(roots) < 2:
+            continue
+        base = min(roots, key=lambda c: _base_rank(ops[c]))
+        tables = ", ".join(sorted({ops[c].name_source for c in roots}))
+        for r in roots:
+            if r != base:
+                merged[r] = base
+                out.append(Link(r, base, SAME_NAME, f"both named {name} ({tables})"))
+    names = set(by_name)
+    for cid in sorted(ops):
+        op = ops[cid]
+        if op.base_id or op.alternate_ids or cid in merged:
+            continue
+        parts = _TITLE_SEP.split(op.name)
+        if len(parts) != 2 or not parts[0].strip() or parts[0].strip() in names:
+            continue
+        roots = sorted({merged.get(r, r) for r in roots_of.get(parts[1].strip(), [])})
+        if len(roots) != 1 or roots[0] == cid:
+            continue
+        out.append(Link(cid, roots[0], TITLE_PREFIX,
+                        f"{op.name} = title {parts[0].strip()} + {parts[1].strip()}"))  # fmt: skip
+    return out
+
+
+def _link(ops: dict[str, Operator], base: str, form: str, rule: str) -> None:
+    """``form`` (and any forms of its own) become alternate forms of ``base``."""
+    moved = [form, *ops[form].alternate_ids]
+    ops[form].alternate_ids = []
+    for cid in moved:
+        ops[cid].base_id = base
+        if cid == form:
+            ops[cid].linked_by = rule
+        if cid not in ops[base].alternate_ids:
+            ops[base].alternate_ids.append(cid)
 
 
 def _skin_model_names(skins: dict[str, Any]) -> dict[str, str]:

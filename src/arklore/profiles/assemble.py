@@ -35,7 +35,7 @@ from arklore.profiles.quotes import Quote, verify_quotes
 from arklore.profiles.results import TaskResult
 from arklore.profiles.rules import check_text
 from arklore.profiles.task_b import PERSONALITY_MAX, PERSONALITY_MIN
-from arklore.profiles.task_c import ABOUT_MAX, ABOUT_MIN
+from arklore.profiles.task_c import ABOUT_MAX, ABOUT_MIN, rule_quotes
 from arklore.profiles.task_d import VIEW_MAX, VIEW_MIN
 
 RELATION_DOCS = "relation_docs"
@@ -90,6 +90,24 @@ def _text(value: object, what: str, lo: int, hi: int, findings: list[str]) -> st
         return ""
 
 
+def _doctor_lines(inp: OperatorInputs, c: TaskResult | None, findings: list[str]) -> list[Quote]:
+    """Task C's lines of hers to the Doctor, through the verbatim gate again (a result stored
+    before the rule existed has none: the rule runs now)."""
+    if c is None:
+        return []
+    if "quotes" not in c.output:
+        kept, removed = rule_quotes(inp)
+        findings += [f"{f} (at assembly)" for f in removed]
+        return kept
+    quotes = [Quote(q["text"], q["source_id"], q.get("note", "")) for q in c.output["quotes"]]
+    gate = verify_quotes(quotes, inp.quote_sources(), owners=inp.owners)
+    findings += [
+        f"line 「{r.quote.text}」 {r.quote.source_id}: {r.reason} (at assembly)"
+        for r in gate.removed
+    ]
+    return gate.kept
+
+
 def assemble(
     inp: OperatorInputs, results: Mapping[str, TaskResult], *, generated_at: str
 ) -> Assembled:
@@ -117,6 +135,9 @@ def assemble(
         c.output.get("about_doctor") if c is not None else None,
         "about_doctor", ABOUT_MIN, ABOUT_MAX, findings,
     )  # fmt: skip
+    doctor_lines = _doctor_lines(inp, c, findings)
+    lines = "\n".join(q.line() for q in doctor_lines)
+    about_doctor = "\n\n".join(x for x in (about, lines) if x)  # her paragraph, then her words
     d = results.get("D")
     people = []
     cited_docs: list[str] = []
@@ -131,14 +152,15 @@ def assemble(
         (PHYSICAL, "\n".join(f"- {t}" for t in anchor.physical_tags()) if anchor else ""),
         (QUOTES, "\n".join(q.line() for q in gate.kept)),
         (PERSONALITY, personality),
-        (ABOUT_DOCTOR, about),
+        (ABOUT_DOCTOR, about_doctor),
         (PEOPLE, "\n".join(people)),
     ]
     if not any(body for _, body in out.sections):
         return out
     sources = list(anchor.sources) if anchor else []
-    voice_ids = [q.source_id.partition(":")[2] for q in gate.kept if q.kind == "voice"]
-    story_ids = [q.source_id.partition(":")[2] for q in gate.kept if q.kind == "story"]
+    cited = list(dict.fromkeys(q.source_id for q in [*gate.kept, *doctor_lines]))
+    voice_ids = [s.partition(":")[2] for s in cited if s.startswith("voice:")]
+    story_ids = [s.partition(":")[2] for s in cited if s.startswith("story:")]
     if voice_ids:
         sources.append(f"{CHARWORD}: {', '.join(voice_ids)}")
     if story_ids:

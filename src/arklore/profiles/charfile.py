@@ -115,8 +115,14 @@ PERSONALITY = "我·性格"
 ABOUT_DOCTOR = "我·关于博士"
 PEOPLE = "我·身边的人"
 SECTION_ORDER: tuple[str, ...] = (ANCHOR, PHYSICAL, QUOTES, PERSONALITY, ABOUT_DOCTOR, PEOPLE)
-B_ALLOWED: tuple[str, ...] = (ANCHOR, PHYSICAL, QUOTES)
-"""What a chat may use of a tier-B draft: its 我-sections are drafts nobody has reviewed."""
+B_ALLOWED: tuple[str, ...] = (ANCHOR, PHYSICAL, QUOTES, ABOUT_DOCTOR)
+"""What a chat may use of a tier-B draft: its 我-sections are drafts nobody has reviewed,
+except her own verified lines in ``我·关于博士`` (:data:`B_VERBATIM_ONLY`)."""
+B_VERBATIM_ONLY: tuple[str, ...] = (QUOTES, ABOUT_DOCTOR)
+"""Sections a tier-B draft gives a chat only as verified verbatim lines (quote bullets citing
+their source, :func:`~arklore.profiles.quotes.parse_quote_line`): 语录, and 我·关于博士, whose
+rule-built lines are her words to the Doctor; anything else there (a model's paragraph) is an
+unreviewed draft and left out."""
 
 HASH_PREFIX = "sha256:"
 HASH_HEX = 16
@@ -344,9 +350,10 @@ class CharProfile:
     def section(self, title: str) -> Section | None:
         return next((s for s in self.sections if s.title == title), None)
 
-    def quotes(self) -> list[Quote]:
-        """The quotes of ``## 语录`` that follow the quote syntax (others are skipped)."""
-        sec = self.section(QUOTES)
+    def quotes(self, title: str = QUOTES) -> list[Quote]:
+        """The quote lines of a section (default ``## 语录``) that follow the quote syntax
+        (others are skipped)."""
+        sec = self.section(title)
         if sec is None:
             return []
         out = []
@@ -355,6 +362,11 @@ class CharProfile:
             if q is not None:
                 out.append(q)
         return out
+
+    def verbatim_quotes(self) -> list[Quote]:
+        """Every quote line a tier-B chat may use, once verified: those of
+        :data:`B_VERBATIM_ONLY` (what a hand-edited draft must have checked again)."""
+        return [q for title in B_VERBATIM_ONLY for q in self.quotes(title)]
 
 
 # -- edits that touch one line -----------------------------------------------------------
@@ -445,11 +457,12 @@ def allowed_sections(
     counter: Callable[[str], int] | None = None,
 ) -> AllowedSections:
     """The sections a chat may use, by tier: S and A everything (sections a person added
-    too), B only ``锚``, ``物理标签`` and verified quotes, C (no profile) nothing.
+    too), B only ``锚``, ``物理标签`` and verified verbatim lines (``语录`` and her lines in
+    ``我·关于博士``: :data:`B_VERBATIM_ONLY`), C (no profile) nothing.
 
-    B quotes count as verified when the file is unedited (they passed the verbatim gate when
-    it was generated); when ``quote_sources`` is given every quote is checked again and only
-    those found verbatim in their cited source are kept. Empty sections are left out."""
+    B quote lines count as verified when the file is unedited (they passed the verbatim gate
+    when it was generated); when ``quote_sources`` is given every one is checked again and
+    only those found verbatim in their cited source are kept. Empty sections are left out."""
     count = counter or count_tokens
     if profile is None:
         return AllowedSections(TIER_C, excluded=[("*", "no profile (tier C)")])
@@ -459,8 +472,12 @@ def allowed_sections(
         if profile.tier == TIER_B and sec.title not in B_ALLOWED:
             out.excluded.append((sec.title, "tier B: not reviewed"))
             continue
-        if profile.tier == TIER_B and sec.title == QUOTES:
-            text, why = _verified_quote_text(profile, sec, quote_sources, owners)
+        if profile.tier == TIER_B and sec.title in B_VERBATIM_ONLY:
+            text, why, other = _verified_quote_text(profile, sec, quote_sources, owners)
+            if other:
+                out.excluded.append(
+                    (sec.title, f"tier B: not reviewed ({other} line(s) not a quote)")
+                )
             if why:
                 out.excluded.append((sec.title, why))
                 continue
@@ -475,18 +492,22 @@ def _verified_quote_text(
     sec: Section,
     sources: Mapping[str, QuoteSource] | None,
     owners: set[str] | None,
-) -> tuple[str, str]:
-    lines = [ln for ln in sec.content.split("\n") if parse_quote_line(ln) is not None]
+) -> tuple[str, str, int]:
+    """(the verified quote lines, why none may be used, how many non-blank lines were not
+    quote lines)."""
+    rows = [ln for ln in sec.content.split("\n") if ln.strip()]
+    lines = [ln for ln in rows if parse_quote_line(ln) is not None]
+    other = len(rows) - len(lines)
     if sources is None:
         if profile.hand_edited:
-            return "", "tier B edited by hand: quotes unverified (pass their sources)"
-        return "\n".join(lines), ""
+            return "", "tier B edited by hand: quotes unverified (pass their sources)", other
+        return "\n".join(lines), "", other
     kept = []
     for ln in lines:
         q = parse_quote_line(ln)
         if q is not None and verify_quotes([q], sources, owners=owners).kept:
             kept.append(ln)
-    return "\n".join(kept), ""
+    return "\n".join(kept), "", other
 
 
 # -- writing -----------------------------------------------------------------------------

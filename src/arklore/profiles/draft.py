@@ -2,8 +2,8 @@
 
 :func:`draft_profile` runs exactly what ``arklore distill`` runs for an operator when no
 model is configured -- task A's structured anchor, task B's quotes by the documented rule
-(through the verbatim gate), task E's relation candidates (when a graph is given); C and D
-need a model -- and assembles the tier-B text with :func:`~arklore.profiles.assemble.assemble`.
+(through the verbatim gate), task C's lines of hers to the Doctor by its rule, task E's
+relation candidates (when a graph is given); D needs a model -- and assembles the tier-B text with :func:`~arklore.profiles.assemble.assemble`.
 Nothing is stored; :func:`write_draft` writes it through the protective writer. An operator
 with nothing to write gets no file (tier C), and her review entry says which sources were
 missing.
@@ -70,7 +70,7 @@ def lines_for(op: Operator, by_operator: Mapping[str, Sequence[StoryLine]]) -> l
 
 
 def rule_results(inp: OperatorInputs) -> dict[str, TaskResult]:
-    """Every task's result with no model (C and D: skipped, they need one)."""
+    """Every task's result with no model (D: skipped, it needs one)."""
     return {
         "A": task_a.rule_result(inp),
         "B": task_b.rule_result(inp),
@@ -88,12 +88,16 @@ def draft_profile(
     voice: Sequence[VoiceLine] | None = None,
     graph: RelationGraph | None = None,
     generated_at: str | None = None,
+    doctor_stages: frozenset[str] = frozenset(),
 ) -> Draft:
     """The tier-B file text for one operator, with everything the reviewer needs
-    (``voice``: her voice lines when already indexed, else read from ``tables.charword``)."""
+    (``voice``: her voice lines when already indexed, else read from ``tables.charword``;
+    ``doctor_stages``: the stages the corpus shows the Doctor in, for task C)."""
     if voice is None:
         voice = voice_lines_from_table(tables.charword, op.char_id)
-    inp = gather(op, tables, voice=voice, story=story_lines, graph=graph)
+    inp = gather(
+        op, tables, voice=voice, story=story_lines, graph=graph, doctor_stages=doctor_stages
+    )
     results = rule_results(inp)
     built = assemble(inp, results, generated_at=generated_at or utc_now())
     choice = choose_quotes(inp.voice, inp.story)
@@ -147,6 +151,7 @@ def draft_all(
     *,
     graph: RelationGraph | None = None,
     generated_at: str | None = None,
+    doctor_stages: frozenset[str] = frozenset(),
 ) -> list[Draft]:
     """:func:`draft_profile` for each operator, in char id order, one timestamp for all."""
     at = generated_at or utc_now()
@@ -159,6 +164,7 @@ def draft_all(
             voice=voices.get(op.char_id, []),
             graph=graph,
             generated_at=at,
+            doctor_stages=doctor_stages,
         )
         for op in sorted(operators, key=lambda o: o.char_id)
     ]

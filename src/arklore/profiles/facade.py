@@ -309,11 +309,15 @@ class ProfilesFacade:
     def _quote_sources(
         self, cid: str, prof: CharProfile
     ) -> tuple[dict[str, QuoteSource], set[str]]:
-        """Her quotes' sources (voice table, story lines in the store) and who may say them."""
-        ids = [q.source_id.partition(":")[2] for q in prof.quotes()]
-        sources = voice_sources(voice_index(self.tables().charword).get(cid, []))
+        """The sources of every quote line a tier-B chat may use (语录 and her lines in
+        我·关于博士: voice table, story lines in the store) and who may say them (any of her
+        forms: an alternate form's file may quote her base form)."""
+        ids = [q.source_id.partition(":")[2] for q in prof.verbatim_quotes()]
+        family = self.names.family(cid)
+        voices = voice_index(self.tables().charword)
+        sources = voice_sources(v for c in family for v in voices.get(c, []))
         sources |= profile_sources.story_line_sources(self._store(), ids)
-        return sources, set(self.names.family(cid))
+        return sources, set(family)
 
     # -- distillation ------------------------------------------------------------------------
     def inputs(self, operators: Sequence[Operator]) -> list[OperatorInputs]:
@@ -325,6 +329,7 @@ class ProfilesFacade:
             operators,
             graph=graph,
             docs_by_operator=self.rag.documents(TASK_D_SOURCES) if graph is not None else None,
+            display=self.names.display_name,
         )
 
     def out_dir(self, out: Path | None) -> Path:
@@ -434,6 +439,7 @@ class ProfilesFacade:
             relation_docs=self.rag.documents(TASK_D_SOURCES),
             graph=self.graph.current_or_none(),
             seed=seed,
+            display=self.names.display_name,
         )
 
     def relative(self, path: Path | None) -> str | None:

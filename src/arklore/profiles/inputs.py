@@ -59,6 +59,8 @@ class OperatorInputs:
     relation_docs: list[RelationDoc] = field(default_factory=list)
     graph: RelationGraph | None = None
     gaps: list[Gap] = field(default_factory=list)
+    doctor_stages: frozenset[str] = frozenset()  # stages the corpus shows the Doctor in
+    display_name: str = ""  # what a chat calls her (可露希尔 for Closure); "" = registry name
 
     @property
     def char_id(self) -> str:
@@ -66,7 +68,8 @@ class OperatorInputs:
 
     @property
     def name(self) -> str:
-        return self.op.name
+        """Her name in her profile and the tasks' prompts: the display name when known."""
+        return self.display_name or self.op.name
 
     @property
     def owners(self) -> set[str]:
@@ -154,8 +157,10 @@ def gather(
     unlocks: Mapping[str, tuple[str, int]] | None = None,
     relation_docs: Sequence[RelationDoc] = (),
     graph: RelationGraph | None = None,
+    doctor_stages: frozenset[str] = frozenset(),
 ) -> OperatorInputs:
-    """One operator's inputs, with the ``no source: ...`` gaps of every table."""
+    """One operator's inputs, with the ``no source: ...`` gaps of every table
+    (``doctor_stages``: the stages where the corpus shows the Doctor present, for task C)."""
     anchor = structured_anchor(op.char_id, tables)
     gaps = gaps_for(anchor, tables, has_voice=bool(voice), has_story=bool(story))
     unlocks = unlocks if unlocks is not None else voice_unlocks(tables.charword)
@@ -170,4 +175,5 @@ def gather(
         relation_docs=rank_docs(relation_docs),
         graph=graph,
         gaps=gaps,
+        doctor_stages=doctor_stages,
     )

@@ -8,7 +8,9 @@ transaction per write), so a retry, a resume or a rerun never duplicates anythin
 
 * A ``{"facts": <n copied>, "core": str | null}``;
 * B ``{"quotes": [{"text", "source_id", "note"}], "personality": str | null, "origin": str}``;
-* C ``{"about_doctor": str}``;
+* C ``{"about_doctor": str | null, "quotes": [{"text", "source_id", "note"}], "origin": str}``
+  (the model's paragraph, her lines to the Doctor by the rule; results stored before the rule
+  existed have no ``quotes``: assembly then runs the rule);
 * D ``{"people": [{"target", "name", "view", "docs": [doc_id]}], "docs": [doc_id]}``;
 * E ``{"candidates": [str]}``.
 """

@@ -252,16 +252,19 @@ def build_queue(
     relation_docs: Mapping[str, Sequence[RelationDoc]] | None = None,
     graph: RelationGraph | None = None,
     seed: int = 0,
+    display: Callable[[str], str] | None = None,
 ) -> Queue:
     """An entry for every operator of ``operators`` with stored results or a profile, and a
     ``no source`` line for every one some source has nothing for. ``profiles``: char id ->
     (path, CharProfile); ``has_story``: the operators with story lines; ``relation_docs``:
-    graph node -> her relation documents (sampled 10% with ``seed``)."""
+    graph node -> her relation documents (sampled 10% with ``seed``); ``display``: the name
+    shown for an operator (default her registry name)."""
     voices = voice_index(tables.charword)
     docs = relation_docs or {}
     q = Queue(seed=seed)
     for op in operators:
         cid = op.char_id
+        name = display(cid) if display is not None else op.name
         story = cid in has_story or bool(op.base_id and op.base_id in has_story)
         gaps = gaps_line(
             gaps_for(
@@ -270,7 +273,7 @@ def build_queue(
             )
         )  # fmt: skip
         if gaps:
-            q.no_source.append((cid, op.name, gaps))
+            q.no_source.append((cid, name, gaps))
         mine = results.get(cid, {})
         found = profiles.get(cid)
         if not mine and found is None:
@@ -286,7 +289,7 @@ def build_queue(
         node = (graph.resolve(cid) if graph is not None else None) or cid
         e = entry_from_results(
             cid,
-            op.name,
+            name,
             mine,
             path=str(path) if path is not None else None,
             tier=prof.tier if prof is not None else "C",

@@ -6,7 +6,7 @@ lists of :class:`~.quotes.StoryLine`, :class:`~arklore.core.operators.Operator` 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from arklore.core.operators import Operator
@@ -88,13 +88,17 @@ def operator_inputs(
     *,
     graph: RelationGraph | None = None,
     docs_by_operator: Mapping[str, Sequence[RelationDoc]] | None = None,
+    display: Callable[[str], str] | None = None,
 ) -> list[OperatorInputs]:
     """Every input of the distillation tasks for ``operators`` (in the order given): one
-    pass over the voice table and one query for their story lines (and their base forms')."""
+    pass over the voice table and one query for their story lines (and their base forms'),
+    one for the stages the Doctor is in. ``display``: what a chat calls an operator (the names
+    layer's display name), used in her profile's title and the tasks' prompts."""
     wanted = {o.char_id for o in operators} | {o.base_id for o in operators if o.base_id}
     lines = story_lines(store, wanted)
     voices = voice_index(tables.charword)
     unlocks = voice_unlocks(tables.charword)
+    doctor_stages = frozenset(store.doctor_stages())
     docs = docs_by_operator or {}
     out = []
     for op in operators:
@@ -103,15 +107,17 @@ def operator_inputs(
             seen = {s.line_id for s in mine}
             mine += [s for s in lines.get(op.base_id, ()) if s.line_id not in seen]
         node = graph.resolve(op.char_id) if graph is not None else None
-        out.append(
-            gather(
-                op,
-                tables,
-                voice=voices.get(op.char_id, []),
-                story=mine,
-                unlocks=unlocks,
-                relation_docs=docs.get(node or op.char_id, ()),
-                graph=graph,
-            )
+        inp = gather(
+            op,
+            tables,
+            voice=voices.get(op.char_id, []),
+            story=mine,
+            unlocks=unlocks,
+            relation_docs=docs.get(node or op.char_id, ()),
+            graph=graph,
+            doctor_stages=doctor_stages,
         )
+        if display is not None:
+            inp.display_name = display(op.char_id)
+        out.append(inp)
     return out

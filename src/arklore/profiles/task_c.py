@@ -1,10 +1,17 @@
 """Task C: voice lines across trust levels + archives -> ``## 我·关于博士``.
 
-The model reads her voice lines in the order the game unlocks them (initial, promotion,
-trust ≥ n) and her archive sections with the trust each needs, and writes, in her own
-voice, how her attitude to the Doctor changes as trust grows. Battle lines are left out
-(they say little about the Doctor); so are the sections whose fields are copied by code.
-No model: skipped.
+**The rule** (no model, always run): her own lines to and about the Doctor, verbatim, each
+with its source id (:func:`arklore.profiles.doctor.choose_doctor_lines`: voice lines in unlock
+order with the trust-unlocked ones last, her story lines addressed to the Doctor), through
+the verbatim gate. They are stored as ``quotes`` and written as quote bullets, so a tier-B
+draft may give them to a chat like its verified 语录.
+
+**With a model**: the model reads her voice lines in the order the game unlocks them
+(initial, promotion, trust ≥ n) and her archive sections with the trust each needs, and
+writes, in her own voice, how her attitude to the Doctor changes as trust grows (battle
+lines and the sections whose fields are copied by code are left out). The paragraph goes
+before the rule's lines; it is model-written text, so only tiers A and S give it to a chat.
+A failed request still writes the rule's lines.
 """
 
 from __future__ import annotations
@@ -13,8 +20,9 @@ from pydantic import field_validator
 
 from arklore.llm import ChatRequest
 from arklore.profiles.archive import gaps_line
+from arklore.profiles.doctor import choose_doctor_lines
 from arklore.profiles.inputs import OperatorInputs
-from arklore.profiles.quotes import BATTLE, normalize_ws, voice_group
+from arklore.profiles.quotes import BATTLE, Quote, normalize_ws, verify_quotes, voice_group
 from arklore.profiles.results import FAILED, OK, SKIPPED, TaskResult
 from arklore.profiles.rules import Shape, check_text
 from arklore.profiles.task_a import SKIP_SECTIONS
@@ -75,25 +83,59 @@ def build_request(inp: OperatorInputs) -> ChatRequest | None:
     )
 
 
-def rule_result(inp: OperatorInputs) -> TaskResult:
-    return TaskResult(LETTER, inp.char_id, SKIPPED, "needs a model")
+def rule_quotes(inp: OperatorInputs) -> tuple[list[Quote], list[str]]:
+    """Her lines to and about the Doctor by the rule, through the verbatim gate: (kept,
+    findings for the removed ones)."""
+    choice = choose_doctor_lines(
+        inp.voice, inp.voice_unlock, inp.story, doctor_stages=inp.doctor_stages
+    )
+    gate = verify_quotes(choice.quotes, inp.quote_sources(), owners=inp.owners)
+    findings = [f"line 「{r.quote.text}」 {r.quote.source_id}: {r.reason}" for r in gate.removed]
+    return gate.kept, findings
+
+
+def quote_dicts(quotes: list[Quote]) -> list[dict[str, str]]:
+    return [{"text": q.text, "source_id": q.source_id, "note": q.note} for q in quotes]
+
+
+def _origin(quotes: list[Quote]) -> str:
+    kinds = {q.kind for q in quotes}
+    return "+".join(k for k in ("voice", "story") if k in kinds) or "none"
+
+
+def rule_result(inp: OperatorInputs, *, about: str | None = None, model: str = "") -> TaskResult:
+    """Her lines to and about the Doctor (no model; ``about``: a model's paragraph to keep
+    before them)."""
+    kept, findings = rule_quotes(inp)
+    out = {"about_doctor": about, "quotes": quote_dicts(kept), "origin": _origin(kept)}
+    if about:
+        why = f"written by {model or 'the model'}; {len(kept)} lines of hers by the rule"
+        return TaskResult(LETTER, inp.char_id, OK, why, output=out, findings=findings,
+                          model=model)  # fmt: skip
+    if not kept:
+        gaps = gaps_line([g for g in inp.gaps if g.what in ("voice", "story lines")])
+        why = "no line of hers speaks to or about the Doctor"
+        if findings:
+            return TaskResult(LETTER, inp.char_id, FAILED,
+                              "every line chosen failed the verbatim gate", findings=findings)  # fmt: skip
+        return TaskResult(LETTER, inp.char_id, SKIPPED, f"{why} ({gaps})" if gaps else why,
+                          output=out)  # fmt: skip
+    why = f"{len(kept)} lines of hers to the Doctor by the rule ({out['origin']}); the view in her words: needs a model"
+    return TaskResult(LETTER, inp.char_id, OK, why, output=out, findings=findings)
 
 
 def no_request_result(inp: OperatorInputs) -> TaskResult:
-    gaps = gaps_line([g for g in inp.gaps if g.what in ("voice", "archive")])
-    return TaskResult(LETTER, inp.char_id, SKIPPED, gaps or "no voice line or archive text")
+    """No voice line or archive text for the model: the rule alone (her story lines)."""
+    return rule_result(inp)
 
 
 def failed_result(inp: OperatorInputs, error: str) -> TaskResult:
-    return TaskResult(LETTER, inp.char_id, FAILED, error)
+    """The model gave up: the rule's lines are still written, the failure recorded."""
+    r = rule_result(inp)
+    r.reason = f"model failed ({error}); {r.reason}"
+    r.status = FAILED
+    return r
 
 
 def apply(inp: OperatorInputs, parsed: DoctorResponse, *, model: str) -> TaskResult:
-    return TaskResult(
-        LETTER,
-        inp.char_id,
-        OK,
-        f"written by {model or 'the model'}",
-        output={"about_doctor": parsed.about_doctor},
-        model=model,
-    )
+    return rule_result(inp, about=parsed.about_doctor, model=model)

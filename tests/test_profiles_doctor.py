@@ -1,0 +1,162 @@
+"""Task C's rule (no model): her own lines to and about the Doctor, chosen, ordered and
+gated as documented in :mod:`arklore.profiles.doctor`. Every line here is invented."""
+
+from __future__ import annotations
+
+from arklore.core.operators import Operator
+from arklore.profiles.archive import Tables
+from arklore.profiles.assemble import assemble
+from arklore.profiles.charfile import ABOUT_DOCTOR, CharProfile
+from arklore.profiles.doctor import (
+    SECTION_TOKENS,
+    addresses_doctor,
+    choose_doctor_lines,
+    names_doctor,
+    quote_tokens,
+    trust_of,
+)
+from arklore.profiles.inputs import gather
+from arklore.profiles.quotes import StoryLine, VoiceLine
+from arklore.profiles.results import OK, SKIPPED, TaskResult
+from arklore.profiles.task_c import rule_result
+
+ME = "char_950_walker"
+OTHER = "char_951_other"
+
+
+def _v(n: int, title: str, text: str, owner: str = ME) -> VoiceLine:
+    return VoiceLine(f"{owner}_CN_{n:03d}", owner, title, n, text)
+
+
+VOICE = [
+    _v(1, "任命助理", "博士，今天的路线我已经替你标在地图上了。"),
+    _v(2, "交谈1", "北边的桥每到雨季就会松动，我每周都去检查一次。"),  # not about the Doctor
+    _v(3, "交谈2", "如果你累了，博士，就在这里歇一会儿，我来守着门口。"),
+    _v(4, "信赖提升后交谈1", "我以前总是一个人走夜路，现在不一样了。"),
+    _v(5, "信赖提升后交谈2", "有些路我只想和你一起走，不知道这样说会不会太任性。"),
+    _v(6, "信赖提升后交谈3", "哪怕地图上的每一条路都断了，我也会找到回到你身边的那一条。"),
+    _v(7, "标题", "测试方舟，博士专用版。"),  # never
+    _v(8, "作战中1", "博士，看着，这一下交给我！"),  # battle, names the Doctor
+    _v(9, "问候", "早上好，博士。"),  # too short without the Doctor's name
+]
+UNLOCKS = {
+    v.word_id: (f"〔信赖≥{t}〕", t) for v, t in ((VOICE[3], 40), (VOICE[4], 100), (VOICE[5], 200))
+}
+
+S_A, S_B, S_C = "test/walk_01", "test/walk_02", "test/walk_03"
+
+
+def _s(path: str, order: int, no: int, text: str, speaker: str = "行路者") -> StoryLine:
+    return StoryLine(f"{path}#{no}:{no:08x}", path, no, order, speaker, ME, text, f"W-{order}")
+
+
+STORY = [
+    _s(S_A, 1, 3, "Dr.{@nickname}，跟紧我，前面的雾很浓。"),  # placeholder: addresses
+    _s(S_A, 1, 7, "我不知道你为什么愿意相信我，博士。"),  # vocative 博士 at the end
+    _s(S_A, 1, 9, "雾散了以后，我们就能看见灯塔了。"),  # not about the Doctor
+    _s(S_B, 2, 4, "你们先走，我留下来保护博士的安全。"),  # speaks of the Doctor (Doctor stage)
+    _s(S_C, 3, 2, "赫默博士的报告，我已经送过去了。"),  # somebody's title, no Doctor in stage
+    _s(S_C, 3, 5, "你放心，博士那边我会去解释的。"),  # about, but the stage has no Doctor
+]
+DOCTOR_STAGES = frozenset({S_A, S_B})
+
+
+def test_which_lines_speak_to_or_of_the_doctor() -> None:
+    assert addresses_doctor("Dr.{@nickname}，跟紧我。") and addresses_doctor("快走，博士！")
+    assert addresses_doctor("{@nickname}，你来了。")
+    assert not addresses_doctor("我留下来保护博士的安全。")  # of, not to
+    assert names_doctor("我留下来保护博士的安全。") and not names_doctor("雾散了以后。")
+
+
+def test_rule_picks_her_doctor_lines_in_unlock_order_with_trust_last() -> None:
+    got = choose_doctor_lines(VOICE, UNLOCKS, STORY, doctor_stages=DOCTOR_STAGES)
+    ids = [q.source_id for q in got.quotes]
+    assert ids == [
+        # voice lines naming the Doctor, available from the start (talk before daily)
+        f"voice:{ME}_CN_001",
+        f"voice:{ME}_CN_003",
+        # story lines in story order: addressed ones, and one of her in a Doctor stage
+        f"story:{STORY[1].line_id}",
+        f"story:{STORY[3].line_id}",
+        # the trust-unlocked lines last, by the trust they need
+        f"voice:{ME}_CN_004",
+        f"voice:{ME}_CN_005",
+        f"voice:{ME}_CN_006",
+    ]
+    # never: a line not about the Doctor, 标题, another person's 博士, a stage without the Doctor
+    for bad in (
+        f"{ME}_CN_002",
+        f"{ME}_CN_007",
+        STORY[2].line_id,
+        STORY[4].line_id,
+        STORY[5].line_id,
+    ):
+        assert all(bad not in i for i in ids)
+    # the trust lines say so in their note, what the chat's drop order reads
+    assert [trust_of(q) for q in got.quotes] == [None, None, None, None, 40, 100, 200]
+    assert got.quotes[0].line().startswith("- 「博士，今天的路线") and got.origin == "voice+story"
+    # one line per stage: the addressed one beats the other candidate of its stage
+    assert f"story:{STORY[0].line_id}" not in ids and f"story:{STORY[1].line_id}" in ids
+    assert sum(quote_tokens(q.text) for q in got.quotes) <= SECTION_TOKENS
+    # deterministic
+    assert choose_doctor_lines(VOICE, UNLOCKS, STORY, doctor_stages=DOCTOR_STAGES) == got
+
+
+def test_a_small_budget_keeps_the_deepest_trust_line_and_a_story_line_first() -> None:
+    deepest, story = VOICE[5], STORY[1]
+    budget = quote_tokens(deepest.text) + quote_tokens(story.text)
+    got = choose_doctor_lines(VOICE, UNLOCKS, STORY, doctor_stages=DOCTOR_STAGES, budget=budget)
+    assert [q.source_id for q in got.quotes] == [story.source_id, deepest.source_id]
+
+
+def test_no_doctor_line_and_an_empty_voice_table() -> None:
+    plain = [_v(2, "交谈1", "北边的桥每到雨季就会松动，我每周都去检查一次。")]
+    assert choose_doctor_lines(plain, {}, [STORY[2]], doctor_stages=DOCTOR_STAGES).quotes == []
+    # no voice table: her story lines alone
+    only_story = choose_doctor_lines([], {}, STORY, doctor_stages=DOCTOR_STAGES)
+    assert {q.kind for q in only_story.quotes} == {"story"} and len(only_story.quotes) == 2
+
+
+def _inputs(voice=VOICE, story=STORY):
+    return gather(
+        Operator(ME, "行路者"), Tables(), voice=voice, story=story, unlocks=UNLOCKS,
+        doctor_stages=DOCTOR_STAGES,
+    )  # fmt: skip
+
+
+def test_task_c_rule_result_and_the_profile_section() -> None:
+    inp = _inputs()
+    r = rule_result(inp)
+    assert r.status == OK and r.model == "" and r.output["about_doctor"] is None
+    assert len(r.output["quotes"]) == 7 and "needs a model" in r.reason
+    built = assemble(inp, {"C": r}, generated_at="2026-01-01T00:00:00Z")
+    prof = CharProfile.parse(built.text or "")
+    lines = prof.quotes(ABOUT_DOCTOR)
+    assert [q.source_id for q in lines] == [q["source_id"] for q in r.output["quotes"]]
+    assert "Dr.{@nickname}" not in prof.section(ABOUT_DOCTOR).content  # none was picked here
+    sources = prof.header_list("sources")
+    assert any(s.startswith("charword_table: ") and f"{ME}_CN_006" in s for s in sources)
+    assert any(s.startswith("story: ") and STORY[3].line_id in s for s in sources)
+    nothing = rule_result(_inputs(voice=[], story=[STORY[2]]))
+    assert nothing.status == SKIPPED and nothing.output["quotes"] == []
+
+
+def test_assembly_gates_the_stored_lines_again() -> None:
+    inp = _inputs()
+    good = rule_result(inp)
+    forged = dict(good.output)
+    forged["quotes"] = [
+        {"text": "博士，我从来没有怀疑过你。", "source_id": f"voice:{ME}_CN_003", "note": ""},
+        {"text": "有些路我只想和你一起走", "source_id": f"voice:{OTHER}_CN_005", "note": ""},
+        *good.output["quotes"][:1],
+    ]
+    r = TaskResult("C", ME, OK, "", output=forged)
+    built = assemble(inp, {"C": r}, generated_at="2026-01-01T00:00:00Z")
+    kept = CharProfile.parse(built.text or "").quotes(ABOUT_DOCTOR)
+    assert [q.source_id for q in kept] == [good.output["quotes"][0]["source_id"]]
+    assert any("not verbatim" in f for f in built.findings)
+    assert any("not found" in f or "nobody" in f for f in built.findings)
+    # a result stored before the rule existed (no quotes): the rule runs at assembly
+    old = TaskResult("C", ME, SKIPPED, "needs a model")
+    again = assemble(inp, {"C": old}, generated_at="2026-01-01T00:00:00Z")
+    assert len(CharProfile.parse(again.text or "").quotes(ABOUT_DOCTOR)) == 7
