@@ -13,10 +13,10 @@ from rag_helpers import build, make_rag
 from arklore.extract.gates import GatedEdge
 from arklore.extract.store import write_chunk
 from arklore.graph.evidence import PairFacts, pair_facts
-from arklore.rag import docs as D
-from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, doc_rank, fact_pairs
 from arklore.graph.interaction import ScanLine
 from arklore.graph.model import Edge
+from arklore.rag import docs as D
+from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, doc_rank, fact_pairs
 from arklore.rag.evidence import evidence_text, pick_exchange, pick_exchanges
 
 

@@ -193,7 +193,7 @@ def evidence_text(
     forms = address_clause(f) if f is not None else ""
     parts: list[str] = []
     if edge.predicate != INTERACTION:
-        lead = relation_sentence(edge.predicate, a, b)
+        lead = relation_sentence(edge.predicate, a, b) + ("，但两人交集不多" if weak else "")
         lead += f"，称{b}为{forms}" if forms else ""
     elif weak:
         lead = f"{a}与{b}交集不多" + (f"，称{b}为{forms}" if forms else "")
