@@ -94,9 +94,20 @@ def test_the_exchange_is_verbatim_at_most_two_lines_with_the_players_name_render
     assert "{@nickname}" not in got.text
     # no room for the exchange: it is left out, never cut
     assert pick_exchange(f, {a: "甲", b: "乙"}.get, 20) == []
-    # an exchange that says nothing is never chosen
+    # an exchange that says nothing is never chosen; a silent line is left out of one
+    name = {a: "甲", b: "乙"}.get
     f.exchanges, f.vocative_lines = [(tiny, answer)], []
-    assert pick_exchange(f, {a: "甲", b: "乙"}.get, 200) == []
+    assert pick_exchange(f, name, 200) == []
+    silent = _line("s/y", 2, b, "......")
+    f.exchanges = [(call, silent)]
+    assert pick_exchange(f, name, 200) == [call]
+    # a long speech only when there is nothing shorter
+    speech = _line("s/x", 3, a, "我" + "说" * 60 + "。")  # in the stage they talk most
+    f.exchanges = [(speech, answer)]
+    assert pick_exchange(f, name, 200) == [speech, answer]
+    later = _line("s/y", 3, a, "老杜，今天的雨好大啊。")
+    f.exchanges = [(speech, answer), (later, answer)]
+    assert pick_exchange(f, name, 200) == [later, answer]
 
 
 def test_counts_and_mentions_when_there_are_no_words_and_template_only_without_facts(world):

@@ -95,8 +95,13 @@ def vocative_clause(a: str, b: str, f: PairFacts, *, most: int = 2) -> str:
 
 
 EXCHANGE_MIN = 6
-"""Characters of substance (letters, digits, CJK) an exchange shown in a document needs: a
-bare ``……？`` says nothing about the two."""
+"""Characters of substance (letters, digits, CJK) an exchange shown in a document needs."""
+LINE_MIN = 2
+"""... and each line of it: a bare ``……？`` is left out of the exchange (her line alone is
+quoted), never shown as what the other said."""
+LINE_SOFT = 45
+"""Characters a quoted line should not exceed: a long speech crowds the relations block, so
+it is quoted only when the pair has no exchange of shorter lines."""
 _SUBSTANCE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
 
 
@@ -117,14 +122,19 @@ def render_exchange(lines: list[ScanLine], name: Callable[[str | None], str]) ->
 def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
     """Exchanges that show the pair, best first: A calling B by name with the line around it
     (B's answer, else what B said before), in the stages where they talk most; then every
-    other turn between them by stage rank; then A's lines calling B alone."""
+    other turn between them by stage rank; then A's lines calling B alone. A line that says
+    nothing (:data:`LINE_MIN`) is dropped from its exchange; an exchange left with B alone
+    is no view of A's."""
     rank = {stage: i for i, (stage, _) in enumerate(f.stage_turns)}
     far = len(rank)
     voc = {id(ln) for ln in f.vocative_lines}
     out: list[tuple[tuple[int, int, int], list[ScanLine]]] = []
     for i, (prev, cur) in enumerate(f.exchanges):
-        calls = id(prev) in voc or id(cur) in voc
-        out.append(((0 if calls else 1, rank.get(prev.stage_path, far), i), [prev, cur]))
+        lines = [ln for ln in (prev, cur) if _substance(_said(ln)) >= LINE_MIN]
+        if not lines or (len(lines) == 1 and lines[0].node != f.source):
+            continue
+        calls = any(id(ln) in voc for ln in lines)
+        out.append(((0 if calls else 1, rank.get(prev.stage_path, far), i), lines))
     for i, ln in enumerate(f.vocative_lines):
         out.append(((2, rank.get(ln.stage_path, far), i), [ln]))
     out.sort(key=lambda x: x[0])
@@ -136,14 +146,18 @@ def pick_exchange(
 ) -> list[ScanLine]:
     """The one exchange (<= 2 lines) a document quotes: the best of
     :func:`_exchange_candidates` whose rendering fits ``room`` characters and says something
-    (:data:`EXCHANGE_MIN`); [] when none does."""
+    (:data:`EXCHANGE_MIN`), lines of at most :data:`LINE_SOFT` characters first; [] when
+    none fits."""
     if f is None or room <= 0:
         return []
-    for lines in _exchange_candidates(f):
-        shown = render_exchange(lines, name)
-        if len(shown) <= room and _substance(shown) >= EXCHANGE_MIN:
-            return lines
-    return []
+    found = [
+        lines
+        for lines in _exchange_candidates(f)
+        if len(render_exchange(lines, name)) <= room
+        and _substance(render_exchange(lines, name)) >= EXCHANGE_MIN
+    ]
+    short = [ls for ls in found if all(len(_said(ln)) <= LINE_SOFT for ln in ls)]
+    return (short or found or [[]])[0]
 
 
 def fact_counts(edge: Edge, f: PairFacts | None) -> dict[str, Any]:
