@@ -95,10 +95,15 @@ def vocative_clause(a: str, b: str, f: PairFacts, *, most: int = 2) -> str:
 
 
 EXCHANGE_MIN = 6
-"""Characters of substance (letters, digits, CJK) an exchange shown in a document needs."""
+"""Distinct characters of substance (letters, digits, CJK) an exchange shown in a document
+needs."""
 LINE_MIN = 2
-"""... and each line of it: a bare ``……？`` is left out of the exchange (her line alone is
-quoted), never shown as what the other said."""
+"""... and each line of it: a bare ``……？`` or a pant (``哈……哈……``) is left out of the
+exchange (her line alone is quoted), never shown as what the other said."""
+LINE_RICH = 5
+"""A line with this many distinct characters of substance is a sentence, not a cry or a name
+called out (``斯卡蒂——``): exchanges where her own line is one are quoted first (the other's
+answer may be short: ``客气。``)."""
 LINE_SOFT = 45
 """Characters a quoted line should not exceed: a long speech crowds the relations block, so
 it is quoted only when the pair has no exchange of shorter lines."""
@@ -110,7 +115,8 @@ def _said(ln: ScanLine) -> str:
 
 
 def _substance(text: str) -> int:
-    return len(_SUBSTANCE.findall(text))
+    """Distinct letters, digits and CJK characters of ``text``."""
+    return len(set(_SUBSTANCE.findall(text)))
 
 
 def render_exchange(lines: list[ScanLine], name: Callable[[str | None], str]) -> str:
@@ -146,8 +152,9 @@ def pick_exchange(
 ) -> list[ScanLine]:
     """The one exchange (<= 2 lines) a document quotes: the best of
     :func:`_exchange_candidates` whose rendering fits ``room`` characters and says something
-    (:data:`EXCHANGE_MIN`), lines of at most :data:`LINE_SOFT` characters first; [] when
-    none fits."""
+    (:data:`EXCHANGE_MIN`): exchanges of lines of at most :data:`LINE_SOFT` characters where
+    she says a whole sentence (:data:`LINE_RICH`) first, then any short one, then any; []
+    when none fits."""
     if f is None or room <= 0:
         return []
     found = [
@@ -157,7 +164,12 @@ def pick_exchange(
         and _substance(render_exchange(lines, name)) >= EXCHANGE_MIN
     ]
     short = [ls for ls in found if all(len(_said(ln)) <= LINE_SOFT for ln in ls)]
-    return (short or found or [[]])[0]
+    rich = [
+        ls
+        for ls in short
+        if any(ln.node == f.source and _substance(_said(ln)) >= LINE_RICH for ln in ls)
+    ]
+    return (rich or short or found or [[]])[0]
 
 
 def fact_counts(edge: Edge, f: PairFacts | None) -> dict[str, Any]:
