@@ -202,9 +202,9 @@ def test_a_named_person_below_the_threshold_gets_a_weak_contact_view(chen_home: 
         (weak,) = [i for i in rel.items if i["kind"] == "contextual"]
         assert weak["target_id"] == AMIYA and weak["source"] == "weak_contact"
         assert weak["text"].startswith("陈视阿米娅为合作伙伴，但两人交集不多。")
-        # her words and his, verbatim, from the stage their edge cites
-        assert "「陈小姐，你还记得第一次来罗德岛的时候吗？」" in weak["text"]
-        assert lid(S3, 1) in weak["evidence_line_ids"] and lid(S3, 1) in rel.line_ids
+        # her words and the other's, verbatim, from the stage their edge cites (hers first)
+        assert "陈：「记得，那天的雨下得很大，你撑着伞在门口等我。」阿米娅：「" in weak["text"]
+        assert lid(S3, 2) in weak["evidence_line_ids"] and lid(S3, 2) in rel.line_ids
         assert "【本轮提到的人】" in rel.text and "交集不多" in rel.text
         # not named: no weak view
         other = ws.chat.turn("陈", "今天天气不错").block("relations")

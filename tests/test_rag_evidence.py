@@ -66,10 +66,11 @@ def test_evidence_built_text_leads_with_how_she_addresses_him_and_one_exchange(w
                        "events": [["灯塔篇", 7]]}  # fmt: skip
     meta = d.metadata()
     assert RelationDoc.from_chroma(d.doc_id, d.text, meta).facts == d.facts
-    # she never calls him by name: the exchange leads, one where she says a whole sentence
+    # she never calls him by name: the exchange leads, one she opens with a whole sentence
     back = docs[("graph_edge", SPR, ANV)]
     assert back.text == (
-        "小禾视铁砧为至亲。铁砧：「好孩子。」小禾：「我想学打铁。」两人多在「铁匠铺」中交谈。"
+        "小禾视铁砧为至亲。小禾：「我想学打铁。」铁砧：「小禾，等你再长高些。」"
+        "两人多在「铁匠铺」中交谈。"
     )
     graph_edges = [x for x in docs.values() if x.source == "graph_edge"]
     assert all(D.MIN_CHARS <= len(x.text) <= D.MAX_CHARS for x in graph_edges)

@@ -127,8 +127,9 @@ def render_exchange(lines: list[ScanLine], name: Callable[[str | None], str]) ->
 
 def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
     """Exchanges that show the pair, best first: A calling B by name with the line around it
-    (B's answer, else what B said before), in the stages where they talk most; then every
-    other turn between them by stage rank; then A's lines calling B alone. A line that says
+    (B's answer, else what B said before), in the stages where they talk most; then the other
+    turns between them by stage rank, those A opens first (her view: what she says to B);
+    then A's lines calling B alone. A line that says
     nothing (:data:`LINE_MIN`) is dropped from its exchange; an exchange left with B alone
     is no view of A's."""
     rank = {stage: i for i, (stage, _) in enumerate(f.stage_turns)}
@@ -140,9 +141,10 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
         if not lines or (len(lines) == 1 and lines[0].node != f.source):
             continue
         calls = any(id(ln) in voc for ln in lines)
-        out.append(((0 if calls else 1, rank.get(prev.stage_path, far), i), lines))
+        kind = 0 if calls else 1 if lines[0].node == f.source else 2
+        out.append(((kind, rank.get(prev.stage_path, far), i), lines))
     for i, ln in enumerate(f.vocative_lines):
-        out.append(((2, rank.get(ln.stage_path, far), i), [ln]))
+        out.append(((3, rank.get(ln.stage_path, far), i), [ln]))
     out.sort(key=lambda x: x[0])
     return [lines for _, lines in out]
 
