@@ -58,8 +58,8 @@ def people_named(
     out, in text order; a person may come with several spans."""
     node = graph.resolve(node) or node
     near = _neighbours(graph, node)
-    spans = _operators(graph, node, operator_spans, near)
-    spans += _npcs(graph, node, text, spans, near)
+    spans = _operators(graph, operator_spans, near)
+    spans += _npcs(graph, text, spans, near)
     name_ends = {e for _, _, e in spans}
     for term, start, end in find_terms(text):
         if start in name_ends or (start > 0 and text[start - 1] == "的" and start - 1 in name_ends):
@@ -75,12 +75,12 @@ def named_ids(spans: Iterable[Span]) -> list[str]:
 
 
 def _neighbours(graph: RelationGraph, node: str) -> set[str]:
+    """Everyone with an edge from or to ``node``."""
     return {e.target for e in graph.out_edges(node)} | {e.source for e in graph.in_edges(node)}
 
 
-def _operators(
-    graph: RelationGraph, node: str, spans: Iterable[Span], near: set[str]
-) -> list[Span]:
+def _operators(graph: RelationGraph, spans: Iterable[Span], near: set[str]) -> list[Span]:
+    """Operator spans as graph nodes; an ambiguous span keeps the candidates in ``near``."""
     by_pos: dict[tuple[int, int], list[str]] = {}
     for cid, s, e in spans:
         nid = graph.resolve(cid) or cid
@@ -95,9 +95,8 @@ def _operators(
     return out
 
 
-def _npcs(
-    graph: RelationGraph, node: str, text: str, taken: list[Span], near: set[str]
-) -> list[Span]:
+def _npcs(graph: RelationGraph, text: str, taken: list[Span], near: set[str]) -> list[Span]:
+    """People of the graph in ``near`` who are no operator, by name (module doc)."""
     words = term_forms()
     names: dict[str, str] = {}
     for nid in near:
