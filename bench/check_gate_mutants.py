@@ -280,8 +280,10 @@ def _approve_ignores_hand_edits(_: Any) -> None:
 def _tier_c_rule_only_in_the_turn(_: Any) -> None:
     from arklore.chat.facade import ChatFacade
 
-    ChatFacade.relation_context = lambda self, sp, message, exclude=(), budget=None: (
-        self.rag.context(sp.node_id, message, exclude, budget=budget or self.budgets.relations)
+    ChatFacade.relation_context = lambda self, sp, message, exclude=(), budget=None, spans=None: (
+        self.rag.context(
+            sp.node_id, message, exclude, budget=budget or self.budgets.relations, spans=spans
+        )
     )
 
 
