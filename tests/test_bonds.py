@@ -68,6 +68,9 @@ def test_every_form_belongs_to_one_term_and_every_named_term_exists():
         ("我姐姐也来了", []),  # the Doctor's own relative
         ("她妹妹呢？", []),  # someone else's
         ("哥伦比亚的小姐们", []),  # words that hold the characters
+        ("去年想和家人去看山", []),  # alone, 家人 is the speaker's own
+        ("你的家人还好吗？", ["家人"]),
+        ("你那位老搭档呢？", ["搭档"]),
     ],
 )
 def test_message_words(text: str, terms: list[str]):
@@ -133,11 +136,22 @@ def test_a_kinship_word_resolves_for_this_speaker_only():
     assert kin_people(g, YOU, K.BY_NAME["朋友"]) == ["npc:戊"]
 
 
-def test_a_word_right_after_a_name_belongs_to_that_name():
+def test_a_word_in_or_after_a_name_or_about_others_is_not_hers():
     g = _family()
     spans = [("char_200_op", 0, 1)]  # 丙姐姐: 丙 with a title, not her sister
     assert [s[0] for s in people_named(g, ME, "丙姐姐最近好吗？", spans)] == ["char_200_op"]
     assert [s[0] for s in people_named(g, ME, "丙的舅舅是谁？", spans)] == ["char_200_op"]
+    # 年和夕是姐妹吗: how the people named are related, not her sisters
+    both = [("char_200_op", 0, 1), ("char_300_op", 2, 3)]
+    assert [s[0] for s in people_named(g, ME, "丙和己是姐妹吗？", both)] == [
+        "char_200_op", "char_300_op"
+    ]  # fmt: skip
+    # ... but in a clause of its own the word is hers again
+    got = people_named(g, ME, "丙和己是朋友，你妹妹呢？", both)
+    assert [s[0] for s in got] == ["char_200_op", "char_300_op", "npc:戊"]
+    # a word inside a name (an alias such as 银老板) is part of the name
+    boss = [("char_200_op", 0, 3)]
+    assert [s[0] for s in people_named(g, ME, "丙舅舅请客吃饭", boss)] == ["char_200_op"]
 
 
 def test_people_of_her_graph_match_by_name_only_when_safe():

@@ -51,6 +51,7 @@ class Term:
     above: bool = False  # B stands above A: never the object of A's directed predicate
     kin: bool = False  # a family term (see KIN_PREDICATES)
     said: bool = True  # a message may use it (False: a description cue only)
+    owned: bool = False  # alone it means the speaker's own (和家人去看山): needs 你/您 before
 
 
 _ELDER = ("姐姐", "哥哥")
@@ -93,17 +94,17 @@ TERMS: tuple[Term, ...] = (
     Term("孙子", KIN, ("孙子", "外孙"), inverse=("爷爷", "奶奶"), kin=True),
     Term("孙女", KIN, ("孙女", "外孙女"), inverse=("爷爷", "奶奶"), kin=True),
     Term("家人", KIN, ("家人", "亲人", "家里人"), inverse=("家人",),
-         predicates=(("out", "近亲"),), kin=True),
+         predicates=(("out", "近亲"),), kin=True, owned=True),
     Term("伴侣", PARTNER, ("恋人", "爱人", "伴侣", "丈夫", "妻子", "未婚夫", "未婚妻", "男朋友",
-                          "女朋友"), inverse=("伴侣",), predicates=(("out", "恋人"),)),
+                          "女朋友"), inverse=("伴侣",), predicates=(("out", "恋人"),), owned=True),
     Term("表亲", FRIEND, ("表姐", "表妹", "表哥", "表弟", "堂姐", "堂妹", "堂哥", "堂弟", "表亲",
                           "堂亲", "远亲"), inverse=("表亲",), predicates=(("out", "远亲"),),
-         kin=True),
+         kin=True, owned=True),
     # -- who raised or taught her -----------------------------------------------------------
     Term("老师", GUARDIAN, ("老师", "导师", "师父", "师傅", "恩师", "教官", "教师"),
          inverse=("学生",), predicates=(("in", "师徒"),), above=True),
     Term("学生", GUARDIAN, ("学生", "徒弟", "学员", "弟子", "门徒"), inverse=("老师",),
-         predicates=(("out", "师徒"),)),
+         predicates=(("out", "师徒"),), owned=True),
     Term("监护人", GUARDIAN, ("监护人", "养父", "养母"), inverse=("被监护人",),
          predicates=(("in", "监护"),), above=True),
     Term("被监护人", GUARDIAN, ("养女", "养子"), inverse=("监护人",),
@@ -120,20 +121,20 @@ TERMS: tuple[Term, ...] = (
     Term("主君", SUPERIOR, ("殿下", "陛下", "主君", "旧主", "主人", "老爷", "大小姐", "少爷"),
          inverse=("侍从",), predicates=(("in", "主仆"),), above=True),
     Term("部下", SUPERIOR, ("部下", "下属", "手下", "队员", "部属", "属下"),
-         inverse=("上级", "队长", "老板"), predicates=(("out", "上下级"),)),
+         inverse=("上级", "队长", "老板"), predicates=(("out", "上下级"),), owned=True),
     Term("侍从", SUPERIOR, ("侍从", "家臣", "侍卫", "护卫", "侍女", "女仆", "管家", "仆人"),
-         inverse=("主君",), predicates=(("out", "主仆"),)),
+         inverse=("主君",), predicates=(("out", "主仆"),), owned=True),
     Term("搭档", SUPERIOR, ("搭档", "战友", "伙伴", "老搭档", "同伴"), inverse=("搭档",),
-         predicates=(("out", "战友"),)),
+         predicates=(("out", "战友"),), owned=True),
     # -- friends and peers -----------------------------------------------------------------
     Term("朋友", FRIEND, ("朋友", "好友", "挚友", "旧友", "知己", "密友", "闺蜜"),
-         inverse=("朋友",), predicates=(("out", "朋友"),)),
-    Term("同事", PEER, ("同事", "同僚"), inverse=("同事",), predicates=(("out", "同事"),)),
-    Term("前辈", PEER, ("前辈", "学姐", "学长", "师姐", "师兄"), inverse=("后辈",), above=True),
-    Term("后辈", PEER, ("后辈", "学妹", "学弟", "师妹", "师弟"), inverse=("前辈",)),
-    Term("同学", PEER, ("同学", "同窗"), inverse=("同学",)),
+         inverse=("朋友",), predicates=(("out", "朋友"),), owned=True),
+    Term("同事", PEER, ("同事", "同僚"), inverse=("同事",), predicates=(("out", "同事"),), owned=True),
+    Term("前辈", PEER, ("前辈", "学姐", "学长", "师姐", "师兄"), inverse=("后辈",), above=True, owned=True),
+    Term("后辈", PEER, ("后辈", "学妹", "学弟", "师妹", "师弟"), inverse=("前辈",), owned=True),
+    Term("同学", PEER, ("同学", "同窗"), inverse=("同学",), owned=True),
     Term("对手", PEER, ("对手", "宿敌", "劲敌", "仇人", "敌人"), inverse=("对手",),
-         predicates=(("out", "竞争"), ("out", "敌对"))),
+         predicates=(("out", "竞争"), ("out", "敌对")), owned=True),
 )  # fmt: skip
 """Every term, family first. A form belongs to one term only (checked by the tests)."""
 
@@ -216,10 +217,23 @@ def description_bond(description: str | None) -> int | None:
     return min(ranks) if ranks else None
 
 
+_CLAUSE_END = frozenset("，,。！？!?；;\n")
+
+
+def clause_before(text: str, start: int) -> str:
+    """The text of ``start``'s clause before it (back to the last comma or sentence end)."""
+    i = start
+    while i > 0 and text[i - 1] not in _CLAUSE_END:
+        i -= 1
+    return text[i:start]
+
+
 def find_terms(text: str) -> list[tuple[Term, int, int]]:
     """Kinship and role words of a chat message that may mean *her* people, as (term, start,
     end): leftmost-longest, blockers dropped, a word right after 我/我们/他/她 (someone
-    else's relative) dropped, and a one-character word (你爸, 你哥) only right after 你/您."""
+    else's relative) dropped, a one-character word (你爸, 你哥) only right after 你/您, and a
+    word that alone means the speaker's own (:attr:`Term.owned`: 家人, 朋友, 搭档…) only with
+    你/您 before it in its clause."""
     words = _word_index()
     out: list[tuple[Term, int, int]] = []
     for m in _word_re().finditer(text):
@@ -231,6 +245,8 @@ def find_terms(text: str) -> list[tuple[Term, int, int]]:
         if any(before.endswith(o) for o in OWNERS_OTHER):
             continue
         if len(word) == 1 and not any(before.endswith(o) for o in OWNERS_YOURS):
+            continue
+        if term.owned and not any(o in clause_before(text, start) for o in ("你", "您")):
             continue
         out.append((term, start, m.end()))
     return out

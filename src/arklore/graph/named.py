@@ -20,8 +20,10 @@ Three kinds of mention, each resolved *for her* (graph node ``node``):
   names a term already (崖心→初雪 "她的姐姐": no 老哥, whatever 初雪 says of her), else, for role words, a directed predicate
   that states it (B 师徒 A: her 老师). A family term is read only from kin or ``other``
   relations, and a term that puts B above her never from A's own directed relation (A 上下级 B
-  makes B her subordinate, whatever the description says of A). A word right after a name
-  (暴行姐姐, 陈的舅舅) belongs to that name.
+  makes B her subordinate, whatever the description says of A). A word inside or right after
+  a name (银老板, 暴行姐姐, 陈的舅舅) belongs to that name; a word saying how people named
+  before it are related (年和夕是姐妹) is about them; a word that alone means the speaker's
+  own (和家人去看山) counts only with 你/您 (:attr:`arklore.core.kinship.Term.owned`).
 
 Several people for one word (两个妹妹) come in her anchor order.
 """
@@ -35,6 +37,7 @@ from arklore.core.kinship import (
     BY_NAME,
     KIN_PREDICATES,
     Term,
+    clause_before,
     description_terms,
     find_terms,
     wanted,
@@ -60,13 +63,28 @@ def people_named(
     near = _neighbours(graph, node)
     spans = _operators(graph, operator_spans, near)
     spans += _npcs(graph, text, spans, near)
-    name_ends = {e for _, _, e in spans}
+    names = [(s, e) for _, s, e in spans]
     for term, start, end in find_terms(text):
-        if start in name_ends or (start > 0 and text[start - 1] == "的" and start - 1 in name_ends):
-            continue  # 暴行姐姐, 陈的舅舅: the word belongs to the name before it
+        if not _hers(text, start, end, names):
+            continue
         spans += [(nid, start, end) for nid in kin_people(graph, node, term)]
     spans.sort(key=lambda s: (s[1], s[2]))
     return [s for s in spans if s[0] != node]
+
+
+def _hers(text: str, start: int, end: int, names: list[tuple[int, int]]) -> bool:
+    """Is the kinship or role word at ``text[start:end]`` about her people? Not when it is
+    part of a name (银老板), follows a name as its title or possession (暴行姐姐, 陈的舅舅),
+    or says how people named before it in its clause are related (年和夕是姐妹)."""
+    ends = {e for _, e in names}
+    if any(s < end and start < e for s, e in names):
+        return False
+    if start in ends or (start > 0 and text[start - 1] == "的" and start - 1 in ends):
+        return False
+    clause = clause_before(text, start)
+    first = start - len(clause)
+    copula = clause.rfind("是")
+    return not (copula >= 0 and any(first <= s < first + copula for s, _ in names))
 
 
 def named_ids(spans: Iterable[Span]) -> list[str]:
