@@ -2,8 +2,9 @@
 fail (and pass unbroken).
 
 Gates covered: the three evidence gates of relation extraction (tests/test_extract_gates.py),
-RAG document validation before indexing (tests/test_rag_docs.py), the chat-context token
-budget (tests/test_rag_context.py), the all-or-nothing stage write of ingest
+RAG document validation before indexing and only an operator's view described
+(tests/test_rag_docs.py), the chat-context token budget with the anchors beyond the first
+three dropped first (tests/test_rag_context.py), the all-or-nothing stage write of ingest
 (tests/test_ingest.py), anchor drift detection (tests/test_anchors.py), the profile gates
 (the verbatim quote gate, the structured-field check against the archive, the writer that never
 overwrites a tier-S or hand-edited file, the tier rule of what a chat may use:
@@ -79,13 +80,28 @@ def _rag_validation_disabled(_: Any) -> None:
 def _rag_budget_ignored(_: Any) -> None:
     from arklore.rag import context
 
-    context.fit_budget = lambda name, a, c, budget, count: (a, c, context.render(name, a, c))
+    context.fit_budget = lambda name, a, c, budget, count, **kw: (a, c, context.render(name, a, c))
+
+
+def _rag_budget_keeps_extra_anchors(_: Any) -> None:
+    from arklore.rag import context
+
+    original = context.fit_budget
+    context.fit_budget = lambda name, a, c, budget, count, **kw: original(
+        name, a, c, budget, count, **(kw | {"core": len(a)})
+    )
+
+
+def _npc_views_described(_: Any) -> None:
+    from arklore.rag.docs import SourceContext
+
+    SourceContext.speaks_in_chat = lambda self, node_id: True  # type: ignore[method-assign]
 
 
 def _rag_budget_drops_anchors_first(_: Any) -> None:
     from arklore.rag import context
 
-    def fit(name, anchors, contextual, budget, count):  # noqa: ANN001, ANN202
+    def fit(name, anchors, contextual, budget, count, **kw):  # noqa: ANN001, ANN202
         anchors, contextual = list(anchors), list(contextual)
         while True:
             text = context.render(name, anchors, contextual)
@@ -273,8 +289,10 @@ def _approve_ignores_hand_edits(_: Any) -> None:
 def _tier_c_rule_only_in_the_turn(_: Any) -> None:
     from arklore.chat.facade import ChatFacade
 
-    ChatFacade.relation_context = lambda self, sp, message, exclude=(), budget=None: (
-        self.rag.context(sp.node_id, message, exclude, budget=budget or self.budgets.relations)
+    ChatFacade.relation_context = lambda self, sp, message, exclude=(), budget=None, spans=None: (
+        self.rag.context(
+            sp.node_id, message, exclude, budget=budget or self.budgets.relations, spans=spans
+        )
     )
 
 
@@ -330,6 +348,8 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "rag_validation_disabled": (RAG_DOCS, _rag_validation_disabled),
     "rag_budget_ignored": (RAG_CONTEXT, _rag_budget_ignored),
     "rag_budget_drops_anchors_first": (RAG_CONTEXT, _rag_budget_drops_anchors_first),
+    "rag_budget_keeps_extra_anchors": (RAG_CONTEXT, _rag_budget_keeps_extra_anchors),
+    "npc_views_described": (RAG_DOCS, _npc_views_described),
     "ingest_without_rollback": (INGEST, _ingest_without_rollback),
     "anchor_drift_blind": (ANCHORS, _anchor_drift_blind),
     "verbatim_gate_disabled": (

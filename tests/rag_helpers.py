@@ -16,10 +16,10 @@ AMIYA, KALTS, CHEN, HOSHI, SWIRE, LONELY = (
     "char_002_amiya", "char_003_kalts", "char_010_chen", "char_136_hsguma",
     "char_308_swire", "char_999_lonely",
 )  # fmt: skip
-THERESA = "npc:特蕾西娅"
+THERESA, AUDREY, VERONICA = "npc:特蕾西娅", "npc:奥黛丽", "npc:维罗妮卡"
 NAMES = {
     AMIYA: "阿米娅", KALTS: "凯尔希", CHEN: "陈", HOSHI: "星熊", SWIRE: "诗怀雅",
-    LONELY: "独行者", THERESA: "特蕾西娅",
+    LONELY: "独行者", THERESA: "特蕾西娅", AUDREY: "奥黛丽", VERONICA: "维罗妮卡",
 }  # fmt: skip
 
 
@@ -44,6 +44,8 @@ def small_graph(variant: int = 0) -> RelationGraph:
         ),
         edge(AMIYA, THERESA, "近亲", 0.93),
         edge(AMIYA, CHEN, "战友", 0.82),
+        edge(AMIYA, AUDREY, "朋友", 0.8),
+        edge(AMIYA, VERONICA, "合作", 0.75),
         edge(AMIYA, HOSHI, "同事", 0.71),
         edge(AMIYA, SWIRE, "相识", 0.65),
         edge(KALTS, AMIYA, "监护", 0.97),
@@ -52,6 +54,9 @@ def small_graph(variant: int = 0) -> RelationGraph:
         edge(CHEN, AMIYA, "合作", 0.5),
         edge(HOSHI, CHEN, "战友", 0.88),
     ]
+    # her five anchors: 凯尔希 (curated), then by the kind of bond 特蕾西娅 (kin), 陈 (comrade),
+    # 奥黛丽 (friend), 维罗妮卡 (peer, stronger than 星熊); 星熊 and 诗怀雅 are left for the turns
+    # that name them
     if variant:
         edges[0].description = f"第{variant}版：阿米娅把凯尔希当作老师，也是她最信任的长辈。"
         edges.append(edge(SWIRE, CHEN, "竞争", 0.87))

@@ -21,7 +21,7 @@ AMIYA, KALTS, CHEN, CHEN2, HOSHI, SWIRE, LONELY = (
     "char_002_amiya", "char_003_kalts", "char_010_chen", "char_1013_chen2",
     "char_136_hsguma", "char_308_swire", "char_999_lonely",
 )  # fmt: skip
-THERESA = "npc:特蕾西娅"
+THERESA, AUDREY, VERONICA = "npc:特蕾西娅", "npc:奥黛丽", "npc:维罗妮卡"
 
 OPERATORS = [
     Operator(AMIYA, "阿米娅", "Amiya", "character_table", team_id="rhodes"),
@@ -32,7 +32,9 @@ OPERATORS = [
     Operator(SWIRE, "诗怀雅", "Swire", "character_table"),
     Operator(LONELY, "独行者", "Loner", "character_table"),
 ]
-NAMES = {op.char_id: op.name for op in OPERATORS} | {THERESA: "特蕾西娅"}
+NAMES = {op.char_id: op.name for op in OPERATORS} | {
+    THERESA: "特蕾西娅", AUDREY: "奥黛丽", VERONICA: "维罗妮卡"
+}  # fmt: skip
 
 
 def _d(path: str, no: int, speaker: str, text: str, **kw) -> Line:
@@ -174,6 +176,8 @@ def graph(variant: int = 0) -> RelationGraph:
            "阿米娅把凯尔希当作严厉又可靠的老师，也是最信任的长辈。"),
         _e(AMIYA, THERESA, "近亲", 0.93, ["import"], {"import": 1}, []),
         _e(AMIYA, CHEN, "战友", 0.82, ["story"], {"direct": 2}, [lid(S2, 5), lid(S3, 1)]),
+        _e(AMIYA, AUDREY, "朋友", 0.8, ["story"], {"direct": 2}, []),
+        _e(AMIYA, VERONICA, "合作", 0.75, ["story"], {"direct": 1}, []),
         _e(AMIYA, HOSHI, "同事", 0.71, ["story"], {"reported": 2}, [lid(S2, 5)]),
         _e(AMIYA, SWIRE, "interaction", 0.65, ["interaction"], {"turns": 30}, [lid(S2, 5)]),
         _e(KALTS, AMIYA, "监护", 0.97, ["matrix"], m, [lid(S1, 3)],

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from service_kb import (
     AMIYA,
+    AUDREY,
     CHEN,
     CHEN2,
     HOSHI,
@@ -18,6 +19,7 @@ from service_kb import (
     S3,
     SWIRE,
     THERESA,
+    VERONICA,
     kb_workspace,
     lid,
     make_kb,
@@ -68,9 +70,10 @@ def test_a_turn_has_its_blocks_in_order_with_tokens_sources_and_the_total(ws: Wo
     assert "story:" not in persona.text  # source ids go to the sources, not to the model
     assert persona.line_ids == [lid(S1, 2), lid(S3, 1), lid(S1, 4)]
     assert persona.files and persona.files[0].endswith(f"{AMIYA}.char")
-    # relations: three anchors, and the two people the message names
+    # relations: her five anchors, and the two people the message names
     kinds = [(i["kind"], i["target_id"]) for i in rel.items]
-    assert kinds[:3] == [("anchor", KALTS), ("anchor", THERESA), ("anchor", CHEN)]
+    assert kinds[:5] == [("anchor", KALTS), ("anchor", THERESA), ("anchor", CHEN),
+                         ("anchor", AUDREY), ("anchor", VERONICA)]  # fmt: skip
     assert {t for k, t in kinds if k == "contextual"} == {HOSHI, SWIRE}
     assert lid(S2, 5) in rel.line_ids and "T-2" in rel.stage_codes()
     # memories: appearances with stage codes until events exist
@@ -111,7 +114,8 @@ def test_names_aliases_and_alternate_forms_resolve(ws: Workspace) -> None:
     assert t.operator_id == CHEN2
     persona = t.block("persona")  # no file of her own: her base form's profile
     assert persona.meta["tier"] == "A" and persona.meta["profile_of"] == CHEN
-    assert t.block("relations").items[0]["target_id"] == SWIRE  # the base node's relations
+    # the base node's relations: 星熊 (comrade) before 诗怀雅 (rival), both extracted
+    assert [i["target_id"] for i in t.block("relations").items][:2] == [HOSHI, SWIRE]
 
 
 def test_unknown_operator_names_the_closest(ws: Workspace) -> None:

@@ -261,7 +261,7 @@ def test_top_anchors_strongest_first_one_per_target_and_neighbors_filters() -> N
     assert [e.target for e in g.neighbors("a", min_strength=0.6)] == ["b", "c", "e"]
     assert [e.target for e in g.neighbors("a", predicate="朋友")] == ["b"]
     assert g.neighbors("a", origin="matrix") == [] and g.get_relation("x", "y") == []
-    g.add_edge(_edge("a", "d", 0.95))
+    g.add_edge(_edge("a", "d", 0.95, "近亲"))
     assert g.get_top_anchor_relations("a", 1)[0].target == "d"  # caches are dropped
 
 

@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from arklore.graph.io import load_graph, save_graph
-from arklore.graph.model import DOCTOR_ID
+from arklore.graph.model import DOCTOR_ID, bond
 from arklore.graph.strength import WORTH_DESCRIBING
+from arklore.rag.docs import anchor_edges
 
 pytestmark = pytest.mark.realdata
 
@@ -34,7 +35,9 @@ def test_amiya_top3_anchors_with_signals(real_graph_built) -> None:
     graph = real_graph_built
     top = graph.get_top_anchor_relations("阿米娅", k=3)
     assert len(top) == 3
-    assert [e.strength for e in top] == sorted((e.strength for e in top), reverse=True)
+    # the kind of bond before the strength: 特蕾西娅 (who raised her) leads
+    assert [bond(e) for e in top] == sorted(bond(e) for e in top)
+    assert top[0].target == "npc:特蕾西娅"
     # her strongest anchors are curated relations from the packaged matrix
     curated = {e.target for e in graph.out_edges("阿米娅") if "matrix" in e.origins}
     assert {"char_003_kalts", DOCTOR_ID} <= curated and len(curated) >= 5
@@ -59,3 +62,23 @@ def test_cli_show_amiya_lists_three_anchors(real_workspace, monkeypatch) -> None
     shown = json.loads(r.stdout)
     assert shown["id"] == "char_002_amiya" and len(shown["anchors"]) == 3
     assert all(a["signals"] and a["contributions"] for a in shown["anchors"])
+
+
+DEFINING = {
+    "陈": ("魏彦吾", "塔露拉"),
+    "银灰": ("崖心", "初雪"),
+    "W": ("特蕾西娅",),
+    "临光": ("瑕光", "玛恩纳"),
+    "左乐": ("左宣辽",),
+}
+
+
+def test_the_bonds_that_define_her_are_among_her_anchors(real_graph_built) -> None:
+    graph = real_graph_built
+    for who, people in DEFINING.items():
+        got = [graph.nodes[e.target].name for e in anchor_edges(graph, graph.resolve(who))]
+        assert set(people) <= set(got), (who, got)
+    # the Doctor keeps his edge but takes no anchor slot (his own block shows her view of him)
+    amiya = graph.resolve("阿米娅")
+    assert graph.get_relation(amiya, DOCTOR_ID)
+    assert DOCTOR_ID not in [e.target for e in anchor_edges(graph, amiya)]

@@ -18,13 +18,13 @@ def test_build_status_and_context(home, monkeypatch):
     r = runner.invoke(app, ["rag", "build", "--json"])
     assert r.exit_code == 0, r.output
     rep = orjson.loads(r.stdout)
-    assert rep["documents"] == 10 and rep["generated_by"] == {"as_written": 1, "template": 9}
+    assert rep["documents"] == 12 and rep["generated_by"] == {"as_written": 1, "template": 11}
     r = runner.invoke(app, ["rag", "build"])
     assert r.exit_code == 0 and "up to date" in r.stdout
     r = runner.invoke(app, ["rag", "build", "--force"])
     assert r.exit_code == 0 and "0 embedded" in r.stdout
     r = runner.invoke(app, ["rag", "status", "--json"])
-    assert orjson.loads(r.stdout)["doc_count"] == 10
+    assert orjson.loads(r.stdout)["doc_count"] == 12
     names_store(home, small_graph())
     # the one tier-C rule: no profile, no relation context (as in a turn) unless opted in
     r = runner.invoke(app, ["context", "阿米娅", "星熊和诗怀雅最近怎么样", "--json"])
@@ -60,6 +60,6 @@ def test_build_dry_run_estimates_the_llm_descriptions_and_builds_nothing(home, m
     r = CliRunner().invoke(app, ["rag", "build", "--dry-run", "--json"])
     assert r.exit_code == 0, r.output
     est = orjson.loads(r.stdout)
-    assert est["requests"] == 9 and est["input_tokens"] > 0 and est["cost_usd"] > 0
+    assert est["requests"] == 11 and est["input_tokens"] > 0 and est["cost_usd"] > 0
     assert est["cached_input_tokens"] > 0  # the instructions are a shared system prompt
     assert not (home / "rag" / "active.json").exists()

@@ -7,6 +7,7 @@ import random
 import pytest
 from rag_helpers import (
     AMIYA,
+    AUDREY,
     CHEN,
     HOSHI,
     KALTS,
@@ -14,6 +15,7 @@ from rag_helpers import (
     NAMES,
     SWIRE,
     THERESA,
+    VERONICA,
     build,
     make_rag,
     small_graph,
@@ -49,7 +51,8 @@ class _Spy:
 
 def test_anchors_come_from_the_graph_with_document_text(rag):
     a = rag.get_anchor_relations(AMIYA)
-    assert [r.target_id for r in a] == [KALTS, THERESA, CHEN]
+    assert [r.target_id for r in a] == [KALTS, THERESA, CHEN, AUDREY, VERONICA]
+    assert [r.target_id for r in rag.get_anchor_relations(AMIYA, 3)] == [KALTS, THERESA, CHEN]
     assert a[0].source == "matrix" and a[0].text.startswith("阿米娅把凯尔希当作")
     assert a[1].target_name == "特蕾西娅"
     assert rag.get_anchor_relations(LONELY) == []
@@ -102,7 +105,7 @@ def test_context_block_dedupes_and_removes_l3(rag):
 
 def test_no_contextual_means_no_contextual_header(rag):
     text = rag.get_relation_context(AMIYA, "今天天气不错")
-    assert text.startswith(ANCHOR_HEAD) and CTX_HEAD not in text and text.count("\n- ") == 3
+    assert text.startswith(ANCHOR_HEAD) and CTX_HEAD not in text and text.count("\n- ") == 5
 
 
 def test_operator_without_edges_gets_nothing(rag):
@@ -111,20 +114,60 @@ def test_operator_without_edges_gets_nothing(rag):
 
 
 def test_budget_drops_weakest_contextual_then_last_anchor(rag):
-    ctx = rag.build_context(AMIYA, "星熊和诗怀雅")
+    ctx = rag.build_context(AMIYA, "星熊和诗怀雅", anchor_k=3)
     assert [r.target_id for r in ctx.contextual] == [HOSHI, SWIRE]
     count = tokens.count_tokens
     full = count(ctx.text)
     without_weakest = count(render("阿米娅", ctx.anchors, ctx.contextual[:1]))
-    c2 = rag.build_context(AMIYA, "星熊和诗怀雅", budget=without_weakest)
+    c2 = rag.build_context(AMIYA, "星熊和诗怀雅", budget=without_weakest, anchor_k=3)
     assert [r.target_id for r in c2.contextual] == [HOSHI] and len(c2.anchors) == 3
     anchors_only = count(render("阿米娅", ctx.anchors, []))
-    c3 = rag.build_context(AMIYA, "星熊和诗怀雅", budget=anchors_only)
+    c3 = rag.build_context(AMIYA, "星熊和诗怀雅", budget=anchors_only, anchor_k=3)
     assert c3.contextual == [] and len(c3.anchors) == 3
-    c4 = rag.build_context(AMIYA, "星熊和诗怀雅", budget=anchors_only - 1)
+    c4 = rag.build_context(AMIYA, "星熊和诗怀雅", budget=anchors_only - 1, anchor_k=3)
     assert [r.target_id for r in c4.anchors] == [KALTS, THERESA] and c4.contextual == []
     assert rag.build_context(AMIYA, "星熊", budget=3).text == ""
     assert full > without_weakest > anchors_only
+
+
+def test_up_to_five_anchors_when_the_budget_allows_the_last_two_go_first(rag):
+    full = rag.build_context(AMIYA, "星熊最近好吗？")
+    five = [KALTS, THERESA, CHEN, AUDREY, VERONICA]
+    assert [r.target_id for r in full.anchors] == five
+    assert [r.target_id for r in full.contextual] == [HOSHI]
+    count = tokens.count_tokens
+
+    def cost(anchors, contextual):
+        return count(render("阿米娅", anchors, contextual))
+
+    # one token short: the fifth anchor goes, the person the message names stays
+    c1 = rag.build_context(AMIYA, "星熊最近好吗？", budget=count(full.text) - 1)
+    assert [r.target_id for r in c1.anchors] == five[:4] and len(c1.contextual) == 1
+    # without the room of both extra anchors: the core three and the named person
+    core = cost(full.anchors[:3], full.contextual)
+    c2 = rag.build_context(AMIYA, "星熊最近好吗？", budget=core)
+    assert [r.target_id for r in c2.anchors] == five[:3] and len(c2.contextual) == 1
+    # below that: the named person, then the core anchors from the last
+    c3 = rag.build_context(AMIYA, "星熊最近好吗？", budget=core - 1)
+    assert [r.target_id for r in c3.anchors] == five[:3] and c3.contextual == []
+    # an extra anchor the message names is kept like a named person
+    room = cost([*full.anchors[:3], full.anchors[4]], [])
+    named = rag.build_context(AMIYA, "维罗妮卡最近好吗？", budget=room)
+    assert [r.target_id for r in named.anchors] == [*five[:3], VERONICA]
+
+
+def test_the_doctor_never_takes_an_anchor_slot(home):
+    from rag_helpers import edge
+
+    from arklore.graph.model import Node
+
+    g = small_graph()
+    g.nodes["npc:博士"] = Node("npc:博士", "博士", "npc", {})
+    g.add_edge(edge(AMIYA, "npc:博士", "战友", 0.99, sources=("matrix",), desc="她最信赖的人。"))
+    build(home, g)
+    rag = make_rag(home, g)
+    assert "npc:博士" not in [r.target_id for r in rag.get_anchor_relations(AMIYA)]
+    assert "npc:博士" in [e.target for e in g.get_top_anchor_relations(AMIYA, 5)]  # still an edge
 
 
 def test_fuzz_budget_and_order(rag):
@@ -154,11 +197,13 @@ def test_fuzz_budget_and_order(rag):
         assert tokens.count_tokens(ctx.text) <= budget
         if op == LONELY:
             assert ctx.text == ""
-        if ctx.contextual:  # contextual only once every (non-recalled) anchor is kept
-            expect = [
-                a.target_id for a in rag.get_anchor_relations(op) if a.target_id not in (l3 or [])
-            ]
-            assert [a.target_id for a in ctx.anchors] == expect
+        expect = [
+            a.target_id for a in rag.get_anchor_relations(op) if a.target_id not in (l3 or [])
+        ]
+        kept = [a.target_id for a in ctx.anchors]
+        assert kept == [t for t in expect if t in kept]  # anchors keep their order
+        if ctx.contextual:  # contextual only once every (non-recalled) core anchor is kept
+            assert kept[:3] == expect[:3]
             assert ctx.text.index("【本轮提到的人】") > 0
         anchor_ids = {a.target_id for a in ctx.anchors}
         assert not anchor_ids & {c.target_id for c in ctx.contextual}
@@ -185,8 +230,8 @@ def test_group_chat_relations_and_background(rag):
     assert [r.target_id for r in rels] == [SWIRE, HOSHI, AMIYA]
     assert rels[2].source == "graph_edge"  # a weak edge, but one of her anchors: described
     bg = rag.get_relation_background(AMIYA)
-    assert bg.startswith("【阿米娅的人际关系】") and bg.count("\n- ") == 5
-    assert rag.get_relation_background(AMIYA, budget=60).count("\n- ") < 5
+    assert bg.startswith("【阿米娅的人际关系】") and bg.count("\n- ") == 7
+    assert rag.get_relation_background(AMIYA, budget=60).count("\n- ") < 7
     assert rag.get_relation_background(LONELY) == ""
 
 

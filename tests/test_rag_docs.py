@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import orjson
-from rag_helpers import AMIYA, CHEN, KALTS, SWIRE, THERESA, edge, small_graph
+from rag_helpers import AMIYA, AUDREY, CHEN, KALTS, SWIRE, THERESA, VERONICA, edge, small_graph
 
 from arklore.rag import docs as D
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, document_source
@@ -21,16 +21,33 @@ def test_sources_matrix_as_written_template_without_corpus_facts_and_threshold()
     assert t.source == "graph_edge" and t.generated_by == "template"
     assert t.text == "阿米娅视陈为并肩作战的战友，两人在故事中多次直接交谈。"
     assert t.metadata()["generated_by"] == "template"
-    # strength 0.5 <= 0.6, but one of 陈's three strongest (her anchors): described all the same
+    # strength 0.5 <= 0.6, but one of 陈's anchors: described all the same
     assert by[(CHEN, AMIYA)].source == "graph_edge"
     assert all(D.MIN_CHARS <= len(d.text) <= D.MAX_CHARS for d in docs)
 
 
 def test_a_weak_edge_is_described_only_as_one_of_her_anchors():
     g = small_graph()
-    g.add_edge(edge(CHEN, KALTS, "相识", 0.3))  # 陈's fourth relation, below the threshold
+    for target, strength in ((THERESA, 0.4), (AUDREY, 0.35), (VERONICA, 0.32)):
+        g.add_edge(edge(CHEN, target, "相识", strength))
+    g.add_edge(edge(CHEN, KALTS, "相识", 0.3))
     docs = {(d.operator_id, d.target_id) for d in collect_documents(SourceContext(graph=g))}
-    assert (CHEN, AMIYA) in docs and (CHEN, KALTS) not in docs
+    # her five anchors (星熊, 诗怀雅, 阿米娅, 特蕾西娅, 奥黛丽) are described however weak;
+    # her sixth and seventh relations, below the threshold, are not
+    assert {(CHEN, AMIYA), (CHEN, THERESA), (CHEN, AUDREY)} <= docs
+    assert (CHEN, VERONICA) not in docs and (CHEN, KALTS) not in docs
+
+
+def test_only_an_operators_view_is_built_or_indexed():
+    g = small_graph()
+    g.add_edge(edge(THERESA, AMIYA, "监护", 0.99, sources=("matrix",), desc="她照看过的孩子。"))
+    g.add_edge(edge(THERESA, KALTS, "战友", 0.9))  # strong, but 特蕾西娅 never speaks in a chat
+    docs = collect_documents(SourceContext(graph=g))
+    assert docs and all(g.nodes[d.operator_id].kind == "operator" for d in docs)
+    assert (AMIYA, THERESA) in {(d.operator_id, d.target_id) for d in docs}  # her view of 特蕾西娅
+    npc_view = RelationDoc("graph_edge.npc.x.y", "特蕾西娅眼中的阿米娅。", THERESA, AMIYA, "监护",
+                           0.99, "graph_edge", "g")  # fmt: skip
+    assert "no chat speaks as them" in (check(npc_view, g) or "")
 
 
 def test_doc_ids_valid_and_stable():
@@ -89,7 +106,8 @@ def test_story_documents_group_evidence_and_keep_notes_out_of_the_text(tmp_path)
     assert len(docs) == 1
     d = docs[0]
     assert d.source == "story" and d.source_path == "s/a" and d.generated_by == "extract"
-    assert d.text == "阿米娅视陈为并肩作战的战友。这一关系见于3段剧情，3句台词为证。"
+    assert d.text == "阿米娅视陈为并肩作战的战友。"  # no event named in this store
+    assert d.facts == {"stages": 3, "evidence_lines": 3}  # the counts are metadata
     assert d.notes == ["两人曾在龙门并肩作战", "再次合作击退敌人", "很长的说明" * 60]
     assert d.basis == "direct"
     assert d.evidence_line_ids == ["s/a#3:aaaa0001", "s/b#9:aaaa0002", "s/c#1:aaaa0003"]
@@ -139,6 +157,8 @@ def test_validation_rules(home):
         "unknown source": _doc(source="wiki"),
         "strength": _doc(strength=1.5),
         "evidence_line_ids": _doc(evidence_line_ids="s#1"),
+        "facts is not a mapping": _doc(facts=[1, 2]),
+        "operator_id 'npc:特蕾西娅' is no operator": _doc(operator_id=THERESA),
     }
     for expect, doc in cases.items():
         reason = check(doc, g)

@@ -13,9 +13,11 @@ from rag_helpers import build, make_rag
 from arklore.extract.gates import GatedEdge
 from arklore.extract.store import write_chunk
 from arklore.graph.evidence import PairFacts, pair_facts
+from arklore.graph.interaction import ScanLine
+from arklore.graph.model import Edge
 from arklore.rag import docs as D
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, doc_rank, fact_pairs
-from arklore.rag.evidence import pick_exchanges
+from arklore.rag.evidence import evidence_text, pick_exchange, pick_exchanges
 
 
 @pytest.fixture
@@ -45,22 +47,68 @@ def test_facts_count_forms_turns_stages_events_and_who_answers(world):
     assert not f[(HAWK, SUP)].has_any()  # never on stage together: empty facts
 
 
-def test_evidence_built_text_says_how_she_calls_him_where_and_how_much(world):
+def test_evidence_built_text_leads_with_how_she_addresses_him_and_one_exchange(world):
     store, people = world
     docs = _docs(store, people, make_graph())
     d = docs[("graph_edge", ELV, MOX)]
     assert d.generated_by == "evidence" and d.gate_reason == ""
-    assert "称墨弦为“墨弦姐姐”（2次）、“墨弦”（1次）" in d.text
-    assert "2段剧情中同场" in d.text and "「灯塔篇」" in d.text and "7轮对话" in d.text
-    assert d.text.endswith("同场时两人台词相当（4句对5句）。")
-    back = docs[("graph_edge", SPR, ANV)]  # she never calls him by name; he does
-    assert "铁砧曾直呼小禾的名字（2次），小禾却没有这样叫过铁砧" in back.text
+    assert d.text == (
+        "艾尔维娜视墨弦为朋友，称墨弦为“墨弦姐姐”“墨弦”。"
+        "艾尔维娜：「墨弦姐姐，灯还亮着吗？」墨弦：「亮着，别担心。」"
+        "两人多在「灯塔篇」中交谈。"
+    )
+    # the quoted exchange, verbatim, leads the evidence
     assert d.evidence_line_ids[:2] == [line_id("test/e1", 1), line_id("test/e1", 2)]
+    # the counts are metadata, never text
+    assert "次" not in d.text and "句" not in d.text and "轮" not in d.text
+    assert d.facts == {"forms": [["墨弦姐姐", 2], ["墨弦", 1]], "vocatives_back": 1,
+                       "turns": 7, "shared_stages": 2, "lines": [4, 5],
+                       "events": [["灯塔篇", 7]]}  # fmt: skip
+    meta = d.metadata()
+    assert RelationDoc.from_chroma(d.doc_id, d.text, meta).facts == d.facts
+    # she never calls him by name: the exchange leads, one she opens with a whole sentence
+    back = docs[("graph_edge", SPR, ANV)]
+    assert back.text == (
+        "小禾视铁砧为至亲。小禾：「我想学打铁。」铁砧：「小禾，等你再长高些。」"
+        "两人多在「铁匠铺」中交谈。"
+    )
     graph_edges = [x for x in docs.values() if x.source == "graph_edge"]
     assert all(D.MIN_CHARS <= len(x.text) <= D.MAX_CHARS for x in graph_edges)
     assert len({x.text for x in graph_edges}) == len(graph_edges)  # no two alike
-    # no game line is quoted: only the vocative form itself
-    assert "灯还亮着" not in d.text and "别担心" not in d.text
+
+
+def _line(stage: str, no: int, node: str, text: str) -> ScanLine:
+    return ScanLine(stage, no, node, text, None, f"{stage}#{no}:0000000{no}", True)
+
+
+def test_the_exchange_is_verbatim_at_most_two_lines_with_the_players_name_rendered():
+    a, b = ("char_1", "char_2")
+    call = _line("s/x", 1, a, "Dr.{@nickname}说过，{@nickname}会回来的，对吧，老杜？")
+    answer = _line("s/x", 2, b, "会的。")
+    tiny = _line("s/y", 1, a, "……？")
+    f = PairFacts(a, b, forms=[("老杜", 1)], turns=2, stage_turns=[("s/x", 1), ("s/y", 1)],
+                  exchanges=[(tiny, answer), (call, answer)], vocative_lines=[call])  # fmt: skip
+    e = Edge(a, b, "interaction", 0.7, ["interaction"], {"turns": 2}, [], None, ["s/x"])
+    got = evidence_text(e, "甲", "乙", f)
+    assert got is not None and got.line_ids == [call.line_id, answer.line_id]
+    assert got.text == "甲称乙为“老杜”。甲：「博士说过，博士会回来的，对吧，老杜？」乙：「会的。」"
+    assert "{@nickname}" not in got.text
+    # no room for the exchange: it is left out, never cut
+    assert pick_exchange(f, {a: "甲", b: "乙"}.get, 20) == []
+    # an exchange that says nothing is never chosen; a silent line is left out of one
+    name = {a: "甲", b: "乙"}.get
+    f.exchanges, f.vocative_lines = [(tiny, answer)], []
+    assert pick_exchange(f, name, 200) == []
+    silent = _line("s/y", 2, b, "......")
+    f.exchanges = [(call, silent)]
+    assert pick_exchange(f, name, 200) == [call]
+    # a long speech only when there is nothing shorter
+    speech = _line("s/x", 3, a, "我" + "说" * 60 + "。")  # in the stage they talk most
+    f.exchanges = [(speech, answer)]
+    assert pick_exchange(f, name, 200) == [speech, answer]
+    later = _line("s/y", 3, a, "老杜，今天的雨好大啊。")
+    f.exchanges = [(speech, answer), (later, answer)]
+    assert pick_exchange(f, name, 200) == [later, answer]
 
 
 def test_counts_and_mentions_when_there_are_no_words_and_template_only_without_facts(world):
@@ -95,10 +143,8 @@ def test_extracted_relation_text_from_predicate_and_evidence_note_kept_as_metada
     _write(store, "test/u1", [_kept("test/u1", ANV, SPR, "近亲", NOTE, [1, 5], "direct")])
     docs = _docs(store, people, make_graph())
     d = docs[("story", ANV, SPR)]
-    assert d.text == (
-        "铁砧视小禾为至亲。这一关系见于「铁匠铺」（1段剧情，2句台词为证）。"
-        "铁砧称小禾为“小禾”（2次）。"
-    )
+    assert d.text == "铁砧视小禾为至亲。这一关系见于「铁匠铺」。铁砧称小禾为“小禾”。"
+    assert d.facts == {"stages": 1, "evidence_lines": 2}
     assert NOTE not in d.text and "小侄女" not in d.text
     assert d.notes == [NOTE] and d.basis == "direct"
     meta = d.metadata()

@@ -1,5 +1,6 @@
 """Evidence-built relation descriptions on the whole real corpus (no LLM): they must differ
-from pair to pair, where the template said the same sentence for nearly every edge."""
+from pair to pair, where the template said the same sentence for nearly every edge, and give a
+model words to use (an address, a quoted exchange), not counts."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 
 import pytest
 
-from arklore.rag.docs import MAX_CHARS, MIN_CHARS, SourceContext, collect_documents
+from arklore.rag.docs import MAX_CHARS, MIN_CHARS, SourceContext, collect_documents, fact_pairs
 
 pytestmark = pytest.mark.realdata
 
@@ -16,17 +17,19 @@ def test_real_graph_edge_documents_are_distinct_texts(real_workspace, real_graph
     ws, graph = real_workspace, real_graph_built
     store = ws.corpus.store()
     t0 = time.perf_counter()
-    facts = ws.relation_facts(graph, store)
+    facts = ws.graph.facts(graph, lambda g, st: fact_pairs(SourceContext(graph=g, store=st)))
     seconds = time.perf_counter() - t0
     ctx = SourceContext(graph=graph, store=store, facts=facts)
     docs = collect_documents(ctx, ["graph_edge"])
     texts = [d.text for d in docs]
     share = len(set(texts)) / len(texts)
     how = {g: sum(d.generated_by == g for d in docs) for g in {d.generated_by for d in docs}}
+    built = [d for d in docs if d.generated_by == "evidence"]
+    quoting = sum("「" in d.text for d in built) / len(built)
     metrics(
         f"evidence-built relation documents (real graph): {len(docs)} graph_edge documents, "
-        f"{share:.1%} distinct texts, by {how}, corpus facts for {len(facts)} pairs in "
-        f"{seconds:.1f} s"
+        f"{share:.1%} distinct texts, {quoting:.1%} quoting an exchange, by {how}, corpus "
+        f"facts for {len(facts)} pairs in {seconds:.1f} s"
     )
     for name in ("阿米娅", "陈", "银灰"):  # her strongest edge that has no curated text
         op = graph.resolve(name)
@@ -36,6 +39,9 @@ def test_real_graph_edge_documents_are_distinct_texts(real_workspace, real_graph
     assert share >= 0.9
     assert how.get("evidence", 0) >= 0.9 * len(docs)
     assert all(MIN_CHARS <= len(t) <= MAX_CHARS for t in texts)
+    assert quoting >= 0.8  # a verbatim exchange, not statistics
+    assert not [d.text for d in built if "次）" in d.text or "句对" in d.text]  # counts: metadata
+    assert all(graph.nodes[d.operator_id].kind == "operator" for d in docs)  # views a chat uses
     # every evidence-built text cites story lines, except a weak anchor known only from her
     # voice lines (voice lines are not story lines: they have no line id to cite)
     voice_only = {

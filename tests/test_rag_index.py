@@ -36,15 +36,15 @@ def _ids(home, emb=None):
 def test_build_switches_and_second_build_embeds_nothing(home):
     g = small_graph()
     r1 = build(home, g)
-    assert r1.documents == 10 and r1.embedded == 10 and r1.rejected == 0
+    assert r1.documents == 12 and r1.embedded == 12 and r1.rejected == 0
     ptr = read_pointer(home)
     assert ptr["collection"] == r1.collection and ptr["embedder"] == "hash"
-    assert ptr["doc_count"] == 10
+    assert ptr["doc_count"] == 12
     first = _ids(home)
     same = build(home, g)
     assert same.unchanged and same.collection == r1.collection and same.embedded == 0
     r2 = build(home, g, force=True)
-    assert r2.embedded == 0 and r2.cached == 10 and not r2.unchanged
+    assert r2.embedded == 0 and r2.cached == 12 and not r2.unchanged
     assert r2.collection != r1.collection and r2.removed_collections == []
     assert r2.content_hash == r1.content_hash
     assert _ids(home) == first
@@ -53,7 +53,7 @@ def test_build_switches_and_second_build_embeds_nothing(home):
     assert read_pointer(home)["previous"] == r1.collection
     # an edit: only the changed text is embedded, and the new content is what serves
     r3 = build(home, small_graph(variant=1))
-    assert r3.embedded == 2 and r3.documents == 11
+    assert r3.embedded == 2 and r3.documents == 13
     assert _ids(home)["matrix.char_002_amiya.char_003_kalts.mentorship"].startswith("第1版")
     assert r3.removed_collections == [r1.collection]  # older than the previous one
 
@@ -79,7 +79,7 @@ def test_leftover_collections_of_killed_builds_are_removed(home):
     # a live collection that vanished is rebuilt, not trusted
     make_client(home).delete_collection(r.collection)
     r2 = build(home, small_graph())
-    assert not r2.unchanged and r2.documents == 10
+    assert not r2.unchanged and r2.documents == 12
 
 
 def test_rejected_documents_are_logged_not_indexed(home):
@@ -87,7 +87,7 @@ def test_rejected_documents_are_logged_not_indexed(home):
     g.add_edge(g.get_relation(AMIYA, KALTS)[0].__class__(
         AMIYA, "npc:ghost", "朋友", 0.9, ["story"], {}, [], None, []))  # fmt: skip
     r = build(home, g)
-    assert r.rejected == 1 and r.documents == 10
+    assert r.rejected == 1 and r.documents == 12
     assert "npc:ghost" in (home / "rag_rejects.jsonl").read_text()
 
 

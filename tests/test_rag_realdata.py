@@ -45,7 +45,7 @@ def test_real_context_stays_in_budget_and_keeps_anchors(
         tmp_path,
         graph=graph,
         embedder=emb,
-        mention_finder=spans_from_mentions(real_workspace.find_mentions),
+        mention_finder=spans_from_mentions(real_workspace.names.find_mentions),
         budget=300,
         rank_always=True,
     )

@@ -21,6 +21,16 @@ STAGE = "obt/main/level_test_01_beg"
 #: line 2 of the invented stage: the guide answers the tester
 CITED = f"{STAGE}#2:66185409"
 
+#: the invented tester speaks as an operator (a user alias), so the relation is a view a chat
+#: can use and reaches the index (the guide stays a person of the story only)
+ALIASES = """\
+[[alias]]
+name = "测试员"
+id = "char_112_siege"
+note = "the invented tester, an operator for these tests"
+"""
+PAIR = "推进之王 -> 向导"  # as the graph and the index name it (a user matrix: as written)
+
 MATRIX = """\
 [[relation]]
 from = "测试员"
@@ -38,6 +48,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     monkeypatch.setenv("ARKLORE_ASTR", str(astr))
     monkeypatch.setenv("ARKLORE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+    aliases = tmp_path / "aliases.toml"
+    aliases.write_text(ALIASES, encoding="utf-8")
+    monkeypatch.setenv("ARKLORE_ALIASES", str(aliases))
     matrix = tmp_path / "my_matrix.toml"
     matrix.write_text(MATRIX.format(evidence=CITED), encoding="utf-8")
     return gamedata, matrix
@@ -91,8 +104,8 @@ def test_edited_line_names_the_relation_in_every_layer(env, monkeypatch, capsys)
     assert drift["kind"] == "changed" and drift["now_text"].startswith("还没定")
     refs = drift["referenced_by"]
     assert "user_matrix: 测试员 -> 向导 (同事, my_matrix.toml:1)" in refs
-    assert any(r.startswith("graph: 测试员 -> 向导 (同事, matrix") for r in refs), refs
-    assert any(r.startswith("rag: 测试员 -> 向导 (同事, matrix") for r in refs), refs
+    assert any(r.startswith(f"graph: {PAIR} (同事, matrix") for r in refs), refs
+    assert any(r.startswith(f"rag: {PAIR} (同事, matrix") for r in refs), refs
     for kind in ("user_matrix", "graph", "rag"):
         assert report["cited"][kind]["drifted"] == 1, kind
     # the text output names the relation too

@@ -50,6 +50,7 @@ from arklore.events.facade import EventsFacade
 from arklore.events.memories import Memories, MemoryItem
 from arklore.graph.facade import GraphFacade
 from arklore.graph.model import DOCTOR_ID
+from arklore.graph.named import Span, named_ids
 from arklore.names.facade import NamesFacade
 from arklore.profiles.charfile import ABOUT_DOCTOR, TIER_C
 from arklore.profiles.facade import ProfilesFacade
@@ -195,8 +196,10 @@ class ChatFacade:
         message: str,
         exclude: Iterable[str] = (),
         budget: int | None = None,
+        spans: list[Span] | None = None,
     ) -> RelationContext:
-        """Her relation context for ``message``: anchors plus her view of the people it names.
+        """Her relation context for ``message``: anchors plus her view of the people it names
+        (``spans``: :meth:`named_spans`, found here when not given).
         The one tier-C rule: with no profile (tier C) a chat gets no relation context either,
         unless the user opted in; then the context is empty with the reason as a warning."""
         budget = budget or self.budgets.relations
@@ -210,7 +213,10 @@ class ChatFacade:
         if sp.node_id is None:
             self.graph.current()  # raises when no graph was built
             raise UnknownNameError(f"{sp.name} ({sp.char_id}) is not in the relation graph")
-        return self._rendered(self.rag.context(sp.node_id, message, exclude, budget=budget), sp)
+        if spans is None:
+            spans = self.named_spans(sp, message)
+        ctx = self.rag.context(sp.node_id, message, exclude, budget=budget, spans=spans)
+        return self._rendered(ctx, sp)
 
     def _rendered(self, ctx: RelationContext, sp: Speaker) -> RelationContext:
         """``ctx`` with the player placeholder rendered in every relation's text, fitted to its
@@ -228,11 +234,17 @@ class ChatFacade:
         return ctx
 
     def relations(
-        self, sp: Speaker, message: str, exclude: Iterable[str] = (), *, budget: int | None = None
+        self,
+        sp: Speaker,
+        message: str,
+        exclude: Iterable[str] = (),
+        *,
+        budget: int | None = None,
+        spans: list[Span] | None = None,
     ) -> Block:
         budget = budget or self.budgets.relations
         try:
-            ctx = self.relation_context(sp, message, exclude, budget)
+            ctx = self.relation_context(sp, message, exclude, budget, spans)
         except ArkloreError as exc:
             return empty_block(RELATIONS, budget, exc.one_line())
         if not ctx.text and ctx.warnings and not ctx.anchors:
@@ -400,18 +412,26 @@ class ChatFacade:
 
     # -- who the message names ---------------------------------------------------------------
     def named(self, sp: Speaker, message: str) -> list[str]:
-        """The people ``message`` names, as graph nodes (operators by any alias, people of the
-        graph by their name), in order, without her: the one rule the relations, memories and
-        exemplars blocks share."""
-        out = [c for c in self.names.mentioned(message) if c not in sp.family]
+        """The people ``message`` names, as graph nodes, in order, without her: the one rule
+        the relations, memories and exemplars blocks share (:meth:`named_spans`)."""
+        return named_ids(self.named_spans(sp, message))
+
+    def named_spans(self, sp: Speaker, message: str) -> list[Span]:
+        """Who ``message`` names for her, with where (:func:`arklore.graph.named.people_named`):
+        operators by any alias (an ambiguous name: the candidates she has a relation with),
+        people of her graph by their name, and kinship and role words resolved to the people
+        her relations name (陈「舅舅…」-> 魏彦吾). Without a graph node for her: the operators
+        the names layer resolves."""
+        ops = [s for s in self.rag.operator_spans(message) if s[0] not in sp.family]
         graph = self.graph.current_or_none()
-        if graph is not None:
-            nodes = [graph.resolve(c) or c for c in out]
-            for nid, node in graph.nodes.items():
-                if node.kind != "operator" and len(node.name) >= 2 and node.name in message:
-                    nodes.append(nid)
-            out = nodes
-        return list(dict.fromkeys(n for n in out if n != sp.node_id))
+        if graph is None or sp.node_id is None:
+            found: dict[tuple[int, int], list[str]] = {}
+            for cid, start, end in ops:
+                found.setdefault((start, end), []).append(cid)
+            return [(ids[0], s, e) for (s, e), ids in found.items() if len(ids) == 1]
+        return [
+            x for x in self.graph.people_named(sp.node_id, message, ops) if x[0] not in sp.family
+        ]
 
     # -- memories ----------------------------------------------------------------------------
     def memories(
@@ -530,14 +550,17 @@ class ChatFacade:
             timings[name] = round((time.perf_counter() - t) * 1000, 3)
             return b
 
-        named = self.named(sp, message)
+        t = time.perf_counter()
+        spans = self.named_spans(sp, message)
+        named = named_ids(spans)
+        timings["named"] = round((time.perf_counter() - t) * 1000, 3)
         doctor = timed("doctor", self.doctor, sp)
         in_doctor = [str(it["source_id"]) for it in doctor.items if it.get("source_id")]
         persona = timed("persona", self.persona, sp, None, in_doctor)
         exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
         if doctor.meta.get("relation"):  # each person once: the doctor block has her view
             exclude.append(DOCTOR_ID)
-        relations = timed("relations", self.relations, sp, message, exclude)
+        relations = timed("relations", self.relations, sp, message, exclude, spans=spans)
         memories = timed("memories", self.memories, sp, message, named=named)
         group = timed("group", self.group, present)
         exemplars = timed("exemplars", self.exemplars, sp, message, named)

@@ -57,6 +57,32 @@ PREDICATE_FAMILY: dict[str, str] = {
 }
 """Predicate -> family the graph merges by (one family per predicate for now)."""
 
+BOND_ORDER: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("kin", ("近亲",)),
+    ("partner", ("恋人",)),
+    ("guardian", ("监护", "师徒")),
+    ("superior", ("上下级", "主仆", "战友")),
+    ("friend", ("朋友", "远亲", "恩人")),
+    ("peer", ("同事", "合作", "竞争", "敌对")),
+    ("acquaintance", ("委托", "相识", OTHER)),
+)
+"""Kinds of bond, the ones that define a person first: who she is family to, whom she loves,
+who raised or taught her, whom she commands, serves or fights beside, her friends, her peers
+and rivals, then people she merely knows. Her anchors (:meth:`arklore.graph.model.RelationGraph.
+anchors`) are ranked by it among relations of equal standing; a ``other`` relation takes the
+kind its description names (:mod:`arklore.core.kinship`). Anything else (``interaction``)
+ranks after all of them, at :data:`CONTACT_RANK`."""
+
+BOND_RANK: dict[str, int] = {p: i for i, (_, preds) in enumerate(BOND_ORDER) for p in preds}
+CONTACT_RANK = len(BOND_ORDER)
+
+
+def bond_rank(predicate: str) -> int:
+    """The kind of bond a predicate names, 0 (kin) first; :data:`CONTACT_RANK` for anything
+    that is not a predicate (``interaction``)."""
+    return BOND_RANK.get(predicate, CONTACT_RANK)
+
+
 DIRECTED: frozenset[str] = frozenset({"监护", "师徒", "上下级", "主仆", "委托", "恩人"})
 """Predicates whose meaning depends on which party is the subject."""
 

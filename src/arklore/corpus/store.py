@@ -323,6 +323,17 @@ class Store:
                 "ORDER BY stage_path, line_no",
             )
 
+    def spoken_lines_in(self, stage_paths: Iterable[str]) -> Iterator[SpokenLine]:
+        """Dialogue and choice lines of the primary corpus in ``stage_paths``, in (stage,
+        line_no) order: a few stages read without scanning the corpus."""
+        paths = sorted(set(stage_paths))
+        for i in range(0, len(paths), 500):
+            chunk = paths[i : i + 500]
+            yield from self._spoken(
+                f"stage_path IN ({','.join('?' * len(chunk))})", chunk,
+                "ORDER BY stage_path, line_no",
+            )  # fmt: skip
+
     def _spoken(self, where: str, args: Sequence[object], order: str) -> Iterator[SpokenLine]:
         # The ``lines`` table filtered by the primary source in Python: much faster than the
         # ``primary_lines`` view for a scan (its NOT EXISTS runs per row).

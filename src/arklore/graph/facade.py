@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
@@ -36,14 +36,18 @@ from arklore.graph.curated_check import check_curated
 from arklore.graph.evidence import PairFacts, pair_facts
 from arklore.graph.importer import FORMAT as IMPORT_FORMAT
 from arklore.graph.importer import load_import
+from arklore.graph.interaction import load_spoken
 from arklore.graph.io import FORMATS_READ, load_graph, loads_graph, save_graph
 from arklore.graph.matrix import default_matrix_path, load_matrix
-from arklore.graph.model import GRAPH_FORMAT, RelationGraph
+from arklore.graph.model import GRAPH_FORMAT, Edge, RelationGraph
+from arklore.graph.named import Span, people_named
 from arklore.graph.people import People
 from arklore.names.facade import NamesFacade
 
 Progress = Callable[[str, int, int], None]
 Pairs = Callable[[RelationGraph, Store], set[tuple[str, str]]]
+CONTACT_STAGES = 12
+"""Stages read at most to describe a pair during a turn (:meth:`GraphFacade.contact_facts`)."""
 
 
 @dataclass
@@ -287,6 +291,31 @@ class GraphFacade:
             progress("evidence", 1, 1)
         self._facts = (graph, facts)
         return facts
+
+    def contact_facts(self, edge: Edge, *, max_stages: int = CONTACT_STAGES) -> PairFacts | None:
+        """What the corpus proves about ``edge``'s pair, read from the stages the edge cites
+        (where they talk or call each other, the stages of its evidence lines; at most
+        ``max_stages``): a few stage reads, for a pair no index document describes; None
+        without a store or when the edge cites no stage."""
+        stages = list(
+            dict.fromkeys([*edge.stages, *(x.split("#", 1)[0] for x in edge.evidence_line_ids)])
+        )
+        if not stages:
+            return None
+        try:
+            store = self._store()
+        except ArkloreError:
+            return None
+        people = self.people()
+        lines = load_spoken(store, people, stages=stages[:max_stages])
+        pair = (edge.source, edge.target)
+        return pair_facts(store, people, [pair], lines=lines)[pair]
+
+    # -- people a message names --------------------------------------------------------------
+    def people_named(self, node: str, text: str, operator_spans: Iterable[Span]) -> list[Span]:
+        """Who ``text`` names for ``node`` (:func:`arklore.graph.named.people_named`: operators
+        from ``operator_spans``, people of the graph by name, kinship and role words)."""
+        return people_named(self.current(), node, text, operator_spans)
 
     # -- citations ---------------------------------------------------------------------------
     def citations(self, matrices: Sequence[Path], notes: list[str]) -> Iterator[Citation]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -99,8 +99,15 @@ class PairStats:
 Pairs = dict[tuple[str, str], PairStats]
 
 
-def load_spoken(store: Store, people: People, npc_min_lines: int | None = None) -> list[ScanLine]:
-    """Dialogue and choice lines of the primary corpus in (stage, line_no) order."""
+def load_spoken(
+    store: Store,
+    people: People,
+    npc_min_lines: int | None = None,
+    *,
+    stages: Iterable[str] | None = None,
+) -> list[ScanLine]:
+    """Dialogue and choice lines of the primary corpus (of ``stages`` only, when given) in
+    (stage, line_no) order."""
     if npc_min_lines is None:
         npc_min_lines = NPC_MIN_LINES
     big = {name for name, (n, _) in store.speaker_counts().items() if n >= npc_min_lines}
@@ -132,7 +139,7 @@ def load_spoken(store: Store, people: People, npc_min_lines: int | None = None) 
             ln.line_id,
             ln.kind == "dialogue",
         )
-        for ln in store.spoken_lines()
+        for ln in (store.spoken_lines() if stages is None else store.spoken_lines_in(stages))
     ]
 
 

@@ -9,8 +9,8 @@ interaction/mention signals exist for the pair.
 Queries are served from indexes built once (lazily) from the edge list:
 
 * :meth:`RelationGraph.get_relation` -- dict lookup on ``(a, b)``: O(1);
-* :meth:`RelationGraph.get_top_anchor_relations` -- a's out-edges sorted once per node
-  (O(degree log degree) on first use), then a slice: O(k) per call;
+* :meth:`RelationGraph.get_top_anchor_relations` -- a's anchors (:meth:`RelationGraph.anchors`)
+  sorted once per node (O(degree log degree) on first use), then a slice: O(k) per call;
 * :meth:`RelationGraph.neighbors` -- a scan of a's out-edges: O(degree).
 
 Query arguments may be a node id, an alternate-form id, or a node name (exact).
@@ -20,6 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+from arklore.core.kinship import description_bond
+from arklore.core.predicates import OTHER, bond_rank
 
 GRAPH_FORMAT = "arklore-relation-graph/2"
 """The ``format`` of relation_graph.json (and of the build report's ``meta``)."""
@@ -61,6 +64,52 @@ def _rank_key(e: Edge) -> tuple:
     return (-e.strength, e.target, e.predicate)
 
 
+STANDINGS: tuple[str, ...] = ("curated", "imported", "story_direct", "story", "contact")
+"""How an edge's relation is known, strongest first: a person wrote it in the matrix, a
+relation import states it, extracted story evidence with a direct line, other extracted
+evidence, contact statistics only. The strength formula keeps these apart (curated >= 0.97,
+direct < 0.9, ...); within one of them strengths differ by how much the two share the stage,
+which says nothing about the kind of bond."""
+
+
+def standing(e: Edge) -> int:
+    """The index in :data:`STANDINGS` of how ``e``'s relation is known."""
+    if "matrix" in e.origins:
+        return 0
+    if "import" in e.origins:
+        return 1
+    if "story" in e.origins:
+        return 2 if (e.signals or {}).get("direct") else 3
+    return 4
+
+
+def bond(e: Edge) -> int:
+    """The kind of bond ``e`` names (:data:`arklore.core.predicates.BOND_ORDER`, kin first): its
+    predicate's, or for ``other`` the closest kind its description's head names (她敬称为殿下的
+    旧主: a superior)."""
+    if e.predicate == OTHER:
+        named = description_bond(e.description)
+        if named is not None:
+            return named
+    return bond_rank(e.predicate)
+
+
+def evidence_volume(e: Edge) -> int:
+    """Story evidence lines, turns, vocatives, shared stages and mentions behind ``e``."""
+    s = e.signals or {}
+    keys = ("direct", "reported", "inferred", "turns", "vocatives", "co_stages", "mentions",
+            "voice_mentions")  # fmt: skip
+    return int(sum(s.get(k, 0) or 0 for k in keys))
+
+
+def anchor_key(e: Edge, target_name: str) -> tuple:
+    """The anchor order: how the relation is known (:func:`standing`), then the kind of bond
+    (:func:`bond`), then the evidence (strength, then its volume), then the person's name;
+    never the id text (``char_…`` would always beat ``npc:…``)."""
+    return (standing(e), bond(e), -e.strength, -evidence_volume(e), target_name, e.predicate,
+            e.target)  # fmt: skip
+
+
 class RelationGraph:
     """Nodes and directed edges with O(1) pair lookup and cached per-node rankings."""
 
@@ -78,7 +127,9 @@ class RelationGraph:
         self._edges: list[Edge] = list(edges)
         self._pair: dict[tuple[str, str], list[Edge]] | None = None
         self._out: dict[str, list[Edge]] | None = None
+        self._in: dict[str, list[Edge]] | None = None
         self._ranked: dict[str, list[Edge]] = {}
+        self._anchors: dict[str, list[Edge]] = {}
         self._names: dict[str, str] | None = None
         self._factions: dict[tuple[str, str], list[str]] | None = None
 
@@ -88,16 +139,21 @@ class RelationGraph:
         self._invalidate()
 
     def _invalidate(self) -> None:
-        self._pair = self._out = self._names = self._factions = None
+        self._pair = self._out = self._in = self._names = self._factions = None
         self._ranked = {}
+        self._anchors = {}
 
-    def _index(self) -> tuple[dict[tuple[str, str], list[Edge]], dict[str, list[Edge]]]:
-        """(edges by (source, target), edges by source), built on first use."""
-        if self._pair is not None and self._out is not None:
-            return self._pair, self._out
+    def _index(
+        self,
+    ) -> tuple[dict[tuple[str, str], list[Edge]], dict[str, list[Edge]], dict[str, list[Edge]]]:
+        """(edges by (source, target), by source, by target), built on first use."""
+        if self._pair is not None and self._out is not None and self._in is not None:
+            return self._pair, self._out, self._in
         pair: dict[tuple[str, str], list[Edge]] = {}
         out: dict[str, list[Edge]] = {}
+        into: dict[str, list[Edge]] = {}
         for e in self._edges:
+            into.setdefault(e.target, []).append(e)
             key = (e.source, e.target)
             lst = pair.get(key)
             if lst is None:
@@ -109,8 +165,8 @@ class RelationGraph:
                 out[e.source] = [e]
             else:
                 lst.append(e)
-        self._pair, self._out = pair, out
-        return pair, out
+        self._pair, self._out, self._in = pair, out, into
+        return pair, out, into
 
     # -- lookups -----------------------------------------------------------------------
     def __len__(self) -> int:
@@ -138,6 +194,10 @@ class RelationGraph:
     def out_edges(self, a: str) -> list[Edge]:
         return self._index()[1].get(self._id(a), [])
 
+    def in_edges(self, b: str) -> list[Edge]:
+        """Every edge ``x -> b`` (the others' views of b), in edge order."""
+        return self._index()[2].get(self._id(b), [])
+
     def get_relation(self, a: str, b: str) -> list[Edge]:
         """Every edge ``a -> b`` (one per predicate), strongest first; [] when none."""
         found = self._index()[0].get((self._id(a), self._id(b)))
@@ -160,9 +220,44 @@ class RelationGraph:
             self._ranked[a] = hit
         return hit
 
-    def get_top_anchor_relations(self, a: str, k: int = 3) -> list[Edge]:
-        """The k strongest edges of a (at most one per target), strength descending."""
-        return self.ranked(a)[:k] if k > 0 else []
+    def anchors(self, a: str) -> list[Edge]:
+        """a's relations in anchor order (:func:`anchor_key`: how each is known, the kind of
+        bond, the evidence), the first edge per target. Sorted on first use, cached until the
+        graph changes."""
+        a = self._id(a)
+        hit = self._anchors.get(a)
+        if hit is None:
+            nodes = self.nodes
+
+            def key(e: Edge) -> tuple:
+                node = nodes.get(e.target)
+                return anchor_key(e, node.name if node else e.target)
+
+            seen: set[str] = set()
+            hit = []
+            for e in sorted(self.out_edges(a), key=key):
+                if e.target not in seen:
+                    seen.add(e.target)
+                    hit.append(e)
+            self._anchors[a] = hit
+        return hit
+
+    def get_top_anchor_relations(
+        self, a: str, k: int = 3, *, skip: Iterable[str] = ()
+    ) -> list[Edge]:
+        """a's first ``k`` anchors (:meth:`anchors`), people in ``skip`` left out."""
+        if k <= 0:
+            return []
+        left = set(skip)
+        if not left:
+            return self.anchors(a)[:k]
+        out: list[Edge] = []
+        for e in self.anchors(a):
+            if e.target not in left:
+                out.append(e)
+                if len(out) >= k:
+                    break
+        return out
 
     def neighbors(
         self,

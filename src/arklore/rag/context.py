@@ -1,9 +1,13 @@
 """The relation context a chat turn injects, and the other read-only relation lookups.
 
-Two questions per turn with operator X: *whom does she care about* (anchors: her strongest
-relations from the in-memory graph, whatever the topic; no vector search) and *who is being
-talked about right now* (contextual: her documents about the people the message names,
-ranked by embedding similarity inside ``operator_id = X AND target_id IN (named)``).
+Two questions per turn with operator X: *whom does she care about* (anchors: the bonds that
+define her, from the in-memory graph, whatever the topic -- the kind of bond before the
+strength among relations of equal standing, up to five, the Doctor left to his own block; no
+vector search) and *who is being talked about right now* (contextual: her documents about the
+people the message names -- by name, or by a kinship or role word, :mod:`arklore.graph.named`
+-- ranked by embedding similarity inside ``operator_id = X AND target_id IN (named)``; a
+person she barely knows, whom the index has no document about, gets a weak-contact view built
+for the turn rather than nothing).
 
 Everything here reads the same global knowledge base (the graph and the live Chroma
 collection); chat code never reads the matrix directly. One :class:`RelationRAG` per process
@@ -23,7 +27,16 @@ from typing import Any
 
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.graph.model import Edge, RelationGraph
-from arklore.rag.docs import ANCHOR_K, RelationDoc, rank_key, template_description
+from arklore.graph.named import Span, people_named
+from arklore.rag.docs import (
+    ANCHOR_CORE,
+    ANCHOR_K,
+    WEAK_CONTACT,
+    RelationDoc,
+    anchor_edges,
+    rank_key,
+    template_description,
+)
 from arklore.rag.embedders import Embedder, QueryCache
 from arklore.rag.index import RagIndexError, make_client, open_active, pointer_path
 
@@ -33,8 +46,12 @@ QUERY_SIDE = 24  # characters kept either side of each name for the query embedd
 QUERY_MAX_CHARS = 96  # e5's cost grows with the tokens: ~1 token per Chinese character
 SENTENCE_END = frozenset("。！？!?；;…\n")
 
-Span = tuple[str, int, int]  # (node id, start, end)
 MentionFinder = Callable[[str], list[Span]]
+"""Text -> operator mentions as (char id, start, end); an ambiguous name: one per candidate."""
+WeakView = Callable[[str, Edge], "RelationDoc | None"]
+"""(her node, her edge to someone) -> her view of that person built for the turn, or None."""
+WEAK_CACHE = 4096
+"""Weak-contact views kept per process (cleared when full or when the index changes)."""
 
 
 def spans_from_mentions(find: Callable[[str], Iterable[Any]]) -> MentionFinder:
@@ -109,6 +126,7 @@ class RelationRAG:
         client_factory: Callable[[], Any] | None = None,
         rank_always: bool = False,
         window: Callable[[str, list[Span]], str] | None = None,
+        weak_view: WeakView | None = None,
     ) -> None:
         """``root`` is the index folder (``$ARKLORE_HOME/rag``). The graph, the embedder and
         the Chroma client are given, or loaded on first use by their ``*_loader``/factory (a
@@ -133,7 +151,8 @@ class RelationRAG:
         self._ptr_stamp: int | None = None
         self._docs: dict[tuple[str, str], list[RelationDoc]] = {}
         self._by_id: dict[str, RelationDoc] = {}
-        self._npc_names: dict[str, list[tuple[str, str]]] = {}
+        self._weak_view = weak_view
+        self._weak: dict[tuple[str, str], Relation | None] = {}
         self._qcache = QueryCache()
 
     # -- loading -----------------------------------------------------------------------------
@@ -172,7 +191,7 @@ class RelationRAG:
                 self._client = self._client_factory()
             if self._graph_loader is not None and self._ptr_stamp is not None:
                 self._graph = None  # a rebuild follows a graph rebuild: read it again
-                self._npc_names = {}
+            self._weak = {}
             col, _ = open_active(self.root, self.embedder, self._client)
             got = col.get(include=["documents", "metadatas"])
             docs: dict[tuple[str, str], list[RelationDoc]] = {}
@@ -216,9 +235,10 @@ class RelationRAG:
 
     # -- API ---------------------------------------------------------------------------------
     def get_anchor_relations(self, operator_id: str, top_k: int = ANCHOR_K) -> list[Relation]:
-        """Her ``top_k`` strongest relations (one per target), from the in-memory graph."""
+        """Her first ``top_k`` anchors (:func:`arklore.rag.docs.anchor_edges`: one per person,
+        the Doctor left out), from the in-memory graph."""
         op = self._resolve(operator_id)
-        edges = self.graph.get_top_anchor_relations(op, top_k)
+        edges = anchor_edges(self.graph, op, top_k)
         if not edges:
             return []
         self._refresh_quiet()
@@ -230,27 +250,10 @@ class RelationRAG:
             self._refresh()
 
     def detect_targets(self, operator_id: str, text: str) -> list[Span]:
-        """People named in ``text`` as graph node ids with spans (operator excluded)."""
+        """The people ``text`` names for her, as graph node ids with spans (her own node left
+        out): :func:`arklore.graph.named.people_named`, the rule a chat turn shares."""
         op = self._resolve(operator_id)
-        spans: list[Span] = []
-        g = self.graph
-        for cid, s, e in self._finder_fn()(text):
-            nid = g.resolve(cid) or cid
-            if nid != op:
-                spans.append((nid, s, e))
-        npc = self._npc_names.get(op)
-        if npc is None:  # her NPC relations, matched by full name (the matcher knows operators)
-            npc = []
-            for edge in g.out_edges(op):
-                node = g.nodes.get(edge.target)
-                if node is not None and node.kind != "operator" and len(node.name) >= 2:
-                    npc.append((edge.target, node.name))
-            self._npc_names[op] = npc
-        for nid, name in npc:
-            i = text.find(name)
-            if i >= 0:
-                spans.append((nid, i, i + len(name)))
-        return spans
+        return people_named(self.graph, op, text, self._finder_fn()(text))
 
     def get_contextual_relations(
         self,
@@ -259,23 +262,48 @@ class RelationRAG:
         top_k: int = CONTEXT_K,
         *,
         exclude: Iterable[str] = (),
+        spans: list[Span] | None = None,
         _timings: dict[str, float] | None = None,
     ) -> list[Relation]:
-        """Her view of the people ``query_text`` names: [] without touching the index when it
-        names nobody she has a document about; else the best document per target, ranked by
-        similarity, at most ``top_k``."""
+        """Her view of the people ``query_text`` names (``spans``: already found by the
+        caller with :meth:`detect_targets`' rule): [] without touching the index when it names
+        nobody she has a relation with; else the best document per person, ranked by
+        similarity, then a weak-contact view of each person named whom the index has no
+        document about (:data:`arklore.rag.docs.WEAK_CONTACT`), at most ``top_k`` in all."""
         t = _timings if _timings is not None else {}
         op = self._resolve(operator_id)
         t0 = time.perf_counter()
-        spans = self.detect_targets(op, query_text)
+        if spans is None:
+            spans = self.detect_targets(op, query_text)
         excl = {self._resolve(x) for x in exclude}
-        ids = list(dict.fromkeys(nid for nid, _, _ in spans if nid not in excl))
-        if ids and top_k > 0:
+        named = list(dict.fromkeys(nid for nid, _, _ in spans if nid not in excl and nid != op))
+        ids: list[str] = []
+        if named and top_k > 0:
             self._refresh()  # only now is the index touched
-            ids = [i for i in ids if (op, i) in self._docs]
+            ids = [i for i in named if (op, i) in self._docs]
         t["mentions"] = t.get("mentions", 0.0) + (time.perf_counter() - t0) * 1000
-        if not ids or top_k <= 0:
+        if top_k <= 0 or not named:
             return []
+        out = self._ranked(op, query_text, ids, spans, top_k, t) if ids else []
+        for i in named:
+            if len(out) >= top_k:
+                break
+            if i not in ids:
+                weak = self._weak_relation(op, i)
+                if weak is not None:
+                    out.append(weak)
+        return out
+
+    def _ranked(
+        self,
+        op: str,
+        query_text: str,
+        ids: list[str],
+        spans: list[Span],
+        top_k: int,
+        t: dict[str, float],
+    ) -> list[Relation]:
+        """Her best document per person of ``ids`` (each has one), most similar first."""
         n_docs = sum(len(self._docs[(op, i)]) for i in ids)
         if n_docs <= top_k and not self.rank_always:  # every candidate is returned: no ranking
             every = [self._doc_relation(self._docs[(op, i)][0]) for i in ids]
@@ -309,6 +337,28 @@ class RelationRAG:
                 break
         return out
 
+    def _weak_relation(self, op: str, target: str) -> Relation | None:
+        """Her view of ``target`` when the index has none: built from her edge (the
+        ``weak_view`` given, else the template); None when she has no edge to them."""
+        key = (op, target)
+        if key in self._weak:
+            return self._weak[key]
+        edges = self.graph.get_relation(op, target)
+        rel: Relation | None = None
+        if edges:
+            e = edges[0]
+            d = self._weak_view(op, e) if self._weak_view is not None else None
+            if d is not None:
+                rel = self._doc_relation(d)
+                rel.source, rel.doc_id = WEAK_CONTACT, None
+            else:
+                rel = self._relation_for_edge(op, e)
+        with self._lock:
+            if len(self._weak) >= WEAK_CACHE:
+                self._weak = {}
+            self._weak[key] = rel
+        return rel
+
     def _doc_relation(self, d: RelationDoc) -> Relation:
         return Relation(d.target_id, self._name(d.target_id), d.predicate, d.strength, d.text,
                         d.source, d.doc_id, None, list(d.evidence_line_ids))  # fmt: skip
@@ -322,7 +372,11 @@ class RelationRAG:
         budget: int | None = None,
         anchor_k: int = ANCHOR_K,
         context_k: int = CONTEXT_K,
+        spans: list[Span] | None = None,
     ) -> RelationContext:
+        """Her anchors and her view of the people the message names (``spans``: found by the
+        caller with :meth:`detect_targets`' rule, else found here), within ``budget`` tokens
+        (:func:`fit_budget`)."""
         budget = self.budget if budget is None else budget
         count = self.counter
         timings: dict[str, float] = {}
@@ -331,17 +385,22 @@ class RelationRAG:
         anchors = self.get_anchor_relations(op, anchor_k)
         if not anchors:
             return RelationContext("", [], [], 0, budget, {"total": _ms(t0)})
+        if spans is None:
+            t1 = time.perf_counter()
+            spans = self.detect_targets(op, query_text)
+            timings["mentions"] = _ms(t1)
         l3 = {self._resolve(x) for x in (l3_recalled_targets or ())}
         anchors = [a for a in anchors if a.target_id not in l3]
-        exclude = l3 | {e.target for e in self.graph.get_top_anchor_relations(op, anchor_k)}
+        exclude = l3 | {a.target_id for a in anchors}
         try:
             contextual = self.get_contextual_relations(
-                op, query_text, context_k, exclude=exclude, _timings=timings
+                op, query_text, context_k, exclude=exclude, spans=spans, _timings=timings
             )
         except RagIndexError:
             contextual = []
         name = self._name(op)
-        anchors, contextual, text = fit_budget(name, anchors, contextual, budget, count)
+        named = frozenset(nid for nid, _, _ in spans)
+        anchors, contextual, text = fit_budget(name, anchors, contextual, budget, count, keep=named)
         timings["total"] = _ms(t0)
         return RelationContext(text, anchors, contextual, count(text) if text else 0, budget,
                                timings, "embed" in timings)  # fmt: skip
@@ -465,15 +524,22 @@ def fit_budget(
     contextual: list[Relation],
     budget: int,
     count: TokenCounter,
+    *,
+    core: int = ANCHOR_CORE,
+    keep: frozenset[str] = frozenset(),
 ) -> tuple[list[Relation], list[Relation], str]:
-    """Drop contextual entries weakest first, then anchors from the last, until the block
-    (headers included) fits ``budget`` tokens."""
+    """Until the block (headers included) fits ``budget`` tokens, drop: the anchors after the
+    first ``core`` that the message does not name (``keep``), from the last; then contextual
+    entries, weakest first; then the remaining anchors from the last."""
     anchors, contextual = list(anchors), list(contextual)
     while True:
         text = render(name, anchors, contextual)
         if not text or count(text) <= budget:
             return anchors, contextual, text
-        if contextual:
+        extra = [i for i in range(core, len(anchors)) if anchors[i].target_id not in keep]
+        if extra:
+            anchors.pop(extra[-1])
+        elif contextual:
             weakest = min(range(len(contextual)), key=lambda i: (contextual[i].strength, -i))
             contextual.pop(weakest)
         else:

@@ -104,7 +104,7 @@ def shown_evidence(
     windows = pick_exchanges(it.facts, name, budget=budget, counter=counter)
     ids = [ln.split("]", 1)[0].lstrip("[") for w in windows for ln in w]
     exchanges = "\n\n".join("\n".join(w) for w in windows) or "（无）"
-    known = [f"- 关系类型：{it.edge.predicate}", f"- 语料统计：{it.fallback.text}"]
+    known = [f"- 关系类型：{it.edge.predicate}", f"- 语料整理：{it.fallback.text}"]
     if it.curated:
         known.append(f"- 人工整理的关系描述：{it.curated}")
     known += [f"- 抽取到的备注：{n}" for n in it.notes[:5]]

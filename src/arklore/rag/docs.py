@@ -8,9 +8,10 @@ Built-in sources:
 
 * ``matrix``     graph edges that came from the hand-written matrix: ``Edge.description``
                  used as written;
-* ``graph_edge`` other graph edges with strength > 0.6: described from what the corpus proves
-                 about the pair (:mod:`arklore.rag.evidence`, ``generated_by = "evidence"``:
-                 how A calls B, shared stages, the events where they talk most), or by the
+* ``graph_edge`` other graph edges with strength > 0.6 and every operator's anchors:
+                 described from what the corpus proves about the pair
+                 (:mod:`arklore.rag.evidence`, ``generated_by = "evidence"``: how A addresses
+                 B and one verbatim exchange of theirs; the counts in ``facts``), or by the
                  LLM layer (task ``relation_descriptions``, ``"llm"``) when an LLM is
                  configured and its answer passes the gates; the fixed template
                  (``"template"``) only when the corpus proves nothing;
@@ -24,7 +25,9 @@ Built-in sources:
 ``doc_id`` is ``<source>.<operator>.<target>.<discriminator>``, ids outside
 ``[A-Za-z0-9_-.]`` replaced by a short hash, so it is stable across rebuilds.
 
-Which document speaks for a pair is :func:`doc_rank` (the one home of that rule).
+Only an operator's view is built (a chat speaks as an operator; the Doctor's or 魏彦吾's
+view of someone can never reach one). Which document speaks for a pair is :func:`doc_rank`
+(the one home of that rule).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import orjson
 from arklore.core.predicates import BASIS_RANK, PREDICATE_FAMILY
 from arklore.extract.store import kept_edges
 from arklore.graph.evidence import PairFacts, event_names
-from arklore.graph.model import Edge, RelationGraph
+from arklore.graph.model import DOCTOR_ID, Edge, RelationGraph
 from arklore.rag.evidence import (  # re-exported: the length bounds every reader checks
     MAX_CHARS as MAX_CHARS,
 )
@@ -48,8 +51,9 @@ from arklore.rag.evidence import (
     MIN_CHARS as MIN_CHARS,
 )
 from arklore.rag.evidence import (
-    evidence_description,
     evidence_ids,
+    evidence_text,
+    fact_counts,
     fit_sentences,
     relation_sentence,
     role_phrase,
@@ -59,9 +63,21 @@ from arklore.rag.evidence import (
 DOC_ID_RE = re.compile(r"^[a-zA-Z0-9_\-\.]+$")
 DOC_SOURCES = ("matrix", "graph_edge", "char_anchor", "story")
 DESCRIBE_THRESHOLD = 0.6
-ANCHOR_K = 3
-"""Every operator's strongest relations a chat injects each turn: each gets a document, however
-weak, so no anchor falls back to the bare template."""
+ANCHOR_K = 5
+"""Her anchors a chat injects each turn when the budget allows (the first ``ANCHOR_CORE`` always,
+budget permitting): each gets a document, however weak, so no anchor falls back to the bare
+template."""
+ANCHOR_CORE = 3
+"""Anchors kept before the people a message names when the relations block runs out of budget;
+the others go first (:func:`arklore.rag.context.fit_budget`)."""
+ANCHOR_SKIP: frozenset[str] = frozenset({DOCTOR_ID})
+"""People never given an anchor slot: the chat is with the Doctor, whose view has its own block."""
+
+
+def anchor_edges(graph: RelationGraph, op: str, k: int = ANCHOR_K) -> list[Edge]:
+    """Her first ``k`` anchors (:meth:`arklore.graph.model.RelationGraph.anchors`: the kind of
+    bond before the strength among relations of equal standing), the Doctor left out."""
+    return graph.get_top_anchor_relations(op, k, skip=ANCHOR_SKIP)
 
 
 @dataclass(slots=True)
@@ -79,6 +95,7 @@ class RelationDoc:
     basis: str = ""  # story documents: the strongest evidence basis (direct | reported | ...)
     notes: list[str] = field(default_factory=list)  # story documents: the model's notes
     gate_reason: str = ""  # why an LLM description was refused (the fallback was used)
+    facts: dict[str, Any] = field(default_factory=dict)  # the numbers behind it (not in text)
 
     def metadata(self) -> dict[str, Any]:
         """Chroma metadata (scalars only: the evidence and notes lists are JSON)."""
@@ -94,6 +111,7 @@ class RelationDoc:
             "basis": self.basis,
             "notes": orjson.dumps(self.notes).decode(),
             "gate_reason": self.gate_reason,
+            "facts": orjson.dumps(self.facts, option=orjson.OPT_SORT_KEYS).decode(),
         }
 
     @classmethod
@@ -112,12 +130,14 @@ class RelationDoc:
             basis=meta.get("basis", ""),
             notes=orjson.loads(meta.get("notes") or "[]"),
             gate_reason=meta.get("gate_reason", ""),
+            facts=orjson.loads(meta.get("facts") or "{}"),
         )
 
     def to_dict(self) -> dict[str, Any]:
         return {"doc_id": self.doc_id, "text": self.text, **self.metadata()} | {
             "evidence_line_ids": list(self.evidence_line_ids),
             "notes": list(self.notes),
+            "facts": dict(self.facts),
         }
 
     @property
@@ -131,13 +151,16 @@ def doc_rank(source: str, generated_by: str = "", basis: str = "") -> int:
     0 curated (matrix) > 1 extracted story relation with direct evidence > 2 extracted with
     reported (or inferred) evidence > 3 an LLM description of a graph edge > 4 a profile's
     view (``char_anchor``: a summary of the others, never above what it summarizes) > 5 an
-    evidence-built (or template) graph edge > 9 anything else. "Nothing" is below all.
+    evidence-built (or template) graph edge > 6 a weak-contact view built for a turn
+    (:func:`weak_contact_doc`) > 9 anything else. "Nothing" is below all.
     """
     if source == "matrix":
         return 0
     if source == "story":
         return 1 if basis == "direct" else 2
     if source == "graph_edge":
+        if generated_by == WEAK_CONTACT:
+            return 6
         return 3 if generated_by == "llm" else 5
     if source == "char_anchor":
         return 4
@@ -198,6 +221,7 @@ class Description:
     generated_by: str  # evidence | template | llm
     evidence_line_ids: list[str] = field(default_factory=list)
     gate_reason: str = ""  # set when an LLM answer was refused and this is the fallback
+    facts: dict[str, Any] = field(default_factory=dict)  # the numbers behind the pair
 
 
 @dataclass(slots=True)
@@ -223,12 +247,41 @@ def evidence_describer(items: list[EdgeItem]) -> list[Description]:
     return [it.fallback for it in items]
 
 
-def fallback_description(e: Edge, a: str, b: str, facts: PairFacts | None) -> Description:
-    """Evidence-built text when the corpus proves something about the pair, else the template."""
-    text = evidence_description(e, a, b, facts)
-    if text is not None:
-        return Description(text, "evidence", evidence_ids(e, facts))
-    return Description(template_description(e, a, b), "template", list(e.evidence_line_ids))
+def fallback_description(
+    e: Edge,
+    a: str,
+    b: str,
+    facts: PairFacts | None,
+    name: Callable[[str | None], str] | None = None,
+    *,
+    weak: bool = False,
+) -> Description:
+    """Evidence-built text when the corpus proves something about the pair, else the template;
+    the numbers in ``facts`` either way."""
+    counts = fact_counts(e, facts)
+    got = evidence_text(e, a, b, facts, name, weak=weak)
+    if got is not None:
+        return Description(got.text, "evidence", evidence_ids(e, facts, got.line_ids),
+                           facts=counts)  # fmt: skip
+    text = template_description(e, a, b)
+    return Description(text, "template", list(e.evidence_line_ids), facts=counts)
+
+
+WEAK_CONTACT = "weak_contact"
+"""``generated_by`` of a view built during a turn for a person the message names whom the
+index has no document about (a pair below the describing threshold)."""
+
+
+def weak_contact_doc(
+    e: Edge, a: str, b: str, facts: PairFacts | None, name: Callable[[str | None], str]
+) -> RelationDoc:
+    """Her view of someone she barely knows, built when a message names that person: the
+    evidence-built text marked ``交集不多`` (or the template), never indexed."""
+    d = fallback_description(e, a, b, facts, name, weak=True)
+    doc = _edge_doc(e, "graph_edge", d.text, "turn", WEAK_CONTACT)
+    doc.evidence_line_ids = list(d.evidence_line_ids)
+    doc.facts = d.facts
+    return doc
 
 
 # -- sources -----------------------------------------------------------------------------------
@@ -247,9 +300,17 @@ class SourceContext:
     _events: dict[str, str] | None = field(default=None, init=False, repr=False)
     _notes: dict[tuple[str, str], list[str]] | None = field(default=None, init=False, repr=False)
 
-    def name(self, node_id: str) -> str:
+    def name(self, node_id: str | None) -> str:
+        if node_id is None:
+            return "？"
         node = self.graph.nodes.get(node_id)
         return node.name if node else node_id.removeprefix("npc:")
+
+    def speaks_in_chat(self, node_id: str) -> bool:
+        """Only an operator's view can reach a chat (a chat speaks as an operator): no
+        document is built for anyone else's view."""
+        node = self.graph.nodes.get(node_id)
+        return node is not None and node.kind == "operator"
 
     def story_groups(self) -> dict[tuple[str, str, str], _StoryGroup]:
         """Kept extracted relations grouped per (subject, object, predicate), node ids
@@ -285,7 +346,7 @@ def fact_pairs(ctx: SourceContext) -> set[tuple[str, str]]:
     """The ordered pairs whose documents use corpus facts (graph edges to describe and
     extracted relations): what :func:`arklore.graph.evidence.pair_facts` should gather."""
     out = {(e.source, e.target) for e in _edges_to_describe(ctx)}
-    out.update((a, b) for a, b, _ in ctx.story_groups())
+    out.update((a, b) for a, b, _ in ctx.story_groups() if ctx.speaks_in_chat(a))
     return out
 
 
@@ -326,26 +387,27 @@ def _matrix_text(edge: Edge) -> str | None:
 def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
     for e in ctx.graph.edges():
         text = _matrix_text(e)
-        if text is None:
+        if text is None or not ctx.speaks_in_chat(e.source):
             continue
         path = (e.signals or {}).get("matrix_path") or ctx.graph.meta.get("matrix_path")
         yield _edge_doc(e, "matrix", text, str(path or ctx.graph_path), "as_written")
 
 
 def _edges_to_describe(ctx: SourceContext) -> list[Edge]:
-    """Edges stronger than the threshold, and every operator's anchors (her ``ANCHOR_K``
-    strongest relations, which a chat shows whatever their strength)."""
+    """An operator's edges stronger than the threshold, and her anchors (:func:`anchor_edges`,
+    which a chat shows whatever their strength); never anyone else's view."""
     g = ctx.graph
     anchors = {
         (e.source, e.target, e.predicate)
         for op, node in g.nodes.items()
         if node.kind == "operator"
-        for e in g.get_top_anchor_relations(op, ANCHOR_K)
+        for e in anchor_edges(g, op)
     }
     return [
         e
         for e in g.edges()
         if (e.strength > ctx.threshold or (e.source, e.target, e.predicate) in anchors)
+        and ctx.speaks_in_chat(e.source)
         and _matrix_text(e) is None
         and e.source != e.target
     ]
@@ -358,7 +420,7 @@ def edge_items(ctx: SourceContext) -> list[EdgeItem]:
         a, b = ctx.name(e.source), ctx.name(e.target)
         facts = ctx.facts.get((e.source, e.target))
         items.append(
-            EdgeItem(e, a, b, facts, fallback_description(e, a, b, facts),
+            EdgeItem(e, a, b, facts, fallback_description(e, a, b, facts, ctx.name),
                      ctx.notes(e.source, e.target), ctx.curated(e.source, e.target))
         )  # fmt: skip
     return items
@@ -372,6 +434,7 @@ def graph_edge_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
         doc = _edge_doc(it.edge, "graph_edge", d.text, ctx.graph_path, d.generated_by)
         doc.evidence_line_ids = list(d.evidence_line_ids)
         doc.gate_reason = d.gate_reason
+        doc.facts = dict(it.fallback.facts)
         yield doc
 
 
@@ -436,6 +499,8 @@ def story_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
     """Kept extracted relations, one document per (subject, object, predicate): the text
     says what the predicate and the evidence say; the model's notes stay in ``notes``."""
     for (a, b, pred), g in ctx.story_groups().items():
+        if not ctx.speaks_in_chat(a):
+            continue
         edge_strength = max(
             (e.strength for e in ctx.graph.get_relation(a, b) if e.predicate == pred), default=0.0
         )
@@ -453,12 +518,13 @@ def story_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
             generated_by="extract",
             basis=g.basis,
             notes=list(g.notes),
+            facts={"stages": len(g.stages), "evidence_lines": len(g.ev)},
         )
 
 
 def story_text(a: str, b: str, pred: str, g: _StoryGroup, ctx: SourceContext) -> str:
-    """``A视B为…。这一关系见于「…」（2段剧情，3句台词为证）。A称B为“…”（n次）。`` for
-    node ids ``a``, ``b``: the predicate and the evidence, never the model's note."""
+    """``A视B为…。这一关系见于「…」。A称B为“…”。`` for node ids ``a``, ``b``: the predicate
+    and where the evidence is, never the model's note (the counts go to the metadata)."""
     a_name, b_name = ctx.name(a), ctx.name(b)
     sentences = [relation_sentence(pred, a_name, b_name)]
     events: list[str] = []
@@ -467,8 +533,8 @@ def story_text(a: str, b: str, pred: str, g: _StoryGroup, ctx: SourceContext) ->
         if ev and ev not in events:
             events.append(ev)
     where = "".join(f"「{x}」" for x in events[:2])
-    count = f"{len(g.stages)}段剧情，{len(g.ev)}句台词为证"
-    sentences.append(f"这一关系见于{where}（{count}）" if where else f"这一关系见于{count}")
+    if where:
+        sentences.append(f"这一关系见于{where}")
     facts = ctx.facts.get((a, b))
     if facts is not None:
         voc = vocative_clause(a_name, b_name, facts)

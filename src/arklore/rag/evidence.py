@@ -1,16 +1,23 @@
 """Relation text from what the corpus proves (no model): the ``evidence`` describer.
 
-Built from :class:`arklore.graph.evidence.PairFacts` -- how A calls B, in how many stages
-both speak, the events where they talk most, who answers whom more -- so two relations
-read alike only when the story treats them alike. No game text is quoted except the
-vocative form itself (a name with its title). Also renders the exchanges a model is shown
-for the LLM describer (:mod:`arklore.rag.describe`), capped in tokens.
+Built from :class:`arklore.graph.evidence.PairFacts`, for a role-play model to use: how A
+addresses B, one representative exchange of theirs quoted verbatim (at most two lines, the
+player's placeholder rendered), and the event where they talk most. The numbers (how often
+each form, turns, shared stages, who says more) go to the document's metadata
+(:func:`fact_counts`), never its text: "A称B为…（N次）…（a句对b句）" told a model nothing it
+could act on. Also renders the exchanges a model is shown for the LLM describer
+(:mod:`arklore.rag.describe`), capped in tokens.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
+from arklore.core.predicates import OTHER
+from arklore.core.text import render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.graph.evidence import PairFacts
 from arklore.graph.interaction import ScanLine
@@ -59,6 +66,8 @@ def relation_sentence(predicate: str, a: str, b: str) -> str:
         return f"{a}与{b}彼此相识"
     if predicate == INTERACTION:
         return f"{a}与{b}在故事中常有交集"
+    if predicate == OTHER:
+        return f"{a}与{b}关系匪浅"
     return f"{a}与{b}的关系：{predicate}"
 
 
@@ -73,81 +82,184 @@ def fit_sentences(sentences: list[str]) -> str:
     return text[:MAX_CHARS]
 
 
-def _count(n: int) -> str:
-    return f"（{n}次）"
+def address_clause(f: PairFacts, *, most: int = 2) -> str:
+    """How A calls B, the forms as written, most used first: ``“凯尔希医生”“凯尔希”`` ('' when
+    A never calls B by name). How often goes to the document's metadata (:func:`fact_counts`)."""
+    return "".join(f"“{render_nickname(form)}”" for form, _ in f.forms[:most])
 
 
 def vocative_clause(a: str, b: str, f: PairFacts, *, most: int = 2) -> str:
-    """``阿米娅称凯尔希为“凯尔希医生”（61次）、“凯尔希”（9次）`` ('' when A never does)."""
-    forms = f.forms[:most]
-    if not forms:
-        return ""
-    said = "、".join(f"“{form}”{_count(n)}" for form, n in forms)
-    return f"{a}称{b}为{said}"
+    """``阿米娅称凯尔希为“凯尔希医生”“凯尔希”`` ('' when A never does)."""
+    said = address_clause(f, most=most)
+    return f"{a}称{b}为{said}" if said else ""
 
 
-def _says_more(a: str, b: str, f: PairFacts) -> str:
-    """Who carries the scenes they share: ``同场时阿米娅说得更多（120句对80句）``."""
-    if f.a_lines + f.b_lines < 4:
-        return ""
-    counts = f"（{f.a_lines}句对{f.b_lines}句）"
-    if f.a_lines >= 1.5 * f.b_lines:
-        return f"同场时{a}说得更多{counts}"
-    if f.b_lines >= 1.5 * f.a_lines:
-        return f"同场时{b}说得更多{counts}"
-    return f"同场时两人台词相当{counts}"
+EXCHANGE_MIN = 6
+"""Distinct characters of substance (letters, digits, CJK) an exchange shown in a document
+needs."""
+LINE_MIN = 2
+"""... and each line of it: a bare ``……？`` or a pant (``哈……哈……``) is left out of the
+exchange (her line alone is quoted), never shown as what the other said."""
+LINE_RICH = 5
+"""A line with this many distinct characters of substance is a sentence, not a cry or a name
+called out (``斯卡蒂——``): exchanges where her own line is one are quoted first (the other's
+answer may be short: ``客气。``)."""
+LINE_SOFT = 45
+"""Characters a quoted line should not exceed: a long speech crowds the relations block, so
+it is quoted only when the pair has no exchange of shorter lines."""
+_SUBSTANCE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
 
 
-def _scenes(a: str, b: str, f: PairFacts, *, named: bool) -> str:
-    """Shared stages and where they talk most; names the pair unless a clause before did."""
-    who = "两人" if named else f"{a}与{b}"
+def _said(ln: ScanLine) -> str:
+    return render_nickname(" ".join(ln.text.split()))
+
+
+def _substance(text: str) -> int:
+    """Distinct letters, digits and CJK characters of ``text``."""
+    return len(set(_SUBSTANCE.findall(text)))
+
+
+def render_exchange(lines: list[ScanLine], name: Callable[[str | None], str]) -> str:
+    """An exchange as a document shows it: ``陈：「……」星熊：「……」`` (verbatim, the player's
+    placeholder rendered as 博士)."""
+    return "".join(f"{name(ln.node)}：「{_said(ln)}」" for ln in lines)
+
+
+def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
+    """Exchanges that show the pair, best first: A calling B by name with the line around it
+    (B's answer, else what B said before), in the stages where they talk most; then the other
+    turns between them by stage rank, those A opens first (her view: what she says to B);
+    then A's lines calling B alone. A line that says
+    nothing (:data:`LINE_MIN`) is dropped from its exchange; an exchange left with B alone
+    is no view of A's."""
+    rank = {stage: i for i, (stage, _) in enumerate(f.stage_turns)}
+    far = len(rank)
+    voc = {id(ln) for ln in f.vocative_lines}
+    out: list[tuple[tuple[int, int, int], list[ScanLine]]] = []
+    for i, (prev, cur) in enumerate(f.exchanges):
+        lines = [ln for ln in (prev, cur) if _substance(_said(ln)) >= LINE_MIN]
+        if not lines or (len(lines) == 1 and lines[0].node != f.source):
+            continue
+        calls = any(id(ln) in voc for ln in lines)
+        kind = 0 if calls else 1 if lines[0].node == f.source else 2
+        out.append(((kind, rank.get(prev.stage_path, far), i), lines))
+    for i, ln in enumerate(f.vocative_lines):
+        out.append(((3, rank.get(ln.stage_path, far), i), [ln]))
+    out.sort(key=lambda x: x[0])
+    return [lines for _, lines in out]
+
+
+def pick_exchange(
+    f: PairFacts | None, name: Callable[[str | None], str], room: int
+) -> list[ScanLine]:
+    """The one exchange (<= 2 lines) a document quotes: the best of
+    :func:`_exchange_candidates` whose rendering fits ``room`` characters and says something
+    (:data:`EXCHANGE_MIN`): exchanges of lines of at most :data:`LINE_SOFT` characters where
+    she says a whole sentence (:data:`LINE_RICH`) first, then any short one, then any; []
+    when none fits."""
+    if f is None or room <= 0:
+        return []
+    found = [
+        lines
+        for lines in _exchange_candidates(f)
+        if len(render_exchange(lines, name)) <= room
+        and _substance(render_exchange(lines, name)) >= EXCHANGE_MIN
+    ]
+    short = [ls for ls in found if all(len(_said(ln)) <= LINE_SOFT for ln in ls)]
+    rich = [
+        ls
+        for ls in short
+        if any(ln.node == f.source and _substance(_said(ln)) >= LINE_RICH for ln in ls)
+    ]
+    return (rich or short or found or [[]])[0]
+
+
+def fact_counts(edge: Edge, f: PairFacts | None) -> dict[str, Any]:
+    """The numbers behind a document, for its metadata (never its text): how often each form
+    is used, turns, shared stages, who says more, the events where they talk most."""
+    s = edge.signals or {}
+    out: dict[str, Any] = {k: int(s[k]) for k in ("mentions", "voice_mentions") if s.get(k)}
+    if f is not None and f.has_any():
+        out |= {
+            "forms": [[form, n] for form, n in f.forms],
+            "vocatives_back": f.vocatives_back,
+            "turns": f.turns,
+            "shared_stages": f.shared_stages,
+            "lines": [f.a_lines, f.b_lines],
+            "events": [[ev, n] for ev, n in f.events[:3]],
+        }
+    return out
+
+
+@dataclass(slots=True)
+class PairText:
+    """A document's text with the line ids of the exchange it quotes (lead ids first)."""
+
+    text: str
+    line_ids: list[str] = field(default_factory=list)
+
+
+def evidence_text(
+    edge: Edge,
+    a: str,
+    b: str,
+    f: PairFacts | None,
+    name: Callable[[str | None], str] | None = None,
+    *,
+    weak: bool = False,
+) -> PairText | None:
+    """A's view of B from what the corpus proves (10-200 characters), for a model to use:
+    how A addresses B (the predicate's role first when the relation is named), one verbatim
+    exchange of theirs (<= 2 lines), then the event where they talk most when it fits; no
+    counts (they go to :func:`fact_counts`). ``weak``: a pair below the describing threshold,
+    said so (``交集不多``). ``name`` names a line's speaker (node id -> name; default: A and B).
+    None when the corpus proves nothing about the pair (the caller falls back to the
+    template)."""
+    name = name or (lambda nid: a if nid == edge.source else b if nid == edge.target else "？")
+    s = edge.signals or {}
+    has_facts = f is not None and f.has_any()
+    forms = address_clause(f) if f is not None else ""
     parts: list[str] = []
-    if f.shared_stages:
-        parts.append(f"{who}在{f.shared_stages}段剧情中同场")
-    if f.turns:
-        top = "".join(f"「{name}」" for name, _ in f.events[:2])
-        where = f"在{top}中交谈最多" if top else "有过交谈"
-        parts.append(
-            f"{where}（共{f.turns}轮对话）" if parts else f"{who}{where}（共{f.turns}轮对话）"
-        )
-    return "，".join(parts)
+    if edge.predicate != INTERACTION:
+        lead = relation_sentence(edge.predicate, a, b) + ("，但两人交集不多" if weak else "")
+        lead += f"，称{b}为{forms}" if forms else ""
+    elif weak:
+        lead = f"{a}与{b}交集不多" + (f"，称{b}为{forms}" if forms else "")
+    else:
+        lead = f"{a}称{b}为{forms}" if forms else ""
+    if lead:
+        parts.append(lead + "。")
+    lines = pick_exchange(f, name, MAX_CHARS - sum(map(len, parts))) if has_facts else []
+    if lines:
+        parts.append(render_exchange(lines, name))
+    if not lines and not forms:
+        if not has_facts and not (s.get("mentions") or s.get("voice_mentions")):
+            return None
+        said = [x for x, k in (("剧情中", "mentions"), ("语音中", "voice_mentions")) if s.get(k)]
+        if said:
+            parts.append(f"{a}在{'和'.join(said)}提到过{b}。")
+        elif not parts:
+            parts.append(f"{a}与{b}同场过，却少有交谈。")
+    if f is not None and f.events:
+        where = f"两人多在「{f.events[0][0]}」中交谈。"
+        if sum(map(len, parts)) + len(where) <= MAX_CHARS:
+            parts.append(where)
+    text = "".join(parts)
+    if len(text) < MIN_CHARS or len(text) > MAX_CHARS:
+        return None
+    return PairText(text, [ln.line_id for ln in lines])
 
 
 def evidence_description(edge: Edge, a: str, b: str, f: PairFacts | None) -> str | None:
-    """A's view of B from the facts (10-200 characters), or None when the corpus proves
-    nothing about the pair (the caller falls back to the template)."""
-    s = edge.signals or {}
-    mentions = int(s.get("mentions", 0) or 0)
-    voice = int(s.get("voice_mentions", 0) or 0)
-    sentences: list[str] = []
-    if f is not None and f.has_any():
-        first = vocative_clause(a, b, f)
-        if not first and f.vocatives_back:
-            first = f"{b}曾直呼{a}的名字（{f.vocatives_back}次），{a}却没有这样叫过{b}"
-        scenes = _scenes(a, b, f, named=bool(first))
-        more = _says_more(a, b, f)
-        if first:
-            sentences.append(first)
-        tail = "，".join(x for x in (scenes, more) if x)
-        if tail:
-            sentences.append(tail)
-    if not sentences and (mentions or voice):
-        said = []
-        if mentions:
-            said.append(f"在剧情台词中提到{b}{mentions}次")
-        if voice:
-            said.append(f"在语音中提到过{b}")
-        sentences.append(f"{a}" + "，".join(said))
-    if not sentences:
-        return None
-    if edge.predicate != INTERACTION:
-        sentences.insert(0, relation_sentence(edge.predicate, a, b))
-    return fit_sentences(sentences)
+    """:func:`evidence_text`'s text alone."""
+    got = evidence_text(edge, a, b, f)
+    return got.text if got is not None else None
 
 
-def evidence_ids(edge: Edge, f: PairFacts | None) -> list[str]:
-    """The representative exchange first, then the edge's own evidence; capped."""
-    out = list(f.representative()) if f is not None else []
+def evidence_ids(edge: Edge, f: PairFacts | None, lead: list[str] | None = None) -> list[str]:
+    """The quoted exchange first (``lead``; else the pair's representative one), then the
+    edge's own evidence; capped."""
+    out = list(lead) if lead else (list(f.representative()) if f is not None else [])
     for lid in edge.evidence_line_ids:
         if lid not in out:
             out.append(lid)

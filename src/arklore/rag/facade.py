@@ -23,13 +23,21 @@ from arklore.corpus.lexical import Tokenizer, name_words
 from arklore.corpus.store import Store
 from arklore.graph.facade import GraphFacade
 from arklore.graph.io import load_graph
-from arklore.graph.model import RelationGraph
+from arklore.graph.model import Edge, RelationGraph
+from arklore.graph.named import Span
 from arklore.llm import Estimate, estimate
 from arklore.llm.access import LLMAccess
 from arklore.names.facade import NamesFacade
 from arklore.rag import describe
 from arklore.rag.context import RelationContext, RelationRAG, spans_from_mentions
-from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, edge_items, fact_pairs
+from arklore.rag.docs import (
+    RelationDoc,
+    SourceContext,
+    collect_documents,
+    edge_items,
+    fact_pairs,
+    weak_contact_doc,
+)
 from arklore.rag.embedders import Embedder, make_embedder
 from arklore.rag.exemplars import ExemplarIndex, Scene, ScenesReport
 from arklore.rag.index import (
@@ -122,8 +130,18 @@ class RagFacade:
                 mention_finder=spans_from_mentions(self.names.find_mentions),
                 budget=self.budget,
                 client_factory=self.chroma,
+                weak_view=self.weak_view,
             )
         return self._service
+
+    def weak_view(self, op: str, edge: Edge) -> RelationDoc | None:
+        """Her view of someone she barely knows, for a turn that names them: the evidence-built
+        text from the stages their edge cites (:meth:`GraphFacade.contact_facts`), marked as
+        slight contact; the template when the corpus shows nothing."""
+        graph = self.graph.current()
+        name = SourceContext(graph=graph).name
+        facts = self.graph.contact_facts(edge)
+        return weak_contact_doc(edge, name(op), name(edge.target), facts, name)
 
     # -- building ----------------------------------------------------------------------------
     def _facts(self, graph: RelationGraph, progress: Progress | None = None) -> dict[Any, Any]:
@@ -199,6 +217,11 @@ class RagFacade:
             requests, prices=self._llm.prices(describe.TASK),
             expected_output_tokens=describe.MAX_TOKENS,
         )  # fmt: skip
+
+    def operator_spans(self, message: str) -> list[Span]:
+        """The operators ``message`` names, as (char id, start, end), every candidate of an
+        ambiguous name (the names layer's matcher): what :func:`people_named` starts from."""
+        return spans_from_mentions(self.names.find_mentions)(message)
 
     def documents(self, sources: Sequence[str]) -> dict[str, list[RelationDoc]]:
         """Graph node -> the relation documents of her view from ``sources``, built without a
@@ -308,12 +331,14 @@ class RagFacade:
         *,
         budget: int | None = None,
         max_message_chars: int | None = None,
+        spans: list[Span] | None = None,
     ) -> RelationContext:
         """The relation block of graph node ``node`` for ``message``, with the index's
-        warnings (MessageTooLongError over the message limit)."""
+        warnings (MessageTooLongError over the message limit). ``spans``: the people the
+        message names, when the caller found them already (the same rule)."""
         if max_message_chars is not None:
             check_message(message, max_message_chars)
-        ctx = self.service().build_context(node, message, list(exclude), budget=budget)
+        ctx = self.service().build_context(node, message, list(exclude), budget=budget, spans=spans)
         ctx.warnings += self.warnings()
         return ctx
 

@@ -1,7 +1,8 @@
 """Rule-based validation of relation documents before indexing.
 
 A document is indexed only when: its text is non-empty and 10-200 characters, every
-metadata field is present and well-typed, its operator and target exist in the graph, and
+metadata field is present and well-typed, its operator and target exist in the graph, its
+operator is an operator (a view no chat can speak is never indexed), and
 its doc_id matches ``^[a-zA-Z0-9_\\-\\.]+$`` and is unique. Failures are appended to the rejects
 file (``$ARKLORE_HOME/rag_rejects.jsonl``: one JSON object per line, with the reason) and skipped.
 """
@@ -45,8 +46,13 @@ def check(doc: RelationDoc, graph: RelationGraph) -> str | None:
         isinstance(x, str) for x in doc.evidence_line_ids
     ):
         return "evidence_line_ids is not a list of line ids"
+    facts: object = doc.facts  # documents may come from a file: check what the type says
+    if not isinstance(facts, dict):
+        return "facts is not a mapping"
     if doc.operator_id not in graph.nodes:
         return f"operator_id {doc.operator_id!r} is not in the graph"
+    if graph.nodes[doc.operator_id].kind != "operator":
+        return f"operator_id {doc.operator_id!r} is no operator: no chat speaks as them"
     if doc.target_id not in graph.nodes:
         return f"target_id {doc.target_id!r} is not in the graph"
     if doc.target_id == doc.operator_id:
