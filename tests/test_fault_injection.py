@@ -201,6 +201,10 @@ class Scenario:
         return self.id
 
 
+def _tier_c_opt_in(case: Case) -> None:
+    case.env["ARKLORE_TIER_C_RELATIONS"] = "1"
+
+
 def _bad_table(case: Case) -> None:
     (case.gamedata / EXCEL / "character_table.json").write_text('{"char_002_amiya": {"name": ')
 
@@ -394,9 +398,9 @@ SCENARIOS = [
         "context-before-graph-build", ("context", "阿米娅", "你好"), EXIT_ERROR,
         ("no relation graph", "arklore graph build"),
     ),
-    Scenario(
+    Scenario(  # (an operator with a profile, or the opt-in: else tier C says so first)
         "context-before-rag-build", ("context", "阿米娅", "陈最近好吗"), EXIT_OK,
-        ("no relation index", "arklore rag build"), upto="graph",
+        ("no relation index", "arklore rag build"), upto="graph", inject=_tier_c_opt_in,
     ),
     Scenario(
         "rag-status-before-build", ("rag", "status", "--json"), EXIT_ERROR,

@@ -198,6 +198,7 @@ class Workspace:
             chroma_host=st.chroma_host,
             chroma_port=st.chroma_port,
             extra_documents=lambda graph: self.profiles.anchor_documents(graph),
+            extra_state=lambda: self.profiles.state(),
         )
         self.events = EventsFacade(
             store,

@@ -204,6 +204,7 @@ class ChatFacade:
         unless the user opted in; then the context is empty with the reason as a warning."""
         budget = budget or self.budgets.relations
         check_message(message, self.max_message_chars)
+        self.graph.current()  # no graph built: that is the first thing to fix (one-line error)
         if not self.tier_c_relations and self.profiles.persona(sp.char_id).tier == TIER_C:
             return RelationContext(
                 "", [], [], 0, budget,
@@ -211,7 +212,6 @@ class ChatFacade:
                           f"(the design's rule; {OPT_IN_VAR}=1 opts in)"],
             )  # fmt: skip
         if sp.node_id is None:
-            self.graph.current()  # raises when no graph was built
             raise UnknownNameError(f"{sp.name} ({sp.char_id}) is not in the relation graph")
         if spans is None:
             spans = self.named_spans(sp, message)

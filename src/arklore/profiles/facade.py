@@ -11,6 +11,7 @@ form without a file of her own uses her base form's (the same person).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -163,6 +164,17 @@ class ProfilesFacade:
             if p.is_file():
                 return FoundProfile(p, CharProfile.read(p), True, cid)
         return None
+
+    def state(self) -> str:
+        """A digest of every profile file's name, size and modification time: what the
+        documents built from profiles depend on (a file edited, added or removed changes it)."""
+        h = hashlib.sha256()
+        for d, _ in self.dirs():
+            if d.is_dir():
+                for p in sorted(d.glob(f"*{SUFFIX}")):
+                    st = p.stat()
+                    h.update(f"{d}/{p.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+        return h.hexdigest()[:16]
 
     def all(self) -> list[FoundProfile]:
         """Every profile, one per operator (the user's folder wins), by file name."""

@@ -145,6 +145,11 @@ class RelationDoc:
         return doc_rank(self.source, self.generated_by, self.basis)
 
 
+DOCS_VERSION = "docs-3"
+"""The rules that make relation documents from their sources: change it with them, so an
+index built by the old rules is rebuilt (``rag build`` skips when its inputs are the same)."""
+
+
 def doc_rank(source: str, generated_by: str = "", basis: str = "") -> int:
     """Which document speaks for a pair, lowest first -- the one rule every reader uses:
 

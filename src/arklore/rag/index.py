@@ -189,6 +189,7 @@ def build_index(
     progress: Progress | None = None,
     client: Any = None,
     client_factory: Callable[[], Any] | None = None,
+    inputs: str | None = None,
     _after_add: Callable[[int], None] | None = None,
 ) -> BuildReport:
     """Collect, validate, embed and index every relation document; switch atomically.
@@ -197,7 +198,8 @@ def build_index(
     content hash) nothing is written and the live collection stays, unless ``force``.
     Without ``client``, the client from ``client_factory`` (default: the embedded one under
     ``root``) is made on a side thread while the documents are collected and embedded.
-    The report's ``timings`` holds the seconds of each stage. ``facts``
+    The report's ``timings`` holds the seconds of each stage; ``inputs`` (a digest of what the
+    documents were made from) is recorded in the pointer for the next build to compare. ``facts``
     (:func:`arklore.graph.evidence.pair_facts` of :func:`~arklore.rag.docs.fact_pairs`) feed
     the evidence-built descriptions; without them only the template remains.
     """
@@ -261,8 +263,8 @@ def build_index(
                 report.collection, report.unchanged, report.cached = old_name, True, len(ok)
                 with stage("prune"):
                     _prune(root, client, {old_name, old.get("previous")}, report)
-                if graph_fingerprint and old.get("graph") != graph_fingerprint:
-                    _write_pointer(root, old | {"graph": graph_fingerprint})  # same documents
+                if old.get("graph") != graph_fingerprint or old.get("inputs") != inputs:
+                    _write_pointer(root, old | {"graph": graph_fingerprint, "inputs": inputs})
                 report.seconds = round(time.perf_counter() - t0, 3)
                 return report
 
@@ -311,7 +313,8 @@ def build_index(
             )
         with stage("switch"):
             pointer = {k: v for k, v in meta.items() if k != "hnsw:space"}
-            pointer |= {"collection": new_name, "previous": old_name, "graph": graph_fingerprint}
+            pointer |= {"collection": new_name, "previous": old_name, "graph": graph_fingerprint,
+                        "inputs": inputs}  # fmt: skip
             _write_pointer(root, pointer)
         report.collection = new_name
         with stage("prune"), contextlib.suppress(Exception):  # the next build removes the rest
