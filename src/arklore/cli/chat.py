@@ -9,8 +9,16 @@ import typer
 
 from arklore.chat.session import CHAT_TASK, ChatSession
 from arklore.chat.turn import render_why
-from arklore.cli._common import JsonOpt, console, err_console, print_json, workspace
+from arklore.cli._common import (
+    JsonOpt,
+    console,
+    err_console,
+    lenient_stdin,
+    print_json,
+    workspace,
+)
 from arklore.core.errors import ArkloreError
+from arklore.core.text import check_text
 
 app = typer.Typer()
 
@@ -54,13 +62,18 @@ def chat_cmd(
 
 
 def _loop(session: ChatSession) -> None:
+    lenient_stdin()
     while True:
         try:
             line = input("博士> ")
         except EOFError:
             console.print()
             return
-        line = line.strip()
+        try:
+            line = check_text(line.strip(), what="line")
+        except ArkloreError as exc:
+            err_console.print(f"error: {exc.one_line()}")
+            continue
         if not line:
             continue
         if line.startswith("/"):

@@ -29,12 +29,13 @@ from arklore.service.models import (
     TurnRequest,
 )
 from arklore.service.state import ServiceState, service_state
+from arklore.service.turns import turn_runner
 
 router = APIRouter()
-# The two per-turn routes (and /healthz) are ``async``: their work is a few milliseconds of
-# CPU (in-memory graph, cached documents, SQLite, at most one query embedding), cheaper run in
-# the event loop than handed to a thread; everything slower (model calls, whole-corpus
-# reads) runs in the thread pool.
+# No route does its work in the event loop, so a probe (``/healthz``) answers while turns are
+# busy: the two per-turn routes hand the turn to the turn workers (:mod:`.turns`: processes of
+# their own under ``arklore serve``), the model call to the thread pool, and every other route
+# is a plain ``def`` (FastAPI runs it in the thread pool).
 
 NameParam = Annotated[str, Path(min_length=1, max_length=200)]
 E = {
@@ -60,7 +61,9 @@ async def post_turn(body: TurnRequest, request: Request) -> Response:
     configured, her reply too (``stream``: server-sent events ``turn``, ``delta``…, ``done``)."""
     st = service_state(request)
     history = [h.model_dump() for h in body.history]
-    turn = st.ws.chat.turn(body.operator, body.message, history, body.participants, body.l3_targets)
+    turn = await turn_runner(request).run(
+        "turn", body.operator, body.message, history, body.participants, body.l3_targets
+    )
     request.app.state.metrics.observe_turn(turn)
     out: dict[str, Any] = turn.to_dict()
     out["reply"] = None
@@ -77,7 +80,7 @@ async def post_turn(body: TurnRequest, request: Request) -> Response:
     if body.stream:
         return StreamingResponse(_sse(st, req, out), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
-    try:  # the model call waits on the network: off the event loop
+    try:  # the model call waits on the network: in the thread pool
         result = await run_in_threadpool(st.llm().complete, req)
         out["reply"] = result.content.strip()
     except LLMError as exc:
@@ -108,9 +111,10 @@ def _sse(st: ServiceState, req: Any, turn: dict[str, Any]) -> Iterator[bytes]:
 async def post_relation_context(body: RelationContextRequest, request: Request) -> Response:
     """The relation block alone (anchors + the people the message names), as ``arklore
     context`` gives it: what a chat calls every turn when it assembles its own prompt."""
-    chat = service_state(request).ws.chat
-    sp = chat.speaker(body.operator)
-    ctx = chat.relation_context(sp, body.message, body.l3_targets, body.budget)
+    service_state(request)
+    sp, ctx = await turn_runner(request).run(
+        "relation_context", body.operator, body.message, body.l3_targets, body.budget
+    )
     request.app.state.metrics.observe_relations(
         "relation_context", not ctx.text, len(ctx.contextual)
     )
