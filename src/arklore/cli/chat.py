@@ -15,6 +15,7 @@ from arklore.cli._common import (
     err_console,
     lenient_stdin,
     print_json,
+    say,
     workspace,
 )
 from arklore.core.errors import ArkloreError
@@ -150,5 +151,9 @@ def serve_cmd(
     the chat API under /v1, the web pages under /, /metrics, /healthz, /readyz."""
     from arklore.service.run import serve
 
-    workspace()  # the settings are read (and a bad one reported) before anything starts
+    ws = workspace()  # the settings are read (and a bad one reported) before anything starts
+    if ws.roots.excel_root_or_none() is None:
+        say("warning:", "yellow", "ARKLORE_GAMEDATA is not set (or has no zh_CN/gamedata/excel "
+            "folder): the review page cannot check voice quotes against the voice table and "
+            "shows them as unverified; chat turns do not need it")  # fmt: skip
     serve(host=host, port=port, workers=workers, log_level=log_level)
