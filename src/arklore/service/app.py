@@ -59,6 +59,8 @@ def create_app(workspace: Workspace, *, warm_up: bool = True, turn_processes: in
         version=__version__,
         summary="What a chat with an Arknights operator receives, from the official story text.",
         lifespan=lifespan,
+        docs_url=None,  # served by web.mount from the local Swagger UI (no CDN)
+        redoc_url=None,
         dependencies=[Depends(guard.check_request_text)],
     )
     metrics = Metrics()
