@@ -28,7 +28,19 @@ def strip_json_fence(content: str) -> str:
 # What no text field may hold: lone surrogates (U+D800-U+DFFF: invalid UTF-8 decoded with
 # surrogateescape from argv/stdin, or a "\ud800" JSON escape: no encoder can write them back)
 # and the control characters (C0 but tab, line feed and carriage return; DEL; C1).
-_BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROLS = ((0x00, 0x08), (0x0B, 0x0C), (0x0E, 0x1F), (0x7F, 0x9F))
+_SURROGATES = ((0xD800, 0xDFFF),)
+
+
+def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
+
+
+_BAD_CHAR = re.compile(f"[{_char_class(_CONTROLS + _SURROGATES)}]")
+TEXT_PATTERN = f"^[^{_char_class(_CONTROLS)}]*$"
+"""The same rule as a JSON Schema ``pattern`` (what the OpenAPI document says of every text
+field a request carries); lone surrogates are left out: they are not Unicode scalar values,
+which is all a JSON Schema string holds (and all regex engines such as Rust's accept)."""
 
 
 def check_text(text: str, *, what: str = "message") -> str:

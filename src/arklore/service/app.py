@@ -74,6 +74,14 @@ def create_app(workspace: Workspace, *, warm_up: bool = True, turn_processes: in
     app.include_router(router)
     app.include_router(review.router)
     web.mount(app)
+    generated = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            app.openapi_schema = guard.document_rules(generated())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     app.add_middleware(guard.BodyLimitMiddleware, limit=workspace.settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     return app

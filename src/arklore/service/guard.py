@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arklore.core.text import check_text
+from arklore.core.text import TEXT_PATTERN, check_text
 from arklore.service.errors import BodyTooLarge, body_too_large
 
 
@@ -103,3 +103,61 @@ def _check_json(value: Any, where: str) -> None:
     elif isinstance(value, list):
         for i, v in enumerate(value):
             _check_json(v, f"{where}[{i}]")
+
+
+# -- what the OpenAPI document says of these rules ---------------------------------------------
+BAD_INPUT = (
+    "bad input: text with a control character or invalid UTF-8 (bad_text), a body that is not JSON"
+)
+TOO_LARGE = "request body over ARKLORE_MAX_BODY_BYTES (body_too_large)"
+
+
+def document_rules(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (an OpenAPI document) saying what this module enforces on every route: each
+    text field of a request has the text rule as its ``pattern``, each operation may answer
+    400 (and 413 when it takes a body). Applied to the generated document, so a route added
+    later is described too; schemathesis checks the document against the server."""
+    components = schema.get("components", {}).get("schemas", {})
+    error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
+    in_requests: set[str] = set()
+    for ops in schema.get("paths", {}).values():
+        for op in ops.values():
+            if not isinstance(op, dict) or "responses" not in op:
+                continue
+            for param in op.get("parameters", []):
+                _pattern(param.get("schema", {}), components, in_requests)
+            body = op.get("requestBody")
+            for media in (body or {}).get("content", {}).values():
+                _pattern(media.get("schema", {}), components, in_requests)
+            responses = op["responses"]
+            responses.setdefault("400", {"description": BAD_INPUT, **error})
+            if body:
+                responses.setdefault("413", {"description": TOO_LARGE, **error})
+    return schema
+
+
+def _pattern(node: Any, components: dict[str, Any], seen: set[str]) -> None:
+    """The text rule as ``pattern`` on every free-text string under ``node`` ($refs followed
+    once; strings with their own pattern, format or enum are left as they are)."""
+    if isinstance(node, list):
+        for item in node:
+            _pattern(item, components, seen)
+        return
+    if not isinstance(node, dict):
+        return
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+        name = ref.rsplit("/", 1)[1]
+        if name not in seen:
+            seen.add(name)
+            _pattern(components.get(name), components, seen)
+        return
+    if node.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(node):
+        node["pattern"] = TEXT_PATTERN
+    for key in ("properties", "additionalProperties", "items", "anyOf", "oneOf", "allOf"):
+        value = node.get(key)
+        if isinstance(value, dict) and key == "properties":
+            for sub in value.values():
+                _pattern(sub, components, seen)
+        elif value is not None:
+            _pattern(value, components, seen)

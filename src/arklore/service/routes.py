@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Path, Query, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from arklore.chat.session import CHAT_TASK, chat_request
 from arklore.core.errors import ArkloreError, LLMError
@@ -244,18 +244,17 @@ def get_timeline(
 
 @router.get("/v1/stages/{stage_path:path}/lines", responses=E, tags=["story"])
 def get_stage_lines(
-    stage_path: str,
+    stage_path: Annotated[str, Path(json_schema_extra=gv.STAGE_PATH_SCHEMA)],
     request: Request,
     from_: Annotated[int, Query(alias="from", ge=1, le=1_000_000)] = 1,
     to: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
 ) -> Response:
-    """A stage's lines ``from``..``to`` (at most 500) with speakers, choice branches and the
-    relations citing each line (line anchors ``#L<line_no>`` in the stage reader)."""
+    """A stage's lines ``from``..``to`` (at most 500; none when ``to`` is before ``from``) with
+    speakers, choice branches and the relations citing each line (line anchors ``#L<line_no>``
+    in the stage reader)."""
     why = gv.check_stage_path(stage_path)
     if why:
         raise ServiceError(400, "bad_stage_path", f"{stage_path[:80]!r}: {why}")
-    if to is not None and to < from_:
-        raise ServiceError(400, "bad_range", f"to ({to}) is before from ({from_})")
     st = service_state(request)
     store = st.ws.corpus.store()
     info = store.stage_info(stage_path)
@@ -302,7 +301,11 @@ async def healthz() -> Response:
     return json_response({"ok": True, "pid": os.getpid()})
 
 
-@router.get("/readyz", tags=["probes"])
+@router.get(
+    "/readyz",
+    tags=["probes"],
+    responses={503: {"model": dict[str, Any], "description": "not ready (the reasons)"}},
+)
 def readyz(request: Request) -> Response:
     """Store, graph and index loaded (503 with the reason otherwise)."""
     st = service_state(request)
@@ -310,7 +313,7 @@ def readyz(request: Request) -> Response:
     return json_response(r, 200 if r["ready"] else 503)
 
 
-@router.get("/metrics", tags=["probes"])
+@router.get("/metrics", tags=["probes"], response_class=PlainTextResponse)
 def metrics(request: Request) -> Response:
     """Prometheus metrics (see :mod:`arklore.service.metrics`)."""
     body, ctype = request.app.state.metrics.exposition()
