@@ -55,11 +55,11 @@ TIMEOUT = 30.0
 DEADLINE = 600.0
 GOAL_P95_MS = 100.0
 HEAVY = 64  # concurrent name-dense turns
-HEAVY_ROUNDS = 1
+HEAVY_ROUNDS = 2
 HEAVY_WARM = 8  # heavy turns before measuring (both workers load what turns read)
 HEAVY_CHARS = 8000
 PROBE_GAP = 0.02
-PROBE_IDLE = 300
+PROBE_IDLE = 500
 GOAL_PROBE_RATIO = 3.0
 
 
