@@ -14,7 +14,7 @@ export ARKLORE_ASTR ?= $(SHARED)/astr
 endif
 export ARKLORE_HOME ?= $(abspath var)
 
-.PHONY: venv web demo test test-fast lint bench data clean
+.PHONY: venv web browser-deps demo test test-fast lint bench data clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,20 +24,38 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP) web
 
-# The web pages' JavaScript (cytoscape.js) from the npm registry, pinned by web/package-lock.json,
-# copied into the package's static folder (not committed).
+# The web pages' JavaScript (cytoscape.js for the graph, Swagger UI for /docs) from the npm
+# registry, pinned by web/package-lock.json, copied into the package's static folder (not
+# committed): the pages and /docs need no network.
 WEB_VENDOR := src/arklore/service/static/vendor
-$(WEB_VENDOR)/cytoscape.min.js: web/package.json web/package-lock.json
+SWAGGER := web/node_modules/swagger-ui-dist
+$(WEB_VENDOR)/.installed: web/package.json web/package-lock.json
 	cd web && npm ci --no-audit --no-fund --ignore-scripts
 	mkdir -p $(WEB_VENDOR)
 	cp web/node_modules/cytoscape/dist/cytoscape.min.js $(WEB_VENDOR)/
+	cp $(SWAGGER)/swagger-ui-bundle.js $(SWAGGER)/swagger-ui.css $(SWAGGER)/favicon-32x32.png $(WEB_VENDOR)/
+	touch $@
 
-web: $(WEB_VENDOR)/cytoscape.min.js
+web: $(WEB_VENDOR)/.installed
+
+# The browser tests drive Debian's chromium, with a CJK font for the pages' Chinese text:
+# installed here when we can (root and apt); otherwise say what is missing. With CI set, a
+# test run without them fails (tests/test_service_browser.py) instead of skipping.
+BROWSER_PKGS := chromium fonts-noto-cjk
+browser-deps:
+	@if command -v chromium >/dev/null 2>&1 && fc-list :lang=zh family 2>/dev/null | grep -q .; then \
+	  :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing $(BROWSER_PKGS) for the browser tests"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PKGS); \
+	else \
+	  echo "note: the browser tests need Debian's $(BROWSER_PKGS) (sudo apt-get install $(BROWSER_PKGS)); without them they skip (fail with CI set)"; \
+	fi
 
 demo: $(STAMP)
 	$(BIN)/arklore demo
 
-test: $(STAMP) web
+test: $(STAMP) web browser-deps
 	$(BIN)/python -m pytest -q
 
 # everything except the real-data and the slow (> ~20 s) tests: the loop while editing

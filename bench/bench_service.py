@@ -3,10 +3,13 @@
 
     python -m bench bench_service     # env: ARKLORE_HOME (a built knowledge base), ARKLORE_*
 
+    python -m bench bench_service --probe-only   # only the probe under turns (below)
+
 The knowledge base of ``$ARKLORE_HOME`` is used as built (store, graph, relation index with the
 configured embedder); a missing piece is built first (ingest, graph, index: minutes). Profiles
-are drafted without a model into a temporary folder given as ``ARKLORE_CHARS_DIR`` (the home is
-not written), so turns carry real tier-B personas. The server is ``arklore serve --workers 2``
+are drafted without a model (``arklore distill --out``, about a minute) into a temporary folder
+given as ``ARKLORE_CHARS_DIR`` (the home is not written), so turns carry real tier-B personas;
+an ``ARKLORE_CHARS_DIR`` already set is used as it is. The server is ``arklore serve --workers 2``
 on a free loopback port; the load comes from one asyncio client in this process (the same two
 cores). Messages: the relation benchmark's 1,000 (fixed seed: a third name nobody, most name
 one to three people, some are 2,000+ characters), half to each endpoint, in a fixed order.
@@ -15,14 +18,24 @@ Before measuring, :data:`WARM` requests (every message once, not measured) let b
 fill their per-operator caches. Reported: per endpoint p50/p95/p99 latency, errors, throughput, and the p95 as a ratio to
 ``GET /healthz`` under the same load (the framework and loopback cost), plus the share of
 turns with an empty relation block and with contextual entries. Pass: zero errors, and
-relation-context p95 < 100 ms. The run is bounded: a fixed count, a per-request timeout of
+relation-context p95 < 100 ms.
+
+**The probe under turns**: ``GET /healthz`` p95 (one keep-alive connection from a separate
+process, one request scheduled every :data:`PROBE_GAP` s, latency counted from the scheduled
+time) while :data:`HEAVY` clients send
+8,000-character name-dense turns (:data:`HEAVY_ROUNDS` each), as a ratio to its p95 on the
+idle server. Goal: at most :data:`GOAL_PROBE_RATIO` x (per-turn work runs off the event loop).
+
+The run is bounded: a fixed count, a per-request timeout of
 30 s and an overall deadline of 600 s; the server is stopped at the end whatever happens.
 """
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -30,6 +43,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.bench_rag import SHARED, _messages, _pct
 
@@ -40,6 +54,13 @@ WARM = 1000
 TIMEOUT = 30.0
 DEADLINE = 600.0
 GOAL_P95_MS = 100.0
+HEAVY = 64  # concurrent name-dense turns
+HEAVY_ROUNDS = 2
+HEAVY_WARM = 8  # heavy turns before measuring (both workers load what turns read)
+HEAVY_CHARS = 8000
+PROBE_GAP = 0.02
+PROBE_IDLE = 500
+GOAL_PROBE_RATIO = 3.0
 
 
 def _free_port() -> int:
@@ -66,6 +87,9 @@ def _ensure_built(ws) -> None:
     except ArkloreError:
         print(f"no index for embedder {ws.settings.embedder}: building it (minutes)…", flush=True)
         ws.rag.build(no_llm=True)
+    if not ws.events.indexed():
+        print("no appearances index: building it…", flush=True)
+        ws.events.index()
 
 
 class _Conn:
@@ -123,7 +147,13 @@ class _Conn:
         self.reader = self.writer = None
 
 
-async def _load(port: int, specs: list[tuple[str, dict | None]], lat: dict, errors: list) -> float:
+async def _load(
+    port: int,
+    specs: list[tuple[str, dict | None]],
+    lat: dict,
+    errors: list,
+    concurrency: int = CONCURRENCY,
+) -> float:
     import orjson
 
     queue: asyncio.Queue = asyncio.Queue()
@@ -155,7 +185,7 @@ async def _load(port: int, specs: list[tuple[str, dict | None]], lat: dict, erro
         finally:
             conn.close()
 
-    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
     return time.perf_counter() - t0
 
 
@@ -180,9 +210,12 @@ def main() -> None:
     ws.close()
     exe = str(Path(sys.executable).with_name("arklore"))
     with tempfile.TemporaryDirectory(prefix="bench-service-") as tmp:
-        chars = Path(tmp) / "chars"
-        subprocess.run([exe, "profiles", "draft", "--dir", str(chars), "--json"], check=True,
-                       stdout=subprocess.DEVNULL)  # fmt: skip
+        chars = Path(os.environ.get("ARKLORE_CHARS_DIR") or Path(tmp) / "chars")
+        if not os.environ.get("ARKLORE_CHARS_DIR"):
+            print("drafting profiles without a model (arklore distill, about a minute)…",
+                  flush=True)  # fmt: skip
+            subprocess.run([exe, "distill", "--out", str(chars), "--json"], check=True,
+                           stdout=subprocess.DEVNULL)  # fmt: skip
         port = _free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("PROMETHEUS_")}
         env.update(ARKLORE_CHARS_DIR=str(chars), NO_PROXY="127.0.0.1")
@@ -207,21 +240,9 @@ def main() -> None:
                 time.sleep(0.5)
             print(f"server ready in {time.perf_counter() - t0:.1f} s (2 workers, port {port}, "
                   f"embedder {ws.settings.embedder}, {len(list(chars.glob('*.char')))} profiles)")  # fmt: skip
-            specs: list[tuple[str, dict | None]] = []
-            for i in range(REQUESTS):
-                op, msg = msgs[i % len(msgs)]
-                if i % 2:
-                    specs.append(("/v1/turn", {"operator": op, "message": msg}))
-                else:
-                    specs.append(("/v1/relation-context", {"operator": op, "message": msg}))
-            warm: dict = {}
-            asyncio.run(_load(port, specs[:WARM], warm, []))  # not measured: caches fill
-            base_lat: dict = {}
-            base_err: list = []
-            asyncio.run(_load(port, [("/healthz", None)] * BASELINE, base_lat, base_err))
-            lat: dict = {}
-            errors: list = []
-            wall = asyncio.run(_load(port, specs, lat, errors))
+            if "--probe-only" not in sys.argv:
+                report = _throughput(port, msgs)
+            probe = _probe_under_turns(port, graph)
         finally:
             server.send_signal(signal.SIGTERM)
             try:
@@ -229,33 +250,154 @@ def main() -> None:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+    if "--probe-only" not in sys.argv:
+        print(report)
+    print(probe)
+
+
+def _throughput(port: int, msgs: list[tuple[str, str]]) -> str:
+    """The mixed load: per-endpoint latencies and their p95 as a ratio to /healthz."""
+    specs: list[tuple[str, dict | None]] = []
+    for i in range(REQUESTS):
+        op, msg = msgs[i % len(msgs)]
+        if i % 2:
+            specs.append(("/v1/turn", {"operator": op, "message": msg}))
+        else:
+            specs.append(("/v1/relation-context", {"operator": op, "message": msg}))
+    warm: dict = {}
+    asyncio.run(_load(port, specs[:WARM], warm, []))  # not measured: caches fill
+    base_lat: dict = {}
+    base_err: list = []
+    asyncio.run(_load(port, [("/healthz", None)] * BASELINE, base_lat, base_err))
+    lat: dict = {}
+    errors: list = []
+    wall = asyncio.run(_load(port, specs, lat, errors))
+    out: list[str] = []
     done = sum(len(v) for k, v in lat.items() if not k.startswith("_"))
     hz = _pct(base_lat.get("/healthz", []), 95)
-    print(f"{done} requests in {wall:.1f} s ({done / wall:.0f}/s), {CONCURRENCY} concurrent, "
-          f"{len(errors)} errors" + (f" e.g. {errors[:3]}" if errors else ""))  # fmt: skip
-    print(f"{'':22}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'n':>6}{'p95/healthz':>13}")
+    out.append(f"{done} requests in {wall:.1f} s ({done / wall:.0f}/s), {CONCURRENCY} concurrent, "
+               f"{len(errors)} errors" + (f" e.g. {errors[:3]}" if errors else ""))  # fmt: skip
+    out.append(f"{'':22}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'n':>6}{'p95/healthz':>13}")
     rows = [("GET /healthz (baseline)", base_lat.get("/healthz", []))]
     rows += [(f"POST {p}", lat.get(p, [])) for p in ("/v1/relation-context", "/v1/turn")]
     for name, xs in rows:
         ratio = _pct(xs, 95) / hz if hz else float("nan")
-        print(f"{name:22}{_pct(xs, 50):9.2f}{_pct(xs, 95):9.2f}{_pct(xs, 99):9.2f}{len(xs):6d}"
-              f"{ratio:12.1f}x")  # fmt: skip
+        out.append(f"{name:22}{_pct(xs, 50):9.2f}{_pct(xs, 95):9.2f}{_pct(xs, 99):9.2f}"
+                   f"{len(xs):6d}{ratio:12.1f}x")  # fmt: skip
     turns = lat.get("_turns", [])
     if turns:
-        rel = [t["blocks"][1] for t in turns]
+        rel = [next(b for b in t["blocks"] if b["name"] == "relations") for t in turns]
         empty = sum(1 for b in rel if b["empty"]) / len(rel)
         ctx = sum(1 for b in rel if b["meta"].get("contextual")) / len(rel)
         tokens = sorted(t["total_tokens"] for t in turns)
-        print(
+        out.append(
             f"turns: relation block empty {empty:.0%}, with contextual entries {ctx:.0%}; "
             f"system prompt p50 {_pct(tokens, 50):.0f} / p95 {_pct(tokens, 95):.0f} tokens"
         )
     p95 = _pct(lat.get("/v1/relation-context", []), 95)
     ok = not errors and base_err == [] and p95 < GOAL_P95_MS and done == REQUESTS
-    print(
+    out.append(
         f"relation-context p95 {p95:.1f} ms [{'PASS' if ok else 'FAIL'}: zero errors, "
         f"p95 < {GOAL_P95_MS:.0f} ms]"
     )
+    return "\n".join(out)
+
+
+def _dense_messages(graph, n: int) -> list[tuple[str, str]]:
+    """``n`` (operator, message) pairs: messages of exactly :data:`HEAVY_CHARS` characters,
+    operator names every few characters (fixed seed)."""
+    from bench.bench_rag import FILLER
+
+    rnd = random.Random(20261203)
+    ops = sorted(i for i, nd in graph.nodes.items() if nd.kind == "operator")
+    names = sorted(nd.name for nd in graph.nodes.values() if nd.kind == "operator")
+    out = []
+    for _ in range(n):
+        parts: list[str] = []
+        size = 0
+        while size < HEAVY_CHARS:
+            part = rnd.choice(names) + rnd.choice(["和", "、", "说", "找", rnd.choice(FILLER)])
+            parts.append(part)
+            size += len(part)
+        out.append((rnd.choice(ops), "".join(parts)[:HEAVY_CHARS]))
+    return out
+
+
+def _probe(port: int, gap: float, count: int, stop: Any, out: Any) -> None:
+    """In its own process: ``GET /healthz`` on one keep-alive connection, one scheduled every
+    ``gap`` s, ``count`` times or until ``stop`` is set; each latency (ms, to ``out``) counts
+    from its scheduled time, so a stall counts for every probe it delays (no coordinated
+    omission: a sequential probe would wait it out once and report it as one slow sample)."""
+    conn = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    request = b"GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n"
+    lat: list[float] = []
+    buf = b""
+    due = time.perf_counter()
+    while len(lat) < count and not stop.is_set():
+        wait = due - time.perf_counter()
+        if wait > 0:
+            time.sleep(wait)
+        try:
+            conn.sendall(request)
+            while b"\r\n\r\n" not in buf:
+                buf += conn.recv(65536)
+            head, _, buf = buf.partition(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            while len(buf) < length:
+                buf += conn.recv(65536)
+        except OSError:  # a timeout: counted as the longest wait, and the probe ends
+            lat.append(TIMEOUT * 1000)
+            break
+        buf = buf[length:]
+        lat.append((time.perf_counter() - due) * 1000)
+        due += gap
+    conn.close()
+    out.put(lat)
+
+
+def _run_probe(port: int, count: int, stop: Any) -> Any:
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    proc = ctx.Process(target=_probe, args=(port, PROBE_GAP, count, stop, out), daemon=True)
+    proc.start()
+    return proc, out
+
+
+def _probe_under_turns(port: int, graph) -> str:
+    """``/healthz`` p95 while :data:`HEAVY` name-dense turns run, against its idle p95."""
+    msgs = _dense_messages(graph, HEAVY_WARM + HEAVY * HEAVY_ROUNDS)
+    specs = [("/v1/turn", {"operator": op, "message": m}) for op, m in msgs]
+    asyncio.run(_load(port, specs[:HEAVY_WARM], {}, [], concurrency=2))  # not measured
+    specs = specs[HEAVY_WARM:]
+    ctx = multiprocessing.get_context("spawn")
+    never = ctx.Event()
+    proc, out = _run_probe(port, PROBE_IDLE, never)  # the idle server
+    idle = out.get(timeout=DEADLINE)
+    proc.join()
+    stop = ctx.Event()
+    proc, out = _run_probe(port, 10**9, stop)
+    time.sleep(0.5)  # the probe is connected and running before the load starts
+    lat: dict = {}
+    errors: list = []
+    wall = asyncio.run(_load(port, specs, lat, errors, concurrency=HEAVY))
+    stop.set()
+    busy = out.get(timeout=DEADLINE)
+    proc.join()
+    turns = lat.get("/v1/turn", [])
+    hz_idle, hz_busy = _pct(idle, 95), _pct(busy, 95)
+    ratio = hz_busy / hz_idle if hz_idle else float("nan")
+    ok = not errors and ratio <= GOAL_PROBE_RATIO
+    return "\n".join([
+        f"probe under turns: {len(turns)} turns of {HEAVY_CHARS} name-dense characters, "
+        f"{HEAVY} concurrent, in {wall:.1f} s (turn p50 {_pct(turns, 50):.0f} ms, p95 "
+        f"{_pct(turns, 95):.0f} ms), {len(errors)} errors" + (f" e.g. {errors[:3]}" if errors else ""),
+        f"/healthz p50/p95 idle {_pct(idle, 50):.2f}/{hz_idle:.2f} ms ({len(idle)} probes), under "
+        f"turns {_pct(busy, 50):.2f}/{hz_busy:.2f} ms ({len(busy)} probes, max "
+        f"{max(busy, default=float('nan')):.1f} ms)",
+        f"/healthz p95 under turns / idle: {ratio:.2f}x [{'PASS' if ok else 'FAIL'}: goal <= "
+        f"{GOAL_PROBE_RATIO:.0f}x, zero errors]",
+    ])  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -97,8 +97,33 @@ def metrics():
     return _METRICS.append
 
 
+BROWSER_TESTS = "tests/test_service_browser.py"
+
+
+def _browser_count(terminalreporter) -> str | None:
+    """How many browser tests ran, passed and were skipped (None: none was collected), so a
+    run that skipped them all says so."""
+    outcomes: dict[str, int] = {}
+    for outcome in ("passed", "failed", "error", "skipped"):
+        for rep in terminalreporter.stats.get(outcome, []):
+            if getattr(rep, "nodeid", "").startswith(BROWSER_TESTS) and (
+                rep.when == "call" or outcome in ("skipped", "error")
+            ):
+                outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    if not outcomes:
+        return None
+    ran = outcomes.get("passed", 0) + outcomes.get("failed", 0)
+    return f"browser tests (chromium): {ran} run, " + ", ".join(
+        f"{v} {k}" for k, v in sorted(outcomes.items())
+    )
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
-    if _METRICS:
+    lines = list(_METRICS)
+    browser = _browser_count(terminalreporter)
+    if browser:
+        lines.append(browser)
+    if lines:
         terminalreporter.section("measured")
-        for line in _METRICS:
+        for line in lines:
             terminalreporter.write_line(line)

@@ -278,3 +278,21 @@ def kb_workspace(home: Path, **kw):
     from arklore.workspace import Workspace
 
     return Workspace(kb_settings(home, **kw))
+
+
+def swire_profile() -> str:
+    """A tier-B draft quoting one story line (checkable in the store) and one voice line
+    (checkable only with the voice table of ARKLORE_GAMEDATA)."""
+    story = (
+        f"- 「陈，你又抢在我前面了，这次的功劳可不能全算你的。」 —— story:{lid(S2, 3)}（T-2 雨后）"
+    )
+    voice = "- 「这里是诗怀雅，有事请讲。」 —— voice:char_308_swire_CN_001（任命助理）"
+    return render_profile(
+        name="诗怀雅", char_id=SWIRE, generated_at="2026-07-20T09:30:00Z",
+        sections=[("锚", "- 代号：诗怀雅\n- 种族：菲林"), ("语录", f"{story}\n{voice}")],
+        sources=[f"story: {lid(S2, 3)}", "charword_table: char_308_swire_CN_001"], tier=TIER_B,
+    )  # fmt: skip
+
+
+def write_swire_profile(home: Path) -> None:
+    (home / "chars" / f"{SWIRE}.char").write_text(swire_profile(), encoding="utf-8")

@@ -99,3 +99,53 @@ def test_crosscheck_json_from_store(env, monkeypatch, capsys):
     report = json.loads(out)
     assert code == 0 and report["stages_compared"] == 1
     assert report["fields"]["text"]["agreeing"] == report["fields"]["text"]["compared"] == 7
+
+
+def test_crosscheck_below_the_minimum_agreement_exits_5(env, monkeypatch, capsys):
+    f = avg_file(env)
+    f.write_text(f.read_text(encoding="utf-8").replace("晨雾还没有散去。", "晨雾散了。"), "utf-8")
+    run(monkeypatch, capsys, "ingest", "--json")
+    code, out, err = run(monkeypatch, capsys, "crosscheck", "--min-agreement", "0.99")
+    assert code == 5, err
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert line.startswith("findings: line agreement under 99.00%: text 85.71%")
+    assert "6/7 lines agree" in out  # the report is printed as usual
+    code, out, _ = run(monkeypatch, capsys, "crosscheck", "--json", "--min-agreement", "0.99")
+    below = json.loads(out)["below"]
+    assert code == 5 and below["text"] == 6 / 7 and set(below) <= {"text", "figure_art"}
+    code, _, err = run(monkeypatch, capsys, "crosscheck", "--min-agreement", "0.5")
+    assert code == 0 and "findings" not in err
+    code, _, err = run(monkeypatch, capsys, "crosscheck", "--min-agreement", "1.5")
+    assert code == 2 and "--min-agreement" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("distill",), ("distill", "--task", "A", "--dry-run"), ("review-queue",), ("verify-anchors",)],
+)
+def test_commands_reading_the_data_say_so_without_it(env, monkeypatch, capsys, args):
+    run(monkeypatch, capsys, "ingest", "--json")
+    monkeypatch.delenv("ARKLORE_GAMEDATA")
+    code, out, err = run(monkeypatch, capsys, *args)
+    assert code == 2 and out == "", err
+    [line] = [ln for ln in err.splitlines() if ln.strip()]
+    assert line.startswith("error: ARKLORE_GAMEDATA is not set"), line
+
+
+def test_distill_of_tasks_not_reading_the_tables_needs_no_data(env, monkeypatch, capsys):
+    run(monkeypatch, capsys, "ingest", "--json")
+    monkeypatch.delenv("ARKLORE_GAMEDATA")
+    code, _, err = run(monkeypatch, capsys, "distill", "--task", "E", "--json")
+    assert code in (0, 5) and "ARKLORE_GAMEDATA" not in err
+
+
+def test_graph_build_without_the_voice_table_says_what_it_left_out(
+    env, monkeypatch, capsys, tmp_path
+):
+    run(monkeypatch, capsys, "ingest", "--json")
+    monkeypatch.delenv("ARKLORE_GAMEDATA")
+    matrix = tmp_path / "matrix.toml"  # the shipped one names operators these stories lack
+    matrix.write_text("", encoding="utf-8")
+    code, _, err = run(monkeypatch, capsys, "graph", "build", "--matrix", str(matrix))
+    assert code == 0, err
+    assert "warning: ARKLORE_GAMEDATA is not set" in err and "voice lines" in err

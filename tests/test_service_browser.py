@@ -1,36 +1,66 @@
 """The web pages in headless Chromium (Debian's ``chromium`` driven by Playwright), against
-the service started on a free loopback port over the invented knowledge base.
+the service started on a free loopback port over the invented knowledge base; ``/docs`` with
+every request off the machine refused (the network off).
+
+What the tests need from the system: Debian's ``chromium`` and a CJK font (``fonts-noto-cjk``:
+without it every Chinese character is a box in the screenshots); ``make test`` installs both
+where it can (root, apt). Missing, the tests skip, except in CI (``CI`` set): there they fail,
+naming the package, so a fresh machine never passes without having run them.
 
 Screenshots go to ``test-artifacts/browser/`` (not committed): the graph, the evidence panel,
-the stage reader and the chat preview.
+the stage reader, the chat preview, the review page and /docs.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
-from service_kb import S1, kb_workspace, make_kb
+from service_kb import S1, SWIRE, kb_workspace, make_kb, write_swire_profile
 
+from arklore.core.blocks import BLOCK_ORDER
 from arklore.service.app import create_app
-from arklore.service.web import cytoscape_installed
+from arklore.service.web import cytoscape_installed, swagger_installed
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]  # fmt: skip
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install chromium)"
-    ),
-    pytest.mark.skipif(not cytoscape_installed(), reason="cytoscape.js not installed (make web)"),
-]
+pytestmark = pytest.mark.slow
+
+
+def missing() -> str | None:
+    """What the browser tests lack on this machine, naming what to install (None: nothing)."""
+    if not CHROMIUM.exists():
+        return "no /usr/bin/chromium: install Debian's chromium (apt-get install chromium)"
+    fonts = ""
+    if shutil.which("fc-list"):
+        fonts = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True,
+                               text=True, check=False).stdout  # fmt: skip
+    if not fonts.strip():
+        return "no CJK font: install fonts-noto-cjk (apt-get install fonts-noto-cjk)"
+    if not cytoscape_installed() or not swagger_installed():
+        return "the web pages' JavaScript is not installed: run `make web` (npm)"
+    return None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _browser_ready() -> None:
+    why = missing()
+    if why is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"browser tests cannot run in CI: {why}", pytrace=False)
+    pytest.skip(why)
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +68,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import uvicorn
 
     home = make_kb(tmp_path_factory.mktemp("browser") / "home")
+    write_swire_profile(home)  # a voice quote the review page cannot check without the data
     app = create_app(kb_workspace(home))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -139,7 +170,7 @@ def test_chat_preview_shows_the_blocks(server: str, page) -> None:
     blocks = page.eval_on_selector_all(
         ".turn:first-child .block", "els => els.map(e => e.dataset.block)"
     )
-    assert blocks == ["persona", "relations", "memories", "group"]
+    assert blocks == list(BLOCK_ORDER)
     first = page.inner_text(".turn:first-child")
     assert "阿米娅" in first and "tier B" in first and "【在场者之间的关系】" in first
     assert "tokens" in first and "T-1" in first
@@ -162,3 +193,37 @@ def test_operator_and_review_pages(server: str, page) -> None:
     page.wait_for_selector("#result .error")  # no token on this server: writes disabled
     assert "disabled" in page.inner_text("#result")
     shot(page, "review")
+
+
+def test_review_marks_quotes_it_cannot_check_as_unverified(server: str, page) -> None:
+    page.goto(server + f"/review?id={SWIRE}")
+    page.wait_for_selector("#detail td.unverified")
+    detail = page.inner_text("#detail")
+    assert "verbatim" in detail  # the story quote, checked against the stored line
+    assert "unverified: voice table not available (set ARKLORE_GAMEDATA)" in detail
+    assert "not found" not in detail
+    shot(page, "review-unverified")
+
+
+def test_docs_render_with_the_network_off(server: str, page) -> None:
+    off_machine: list[str] = []
+
+    def only_local(route) -> None:  # noqa: ANN001 - playwright's Route
+        host = urlparse(route.request.url).hostname
+        if host in ("127.0.0.1", "localhost"):
+            route.continue_()
+        else:
+            off_machine.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_local)
+    page.goto(server + "/docs")
+    page.wait_for_selector(".opblock-summary-path", timeout=30_000)
+    paths = page.eval_on_selector_all(
+        ".opblock-summary-path", "els => els.map(e => e.dataset.path || e.innerText)"
+    )
+    assert {"/v1/turn", "/v1/relation-context", "/v1/operators/{name}", "/healthz"} <= set(paths)
+    assert len(paths) >= 15
+    assert "arklore" in page.inner_text(".info .title")
+    assert off_machine == [], off_machine
+    shot(page, "docs")

@@ -3,55 +3,23 @@ metrics add up over both workers."""
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
+from serve_proc import served
 from service_kb import AMIYA, make_kb
 
 pytestmark = pytest.mark.slow
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_ready(base: str, proc: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "the server exited"
-        try:
-            if httpx.get(base + "/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError("the server never became ready")
-
-
 def test_two_workers_share_one_home(tmp_path: Path) -> None:
     home = make_kb(tmp_path / "home")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "PROMETHEUS_"))}
-    env.update(ARKLORE_HOME=str(home), ARKLORE_EMBEDDER="hash", NO_PROXY="127.0.0.1")
-    exe = Path(sys.executable).with_name("arklore")
-    proc = subprocess.Popen(
-        [str(exe), "serve", "--port", str(port), "--workers", "2", "--log-level", "warning"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(base, proc)
+    with served(home, "--workers", "2") as srv:
+        base = srv.base
 
         def one(i: int) -> tuple[int, int, str]:
             with httpx.Client(base_url=base, timeout=10) as c:  # a new connection each time
@@ -78,10 +46,3 @@ def test_two_workers_share_one_home(tmp_path: Path) -> None:
                           r'status="200"\} ([0-9.]+)', text)  # fmt: skip
             assert m and float(m.group(1)) == n
         assert re.search(r"arklore_turns_total ([0-9.]+)", text).group(1) == f"{n}.0"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

@@ -18,6 +18,8 @@ variable                        meaning                                         
 ``ARKLORE_WORKERS``             processes that parse story files during an ingest   the CPU count (at most 8)
 ``ARKLORE_RAG_TOKEN_BUDGET``    tokens of the relation block per chat turn          ``800``
 ``ARKLORE_MAX_MESSAGE_CHARS``   longest chat message accepted (characters)          ``8000``
+``ARKLORE_MAX_BODY_BYTES``      largest HTTP request body the service reads; a      ``8388608`` (8 MiB)
+                                larger one is refused (413) before it is read
 ``CHROMA_HOST``/``CHROMA_PORT`` a Chroma server instead of the embedded index       (embedded) / ``8000``
 ``ARKLORE_CHARS_DIR``           a user folder of ``.char`` profiles (read only;     (none)
                                 wins over ``$ARKLORE_HOME/chars``)
@@ -36,6 +38,9 @@ variable                        meaning                                         
                                 script) becomes in anything a chat receives
 ``ARKLORE_TIER_C_RELATIONS``    1: relation context for operators without a         ``0``
                                 profile (tier C) too
+``ARKLORE_TURN_PROCESSES``      worker processes per ``arklore serve`` process     ``1``
+                                assembling turns (0: its thread pool; a turn in
+                                the event loop's process slows every request)
 ``ARKLORE_ADMIN_TOKEN``         bearer token of the service's write endpoints       (none: writes disabled)
                                 (a secret: never logged or shown)
 ``ARKLORE_API_KEYS``            comma-separated bearer tokens of the chat apps      (none: only clients on
@@ -174,6 +179,8 @@ class Settings(BaseModel):
     workers: int = Field(default_factory=lambda: min(os.cpu_count() or 1, 8), ge=1, le=64)
     rag_token_budget: int = Field(default=800, ge=1, le=100_000)
     max_message_chars: int = Field(default=8000, ge=1, le=10_000_000)
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=1 << 31)
+    turn_processes: int = Field(default=1, ge=0, le=64)
     chroma_host: str | None = None
     chroma_port: int = Field(default=8000, ge=1, le=65535)
     chars_dir: Path | None = None
@@ -270,6 +277,8 @@ _VARS: dict[str, str] = {
     "ARKLORE_WORKERS": "workers",
     "ARKLORE_RAG_TOKEN_BUDGET": "rag_token_budget",
     "ARKLORE_MAX_MESSAGE_CHARS": "max_message_chars",
+    "ARKLORE_MAX_BODY_BYTES": "max_body_bytes",
+    "ARKLORE_TURN_PROCESSES": "turn_processes",
     "CHROMA_HOST": "chroma_host",
     "CHROMA_PORT": "chroma_port",
     "ARKLORE_CHARS_DIR": "chars_dir",

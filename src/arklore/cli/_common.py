@@ -7,6 +7,8 @@ point; library code never does).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -127,15 +129,25 @@ def table(*headers: str, title: str | None = None) -> Table:
     return t
 
 
+def lenient_stdin() -> None:
+    """Decode standard input with ``surrogateescape``: bytes that are not UTF-8 arrive as lone
+    surrogates, which :func:`~arklore.core.text.check_text` then refuses with their position
+    (a strict decoder would raise from inside ``read``/``input``)."""
+    if isinstance(sys.stdin, io.TextIOWrapper):
+        with contextlib.suppress(ValueError, io.UnsupportedOperation):
+            sys.stdin.reconfigure(errors="surrogateescape")
+
+
 def read_message(message: str, limit: int) -> str:
     """A message argument; ``-`` reads standard input (at most ``limit`` characters are read,
     one more tells it is too long, so a huge input is refused without reading all of it)."""
     if message != "-":
         return check_message(message, limit)
+    lenient_stdin()
     text = sys.stdin.read(limit + 1)  # never more than the limit lets through
     if len(text) > limit:
         raise MessageTooLongError(len(text), limit, truncated=True)
-    return text
+    return check_message(text, limit)
 
 
 def print_dry_run(stages: int, est: Estimate, json: bool) -> None:

@@ -31,6 +31,7 @@ from arklore.cli import (
 )
 from arklore.cli._common import close_workspace, err_console, say
 from arklore.core.errors import EXIT_ERROR, EXIT_INTERRUPTED, ArkloreError
+from arklore.core.text import check_text
 
 app = typer.Typer(
     name="arklore",
@@ -89,8 +90,17 @@ for _sub in SUBCOMMANDS:
     app.add_typer(_sub)
 
 
+def check_argv(argv: list[str]) -> None:
+    """Every command-line argument under the one text rule (``core.text.check_text``): bytes
+    that are not UTF-8 reach Python as lone surrogates, which no later step could print,
+    match or store."""
+    for i, arg in enumerate(argv, 1):
+        check_text(arg, what=f"command-line argument {i}")
+
+
 def main() -> None:
     try:
+        check_argv(sys.argv[1:])
         app()
     except ArkloreError as exc:
         say("error:", "bold red", exc.one_line())

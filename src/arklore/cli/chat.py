@@ -9,8 +9,17 @@ import typer
 
 from arklore.chat.session import CHAT_TASK, ChatSession
 from arklore.chat.turn import render_why
-from arklore.cli._common import JsonOpt, console, err_console, print_json, workspace
+from arklore.cli._common import (
+    JsonOpt,
+    console,
+    err_console,
+    lenient_stdin,
+    print_json,
+    say,
+    workspace,
+)
 from arklore.core.errors import ArkloreError
+from arklore.core.text import check_text
 
 app = typer.Typer()
 
@@ -54,13 +63,18 @@ def chat_cmd(
 
 
 def _loop(session: ChatSession) -> None:
+    lenient_stdin()
     while True:
         try:
             line = input("博士> ")
         except EOFError:
             console.print()
             return
-        line = line.strip()
+        try:
+            line = check_text(line.strip(), what="line")
+        except ArkloreError as exc:
+            err_console.print(f"error: {exc.one_line()}")
+            continue
         if not line:
             continue
         if line.startswith("/"):
@@ -137,5 +151,9 @@ def serve_cmd(
     the chat API under /v1, the web pages under /, /metrics, /healthz, /readyz."""
     from arklore.service.run import serve
 
-    workspace()  # the settings are read (and a bad one reported) before anything starts
+    ws = workspace()  # the settings are read (and a bad one reported) before anything starts
+    if ws.roots.excel_root_or_none() is None:
+        say("warning:", "yellow", "ARKLORE_GAMEDATA is not set (or has no zh_CN/gamedata/excel "
+            "folder): the review page cannot check voice quotes against the voice table and "
+            "shows them as unverified; chat turns do not need it")  # fmt: skip
     serve(host=host, port=port, workers=workers, log_level=log_level)

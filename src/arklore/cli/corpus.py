@@ -233,16 +233,33 @@ def crosscheck(
         bool, typer.Option("--from-files", help="Re-read both sources instead of using the store.")
     ] = False,
     limit: Annotated[int, typer.Option(help="Disagreeing stages to list in the text report.")] = 30,
+    min_agreement: Annotated[
+        float | None,
+        typer.Option(
+            "--min-agreement",
+            min=0.0,
+            max=1.0,
+            help="Exit 5 when a field's line agreement is below this share (e.g. 0.99).",
+        ),
+    ] = None,
 ) -> None:
     """Compare the stages present in both sources line by line, judged per field."""
     with progress_bar(not json) as progress:
         report = workspace().corpus.crosscheck(
             from_files=from_files, progress=lambda done, total: progress("crosscheck", done, total)
         )
+    below = report.below(min_agreement) if min_agreement is not None else {}
     if json:
-        print_json(report.to_dict())
-        return
-    print_crosscheck(report, limit)
+        out = report.to_dict()
+        if min_agreement is not None:
+            out |= {"min_agreement": min_agreement, "below": below}
+        print_json(out)
+    else:
+        print_crosscheck(report, limit)
+    if below:
+        fields = ", ".join(f"{name} {share:.2%}" for name, share in below.items())
+        say("findings:", "yellow", f"line agreement under {min_agreement:.2%}: {fields}")
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 def print_crosscheck(report: CrosscheckReport, limit: int) -> None:

@@ -13,6 +13,7 @@ from arklore.cli._common import (
     err_console,
     print_json,
     progress_bar,
+    say,
     table,
     workspace,
 )
@@ -68,6 +69,8 @@ def build(
         print_json(built.report)
     else:
         print_build(built.report)
+    for w in built.report.get("warnings", []):
+        say("warning:", "yellow", w)
 
 
 def _edge_json(graph: RelationGraph, e: Edge) -> dict[str, Any]:

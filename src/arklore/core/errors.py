@@ -16,6 +16,8 @@ Every error carries a ``hint`` that tells the user what to do; the CLI prints
 
 from __future__ import annotations
 
+from typing import Any
+
 EXIT_OK, EXIT_ERROR, EXIT_CONFIG, EXIT_PARTIAL, EXIT_STOPPED, EXIT_FINDINGS = 0, 1, 2, 3, 4, 5
 EXIT_INTERRUPTED = 130
 
@@ -34,6 +36,18 @@ class ArkloreError(Exception):
     def one_line(self) -> str:
         """The message and the hint on one line, as the CLI prints it."""
         return f"{self.message} ({self.hint})" if self.hint else self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take other arguments than ``args``: pickle the attributes as they are,
+        # so an error crosses a process boundary (the service's turn workers) unchanged.
+        return (_restore, (type(self), self.args, self.__dict__))
+
+
+def _restore(cls: type[ArkloreError], args: tuple[Any, ...], state: dict[str, Any]) -> ArkloreError:
+    exc = cls.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
 
 
 class ConfigError(ArkloreError):
@@ -207,6 +221,19 @@ class MessageTooLongError(ArkloreError):
         super().__init__(message)
         self.length = length
         self.limit = limit
+
+
+class BadTextError(UsageError):
+    """Text no entry point accepts: a lone surrogate (invalid UTF-8 read from the command line,
+    a ``"\\ud800"`` escape in JSON) or a control character (checked by
+    :func:`arklore.core.text.check_text` before any work is done)."""
+
+    default_hint = "send UTF-8 text without control characters; tabs and line breaks are fine"
+
+    def __init__(self, what: str, position: int, problem: str) -> None:
+        super().__init__(f"the {what} holds {problem} at character {position}")
+        self.what = what
+        self.position = position
 
 
 class OperatorNotAvailableError(ArkloreError):

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from arklore.core.errors import ArkloreError
+from arklore.core.errors import ArkloreError, DataNotFoundError
 from arklore.core.model import Line, Source, Stage, content_hash, parse_line_id
 from arklore.corpus.store import Store
 from arklore.sources import astr, avg
@@ -113,17 +113,24 @@ class AnchorReport:
 StageReader = Callable[[Path, Path, bytes | None], Stage]
 
 
-def _readers(roots: DataRoots) -> dict[str, tuple[Path | None, StageReader]]:
-    def root(fn: Callable[[], Path]) -> Path | None:
-        try:
-            return fn()
-        except ArkloreError:
-            return None
-
-    return {
-        Source.AVG: (root(roots.avg_story_root), avg.read_avg_stage),
-        Source.ASTR: (root(roots.astr_story_root), astr.read_astr_stage),
+def _readers(roots: DataRoots, sources: Iterable[str]) -> dict[str, tuple[Path, StageReader]]:
+    """The story folder and reader of each source the store holds; DataNotFoundError (exit 2,
+    naming the variable) when its checkout is not set: without it every line would look
+    vanished."""
+    known: dict[str, tuple[Callable[[], Path], StageReader]] = {
+        Source.AVG: (roots.avg_story_root, avg.read_avg_stage),
+        Source.ASTR: (roots.astr_story_root, astr.read_astr_stage),
     }
+    out = {}
+    for source in sorted(set(sources)):
+        root, read = known[Source(source)]
+        try:
+            out[source] = (root(), read)
+        except DataNotFoundError as exc:
+            raise DataNotFoundError(
+                f"{exc.message}: verify-anchors compares the stored {source} lines with its files"
+            ) from None
+    return out
 
 
 def verify_anchors(
@@ -187,15 +194,15 @@ def verify_anchors(
             "SELECT source, stage_path, source_path, content_hash FROM stages"
         )
     }
-    readers = _readers(roots)
+    readers = _readers(roots, (source for source, _ in wanted))
     for i, ((source, stage_path), positions) in enumerate(sorted(wanted.items()), 1):
         report.stages_checked += 1
         if progress:
             progress("verify anchors", i, len(wanted))
         source_path, ingested_hash = stored.get((source, stage_path), (None, None))
-        root, read = readers[Source(source)]
-        file = root / source_path if root is not None and source_path else None
-        if root is None or file is None or not file.is_file():
+        root, read = readers[source]
+        file = root / source_path if source_path else None
+        if file is None or not file.is_file():
             detail = "file not found" if source_path else "stage not in the store"
             _report_all(report, source, stage_path, positions, DriftKind.STAGE_MISSING, detail)
             continue

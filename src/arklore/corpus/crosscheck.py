@@ -109,6 +109,13 @@ class CrosscheckReport:
             counts[stage.category] = counts.get(stage.category, 0) + 1
         return counts
 
+    def below(self, min_agreement: float) -> dict[str, float]:
+        """The fields whose line agreement (share of the lines compared) is under
+        ``min_agreement`` (0..1), with their share: what ``--min-agreement`` reports."""
+        return {
+            name: stats.share for name, stats in self.fields.items() if stats.share < min_agreement
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "stages_compared": self.stages_compared,

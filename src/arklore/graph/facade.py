@@ -217,17 +217,23 @@ class GraphFacade:
         packaged one) and the relation imports (``None``: the registered ones), and save it
         atomically: a failed build keeps the previous file."""
         t0 = time.perf_counter()
+        excel_root = self._excel_root()
         graph = build_graph(
             self._store(check_roots=True),
             self.people(),
             matrix_path=matrix or self.matrix,
             import_paths=self.imports() if imports is None else imports,
-            excel_root=self._excel_root(),
+            excel_root=excel_root,
             progress=progress,
         )
         save_graph(graph, self.path)
         self._graph = graph
         report = {"path": str(self.path), **graph.meta}
+        if excel_root is None:  # built, but without one of its sources: say so
+            report["warnings"] = [
+                "ARKLORE_GAMEDATA is not set (or has no zh_CN/gamedata/excel folder): "
+                "mentions in voice lines were not counted"
+            ]
         report["seconds"] = round(time.perf_counter() - t0, 2)
         return GraphBuild(graph, report)
 

@@ -25,7 +25,13 @@ from arklore.core.operators import Alias, Operator
 from arklore.core.text import check_message
 from arklore.corpus.store import Store
 from arklore.names import build as names_db
-from arklore.names.aliases import DISPLAY, AliasTable, default_alias_path, load_user_aliases
+from arklore.names.aliases import (
+    DISPLAY,
+    AliasTable,
+    default_alias_path,
+    fold,
+    load_user_aliases,
+)
 from arklore.names.audit import audit
 from arklore.names.matcher import Mention, MentionContext, MentionMatcher
 from arklore.names.registry import Registry
@@ -132,9 +138,11 @@ class NamesFacade:
             return []
         near = get_close_matches(query, pool, n=n + 1, cutoff=0.4)
         near += [x for x in pool if (query in x or x in query) and x not in near]
-        return [x for x in near if x != query][:n]
+        return [x for x in near if fold(x) != fold(query)][:n]
 
     def _pool(self) -> list[str]:
+        """The names a suggestion may be: only those the alias table resolves (a name a
+        user [[block]] removed, like the shared appellation Shalem, would fail in turn)."""
         if self._closest_pool is None:
             names: set[str] = set()
             for op in self.registry():
@@ -142,7 +150,8 @@ class NamesFacade:
                 names.add(op.name)
                 if op.appellation:
                     names.add(op.appellation)
-            self._closest_pool = sorted(names)
+            table = self.aliases()
+            self._closest_pool = sorted(x for x in names if table.resolve(x).ids)
         return self._closest_pool
 
     def resolve_person(self, name: str) -> str | None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from arklore.base.files import atomic_write_text
-from arklore.core.errors import UsageError
+from arklore.core.errors import DataNotFoundError, UsageError
 from arklore.core.operators import Operator
 from arklore.corpus.store import Store
 from arklore.graph.facade import GraphFacade
@@ -64,6 +64,10 @@ Progress = Callable[[str, int, int], None]
 
 MAX_QUEUE = 2000
 """Entries the service's review list shows at most."""
+
+
+TABLE_TASKS = ("A", "B", "C")
+"""The distill tasks that read the excel tables (archive, characters, voice lines)."""
 
 
 @dataclass(frozen=True)
@@ -282,6 +286,16 @@ class ProfilesFacade:
             )
         return choose_greeting(voices, story)
 
+    def require_tables(self, why: str) -> None:
+        """DataNotFoundError (exit 2) naming ``ARKLORE_GAMEDATA`` when its excel folder is not
+        there: without the archive, character and voice tables a distill writes empty anchors
+        and the review queue blames every operator's sources, silently."""
+        if self._excel_root() is None:
+            raise DataNotFoundError(
+                "ARKLORE_GAMEDATA is not set, or has no zh_CN/gamedata/excel folder: "
+                f"{why} the archive, character and voice tables there"
+            )
+
     def tables(self) -> Tables:
         """The excel tables profiles read (archive, characters, voice, teams), parsed once."""
         if self._tables is None:
@@ -384,6 +398,7 @@ class ProfilesFacade:
         ``use_llm=False`` runs every task by its rule even with a model configured (the
         build)."""
         letters = self.tasks(tasks)
+        self._require_for(letters)
         out_dir = self.out_dir(out)
         inputs = self.inputs(self.names.select(operators))
         llm_tasks = [
@@ -431,8 +446,15 @@ class ProfilesFacade:
         self, tasks: Sequence[str] = ("all",), operators: Sequence[str] | None = None
     ) -> dict[str, Estimate]:
         """Task letter -> tokens and cost of its requests at its model's prices; sends nothing."""
+        letters = self.tasks(tasks)
+        self._require_for(letters)
         inputs = self.inputs(self.names.select(operators))
-        return distill_run.dry_run(inputs, self.tasks(tasks), self._llm.prices)
+        return distill_run.dry_run(inputs, letters, self._llm.prices)
+
+    def _require_for(self, letters: Sequence[str]) -> None:
+        table_tasks = [t for t in letters if t in TABLE_TASKS]
+        if table_tasks:
+            self.require_tables(f"distill tasks {', '.join(table_tasks)} read")
 
     # -- review ------------------------------------------------------------------------------
     def review_queue(
@@ -440,6 +462,7 @@ class ProfilesFacade:
     ) -> profile_review.Queue:
         """The review queue: an entry per operator with results or a profile, and every
         operator some source has nothing for ("no source: ...")."""
+        self.require_tables("the review queue compares each operator's profile with")
         ops = self.names.select(operators)
         found = {op.char_id: f for op in ops if (f := self.find(op.char_id, own=True))}
         return profile_review.build_queue(

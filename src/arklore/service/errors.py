@@ -19,6 +19,7 @@ from starlette.responses import Response
 from arklore.core.errors import (
     AmbiguousNameError,
     ArkloreError,
+    BadTextError,
     ConfigError,
     InputFileError,
     LLMError,
@@ -63,6 +64,7 @@ _MAP: tuple[tuple[type[ArkloreError], int, str], ...] = (
     (AmbiguousNameError, 409, "ambiguous_name"),
     (OperatorNotAvailableError, 403, "not_available"),
     (MessageTooLongError, 413, "message_too_long"),
+    (BadTextError, 400, "bad_text"),
     (InvalidProfileError, 400, "bad_profile"),
     (UsageError, 400, "bad_request"),
     (GraphNotBuiltError, 503, "not_built"),
@@ -72,6 +74,29 @@ _MAP: tuple[tuple[type[ArkloreError], int, str], ...] = (
     (ConfigError, 503, "misconfigured"),
     (LLMError, 502, "llm_failed"),
 )
+
+
+class BodyTooLarge(StarletteHTTPException):
+    """A streamed request body passed the limit while a route read it (raised by
+    :class:`~arklore.service.guard.BodyLimitMiddleware`; an ``HTTPException``, which FastAPI
+    passes through unchanged to :func:`http_error_handler`)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is larger than the limit of {limit} bytes")
+        self.limit = limit
+
+
+def body_too_large(limit: int, length: int | None = None) -> Response:
+    """The 413 of a body over ``ARKLORE_MAX_BODY_BYTES``; the connection is closed after it,
+    as the rest of the body is never read."""
+    size = f"has {length} bytes, more than" if length is not None else "is larger than"
+    return json_response(
+        {"error": "body_too_large", "message": f"the request body {size} the limit of {limit} "
+         "bytes", "hint": "send a smaller body, or raise ARKLORE_MAX_BODY_BYTES on the server",
+         "limit": limit},
+        413,
+        headers={"connection": "close"},
+    )  # fmt: skip
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -127,6 +152,8 @@ async def validation_error_handler(request: Request, exc: Exception) -> Response
 
 async def http_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
+    if isinstance(exc, BodyTooLarge):
+        return body_too_large(exc.limit)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     return json_response(
         {"error": code, "message": str(exc.detail), "hint": "see /docs for the routes"},

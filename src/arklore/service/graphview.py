@@ -33,6 +33,8 @@ MAX_LINES_PER_PAGE = 500
 
 STAGE_PATH = re.compile(r"^[A-Za-z0-9_\-\[\]]+(?:/[A-Za-z0-9_\-\[\]]+)*$")
 MAX_STAGE_PATH = 200
+STAGE_PATH_SCHEMA = {"pattern": STAGE_PATH.pattern, "minLength": 1, "maxLength": MAX_STAGE_PATH}
+"""What the OpenAPI document says a stage path is (checked by :func:`check_stage_path`, 400)."""
 
 
 def category(e: Edge) -> str:

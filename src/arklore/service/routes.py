@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Path, Query, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
 from arklore.chat.session import CHAT_TASK, chat_request
 from arklore.core.errors import ArkloreError, LLMError
@@ -30,12 +30,13 @@ from arklore.service.models import (
 )
 from arklore.service.openai import authorize
 from arklore.service.state import ServiceState, service_state
+from arklore.service.turns import turn_runner
 
 router = APIRouter()
-# The two per-turn routes (and /healthz) are ``async``: their work is a few milliseconds of
-# CPU (in-memory graph, cached documents, SQLite, at most one query embedding), cheaper run in
-# the event loop than handed to a thread; everything slower (model calls, whole-corpus
-# reads) runs in the thread pool.
+# No route does its work in the event loop, so a probe (``/healthz``) answers while turns are
+# busy: the two per-turn routes hand the turn to the turn workers (:mod:`.turns`: processes of
+# their own under ``arklore serve``), the model call to the thread pool, and every other route
+# is a plain ``def`` (FastAPI runs it in the thread pool).
 
 NameParam = Annotated[str, Path(min_length=1, max_length=200)]
 E: dict[int | str, dict[str, Any]] = {
@@ -63,7 +64,9 @@ async def post_turn(body: TurnRequest, request: Request) -> Response:
     if body.reply:  # her reply spends the LLM key: the clients of /v1/chat/completions only
         authorize(request, st.ws.settings)
     history = [h.model_dump() for h in body.history]
-    turn = st.ws.chat.turn(body.operator, body.message, history, body.participants, body.l3_targets)
+    turn = await turn_runner(request).run(
+        "turn", body.operator, body.message, history, body.participants, body.l3_targets
+    )
     request.app.state.metrics.observe_turn(turn)
     out: dict[str, Any] = turn.to_dict()
     out["reply"] = None
@@ -80,7 +83,7 @@ async def post_turn(body: TurnRequest, request: Request) -> Response:
     if body.stream:
         return StreamingResponse(_sse(st, req, out), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})  # fmt: skip
-    try:  # the model call waits on the network: off the event loop
+    try:  # the model call waits on the network: in the thread pool
         result = await run_in_threadpool(st.llm().complete, req)
         out["reply"] = result.content.strip()
     except LLMError as exc:
@@ -111,9 +114,10 @@ def _sse(st: ServiceState, req: Any, turn: dict[str, Any]) -> Iterator[bytes]:
 async def post_relation_context(body: RelationContextRequest, request: Request) -> Response:
     """The relation block alone (anchors + the people the message names), as ``arklore
     context`` gives it: what a chat calls every turn when it assembles its own prompt."""
-    chat = service_state(request).ws.chat
-    sp = chat.speaker(body.operator)
-    ctx = chat.relation_context(sp, body.message, body.l3_targets, body.budget)
+    service_state(request)
+    sp, ctx = await turn_runner(request).run(
+        "relation_context", body.operator, body.message, body.l3_targets, body.budget
+    )
     request.app.state.metrics.observe_relations(
         "relation_context", not ctx.text, len(ctx.contextual)
     )
@@ -243,18 +247,17 @@ def get_timeline(
 
 @router.get("/v1/stages/{stage_path:path}/lines", responses=E, tags=["story"])
 def get_stage_lines(
-    stage_path: str,
+    stage_path: Annotated[str, Path(json_schema_extra=gv.STAGE_PATH_SCHEMA)],
     request: Request,
     from_: Annotated[int, Query(alias="from", ge=1, le=1_000_000)] = 1,
     to: Annotated[int | None, Query(ge=1, le=1_000_000)] = None,
 ) -> Response:
-    """A stage's lines ``from``..``to`` (at most 500) with speakers, choice branches and the
-    relations citing each line (line anchors ``#L<line_no>`` in the stage reader)."""
+    """A stage's lines ``from``..``to`` (at most 500; none when ``to`` is before ``from``) with
+    speakers, choice branches and the relations citing each line (line anchors ``#L<line_no>``
+    in the stage reader)."""
     why = gv.check_stage_path(stage_path)
     if why:
         raise ServiceError(400, "bad_stage_path", f"{stage_path[:80]!r}: {why}")
-    if to is not None and to < from_:
-        raise ServiceError(400, "bad_range", f"to ({to}) is before from ({from_})")
     st = service_state(request)
     store = st.ws.corpus.store()
     info = store.stage_info(stage_path)
@@ -301,7 +304,11 @@ async def healthz() -> Response:
     return json_response({"ok": True, "pid": os.getpid()})
 
 
-@router.get("/readyz", tags=["probes"])
+@router.get(
+    "/readyz",
+    tags=["probes"],
+    responses={503: {"model": dict[str, Any], "description": "not ready (the reasons)"}},
+)
 def readyz(request: Request) -> Response:
     """Store, graph and index loaded (503 with the reason otherwise)."""
     st = service_state(request)
@@ -309,7 +316,7 @@ def readyz(request: Request) -> Response:
     return json_response(r, 200 if r["ready"] else 503)
 
 
-@router.get("/metrics", tags=["probes"])
+@router.get("/metrics", tags=["probes"], response_class=PlainTextResponse)
 def metrics(request: Request) -> Response:
     """Prometheus metrics (see :mod:`arklore.service.metrics`)."""
     body, ctype = request.app.state.metrics.exposition()

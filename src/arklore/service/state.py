@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -106,9 +107,10 @@ class ServiceState:
         }
         return {"ready": all(c["ok"] for c in checks.values()), "checks": checks}
 
-    def warm_up(self) -> None:
+    def warm_up(self, then: Callable[[], None] | None = None) -> None:
         """Load what the first turn would (alias table, matcher, graph, index, embedder) so
-        it does not pay for it; failures are reported by /readyz, never raised."""
+        it does not pay for it, then run ``then`` (the turn workers' warm-up); failures are
+        reported by /readyz, never raised."""
         try:
             ws = self.ws
             ws.corpus.store()
@@ -123,6 +125,8 @@ class ServiceState:
                 ws.rag.embedder().embed_query("你好")
             ws.rag.tokenizer().tokens("你好")  # jieba loads its dictionary on first use (~2 s)
             self.stamp()
+            if then is not None:
+                then()
             self.warm = True
         except ArkloreError as exc:
             self.warm_error = exc.one_line()
