@@ -92,7 +92,8 @@ def test_tabs_and_line_breaks_are_text() -> None:
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     home = make_kb(tmp_path_factory.mktemp("hostile") / "home")
     app = create_app(kb_workspace(home, admin_token="hostile-token"), warm_up=False)
-    with TestClient(app, raise_server_exceptions=False) as c:
+    # a client on this machine: the OpenAI-compatible routes answer it without client keys
+    with TestClient(app, raise_server_exceptions=False, client=("127.0.0.1", 50000)) as c:
         yield c
 
 
@@ -117,7 +118,7 @@ def _url_bytes(text: str) -> str:
 
 def _fill(path: str, bad: dict[str, str]) -> str:
     out = path
-    for name in ("name", "a", "b", "char_id"):
+    for name in ("name", "a", "b", "char_id", "model"):
         out = out.replace("{" + name + "}", _url_bytes(bad.get(name, "阿米娅")))
     return out.replace("{stage_path}", _url_bytes(bad.get("stage_path", "obt/main/x")))
 
@@ -156,6 +157,9 @@ BODIES: dict[str, dict[str, Any]] = {
         {"role": "user", "content": "在吗"}], "participants": ["凯尔希"], "l3_targets": [AMIYA]},
     "/v1/relation-context": {"operator": "阿米娅", "message": "你好", "l3_targets": [AMIYA]},
     "/v1/operators/{name}/persona": {"text": "# 阿米娅\n\n## 锚\n\n- 代号：阿米娅\n"},
+    "/v1/chat/completions": {"model": "阿米娅", "messages": [
+        {"role": "system", "content": "扮演"}, {"role": "user", "content": "你好"}],
+        "participants": ["凯尔希"], "l3_targets": [AMIYA]},
 }  # fmt: skip
 
 

@@ -149,9 +149,11 @@ def serve_cmd(
 ) -> None:
     """Serve the built knowledge base over HTTP (read-only; writes need ARKLORE_ADMIN_TOKEN):
     the chat API under /v1, the web pages under /, /metrics, /healthz, /readyz."""
+    from arklore.service.openai import check_exposure
     from arklore.service.run import serve
 
     ws = workspace()  # the settings are read (and a bad one reported) before anything starts
+    check_exposure(host, ws.settings)  # a refusal is the only line printed
     if ws.roots.excel_root_or_none() is None:
         say("warning:", "yellow", "ARKLORE_GAMEDATA is not set (or has no zh_CN/gamedata/excel "
             "folder): the review page cannot check voice quotes against the voice table and "

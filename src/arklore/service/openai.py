@@ -58,6 +58,7 @@ from arklore.core.errors import ArkloreError, ConfigError
 from arklore.llm.relay import ChatRelay, RelayError
 from arklore.service.errors import ServiceError, error_body, json_response
 from arklore.service.state import ServiceState, service_state
+from arklore.service.turns import turn_runner
 from arklore.settings import Settings, api_key_label
 
 log = logging.getLogger("arklore.service")
@@ -427,7 +428,9 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Res
         )
     message, history = split_messages(body.messages)
     check_participants(st, body.model, body.participants)
-    turn = st.ws.chat.turn(body.model, message, history, body.participants, body.l3_targets)
+    turn = await turn_runner(request).run(
+        "turn", body.model, message, history, body.participants, body.l3_targets
+    )
     request.app.state.metrics.observe_turn(turn)
     messages = [{"role": "system", "content": turn.system_prompt}, *body.messages]
     relay = st.relay()
