@@ -50,7 +50,8 @@ def world(tmp_path: Path):
 
 
 def _describer(home: Path, stub: StubServer, graph):
-    llm = make_llm(home, stub_env(stub, LLM_MAX_RETRIES="0"))
+    # no retry, so a slow machine must not turn an answer into a timeout
+    llm = make_llm(home, stub_env(stub, LLM_MAX_RETRIES="0", LLM_TIMEOUT="30"))
     find = people_finder(graph, spans_from_mentions(build_matcher(operators=OPS).find))
     return llm, llm_describer(llm, find_people=find, name=SourceContext(graph=graph).name)
 
