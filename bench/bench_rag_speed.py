@@ -104,7 +104,7 @@ from arklore.rag.embedders import EMBED_BATCH, make_embedder
 name, threads, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 texts = json.load(open(path, encoding="utf-8"))
 t = time.perf_counter()
-emb = make_embedder(name, e5_threads=threads)
+emb = make_embedder(name, e5_threads_setting=threads)
 load = time.perf_counter() - t
 t, c = time.perf_counter(), time.process_time()
 for i in range(0, len(texts), EMBED_BATCH):
@@ -129,7 +129,7 @@ t = time.perf_counter()
 graph = load_graph(Path(gpath))
 t_graph = time.perf_counter() - t
 t = time.perf_counter()
-emb = make_embedder(name, e5_threads=threads)
+emb = make_embedder(name, e5_threads_setting=threads)
 t_model = time.perf_counter() - t
 store = open_store(Path(db), create=False) if db else None
 root = Path(root)

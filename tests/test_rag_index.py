@@ -173,6 +173,23 @@ def test_e5_small_loads_offline_and_embeds(monkeypatch):
     assert float(docs[0] @ q) > float(docs[1] @ q)
 
 
+def test_e5_threads_default_to_the_cpu_count_and_the_server_uses_one(monkeypatch, tmp_path):
+    from arklore.rag.embedders import MAX_E5_THREADS, e5_threads
+    from arklore.service.app import app_from_env
+
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert e5_threads(0) == 2 and e5_threads(3) == 3
+    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    assert e5_threads(0) == MAX_E5_THREADS
+    assert Settings.from_env({}).e5_threads == 0
+    monkeypatch.setenv("ARKLORE_HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+    monkeypatch.delenv("ARKLORE_E5_THREADS", raising=False)
+    assert app_from_env().state.turns.ws.settings.e5_threads == 1  # queries run in parallel
+    monkeypatch.setenv("ARKLORE_E5_THREADS", "4")
+    assert app_from_env().state.turns.ws.settings.e5_threads == 4  # unless the owner says
+
+
 def test_build_of_hundreds_of_documents(home):
     g = story_edges_graph(40, 20)
     r = build(home, g)

@@ -14,7 +14,8 @@ variable                        meaning                                         
 ``ARKLORE_ALIASES``             the user alias file (``[[alias]]``/``[[block]]``)   the packaged
                                                                                     ``data/aliases.toml``
 ``ARKLORE_EMBEDDER``            ``e5-small`` | ``bge-small-zh`` | ``hash``          ``e5-small``
-``ARKLORE_E5_THREADS``          threads of the e5 embedder                          ``1``
+``ARKLORE_E5_THREADS``          threads of the e5 embedder (0: the CPU count, ≤ 8;   ``0``
+                                the server: 1 per process)
 ``ARKLORE_WORKERS``             processes that parse story files during an ingest   the CPU count (at most 8)
 ``ARKLORE_RAG_TOKEN_BUDGET``    tokens of the relation block per chat turn          ``800``
 ``ARKLORE_MAX_MESSAGE_CHARS``   longest chat message accepted (characters)          ``8000``
@@ -175,7 +176,7 @@ class Settings(BaseModel):
     astr: Path | None = None
     aliases_file: Path | None = None
     embedder: EmbedderName = "e5-small"
-    e5_threads: int = Field(default=1, ge=1, le=64)
+    e5_threads: int = Field(default=0, ge=0, le=64)
     workers: int = Field(default_factory=lambda: min(os.cpu_count() or 1, 8), ge=1, le=64)
     rag_token_budget: int = Field(default=800, ge=1, le=100_000)
     max_message_chars: int = Field(default=8000, ge=1, le=10_000_000)

@@ -35,7 +35,8 @@ HONORIFICS: tuple[str, ...] = (
 )  # fmt: skip
 """Titles and affixes that follow a name (陈sir, 凯尔希医生, 年姐); one list for every layer."""
 
-_BY_LENGTH = tuple(sorted(HONORIFICS, key=len, reverse=True))
+_HONORIFIC_SET = frozenset(HONORIFICS)
+_LENGTHS = tuple(sorted({len(h) for h in HONORIFICS}, reverse=True))
 
 MAX_NAME_CHARS = 14
 """Longest word taken as an addressed name (names with titles: 审判官艾丽妮, 凯尔希医生)."""
@@ -99,9 +100,9 @@ def strip_honorific(word: str, known: Callable[[str], bool]) -> str | None:
     is known (凯尔希医生 -> 凯尔希); else None."""
     if known(word):
         return word
-    for suffix in _BY_LENGTH:
-        if word.endswith(suffix) and len(word) > len(suffix) and known(word[: -len(suffix)]):
-            return word[: -len(suffix)]
+    for k in _LENGTHS:  # the longest honorific first; one set lookup per length
+        if len(word) > k and word[-k:] in _HONORIFIC_SET and known(word[:-k]):
+            return word[:-k]
     return None
 
 

@@ -91,9 +91,15 @@ class People:
             out = DOCTOR_ID
         elif clean.startswith("npc:"):
             out = clean if len(clean) > 4 else None
-        else:
-            out = self.operator(clean)
-            if out is None and not self.is_ambiguous(clean):
+        elif clean in self.registry.operators:
+            out = self.base(clean)
+        else:  # what operator() and is_ambiguous() say, from one lookup (a hot path)
+            r = self.table.resolve(clean)
+            if len(r.ids) == 1:
+                out = self.base(r.ids[0])
+            elif r.ambiguous:
+                out = None
+            else:
                 out = npc_id(clean)
         self._cache[name] = out
         return out

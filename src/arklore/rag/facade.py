@@ -75,7 +75,7 @@ class RagFacade:
         llm: LLMAccess,
         rejects: Path,
         embedder: str = "e5-small",
-        e5_threads: int = 1,
+        e5_threads: int = 0,
         budget: int = 800,
         chroma_host: str | None = None,
         chroma_port: int = 8000,
@@ -114,7 +114,7 @@ class RagFacade:
         """The embedder called ``name`` (default: the setting), loaded once per workspace."""
         name = name or self.embedder_name
         if name not in self._embedders:
-            self._embedders[name] = make_embedder(name, e5_threads=self.e5_threads)
+            self._embedders[name] = make_embedder(name, e5_threads_setting=self.e5_threads)
         return self._embedders[name]
 
     def chroma(self) -> Any:

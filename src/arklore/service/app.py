@@ -92,4 +92,6 @@ def create_app(workspace: Workspace, *, warm_up: bool = True, turn_processes: in
 def app_from_env() -> FastAPI:
     """The uvicorn factory: a workspace made from this process's environment."""
     settings = Settings.from_env()
+    if settings.e5_threads == 0:  # turns run in several processes at once: one thread each
+        settings = settings.model_copy(update={"e5_threads": 1})
     return create_app(Workspace(settings), turn_processes=settings.turn_processes)
