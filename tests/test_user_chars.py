@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
+from profiles_helpers import FIXTURES as PROFILE_TABLES
 from sisters_kb import (
     CLIFFHEART,
     PRAMANIX,
@@ -194,7 +196,10 @@ def test_distill_skips_the_users_files_and_never_writes_there(kb: Path, tmp_path
     chars = user_dir(tmp_path, {"恩希欧迪斯.char": DESIGN_SILVERASH})
     before = digest(chars)
     out = tmp_path / "generated"
-    with workspace(kb, chars) as ws:
+    gamedata = tmp_path / "gamedata"  # a distill reads the excel tables: the invented ones
+    shutil.copytree(PROFILE_TABLES, gamedata / "zh_CN/gamedata/excel")
+    settings = Settings(home=kb, embedder="hash", chars_dir=chars, gamedata=gamedata)
+    with Workspace(settings) as ws:
         report = ws.profiles.distill(["A"], ["银灰", "初雪"], out=out, use_llm=False)
         assert SILVERASH in report.protected
         assert not (out / f"{SILVERASH}.char").exists()

@@ -43,7 +43,7 @@ def test_only_the_settings_module_and_the_entry_points_read_the_environment() ->
     [
         ({"ARKLORE_RAG_TOKEN_BUDGET": "abc"}, "ARKLORE_RAG_TOKEN_BUDGET='abc'"),
         ({"ARKLORE_RAG_TOKEN_BUDGET": "-5"}, "ARKLORE_RAG_TOKEN_BUDGET='-5'"),
-        ({"ARKLORE_E5_THREADS": "0"}, "ARKLORE_E5_THREADS='0'"),
+        ({"ARKLORE_E5_THREADS": "-1"}, "ARKLORE_E5_THREADS='-1'"),
         ({"ARKLORE_MAX_MESSAGE_CHARS": "lots"}, "ARKLORE_MAX_MESSAGE_CHARS='lots'"),
         ({"ARKLORE_EMBEDDER": "bert"}, "ARKLORE_EMBEDDER='bert': must be one of"),
         ({"CHROMA_PORT": "70000"}, "CHROMA_PORT='70000'"),

