@@ -59,7 +59,9 @@ EXEMPLARS = "exemplars"
 
 TurnFn = Callable[[str, str], Mapping[str, Any]]
 """(operator, message) -> the turn as ``Turn.to_dict()``."""
-TurnDict = BlockDict = Mapping[str, Any]  # a turn and one of its blocks, as to_dict() gives them
+# a turn and one of its blocks, as to_dict() gives them
+TurnDict = Mapping[str, Any]
+BlockDict = Mapping[str, Any]
 Verdict = tuple[bool, str]
 LineSpeaker = Callable[[str], "str | None"]
 """line id -> who speaks it: her operator name (base form), or None (no such line, narration,

@@ -28,12 +28,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from arklore.core.model import DOCTOR, Line, is_doctor, normalize_speaker
 from arklore.extract.events import PHASES, PROMPT_VERSION, EventProposal
-from arklore.extract.gates import as_line_no
+from arklore.extract.gates import Judged, as_line_no
 from arklore.extract.presence import (
     ResolveFn,
     SameFn,
@@ -91,7 +91,7 @@ class CheckedActor:
 
 
 @dataclass(slots=True)
-class CheckedMemory:
+class CheckedMemory(Judged):
     actor: str  # normalized
     written_as: str  # the key as the model wrote it
     actor_id: str | None
@@ -105,17 +105,13 @@ class CheckedMemory:
     evidence_line_ids: list[str] = field(default_factory=list)
 
     @property
-    def kept(self) -> bool:
-        return self.verdict == "kept"
-
-    @property
     def usable(self) -> bool:
         """Kept and in the first person: what a chat may give her as her own memory."""
         return self.kept and self.person == "first"
 
 
 @dataclass(slots=True)
-class CheckedEvent:
+class CheckedEvent(Judged):
     """One event of a stage with every check's verdict (the store's row and the export)."""
 
     stage: str
@@ -147,13 +143,6 @@ class CheckedEvent:
     order_rank: int | None = None
     model: str = ""
     prompt_version: str = PROMPT_VERSION
-
-    @property
-    def kept(self) -> bool:
-        return self.verdict == "kept"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # --- line ranges -----------------------------------------------------------------------
