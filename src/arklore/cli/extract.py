@@ -25,6 +25,7 @@ from arklore.cli._common import (
     console,
     end_llm_run,
     err_console,
+    group,
     print_dry_run,
     print_json,
     progress_bar,
@@ -36,9 +37,7 @@ from arklore.extract.runner import RunReport
 from arklore.llm import Estimate
 from arklore.llm.runs import Progress, TaskRunReport
 
-app = typer.Typer(
-    name="extract", help="LLM extraction over the story corpus.", no_args_is_help=True
-)
+app = group("extract", "LLM extraction over the story corpus.")
 
 SHOWN = 20  # findings listed one by one before "... and N more"
 R = TypeVar("R")

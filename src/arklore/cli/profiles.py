@@ -23,6 +23,7 @@ from arklore.cli._common import (
     console,
     end_llm_run,
     err_console,
+    group,
     print_json,
     progress_bar,
     styled,
@@ -189,9 +190,7 @@ def review_queue_cmd(
     console.print(f"wrote {target}")
 
 
-chars_app = typer.Typer(
-    name="chars", help="Your own .char files (ARKLORE_CHARS_DIR).", no_args_is_help=True
-)
+chars_app = group("chars", "Your own .char files (ARKLORE_CHARS_DIR).")
 
 
 @chars_app.command("check")

@@ -12,6 +12,7 @@ from arklore.cli._common import (
     JsonOpt,
     console,
     err_console,
+    group,
     print_json,
     progress_bar,
     read_message,
@@ -21,7 +22,7 @@ from arklore.cli._common import (
 from arklore.rag.index import RagIndexError
 
 app = typer.Typer()
-rag_app = typer.Typer(name="rag", help="The relation RAG index (ChromaDB).", no_args_is_help=True)
+rag_app = group("rag", "The relation RAG index (ChromaDB).")
 
 
 @rag_app.command("build")

@@ -8,11 +8,9 @@ from typing import Annotated
 
 import typer
 
-from arklore.cli._common import console, emit, workspace
+from arklore.cli._common import console, emit, group, workspace
 
-app = typer.Typer(
-    name="review", help="Human review of extracted data and profile drafts.", no_args_is_help=True
-)
+app = group("review", "Human review of extracted data and profile drafts.")
 
 HtmlOpt = Annotated[
     bool, typer.Option("--html", help="A self-contained HTML page instead of text.")
