@@ -54,11 +54,6 @@ def styled(label: str, style: str, rest: str = "") -> Text:
     return Text.assemble((label, style), rest)
 
 
-def group(name: str, help: str, **settings: Any) -> typer.Typer:
-    """A command group (``arklore <name> ...``): shows its help when called with no command."""
-    return typer.Typer(name=name, help=help, no_args_is_help=True, **settings)
-
-
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable result on stdout.")]
 
 # The options every LLM batch command shares (extract relations, extract events, distill).

@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 
 from arklore import __version__
+from arklore.cli import group
 from arklore.cli._common import (
     JsonOpt,
     console,
-    group,
     print_json,
     progress_bar,
     say,

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from arklore.cli._common import JsonOpt, console, group, print_json, workspace
+from arklore.cli import group
+from arklore.cli._common import JsonOpt, console, print_json, workspace
 from arklore.graph.curate import CandidateReport
 
 app = group("curate", "Curate the relationship matrix from the corpus.")

@@ -20,7 +20,8 @@ from arklore.chat.fidelity import (
     store_line_speaker,
 )
 from arklore.chat.session import CHAT_TASK
-from arklore.cli._common import JsonOpt, console, err_console, group, print_json, workspace
+from arklore.cli import group
+from arklore.cli._common import JsonOpt, console, err_console, print_json, workspace
 from arklore.core.errors import ConfigError, UsageError
 
 app = group(

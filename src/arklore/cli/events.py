@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from arklore.cli._common import JsonOpt, console, group, print_json, workspace
+from arklore.cli import group
+from arklore.cli._common import JsonOpt, console, print_json, workspace
 from arklore.events import diff as events_diff
 from arklore.events import timeline as events_timeline
 

@@ -13,15 +13,8 @@ from typing import Annotated
 import typer
 
 from arklore.cards.lint import MAX_FALSE_RATE
-from arklore.cli._common import (
-    JsonOpt,
-    console,
-    err_console,
-    group,
-    print_json,
-    progress_bar,
-    workspace,
-)
+from arklore.cli import group
+from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
 from arklore.core.errors import EXIT_FINDINGS, UsageError
 
 app = group(

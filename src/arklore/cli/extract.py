@@ -15,6 +15,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from arklore.cli import group
 from arklore.cli._common import (
     AllOpt,
     BatchOptions,
@@ -25,7 +26,6 @@ from arklore.cli._common import (
     console,
     end_llm_run,
     err_console,
-    group,
     print_dry_run,
     print_json,
     progress_bar,

@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 import typer
 
+from arklore.cli import group
 from arklore.cli._common import (
     JsonOpt,
     console,
     err_console,
-    group,
     print_json,
     progress_bar,
     say,

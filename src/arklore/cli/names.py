@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from arklore.cli._common import JsonOpt, console, group, print_json, read_message, table, workspace
+from arklore.cli import group
+from arklore.cli._common import JsonOpt, console, print_json, read_message, table, workspace
 from arklore.core.errors import UnknownNameError
 
 app = group("names", "Operator names: aliases and mention detection.")

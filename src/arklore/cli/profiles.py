@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from arklore.base.files import atomic_write_text
+from arklore.cli import group
 from arklore.cli._common import (
     BatchOptions,
     JsonOpt,
@@ -23,7 +24,6 @@ from arklore.cli._common import (
     console,
     end_llm_run,
     err_console,
-    group,
     print_json,
     progress_bar,
     styled,

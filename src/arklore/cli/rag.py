@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
+from arklore.cli import group
 from arklore.cli._common import (
     DryRunOpt,
     JsonOpt,
     console,
     err_console,
-    group,
     print_json,
     progress_bar,
     read_message,

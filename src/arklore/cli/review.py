@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from arklore.cli._common import console, emit, group, workspace
+from arklore.cli import group
+from arklore.cli._common import console, emit, workspace
 
 app = group("review", "Human review of extracted data and profile drafts.")
 
