@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from arklore.core.model import DOCTOR, Line, is_doctor, normalize_speaker
@@ -428,6 +428,8 @@ def check_time_hint(hint: str | None, lines: Iterable[Line]) -> tuple[str | None
 
 @dataclass(frozen=True)
 class StageMeta:
+    """Where a stage stands in the story; each field is a :class:`CheckedEvent` field too."""
+
     stage_code: str | None = None
     event_id: str | None = None
     event_name: str | None = None
@@ -476,13 +478,9 @@ def check_event(
         flags=flags,
         chunks=draft.chunks,
         merged_from=max(1, len(draft.parts)),
-        stage_code=meta.stage_code,
-        event_id=meta.event_id,
-        event_name=meta.event_name,
-        story_name=meta.story_name,
-        order_rank=meta.order_rank,
         model=model,
         prompt_version=prompt_version,
+        **asdict(meta),  # the event's fields of the same names
     )
     if not ev.kept:
         return ev
