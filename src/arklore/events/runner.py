@@ -206,38 +206,6 @@ def extract_events(
     return report
 
 
-def _check(run: ChunkRun, stage_path: str) -> None:
-    check_and_store(
-        run.store, stage_path, run.plan.lines(stage_path), run.plan.chunks[stage_path],
-        speakers=run.speakers, resolve=run.resolve,
-    )  # fmt: skip
-
-
-def _events_handler(run: ChunkRun) -> Handler:
-    store, model = run.store, run.model
-
-    def handler(job: Job, result: ChatResult) -> str:
-        ctx: ChunkContext = job.context
-        parsed: EventsResponse = result.parsed
-        events_db.write_chunk(
-            store,
-            ctx.stage_path,
-            ctx.chunk,
-            parsed.events,
-            job_key=job.key,
-            fingerprint=job.request.fingerprint(),
-            model=result.model or model,
-            prompt_version=PROMPT_VERSION,
-            first_line=ctx.first_line,
-            last_line=ctx.last_line,
-            from_cache=result.from_cache,
-        )
-        _check(run, ctx.stage_path)
-        return f"{job.key}:{len(parsed.events)}"
-
-    return handler
-
-
 def _fill(store: Store, plan: ChunkPlan, report: RunReport) -> None:
     everything: list[CheckedEvent] = []
     for sp, n in plan.chunks.items():
@@ -269,6 +237,38 @@ def _fill(store: Store, plan: ChunkPlan, report: RunReport) -> None:
     report.summary["presence"] = dict(
         Counter(m.presence for e in everything if e.kept for m in e.memories if m.kept)
     )
+
+
+def _check(run: ChunkRun, stage_path: str) -> None:
+    check_and_store(
+        run.store, stage_path, run.plan.lines(stage_path), run.plan.chunks[stage_path],
+        speakers=run.speakers, resolve=run.resolve,
+    )  # fmt: skip
+
+
+def _events_handler(run: ChunkRun) -> Handler:
+    store, model = run.store, run.model
+
+    def handler(job: Job, result: ChatResult) -> str:
+        ctx: ChunkContext = job.context
+        parsed: EventsResponse = result.parsed
+        events_db.write_chunk(
+            store,
+            ctx.stage_path,
+            ctx.chunk,
+            parsed.events,
+            job_key=job.key,
+            fingerprint=job.request.fingerprint(),
+            model=result.model or model,
+            prompt_version=PROMPT_VERSION,
+            first_line=ctx.first_line,
+            last_line=ctx.last_line,
+            from_cache=result.from_cache,
+        )
+        _check(run, ctx.stage_path)
+        return f"{job.key}:{len(parsed.events)}"
+
+    return handler
 
 
 # --- export ----------------------------------------------------------------------------
