@@ -247,15 +247,7 @@ class Workspace:
             max_message_chars=st.max_message_chars,
             tier_c_relations=st.tier_c_relations,
         )
-        self.cards = CardsFacade(
-            names=self.names,
-            graph=self.graph,
-            rag=self.rag,
-            events=self.events,
-            profiles=self.profiles,
-            chat=self.chat,
-            tier_c_relations=st.tier_c_relations,
-        )
+        self.cards = CardsFacade(self.chat)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:

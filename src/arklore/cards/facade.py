@@ -120,25 +120,15 @@ class CardFile:
 class CardsFacade:
     """Cards, lorebooks and their lint over the chat layer and the layers below."""
 
-    def __init__(
-        self,
-        *,
-        names: NamesFacade,
-        graph: GraphFacade,
-        rag: RagFacade,
-        events: EventsFacade,
-        profiles: ProfilesFacade,
-        chat: ChatFacade,
-        tier_c_relations: bool = False,
-        font: str | None = None,
-    ) -> None:
-        self.names = names
-        self.graph = graph
-        self.rag = rag
-        self.events = events
-        self.profiles = profiles
+    def __init__(self, chat: ChatFacade, *, font: str | None = None) -> None:
+        """The layers below come through ``chat``, and with them the chat's settings (the
+        tier-C rule), so a card never disagrees with the chat it is made for."""
         self.chat = chat
-        self.tier_c_relations = tier_c_relations
+        self.names: NamesFacade = chat.names
+        self.graph: GraphFacade = chat.graph
+        self.rag: RagFacade = chat.rag
+        self.events: EventsFacade = chat.events
+        self.profiles: ProfilesFacade = chat.profiles
         self.font = font
         self._keys: KeyMaker | None = None
 
@@ -173,7 +163,7 @@ class CardsFacade:
     # -- one card ----------------------------------------------------------------------------
     def _relations(self, cid: str, notes: list[str]) -> list[RelationInput]:
         p = self.profiles.persona(cid)
-        if p.tier == TIER_C and not self.tier_c_relations:
+        if p.tier == TIER_C and not self.chat.tier_c_relations:
             notes.append(
                 "没有 .char 档案（tier C）：按设计不写关系条目（ARKLORE_TIER_C_RELATIONS=1 可打开）"
             )

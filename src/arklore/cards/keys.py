@@ -150,6 +150,15 @@ class _Hosts:
     words: list[str] = field(default_factory=list)  # every host word (``collect`` keys only)
 
 
+def _automaton(words: Iterable[str]) -> ahocorasick.Automaton:
+    """An automaton that finds each of ``words`` (its value: the word itself)."""
+    auto = ahocorasick.Automaton()
+    for w in words:
+        auto.add_word(w, w)
+    auto.make_automaton()
+    return auto
+
+
 def word_hosts(keys: Iterable[str], collect: Iterable[str] = ()) -> dict[str, _Hosts]:
     """For each key, the most frequent longer dictionary word containing it, starting with
     it and ending with it, and for the keys in ``collect`` every word containing it (one
@@ -159,10 +168,7 @@ def word_hosts(keys: Iterable[str], collect: Iterable[str] = ()) -> dict[str, _H
     out = {k: _Hosts() for k in keys}
     if not keys:
         return out
-    auto = ahocorasick.Automaton()
-    for k in keys:
-        auto.add_word(k, k)
-    auto.make_automaton()
+    auto = _automaton(keys)
     for word, f in _words():
         for end, k in auto.iter(word):
             if len(word) == len(k):
@@ -356,10 +362,7 @@ def _containers(names: Sequence[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     if not names:
         return out
-    auto = ahocorasick.Automaton()
-    for n in names:
-        auto.add_word(n, n)
-    auto.make_automaton()
+    auto = _automaton(names)
     for m in names:
         for _end, k in auto.iter(m):
             if k != m:
@@ -371,10 +374,7 @@ def _first_container(keys: Sequence[str], texts: Sequence[str]) -> dict[str, str
     """key -> the first (sorted) of ``texts`` that holds it and is longer (one pass)."""
     if not keys or not texts:
         return {}
-    auto = ahocorasick.Automaton()
-    for k in keys:
-        auto.add_word(k, k)
-    auto.make_automaton()
+    auto = _automaton(keys)
     out: dict[str, str] = {}
     for text in sorted(texts):
         for _end, k in auto.iter(text):

@@ -59,6 +59,10 @@ EXEMPLARS = "exemplars"
 
 TurnFn = Callable[[str, str], Mapping[str, Any]]
 """(operator, message) -> the turn as ``Turn.to_dict()``."""
+# a turn and one of its blocks, as to_dict() gives them
+TurnDict = Mapping[str, Any]
+BlockDict = Mapping[str, Any]
+Verdict = tuple[bool, str]
 LineSpeaker = Callable[[str], "str | None"]
 """line id -> who speaks it: her operator name (base form), or None (no such line, narration,
 not an operator). :func:`store_line_speaker` builds one from the store."""
@@ -333,9 +337,18 @@ def score(
         except _ITEM_ERRORS as exc:
             report.results.append(_result(item, False, f"turn failed: {exc.one_line()}"))
             continue
-        ok, reason = _CHECKS[item.kind](item, t, line_speaker)
-        report.results.append(_result(item, ok, reason))
+        report.results.append(_result(item, *_check(item, t, line_speaker)))
     return report
+
+
+def _check(item: Item, turn: TurnDict, line_speaker: LineSpeaker | None) -> Verdict:
+    """The item's check on the block it reads; absent or empty, that block fails it."""
+    name, check = _CHECKS[item.kind]
+    block = _block(turn, name)
+    why = _empty_why(block, name)
+    if why or block is None:
+        return False, why or ""
+    return check(item, block, turn, line_speaker)
 
 
 def _result(item: Item, ok: bool, reason: str) -> ItemResult:
@@ -360,13 +373,8 @@ def _names(values: Sequence[str]) -> str:
 
 
 def _check_relation(
-    item: Item, turn: Mapping[str, Any], _ls: LineSpeaker | None
-) -> tuple[bool, str]:
-    block = _block(turn, RELATIONS)
-    why = _empty_why(block, RELATIONS)
-    if why:
-        return False, why
-    assert block is not None
+    item: Item, block: BlockDict, _turn: TurnDict, _ls: LineSpeaker | None
+) -> Verdict:
     got = [str(it.get("target_name")) for it in block.get("items", ())]
     want = item.expect["relation"]
     hit = [w for w in want if w in got]
@@ -375,12 +383,9 @@ def _check_relation(
     return False, f"none of {_names(want)} among relations: {_names(got)}"
 
 
-def _check_anchor(item: Item, turn: Mapping[str, Any], _ls: LineSpeaker | None) -> tuple[bool, str]:
-    block = _block(turn, RELATIONS)
-    why = _empty_why(block, RELATIONS)
-    if why:
-        return False, why
-    assert block is not None
+def _check_anchor(
+    item: Item, block: BlockDict, _turn: TurnDict, _ls: LineSpeaker | None
+) -> Verdict:
     got = [
         str(it.get("target_name")) for it in block.get("items", ()) if it.get("kind") == "anchor"
     ]
@@ -396,25 +401,15 @@ def _line_ids(block: Mapping[str, Any]) -> list[str]:
 
 
 def _check_doctor(
-    _item: Item, turn: Mapping[str, Any], _ls: LineSpeaker | None
-) -> tuple[bool, str]:
-    block = _block(turn, DOCTOR)
-    why = _empty_why(block, DOCTOR)
-    if why:
-        return False, why
-    assert block is not None
+    _item: Item, block: BlockDict, _turn: TurnDict, _ls: LineSpeaker | None
+) -> Verdict:
     ids = _line_ids(block)
     if not ids:
         return False, "doctor block cites no line"
     return True, f"doctor block cites {len(ids)} line(s)"
 
 
-def _check_voice(item: Item, turn: Mapping[str, Any], ls: LineSpeaker | None) -> tuple[bool, str]:
-    block = _block(turn, EXEMPLARS)
-    why = _empty_why(block, EXEMPLARS)
-    if why:
-        return False, why
-    assert block is not None
+def _check_voice(item: Item, block: BlockDict, turn: TurnDict, ls: LineSpeaker | None) -> Verdict:
     ids = list(dict.fromkeys(_line_ids(block)))
     shown_hers = [
         str(ln.get("line_id"))
@@ -447,12 +442,9 @@ def _check_voice(item: Item, turn: Mapping[str, Any], ls: LineSpeaker | None) ->
     )
 
 
-def _check_memory(item: Item, turn: Mapping[str, Any], _ls: LineSpeaker | None) -> tuple[bool, str]:
-    block = _block(turn, MEMORIES)
-    why = _empty_why(block, MEMORIES)
-    if why:
-        return False, why
-    assert block is not None
+def _check_memory(
+    item: Item, block: BlockDict, _turn: TurnDict, _ls: LineSpeaker | None
+) -> Verdict:
     got = [str(s.get("path")) for s in (block.get("sources") or {}).get("stages", ())]
     hit = [p for p in got if p in set(item.expect["stages"])]
     if hit:
@@ -463,13 +455,16 @@ def _check_memory(item: Item, turn: Mapping[str, Any], _ls: LineSpeaker | None) 
     )
 
 
-_CHECKS: dict[str, Callable[[Item, Mapping[str, Any], LineSpeaker | None], tuple[bool, str]]] = {
-    "relation_named": _check_relation,
-    "kinship_word": _check_relation,
-    "anchor": _check_anchor,
-    "doctor": _check_doctor,
-    "voice": _check_voice,
-    "memory": _check_memory,
+Check = Callable[[Item, BlockDict, TurnDict, LineSpeaker | None], Verdict]
+
+# item kind -> (the block it reads, its check; the check runs only when that block has text)
+_CHECKS: dict[str, tuple[str, Check]] = {
+    "relation_named": (RELATIONS, _check_relation),
+    "kinship_word": (RELATIONS, _check_relation),
+    "anchor": (RELATIONS, _check_anchor),
+    "doctor": (DOCTOR, _check_doctor),
+    "voice": (EXEMPLARS, _check_voice),
+    "memory": (MEMORIES, _check_memory),
 }
 
 

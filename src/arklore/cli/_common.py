@@ -8,13 +8,16 @@ point; library code never does).
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import io
 import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 import typer
@@ -75,6 +78,60 @@ MaxCostOpt = Annotated[
         help="Stop before this run would spend more than this many USD (a rerun resumes).",
     ),
 ]
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """The options every LLM batch command shares, as its body receives them (see
+    :func:`batch_command`)."""
+
+    retry: int | None
+    concurrency: int
+    resume: bool
+    no_cache: bool
+    dry_run: bool
+    max_cost: float | None
+
+    def run_options(self) -> dict[str, Any]:
+        """The keyword arguments a layer's run takes from them (all but ``dry_run``)."""
+        return {
+            "concurrency": self.concurrency,
+            "resume": self.resume,
+            "no_cache": self.no_cache,
+            "retry": self.retry,
+            "max_cost": self.max_cost,
+        }
+
+
+_BATCH_PARAMS: tuple[tuple[str, Any, Any], ...] = (
+    ("retry", RetryOpt, None),
+    ("concurrency", ConcurrencyOpt, 8),
+    ("resume", ResumeOpt, True),
+    ("no_cache", NoCacheOpt, False),
+    ("dry_run", DryRunOpt, False),
+    ("max_cost", MaxCostOpt, None),
+)
+
+
+def batch_command(command: Callable[..., None]) -> Callable[..., None]:
+    """Give an LLM batch command (extract relations, extract events, distill) the shared
+    options, declared once: typer reads them from the signature this returns, after the
+    command's own; the body receives them as its keyword-only ``batch: BatchOptions``."""
+    sig = inspect.signature(command, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.name != "batch"]
+    shared = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=default)
+        for name, ann, default in _BATCH_PARAMS
+    ]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> None:
+        batch = BatchOptions(**{name: kwargs.pop(name) for name, _, _ in _BATCH_PARAMS})
+        command(**kwargs, batch=batch)
+
+    wrapper.__signature__ = sig.replace(parameters=[*own, *shared])  # type: ignore[attr-defined]
+    return wrapper
+
 
 # Which stages an LLM batch command runs over (extract relations, extract events).
 StagesArg = Annotated[list[str] | None, typer.Argument(help="Stage paths to extract.")]

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from arklore import __version__
+from arklore.cli import group
 from arklore.cli._common import (
     JsonOpt,
     console,
@@ -23,7 +24,7 @@ from arklore.corpus.anchors import STORED
 from arklore.corpus.crosscheck import CrosscheckReport
 
 app = typer.Typer()
-operators_app = typer.Typer(name="operators", help="The operator registry.", no_args_is_help=True)
+operators_app = group("operators", "The operator registry.")
 
 DataChangedOpt = Annotated[
     bool,

@@ -7,12 +7,11 @@ from typing import Annotated
 
 import typer
 
+from arklore.cli import group
 from arklore.cli._common import JsonOpt, console, print_json, workspace
 from arklore.graph.curate import CandidateReport
 
-app = typer.Typer(
-    name="curate", help="Curate the relationship matrix from the corpus.", no_args_is_help=True
-)
+app = group("curate", "Curate the relationship matrix from the corpus.")
 
 
 @app.command("candidates")

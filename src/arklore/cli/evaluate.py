@@ -20,15 +20,12 @@ from arklore.chat.fidelity import (
     store_line_speaker,
 )
 from arklore.chat.session import CHAT_TASK
+from arklore.cli import group
 from arklore.cli._common import JsonOpt, console, err_console, print_json, workspace
 from arklore.core.errors import ConfigError, UsageError
 
-app = typer.Typer(
-    name="eval",
-    help="Evaluations of what arklore injects.",
-    no_args_is_help=True,
-    rich_markup_mode=None,
-    add_completion=False,
+app = group(
+    "eval", "Evaluations of what arklore injects.", rich_markup_mode=None, add_completion=False
 )
 
 SHOWN_FAILURES = 40

@@ -8,14 +8,13 @@ from typing import Annotated
 
 import typer
 
+from arklore.cli import group
 from arklore.cli._common import JsonOpt, console, print_json, workspace
 from arklore.events import diff as events_diff
 from arklore.events import timeline as events_timeline
 
 app = typer.Typer()
-events_app = typer.Typer(
-    name="events", help="Story events: compare extractions.", no_args_is_help=True
-)
+events_app = group("events", "Story events: compare extractions.")
 
 
 @events_app.command("diff")

@@ -13,13 +13,12 @@ from typing import Annotated
 import typer
 
 from arklore.cards.lint import MAX_FALSE_RATE
+from arklore.cli import group
 from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
 from arklore.core.errors import EXIT_FINDINGS, UsageError
 
-app = typer.Typer(
-    name="export",
-    help="SillyTavern character cards and lorebooks (World Info), and the lint of their keys.",
-    no_args_is_help=True,
+app = group(
+    "export", "SillyTavern character cards and lorebooks (World Info), and the lint of their keys."
 )
 
 

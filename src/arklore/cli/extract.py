@@ -8,23 +8,21 @@ in the first person); 2 configuration errors.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 
+from arklore.cli import group
 from arklore.cli._common import (
     AllOpt,
-    ConcurrencyOpt,
-    DryRunOpt,
+    BatchOptions,
     EventOpt,
     JsonOpt,
-    MaxCostOpt,
-    NoCacheOpt,
-    ResumeOpt,
-    RetryOpt,
     StagesArg,
+    batch_command,
     console,
     end_llm_run,
     err_console,
@@ -36,30 +34,63 @@ from arklore.cli._common import (
 )
 from arklore.events.runner import RunReport as EventsReport
 from arklore.extract.runner import RunReport
+from arklore.llm import Estimate
+from arklore.llm.runs import Progress, TaskRunReport
 
-app = typer.Typer(
-    name="extract", help="LLM extraction over the story corpus.", no_args_is_help=True
-)
+app = group("extract", "LLM extraction over the story corpus.")
 
 SHOWN = 20  # findings listed one by one before "... and N more"
+R = TypeVar("R")
+
+
+def _run_stages(
+    stages: list[str] | None,
+    event: str | None,
+    all_: bool,
+    batch: BatchOptions,
+    json: bool,
+    estimate: Callable[[list[str], Progress], Estimate],
+    run: Callable[..., R],
+    **extra: Any,
+) -> R | None:
+    """What both extract commands do: pick the stages, then print the estimate of
+    ``--dry-run`` (None) or run with a progress bar and return the run's report."""
+    paths = workspace().extract.select_stages(stages, event=event, all_=all_)
+    if batch.dry_run:
+        with progress_bar(not json) as progress:
+            est = estimate(paths, progress)
+        print_dry_run(len(paths), est, json)
+        return None
+    with progress_bar(not json) as progress:
+        return run(paths, progress=progress, **batch.run_options(), **extra)
+
+
+def _print_unfinished(report: TaskRunReport) -> None:
+    if report.failures:
+        console.print(
+            styled(
+                f"{len(report.failures)} chunks failed",
+                "yellow",
+                f" (see {report.errors_file}; rerun to retry)",
+            )
+        )
+    if report.not_started:
+        console.print(f"{report.not_started} chunks not sent (the run stopped)")
 
 
 @app.command("relations")
+@batch_command
 def extract_relations(
     stages: StagesArg = None,
     event: EventOpt = None,
     all_: AllOpt = False,
-    retry: RetryOpt = None,
-    concurrency: ConcurrencyOpt = 8,
-    resume: ResumeOpt = True,
-    no_cache: NoCacheOpt = False,
-    dry_run: DryRunOpt = False,
-    max_cost: MaxCostOpt = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Export folder (default: $ARKLORE_HOME/exports/relations)."),
     ] = None,
     json: JsonOpt = False,
+    *,
+    batch: BatchOptions,
 ) -> None:
     """Propose relations with the LLM, gate them, store them and export story_relations_<stage>.json.
 
@@ -67,23 +98,12 @@ def extract_relations(
     early (endpoint unreachable, or --max-cost reached; rerun resumes); 5 edges dropped by a gate.
     """
     ws = workspace()
-    paths = ws.extract.select_stages(stages, event=event, all_=all_)
-    if dry_run:
-        with progress_bar(not json) as progress:
-            est = ws.extract.relations_dry_run(paths, progress)
-        print_dry_run(len(paths), est, json)
+    report = _run_stages(
+        stages, event, all_, batch, json, ws.extract.relations_dry_run, ws.extract.relations,
+        out=out,
+    )  # fmt: skip
+    if report is None:
         return
-    with progress_bar(not json) as progress:
-        report = ws.extract.relations(
-            paths,
-            concurrency=concurrency,
-            resume=resume,
-            no_cache=no_cache,
-            retry=retry,
-            max_cost=max_cost,
-            out=out,
-            progress=progress,
-        )
     out_dir = out or ws.paths.relation_exports
     if json:
         print_json(report.to_dict())
@@ -111,31 +131,17 @@ def _print_report(report: RunReport, out_dir: Path) -> None:
     if report.dropped:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(report.drop_reasons().items()))
         console.print(styled("dropped by gates", "yellow", f": {reasons}"))
-    if report.failures:
-        console.print(
-            styled(
-                f"{len(report.failures)} chunks failed",
-                "yellow",
-                f" (see {report.errors_file}; rerun to retry)",
-            )
-        )
-    if report.not_started:
-        console.print(f"{report.not_started} chunks not sent (the run stopped)")
+    _print_unfinished(report)
     console.print(f"exported {len(report.exports)} files (stages with results) to {out_dir}")
     console.print(report.cost_line)
 
 
 @app.command("events")
+@batch_command
 def extract_events(
     stages: StagesArg = None,
     event: EventOpt = None,
     all_: AllOpt = False,
-    retry: RetryOpt = None,
-    concurrency: ConcurrencyOpt = 8,
-    resume: ResumeOpt = True,
-    no_cache: NoCacheOpt = False,
-    dry_run: DryRunOpt = False,
-    max_cost: MaxCostOpt = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Export folder (default: $ARKLORE_HOME/exports/events)."),
@@ -148,6 +154,8 @@ def extract_events(
         ),
     ] = True,
     json: JsonOpt = False,
+    *,
+    batch: BatchOptions,
 ) -> None:
     """Split stages into events with first-person memories (LLM), check them, store them and
     export story_events_<stage>.json.
@@ -157,24 +165,12 @@ def extract_events(
     or events dropped, time hints dropped, memories not in the first person.
     """
     ws = workspace()
-    paths = ws.extract.select_stages(stages, event=event, all_=all_)
-    if dry_run:
-        with progress_bar(not json) as progress:
-            est = ws.events.extract_dry_run(paths, progress)
-        print_dry_run(len(paths), est, json)
+    report = _run_stages(
+        stages, event, all_, batch, json, ws.events.extract_dry_run, ws.events.extract,
+        out=out, embed=embed,
+    )  # fmt: skip
+    if report is None:
         return
-    with progress_bar(not json) as progress:
-        report = ws.events.extract(
-            paths,
-            concurrency=concurrency,
-            resume=resume,
-            no_cache=no_cache,
-            retry=retry,
-            max_cost=max_cost,
-            out=out,
-            embed=embed,
-            progress=progress,
-        )
     if json:
         print_json(report.to_dict())
         err_console.print(report.cost_line)
@@ -244,16 +240,7 @@ def _print_events_report(report: EventsReport, out_dir: Path) -> None:
                 detail = d.get("text") or d.get("time_hint") or d.get("detail")
                 who = f"{d['actor']}: " if "actor" in d else ""
                 console.print(f"  {d['stage']} #{d['event']}: {who}{detail}")
-    if report.failures:
-        console.print(
-            styled(
-                f"{len(report.failures)} chunks failed",
-                "yellow",
-                f" (see {report.errors_file}; rerun to retry)",
-            )
-        )
-    if report.not_started:
-        console.print(f"{report.not_started} chunks not sent (the run stopped)")
+    _print_unfinished(report)
     console.print(
         f"exported {len(report.exports)} files (checked stages) to {out_dir}; "
         f"{report.embedded_memories} memories embedded for chat",

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from arklore.cli import group
 from arklore.cli._common import (
     JsonOpt,
     console,
@@ -23,7 +24,7 @@ from arklore.graph.io import edge_record, save_graph
 from arklore.graph.model import INTERACTION, ORIGINS, Edge, RelationGraph
 from arklore.graph.strength import contributions
 
-app = typer.Typer(name="graph", help="The relation graph (no LLM needed).", no_args_is_help=True)
+app = group("graph", "The relation graph (no LLM needed).")
 
 
 def print_build(report: dict) -> None:

@@ -6,12 +6,11 @@ from typing import Annotated
 
 import typer
 
+from arklore.cli import group
 from arklore.cli._common import JsonOpt, console, print_json, read_message, table, workspace
 from arklore.core.errors import UnknownNameError
 
-app = typer.Typer(
-    name="names", help="Operator names: aliases and mention detection.", no_args_is_help=True
-)
+app = group("names", "Operator names: aliases and mention detection.")
 
 
 @app.command("resolve")

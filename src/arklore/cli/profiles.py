@@ -16,14 +16,11 @@ from typing import Annotated
 import typer
 
 from arklore.base.files import atomic_write_text
+from arklore.cli import group
 from arklore.cli._common import (
-    ConcurrencyOpt,
-    DryRunOpt,
+    BatchOptions,
     JsonOpt,
-    MaxCostOpt,
-    NoCacheOpt,
-    ResumeOpt,
-    RetryOpt,
+    batch_command,
     console,
     end_llm_run,
     err_console,
@@ -55,21 +52,18 @@ OutDirOpt = Annotated[
 
 
 @app.command("distill")
+@batch_command
 def distill_cmd(
     task: TaskOpt = ["all"],  # noqa: B006 - typer reads the default, never mutates it
     op: OpOpt = None,
-    retry: RetryOpt = None,
-    resume: ResumeOpt = True,
-    concurrency: ConcurrencyOpt = 8,
-    dry_run: DryRunOpt = False,
-    max_cost: MaxCostOpt = None,
-    no_cache: NoCacheOpt = False,
     out: OutDirOpt = None,
     generated_at: Annotated[
         str | None,
         typer.Option("--generated-at", hidden=True, help="Pin the header's generated time."),
     ] = None,
     json: JsonOpt = False,
+    *,
+    batch: BatchOptions,
 ) -> None:
     """Draft character profiles (.char) from the archives, voice and story lines: A anchor,
     B quotes + personality, C attitude to the Doctor, D her key people, E relation candidates.
@@ -80,7 +74,7 @@ def distill_cmd(
     are never overwritten: the new draft goes beside them.
     """
     ws = workspace()
-    if dry_run:
+    if batch.dry_run:
         parts = ws.profiles.distill_dry_run(task, op)
         total = total_estimate(parts)
         if json:
@@ -96,13 +90,9 @@ def distill_cmd(
             task,
             op,
             out=out,
-            retry=retry,
-            concurrency=concurrency,
-            resume=resume,
-            no_cache=no_cache,
-            max_cost=max_cost,
             generated_at=generated_at,
             progress=progress,
+            **batch.run_options(),
         )
     if json:
         print_json(report.to_dict())
@@ -200,9 +190,7 @@ def review_queue_cmd(
     console.print(f"wrote {target}")
 
 
-chars_app = typer.Typer(
-    name="chars", help="Your own .char files (ARKLORE_CHARS_DIR).", no_args_is_help=True
-)
+chars_app = group("chars", "Your own .char files (ARKLORE_CHARS_DIR).")
 
 
 @chars_app.command("check")

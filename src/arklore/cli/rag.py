@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from arklore.cli import group
 from arklore.cli._common import (
     DryRunOpt,
     JsonOpt,
@@ -21,7 +22,7 @@ from arklore.cli._common import (
 from arklore.rag.index import RagIndexError
 
 app = typer.Typer()
-rag_app = typer.Typer(name="rag", help="The relation RAG index (ChromaDB).", no_args_is_help=True)
+rag_app = group("rag", "The relation RAG index (ChromaDB).")
 
 
 @rag_app.command("build")

@@ -8,11 +8,10 @@ from typing import Annotated
 
 import typer
 
+from arklore.cli import group
 from arklore.cli._common import console, emit, workspace
 
-app = typer.Typer(
-    name="review", help="Human review of extracted data and profile drafts.", no_args_is_help=True
-)
+app = group("review", "Human review of extracted data and profile drafts.")
 
 HtmlOpt = Annotated[
     bool, typer.Option("--html", help="A self-contained HTML page instead of text.")

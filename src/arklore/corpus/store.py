@@ -55,6 +55,9 @@ class IngestRun:
         return self.finished_at is not None
 
 
+StageLabels = tuple[str | None, str | None, str | None, str | None, str | None, str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class StageInfo:
     """What the tables say about a stage of the primary corpus."""
@@ -69,6 +72,18 @@ class StageInfo:
     story_info: str | None
     order_rank: int | None
     line_count: int
+
+    def labels(self) -> StageLabels:
+        """How a reader is shown the stage, in the order the event layer's rows hold them:
+        story code, event id, event name, story name, avg tag, the game's summary."""
+        return (
+            self.story_code,
+            self.event_id,
+            self.event_name,
+            self.story_name,
+            self.avg_tag,
+            self.story_info,
+        )
 
 
 class Store:

@@ -238,12 +238,7 @@ def load_index(store: Store, base_id: str, infos: dict[str, StageInfo]) -> list[
             Appearance(
                 path,
                 info.order_rank,
-                info.story_code,
-                info.event_id,
-                info.event_name,
-                info.story_name,
-                info.avg_tag,
-                info.story_info,
+                *info.labels(),
                 spoken,
                 uncertain,
                 addressed,

@@ -33,7 +33,7 @@ from typing import Any
 
 from arklore.core.model import DOCTOR, Line, is_doctor, normalize_speaker
 from arklore.extract.events import PHASES, PROMPT_VERSION, EventProposal
-from arklore.extract.gates import as_line_no
+from arklore.extract.gates import Judged, as_line_no
 from arklore.extract.presence import (
     ResolveFn,
     SameFn,
@@ -91,7 +91,7 @@ class CheckedActor:
 
 
 @dataclass(slots=True)
-class CheckedMemory:
+class CheckedMemory(Judged):
     actor: str  # normalized
     written_as: str  # the key as the model wrote it
     actor_id: str | None
@@ -105,17 +105,13 @@ class CheckedMemory:
     evidence_line_ids: list[str] = field(default_factory=list)
 
     @property
-    def kept(self) -> bool:
-        return self.verdict == "kept"
-
-    @property
     def usable(self) -> bool:
         """Kept and in the first person: what a chat may give her as her own memory."""
         return self.kept and self.person == "first"
 
 
 @dataclass(slots=True)
-class CheckedEvent:
+class CheckedEvent(Judged):
     """One event of a stage with every check's verdict (the store's row and the export)."""
 
     stage: str
@@ -147,13 +143,6 @@ class CheckedEvent:
     order_rank: int | None = None
     model: str = ""
     prompt_version: str = PROMPT_VERSION
-
-    @property
-    def kept(self) -> bool:
-        return self.verdict == "kept"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # --- line ranges -----------------------------------------------------------------------
@@ -439,6 +428,8 @@ def check_time_hint(hint: str | None, lines: Iterable[Line]) -> tuple[str | None
 
 @dataclass(frozen=True)
 class StageMeta:
+    """Where a stage stands in the story; each field is a :class:`CheckedEvent` field too."""
+
     stage_code: str | None = None
     event_id: str | None = None
     event_name: str | None = None
@@ -487,13 +478,9 @@ def check_event(
         flags=flags,
         chunks=draft.chunks,
         merged_from=max(1, len(draft.parts)),
-        stage_code=meta.stage_code,
-        event_id=meta.event_id,
-        event_name=meta.event_name,
-        story_name=meta.story_name,
-        order_rank=meta.order_rank,
         model=model,
         prompt_version=prompt_version,
+        **asdict(meta),  # the event's fields of the same names
     )
     if not ev.kept:
         return ev

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Unpack
 
 from arklore.core.blocks import StageRef
 from arklore.core.errors import ConfigError, UnknownEventError
@@ -24,14 +25,13 @@ from arklore.events import store as events_db
 from arklore.events.appearances import Appearance
 from arklore.events.memories import Memories, MemoryService
 from arklore.events.timeline import Timeline, build_timeline
-from arklore.extract.facade import ExtractFacade
+from arklore.extract.facade import ExtractFacade, RunOptions, run_stages
 from arklore.llm import Estimate
 from arklore.llm.access import LLMAccess
+from arklore.llm.runs import Progress
 from arklore.names.facade import NamesFacade
 from arklore.rag.embedders import Embedder
 from arklore.rag.exemplars import ExemplarIndex
-
-Progress = Callable[[str, int, int], None]
 
 
 class EventsFacade:
@@ -234,37 +234,21 @@ class EventsFacade:
 
     # -- extraction --------------------------------------------------------------------------
     def extract(
-        self,
-        stage_paths: list[str],
-        *,
-        concurrency: int = 8,
-        resume: bool = True,
-        no_cache: bool = False,
-        retry: int | None = None,
-        max_cost: float | None = None,
-        out: Path | None = None,
-        embed: bool = True,
-        progress: Progress | None = None,
+        self, stage_paths: list[str], *, embed: bool = True, **options: Unpack[RunOptions]
     ) -> runner.RunReport:
-        """Extract, check, store and export the story events of ``stage_paths`` (stops early
-        at the circuit breaker or at ``max_cost`` USD; a rerun resumes); ``embed`` embeds the
-        kept memories for chat right away (else on an operator's first query)."""
-        store = self._store()
-        with self._llm.session(no_cache=no_cache, retry=retry) as llm:
-            report = runner.extract_events(
-                store,
-                llm,
-                stage_paths,
-                concurrency=concurrency,
-                resume=resume,
-                progress=progress,
-                resolve=self.names.resolve_person,
-                stop_after_unreachable=self._llm.breaker_failures,
-                max_cost=max_cost,
-            )
-        report.exports = [
-            str(p) for p in runner.export_stages(store, stage_paths, out or self.exports)
-        ]
+        """Extract, check, store and export the story events of ``stage_paths`` (see
+        :func:`arklore.extract.facade.run_stages`); ``embed`` embeds the kept memories for
+        chat right away (else on an operator's first query)."""
+        report = run_stages(
+            self._store(),
+            self._llm,
+            runner.extract_events,
+            stage_paths,
+            resolve=self.names.resolve_person,
+            export=(runner.export_stages, self.exports),
+            options=options,
+        )
+        progress = options.get("progress")
         if embed:
             if progress:
                 progress("embed memories", 0, 1)

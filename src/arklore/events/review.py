@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from arklore.core.model import Line
 from arklore.events.checks import CheckedEvent, CheckedMemory
+from arklore.extract.review import page_css, page_head
 
 
 @dataclass(frozen=True)
@@ -103,26 +104,21 @@ def render_text(stage: str, events: list[CheckedEvent], lines: list[Line]) -> st
     return "\n".join(out)
 
 
-_CSS = """
-body{font-family:system-ui,sans-serif;max-width:64rem;margin:1rem auto;padding:0 1rem;color:#222}
-.ev{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
-.ev.dropped{border-color:#c33;background:#fff5f5}
-.mem{margin:.2rem 0}.mem.dropped{color:#c33;font-weight:bold}.mem.flagged{color:#a60}
-.summary{color:#555}.bad{color:#c33}
-table{border-collapse:collapse;margin:.4rem 0;width:100%}
-td{padding:.1rem .4rem;vertical-align:top}td.no{color:#888;text-align:right;width:3rem}
-td.sp{white-space:nowrap;color:#446}tr.pr{background:#fff3b0}td.who{color:#282;white-space:nowrap}
-"""
+_CSS = page_css(
+    "ev",
+    "64rem",
+    ".mem{margin:.2rem 0}.mem.dropped{color:#c33;font-weight:bold}.mem.flagged{color:#a60}\n"
+    ".summary{color:#555}.bad{color:#c33}",
+    "tr.pr{background:#fff3b0}td.who{color:#282;white-space:nowrap}",
+)
 
 
 def render_html(stage: str, events: list[CheckedEvent], lines: list[Line]) -> str:
     esc = html.escape
     by_no = {ln.line_no: ln for ln in lines}
-    parts = [
-        "<!DOCTYPE html><html lang='zh'><head><meta charset='utf-8'>",
-        f"<title>events: {esc(stage)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{esc(stage)}</h1><p>{len(events)} events, {sum(e.kept for e in events)} kept</p>",
-    ]
+    parts = page_head(
+        "events", stage, _CSS, f"{len(events)} events, {sum(e.kept for e in events)} kept"
+    )
     for e in events:
         parts.append(f"<div class='ev {'kept' if e.kept else 'dropped'}'>")
         parts.append(f"<h2>{esc(headline(e))}</h2>")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import orjson
 
@@ -40,14 +40,17 @@ from arklore.extract.events import (
 from arklore.extract.runner import (
     ChunkContext,
     ChunkPlan,
+    ChunkRun,
+    ChunkRunOptions,
+    Handler,
     ResolveFn,
     chunk_jobs,
     iter_requests,
-    speaker_whitelist,
+    run_chunks,
 )
-from arklore.llm import ChatModel, ChatResult, Estimate, Job, LLMFiles, Prices
+from arklore.llm import ChatModel, ChatResult, Estimate, Job, Prices
 from arklore.llm import estimate as estimate_requests
-from arklore.llm.runs import Progress, TaskRunReport, TaskSpec, run_task
+from arklore.llm.runs import Progress, TaskRunReport
 from arklore.llm.types import sha256_json
 
 
@@ -186,60 +189,20 @@ class RunReport(TaskRunReport):
 
 
 def extract_events(
-    store: Store,
-    llm: ChatModel,
-    stage_paths: list[str],
-    *,
-    concurrency: int = 8,
-    resume: bool = True,
-    progress: Progress | None = None,
-    speakers: set[str] | None = None,
-    resolve: ResolveFn = lambda name: None,
-    files: LLMFiles | None = None,
-    stop_after_unreachable: int = 5,
-    max_cost: float | None = None,
+    store: Store, llm: ChatModel, stage_paths: list[str], **options: Unpack[ChunkRunOptions]
 ) -> RunReport:
-    """Extract, store and check the events of ``stage_paths``; failed chunks are logged to
-    the errors file and the run goes on (their stage stays unchecked until a rerun)."""
-    speakers = speaker_whitelist(store) if speakers is None else speakers
-    model = llm.config_for(TASK).model
-    plan = ChunkPlan(store, stage_paths, stage_jobs, events_db, model)
+    """Extract, store and check the events of ``stage_paths`` (see
+    :func:`arklore.extract.runner.run_chunks`; a stage with a failed chunk stays unchecked
+    until a rerun)."""
     report = RunReport()
-
-    def check(stage_path: str) -> None:
-        check_and_store(
-            store, stage_path, plan.lines(stage_path), plan.chunks[stage_path],
-            speakers=speakers, resolve=resolve,
-        )  # fmt: skip
-
-    def handler(job: Job, result: ChatResult) -> str:
-        ctx: ChunkContext = job.context
-        parsed: EventsResponse = result.parsed
-        events_db.write_chunk(
-            store,
-            ctx.stage_path,
-            ctx.chunk,
-            parsed.events,
-            job_key=job.key,
-            fingerprint=job.request.fingerprint(),
-            model=result.model or model,
-            prompt_version=PROMPT_VERSION,
-            first_line=ctx.first_line,
-            last_line=ctx.last_line,
-            from_cache=result.from_cache,
-        )
-        check(ctx.stage_path)
-        return f"{job.key}:{len(parsed.events)}"
-
-    spec = TaskSpec("extract events", plan.jobs(), handler, report, stored=plan.stored)
-    run_task(
-        spec, llm, resume=resume, files=files, concurrency=concurrency, progress=progress,
-        stop_after_unreachable=stop_after_unreachable, max_cost=max_cost,
+    run = run_chunks(
+        "extract events", TASK, store, llm, stage_paths, (stage_jobs, events_db), report,
+        _events_handler, options,
     )  # fmt: skip
     # stages whose chunks were all stored already, but checked by older rules (or never)
     for sp in stage_paths:
-        check(sp)
-    _fill(store, plan, report)
+        _check(run, sp)
+    _fill(store, run.plan, report)
     return report
 
 
@@ -274,6 +237,38 @@ def _fill(store: Store, plan: ChunkPlan, report: RunReport) -> None:
     report.summary["presence"] = dict(
         Counter(m.presence for e in everything if e.kept for m in e.memories if m.kept)
     )
+
+
+def _check(run: ChunkRun, stage_path: str) -> None:
+    check_and_store(
+        run.store, stage_path, run.plan.lines(stage_path), run.plan.chunks[stage_path],
+        speakers=run.speakers, resolve=run.resolve,
+    )  # fmt: skip
+
+
+def _events_handler(run: ChunkRun) -> Handler:
+    store, model = run.store, run.model
+
+    def handler(job: Job, result: ChatResult) -> str:
+        ctx: ChunkContext = job.context
+        parsed: EventsResponse = result.parsed
+        events_db.write_chunk(
+            store,
+            ctx.stage_path,
+            ctx.chunk,
+            parsed.events,
+            job_key=job.key,
+            fingerprint=job.request.fingerprint(),
+            model=result.model or model,
+            prompt_version=PROMPT_VERSION,
+            first_line=ctx.first_line,
+            last_line=ctx.last_line,
+            from_cache=result.from_cache,
+        )
+        _check(run, ctx.stage_path)
+        return f"{job.key}:{len(parsed.events)}"
+
+    return handler
 
 
 # --- export ----------------------------------------------------------------------------

@@ -13,20 +13,16 @@ operators in one corpus pass and rebuilt when the names it was computed from cha
 from __future__ import annotations
 
 from arklore.base.db import Migration
+from arklore.extract.schema import chunk_ledger
 
-_EVENTS = """
-CREATE TABLE IF NOT EXISTS event_chunks (
-    stage_path TEXT NOT NULL,
-    chunk INTEGER NOT NULL,
-    job_key TEXT NOT NULL,            -- '<stage_path>#e<chunk>'
-    fingerprint TEXT NOT NULL,        -- ChatRequest.fingerprint(): same request -> skip on resume
-    model TEXT NOT NULL, prompt_version TEXT NOT NULL,
-    first_line INTEGER NOT NULL, last_line INTEGER NOT NULL,
-    proposals TEXT NOT NULL,          -- JSON: the validated answer's events, as proposed
-    from_cache INTEGER NOT NULL,
-    updated REAL NOT NULL,
-    PRIMARY KEY (stage_path, chunk)
-);
+_EVENTS = (
+    chunk_ledger(
+        "event_chunks",
+        "e",
+        "first_line INTEGER NOT NULL, last_line INTEGER NOT NULL,\n"
+        "    proposals TEXT NOT NULL",  # JSON: the validated answer's events, as proposed
+    )
+    + """
 
 CREATE TABLE IF NOT EXISTS event_stages (
     stage_path TEXT PRIMARY KEY,
@@ -73,6 +69,7 @@ CREATE TABLE IF NOT EXISTS event_memories (
 );
 CREATE INDEX IF NOT EXISTS event_memories_actor ON event_memories (actor_id);
 """
+)
 
 _APPEARANCES = """
 CREATE TABLE IF NOT EXISTS appearances (

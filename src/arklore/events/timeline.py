@@ -118,12 +118,7 @@ def build_timeline(
             TimelineStage(
                 info.order_rank,
                 info.stage_path,
-                info.story_code,
-                info.event_id,
-                info.event_name,
-                info.story_name,
-                info.avg_tag,
-                info.story_info,
+                *info.labels(),
                 info.line_count,
                 app.spoken if app else None,
                 app.addressed if app else None,

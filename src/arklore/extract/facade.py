@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypedDict, TypeVar, Unpack
 
 from arklore.core.errors import ConfigError
 from arklore.corpus.store import Store
@@ -15,8 +16,23 @@ from arklore.extract import runner
 from arklore.extract import store as edges_db
 from arklore.llm import Estimate
 from arklore.llm.access import LLMAccess
+from arklore.llm.runs import Progress, TaskRunReport
 
-Progress = Callable[[str, int, int], None]
+R = TypeVar("R", bound=TaskRunReport)
+
+
+class RunOptions(TypedDict, total=False):
+    """The options of an LLM extraction run as the workspace takes them (the CLI's and the
+    service's); defaults: 8 requests in flight, resume, the response cache on, the
+    configured retries, no cost limit, the layer's export folder, no progress."""
+
+    concurrency: int
+    resume: bool
+    no_cache: bool
+    retry: int | None
+    max_cost: float | None
+    out: Path | None
+    progress: Progress | None
 
 
 class ExtractFacade:
@@ -46,37 +62,18 @@ class ExtractFacade:
         """One stage path, checked (an extension is tolerated)."""
         return self.select_stages([path])[0]
 
-    def relations(
-        self,
-        stage_paths: list[str],
-        *,
-        concurrency: int = 8,
-        resume: bool = True,
-        no_cache: bool = False,
-        retry: int | None = None,
-        max_cost: float | None = None,
-        out: Path | None = None,
-        progress: Progress | None = None,
-    ) -> runner.RunReport:
-        """Extract, gate, store and export the relations of ``stage_paths`` (stops early at
-        the circuit breaker or at ``max_cost`` USD; a rerun resumes)."""
-        store = self._store()
-        with self._llm.session(no_cache=no_cache, retry=retry) as llm:
-            report = runner.extract_relations(
-                store,
-                llm,
-                stage_paths,
-                concurrency=concurrency,
-                resume=resume,
-                progress=progress,
-                resolve=self._resolve,
-                stop_after_unreachable=self._llm.breaker_failures,
-                max_cost=max_cost,
-            )
-        report.exports = [
-            str(p) for p in runner.export_stages(store, stage_paths, out or self.exports)
-        ]
-        return report
+    def relations(self, stage_paths: list[str], **options: Unpack[RunOptions]) -> runner.RunReport:
+        """Extract, gate, store and export the relations of ``stage_paths`` (see
+        :func:`run_stages`)."""
+        return run_stages(
+            self._store(),
+            self._llm,
+            runner.extract_relations,
+            stage_paths,
+            resolve=self._resolve,
+            export=(runner.export_stages, self.exports),
+            options=options,
+        )
 
     def relations_dry_run(
         self, stage_paths: list[str], progress: Progress | None = None
@@ -104,3 +101,36 @@ class ExtractFacade:
     def citations(self) -> Iterator[tuple[str, str]]:
         """(line id, label) for the evidence of every kept extracted edge."""
         return edges_db.cited_line_ids(self._store())
+
+
+def run_stages(
+    store: Store,
+    llm: LLMAccess,
+    extract: Callable[..., R],
+    stage_paths: list[str],
+    *,
+    resolve: Callable[[str], str | None],
+    export: tuple[Callable[[Store, list[str], Path], list[Path]], Path],
+    options: RunOptions,
+) -> R:
+    """One chunked LLM run as every layer starts it (relations here, events above): a model
+    session with the run's cache and retry settings and the circuit breaker (it stops early
+    there or at ``max_cost`` USD; a rerun resumes), then the stages with results exported
+    (``export``: the exporter and its default folder)."""
+    no_cache, retry = options.get("no_cache", False), options.get("retry")
+    with llm.session(no_cache=no_cache, retry=retry) as session:
+        report = extract(
+            store,
+            session,
+            stage_paths,
+            concurrency=options.get("concurrency", 8),
+            resume=options.get("resume", True),
+            progress=options.get("progress"),
+            resolve=resolve,
+            stop_after_unreachable=llm.breaker_failures,
+            max_cost=options.get("max_cost"),
+        )
+    exporter, default_out = export
+    out = options.get("out") or default_out
+    report.exports = [str(p) for p in exporter(store, stage_paths, out)]
+    return report

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, cast
 
 from arklore.core.model import DOCTOR, Line, is_doctor, normalize_speaker
 from arklore.core.predicates import (
@@ -45,8 +45,23 @@ class GatedEvidence:
     addressee: str | None = None  # narration letter: whom it addresses by name
 
 
+class Judged:
+    """What every judged item (an edge, an event, a memory) shares: a verdict, ``kept`` or
+    ``dropped``, and its record as a plain dict. Mixed into slotted dataclasses."""
+
+    __slots__ = ()
+    verdict: str
+
+    @property
+    def kept(self) -> bool:
+        return self.verdict == "kept"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(cast(Any, self))
+
+
 @dataclass(slots=True)
-class GatedEdge:
+class GatedEdge(Judged):
     """The one declaration of an extracted relation: the model's proposal fields (those of
     :class:`EdgeProposal`, copied by :func:`judge_proposal`), the gates' verdict and findings,
     and where it came from. The store's columns and the export are derived from these fields."""
@@ -75,13 +90,6 @@ class GatedEdge:
     stage: str = ""
     model: str = ""
     prompt_version: str = PROMPT_VERSION
-
-    @property
-    def kept(self) -> bool:
-        return self.verdict == "kept"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 PROPOSAL_FIELDS: tuple[str, ...] = tuple(

@@ -100,17 +100,39 @@ def render_text(
     return "\n".join(out)
 
 
-_CSS = """
-body{font-family:system-ui,sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem;color:#222}
-.edge{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}
-.edge.dropped{border-color:#c33;background:#fff5f5}
-.verdict{font-weight:bold}.dropped .verdict{color:#c33}.kept .verdict{color:#282}
-.flags span{display:inline-block;background:#eee;border-radius:3px;padding:0 .3rem;margin-right:.3rem;font-size:.85em}
-table{border-collapse:collapse;margin:.4rem 0;width:100%}
-td{padding:.1rem .4rem;vertical-align:top}td.no{color:#888;text-align:right;width:3rem}
-td.sp{white-space:nowrap;color:#446}tr.ev{background:#fff3b0;font-weight:bold}
-tr.gap td{color:#aaa}.bad{color:#c33}
+def page_css(card: str, width: str, card_rules: str, line_rules: str) -> str:
+    """The style both review pages (relations, events) share: a centred column, one bordered
+    ``card`` per item (red when dropped), the stage's lines as a table; each page adds its
+    own ``card_rules`` and ``line_rules``."""
+    return f"""
+body{{font-family:system-ui,sans-serif;max-width:{width};margin:1rem auto;padding:0 1rem;color:#222}}
+.{card}{{border:1px solid #ccc;border-radius:6px;margin:1rem 0;padding:.5rem 1rem}}
+.{card}.dropped{{border-color:#c33;background:#fff5f5}}
+{card_rules}
+table{{border-collapse:collapse;margin:.4rem 0;width:100%}}
+td{{padding:.1rem .4rem;vertical-align:top}}td.no{{color:#888;text-align:right;width:3rem}}
+td.sp{{white-space:nowrap;color:#446}}{line_rules}
 """
+
+
+def page_head(kind: str, stage: str, css: str, counts: str) -> list[str]:
+    """The opening of a self-contained review page: title, inline style, heading, counts."""
+    esc = html.escape
+    return [
+        "<!DOCTYPE html><html lang='zh'><head><meta charset='utf-8'>",
+        f"<title>{kind}: {esc(stage)}</title><style>{css}</style></head><body>",
+        f"<h1>{esc(stage)}</h1><p>{counts}</p>",
+    ]
+
+
+_CSS = page_css(
+    "edge",
+    "60rem",
+    ".verdict{font-weight:bold}.dropped .verdict{color:#c33}.kept .verdict{color:#282}\n"
+    ".flags span{display:inline-block;background:#eee;border-radius:3px;padding:0 .3rem;"
+    "margin-right:.3rem;font-size:.85em}",
+    "tr.ev{background:#fff3b0;font-weight:bold}\ntr.gap td{color:#aaa}.bad{color:#c33}",
+)
 
 
 def render_html(
@@ -120,11 +142,9 @@ def render_html(
     esc = html.escape
     by_no = {ln.line_no: ln for ln in lines}
     kept = sum(e.kept for e in edges)
-    parts = [
-        "<!DOCTYPE html><html lang='zh'><head><meta charset='utf-8'>",
-        f"<title>relations: {esc(stage)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{esc(stage)}</h1><p>{len(edges)} edges, {kept} kept, {len(edges) - kept} dropped</p>",
-    ]
+    parts = page_head(
+        "relations", stage, _CSS, f"{len(edges)} edges, {kept} kept, {len(edges) - kept} dropped"
+    )
     for i, e in enumerate(edges, 1):
         cls = "kept" if e.kept else "dropped"
         verdict = "KEPT" if e.kept else f"DROPPED: {e.drop_reason} ({e.drop_detail})"

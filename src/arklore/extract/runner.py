@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from difflib import get_close_matches
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 import orjson
 
@@ -280,28 +280,89 @@ class RunReport(TaskRunReport):
         }
 
 
-def extract_relations(
+class ChunkRunOptions(TypedDict, total=False):
+    """The options of a chunked extraction run (relations, events); defaults in :func:`run_chunks`.
+
+    ``resolve`` maps a name to an operator id (the workspace passes the alias table's; default:
+    nobody); ``speakers`` the names that count as speakers (default: the store's); ``files``
+    the LLM layer's progress/errors files (default: the service's own)."""
+
+    concurrency: int
+    resume: bool
+    progress: Progress | None
+    speakers: set[str] | None
+    resolve: ResolveFn
+    files: LLMFiles | None
+    stop_after_unreachable: int
+    max_cost: float | None
+
+
+@dataclass
+class ChunkRun:
+    """What a chunked run's answer handler reads."""
+
+    store: Store
+    plan: ChunkPlan
+    model: str  # the task's configured model (an answer may name its own)
+    speakers: set[str]
+    resolve: ResolveFn
+
+
+Handler = Callable[[Job, ChatResult], str]
+
+
+def run_chunks(
+    name: str,
+    task: str,
     store: Store,
     llm: ChatModel,
     stage_paths: list[str],
-    *,
-    concurrency: int = 8,
-    resume: bool = True,
-    progress: Progress | None = None,
-    speakers: set[str] | None = None,
-    resolve: ResolveFn = lambda name: None,
-    files: LLMFiles | None = None,
-    stop_after_unreachable: int = 5,
-    max_cost: float | None = None,
+    jobs: tuple[StageJobs, ChunkTables],
+    report: TaskRunReport,
+    handler: Callable[[ChunkRun], Handler],
+    options: ChunkRunOptions,
+) -> ChunkRun:
+    """Send the chunk jobs of ``stage_paths`` (``jobs``: the task's jobs of a stage and its
+    chunk table, for resume) and hand each answer to ``handler(run)``; failed chunks are
+    logged to the errors file and the run goes on."""
+    speakers = options.get("speakers")
+    model = llm.config_for(task).model
+    run = ChunkRun(
+        store,
+        ChunkPlan(store, stage_paths, jobs[0], jobs[1], model),
+        model,
+        speaker_whitelist(store) if speakers is None else speakers,
+        options.get("resolve", lambda name: None),
+    )
+    spec = TaskSpec(name, run.plan.jobs(), handler(run), report, stored=run.plan.stored)
+    run_task(
+        spec,
+        llm,
+        resume=options.get("resume", True),
+        files=options.get("files"),
+        concurrency=options.get("concurrency", 8),
+        progress=options.get("progress"),
+        stop_after_unreachable=options.get("stop_after_unreachable", 5),
+        max_cost=options.get("max_cost"),
+    )
+    return run
+
+
+def extract_relations(
+    store: Store, llm: ChatModel, stage_paths: list[str], **options: Unpack[ChunkRunOptions]
 ) -> RunReport:
-    """Extract, gate and store the relations of ``stage_paths``; failed chunks are logged to
-    the errors file and the run goes on. ``resolve`` maps a name to an operator id (the
-    workspace passes the alias table's); ``files`` are the LLM layer's progress/errors files
-    (default: the service's own)."""
-    speakers = speaker_whitelist(store) if speakers is None else speakers
-    model = llm.config_for(TASK).model
-    plan = ChunkPlan(store, stage_paths, stage_jobs, edges_db, model)
+    """Extract, gate and store the relations of ``stage_paths`` (see :func:`run_chunks`)."""
     report = RunReport()
+    run = run_chunks(
+        "extract relations", TASK, store, llm, stage_paths, (stage_jobs, edges_db), report,
+        _relations_handler, options,
+    )  # fmt: skip
+    _fill_stage_counts(store, run.plan, report)
+    return report
+
+
+def _relations_handler(run: ChunkRun) -> Handler:
+    store, plan, model = run.store, run.plan, run.model
 
     def handler(job: Job, result: ChatResult) -> str:
         ctx: ChunkContext = job.context
@@ -309,8 +370,8 @@ def extract_relations(
         gated = gate_edges(
             parsed.edges,
             plan.lines(ctx.stage_path),
-            speakers=speakers,
-            resolve=resolve,
+            speakers=run.speakers,
+            resolve=run.resolve,
             stage=ctx.stage_path,
             model=result.model or model,
             prompt_version=PROMPT_VERSION,
@@ -329,13 +390,7 @@ def extract_relations(
         )
         return f"{job.key}:{len(gated)}"
 
-    spec = TaskSpec("extract relations", plan.jobs(), handler, report, stored=plan.stored)
-    run_task(
-        spec, llm, resume=resume, files=files, concurrency=concurrency, progress=progress,
-        stop_after_unreachable=stop_after_unreachable, max_cost=max_cost,
-    )  # fmt: skip
-    _fill_stage_counts(store, plan, report)
-    return report
+    return handler
 
 
 def _fill_stage_counts(store: Store, plan: ChunkPlan, report: RunReport) -> None:

@@ -10,6 +10,26 @@ from __future__ import annotations
 
 from arklore.base.db import Migration
 
+
+def chunk_ledger(table: str, mark: str, columns: str) -> str:
+    """The table of answered chunks a chunked LLM run keeps (one row per chunk; what resume
+    trusts: the request's fingerprint), with the run's own ``columns`` after the shared ones.
+    ``mark`` tells the run's job keys apart ('<stage_path>#<mark><chunk>')."""
+    return f"""
+CREATE TABLE IF NOT EXISTS {table} (
+    stage_path TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    job_key TEXT NOT NULL,           -- '<stage_path>#{mark}<chunk>'
+    fingerprint TEXT NOT NULL,       -- ChatRequest.fingerprint(): same request -> skip on resume
+    model TEXT NOT NULL, prompt_version TEXT NOT NULL,
+    {columns},
+    from_cache INTEGER NOT NULL,
+    updated REAL NOT NULL,
+    PRIMARY KEY (stage_path, chunk)
+);
+"""
+
+
 _RELATIONS = """
 CREATE TABLE IF NOT EXISTS relation_edges (
     stage_path TEXT NOT NULL,
@@ -31,19 +51,10 @@ CREATE TABLE IF NOT EXISTS relation_edges (
 );
 CREATE INDEX IF NOT EXISTS relation_edges_subject ON relation_edges (subject_id);
 CREATE INDEX IF NOT EXISTS relation_edges_object ON relation_edges (object_id);
-
-CREATE TABLE IF NOT EXISTS relation_chunks (
-    stage_path TEXT NOT NULL,
-    chunk INTEGER NOT NULL,
-    job_key TEXT NOT NULL,           -- '<stage_path>#c<chunk>'
-    fingerprint TEXT NOT NULL,       -- ChatRequest.fingerprint(): same request -> skip on resume
-    model TEXT NOT NULL, prompt_version TEXT NOT NULL,
-    first_line INTEGER, last_line INTEGER,
-    edges INTEGER NOT NULL, kept INTEGER NOT NULL,
-    from_cache INTEGER NOT NULL,
-    updated REAL NOT NULL,
-    PRIMARY KEY (stage_path, chunk)
-);
-"""
+""" + chunk_ledger(
+    "relation_chunks",
+    "c",
+    "first_line INTEGER, last_line INTEGER,\n    edges INTEGER NOT NULL, kept INTEGER NOT NULL",
+)
 
 MIGRATIONS: tuple[Migration, ...] = (Migration("extract", "001_relations", _RELATIONS),)

@@ -16,6 +16,8 @@ from typing import Any
 
 from arklore.core.operators import Operator
 from arklore.graph.model import RelationGraph
+from arklore.llm import ChatRequest
+from arklore.llm.types import Validator
 from arklore.profiles.archive import (
     CHARWORD,
     STORY,
@@ -78,6 +80,27 @@ class OperatorInputs:
 
     def quote_sources(self) -> dict[str, QuoteSource]:
         return voice_sources(self.voice) | story_sources(self.story)
+
+    def request(
+        self,
+        task: str,
+        system: str,
+        body: str,
+        schema: Validator,
+        max_tokens: int,
+        prompt_version: str,
+    ) -> ChatRequest:
+        """A distillation task's request about her: every task heads its user message with
+        her name and id and keys the work by her id (one place, so the tasks cannot drift)."""
+        user = f"干员：{self.name}（{self.char_id}）\n{body}"
+        return ChatRequest(
+            task=task,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            key=self.char_id,
+            max_tokens=max_tokens,
+            prompt_version=prompt_version,
+            schema=schema,
+        )
 
 
 def unlock_label(unlock_type: Any, param: Any) -> tuple[str, int]:

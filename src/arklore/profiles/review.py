@@ -88,24 +88,18 @@ def render_entry(e: ReviewEntry) -> str:
     for key, st in e.tasks.items():
         title = TASK_TITLES.get(key, key)
         lines.append(f"- {title}: **{st.status}**" + (f" — {st.reason}" if st.reason else ""))
-    if e.quotes_removed:
-        lines.append("- quotes removed by the verbatim gate:")
-        lines += [f"  - {q}" for q in e.quotes_removed]
-    if e.corrections:
-        lines.append("- anchor fields set back to their source:")
-        lines += [f"  - {c}" for c in e.corrections]
-    if e.findings:
-        lines.append("- other gate findings:")
-        lines += [f"  - {f}" for f in e.findings]
-    if e.relation_candidates:
-        lines.append("- relation candidates (mentions):")
-        lines += [f"  - {c}" for c in e.relation_candidates]
-    if e.relation_sample:
-        lines.append("- relation documents to spot-check (seeded 10% sample):")
-        lines += [f"  - {d}" for d in e.relation_sample]
-    if e.sources:
-        lines.append("- sources:")
-        lines += [f"  - {s}" for s in e.sources]
+    listed = (
+        ("quotes removed by the verbatim gate", e.quotes_removed),
+        ("anchor fields set back to their source", e.corrections),
+        ("other gate findings", e.findings),
+        ("relation candidates (mentions)", e.relation_candidates),
+        ("relation documents to spot-check (seeded 10% sample)", e.relation_sample),
+        ("sources", e.sources),
+    )
+    for heading, items in listed:
+        if items:
+            lines.append(f"- {heading}:")
+            lines += [f"  - {item}" for item in items]
     return "\n".join(lines) + "\n"
 
 

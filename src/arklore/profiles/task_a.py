@@ -71,19 +71,10 @@ def build_request(inp: OperatorInputs) -> ChatRequest | None:
     if not text:
         return None
     facts = "\n".join(f"- {f.label}：{f.value}" for f in inp.anchor.facts)
-    user = (
-        f"干员：{inp.name}（{inp.char_id}）\n"
-        + (f"程序已从档案抄录的字段（仅供参考，不要改写，不要输出）：\n{facts}\n" if facts else "")
-        + f"\n档案原文：\n{text}\n\n请按要求输出 JSON。"
-    )
-    return ChatRequest(
-        task=TASK,
-        messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
-        key=inp.char_id,
-        max_tokens=MAX_TOKENS,
-        prompt_version=PROMPT_VERSION,
-        schema=AnchorResponse,
-    )
+    body = (
+        f"程序已从档案抄录的字段（仅供参考，不要改写，不要输出）：\n{facts}\n" if facts else ""
+    ) + f"\n档案原文：\n{text}\n\n请按要求输出 JSON。"
+    return inp.request(TASK, SYSTEM_PROMPT, body, AnchorResponse, MAX_TOKENS, PROMPT_VERSION)
 
 
 def _facts_output(facts: list[Fact]) -> list[list[str]]:

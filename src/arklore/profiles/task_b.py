@@ -108,16 +108,9 @@ def build_request(inp: OperatorInputs) -> ChatRequest | None:
     cands = candidates(inp)
     if not cands:
         return None
-    body = "\n".join(f"[{sid}]（{note}）{text}" for sid, note, text in cands)
-    user = f"干员：{inp.name}（{inp.char_id}）\n台词候选：\n{body}\n\n请按要求输出 JSON。"
-    return ChatRequest(
-        task=TASK,
-        messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
-        key=inp.char_id,
-        max_tokens=MAX_TOKENS,
-        prompt_version=PROMPT_VERSION,
-        schema=VoiceResponse,
-    )
+    listed = "\n".join(f"[{sid}]（{note}）{text}" for sid, note, text in cands)
+    body = f"台词候选：\n{listed}\n\n请按要求输出 JSON。"
+    return inp.request(TASK, SYSTEM_PROMPT, body, VoiceResponse, MAX_TOKENS, PROMPT_VERSION)
 
 
 def _quote_dicts(quotes: list[Quote]) -> list[dict[str, str]]:

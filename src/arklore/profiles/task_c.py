@@ -67,20 +67,13 @@ def build_request(inp: OperatorInputs) -> ChatRequest | None:
         return None
     lines = [f"{label}{v.title}：{normalize_ws(v.text)}" for (label, _), v in voice]
     arch = "\n".join(f"{s.unlock}【{s.title}】{normalize_ws(s.text)}" for s in archive)
-    user = f"干员：{inp.name}（{inp.char_id}）\n"
+    body = ""
     if lines:
-        user += "语音（按解锁顺序）：\n" + "\n".join(lines) + "\n"
+        body += "语音（按解锁顺序）：\n" + "\n".join(lines) + "\n"
     if arch:
-        user += "\n档案资料（按解锁所需信赖）：\n" + arch[:MAX_ARCHIVE_CHARS] + "\n"
-    user += "\n请按要求输出 JSON。"
-    return ChatRequest(
-        task=TASK,
-        messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
-        key=inp.char_id,
-        max_tokens=MAX_TOKENS,
-        prompt_version=PROMPT_VERSION,
-        schema=DoctorResponse,
-    )
+        body += "\n档案资料（按解锁所需信赖）：\n" + arch[:MAX_ARCHIVE_CHARS] + "\n"
+    body += "\n请按要求输出 JSON。"
+    return inp.request(TASK, SYSTEM_PROMPT, body, DoctorResponse, MAX_TOKENS, PROMPT_VERSION)
 
 
 def rule_quotes(inp: OperatorInputs) -> tuple[list[Quote], list[str]]:

@@ -80,20 +80,13 @@ def build_request(inp: OperatorInputs) -> ChatRequest | None:
     docs = docs_for(inp)
     if not docs:
         return None
-    body = "\n".join(
+    listed = "\n".join(
         f"[{d.doc_id}] 对方：{_name(inp, d.target_id)}（{d.target_id}）｜关系：{d.predicate}"
         f"｜来源：{d.source}\n  {d.text}"
         for d in docs
     )
-    user = f"干员：{inp.name}（{inp.char_id}）\n关系资料：\n{body}\n\n请按要求输出 JSON。"
-    return ChatRequest(
-        task=TASK,
-        messages=[{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}],
-        key=inp.char_id,
-        max_tokens=MAX_TOKENS,
-        prompt_version=PROMPT_VERSION,
-        schema=PeopleResponse,
-    )
+    body = f"关系资料：\n{listed}\n\n请按要求输出 JSON。"
+    return inp.request(TASK, SYSTEM_PROMPT, body, PeopleResponse, MAX_TOKENS, PROMPT_VERSION)
 
 
 def rule_result(inp: OperatorInputs) -> TaskResult:

@@ -21,10 +21,12 @@ script, ``storyList[12]`` in ASTR), and only the data that can be trusted is kep
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
+from arklore.core.errors import MalformedSourceError
 from arklore.core.model import (
     DOCTOR,
     NICKNAME_TOKEN,
@@ -34,6 +36,33 @@ from arklore.core.model import (
     normalize_speaker,
     normalize_text,
 )
+
+T = TypeVar("T")
+
+
+def stage_path_for(story_root: Path, file: Path) -> str:
+    """The key both sources share: no extension, lower-cased (``obt/main/level_main_01-01_beg``)."""
+    return file.relative_to(story_root).with_suffix("").as_posix().lower()
+
+
+def read_source(story_root: Path, file: Path, data: bytes | None) -> tuple[str, bytes]:
+    """(the file's path under the story root, its bytes); callers that already read the file
+    (to hash it) pass its bytes."""
+    rel = file.relative_to(story_root).as_posix()
+    return rel, file.read_bytes() if data is None else data
+
+
+def parse_source(
+    parse: Callable[..., list[Line]], content: T, stage_path: str, rel: str
+) -> tuple[list[Line], list[str]]:
+    """(lines, parse warnings) of one stage; a MalformedSourceError names the file, not just
+    the stage."""
+    warnings: list[str] = []
+    try:
+        lines = parse(content, stage_path, warnings=warnings)
+    except MalformedSourceError as exc:
+        raise MalformedSourceError(rel, exc.reason) from None
+    return lines, warnings
 
 
 @dataclass(slots=True)
@@ -372,24 +401,24 @@ def build_lines(
 def text_of(prop: str, attrs: dict[str, Any]) -> tuple[LineKind, str, str | None] | None:
     """(kind, text, raw speaker) when the element shows text, None for a stage command."""
     if prop == "name":
-        text = normalize_text(attr_str(attrs, "content") or "")
-        raw = attr_str(attrs, "name")
-        if raw is not None and not raw.strip(" \t\u3000"):
-            raw = None
-        kind = LineKind.DIALOGUE if raw is not None else LineKind.NARRATION
-        return (kind, text, raw) if text else None
+        return _speech(attrs, "name")
     if prop == "multiline":
         text = normalize_text(attr_str(attrs, "content") or "")
         return (LineKind.MULTILINE, text, attr_str(attrs, "name")) if text else None
     if prop == "popupdialog":  # speech in battle/tutorial popups: the avatar id as speaker
-        text = normalize_text(attr_str(attrs, "content") or "")
-        raw = attr_str(attrs, "dialoghead")
-        if raw is not None and not raw.strip(" \t\u3000"):
-            raw = None
-        kind = LineKind.DIALOGUE if raw is not None else LineKind.NARRATION
-        return (kind, text, raw) if text else None
+        return _speech(attrs, "dialoghead")
     if prop in ("subtitle", "sticker"):
         text = normalize_text(attr_str(attrs, "text") or "")
         kind = LineKind.SUBTITLE if prop == "subtitle" else LineKind.STICKER
         return (kind, text, None) if text else None
     return None
+
+
+def _speech(attrs: dict[str, Any], speaker_key: str) -> tuple[LineKind, str, str | None] | None:
+    """Dialogue when ``speaker_key`` names someone, narration when it is absent or blank."""
+    text = normalize_text(attr_str(attrs, "content") or "")
+    raw = attr_str(attrs, speaker_key)
+    if raw is not None and not raw.strip(" \t\u3000"):
+        raw = None
+    kind = LineKind.DIALOGUE if raw is not None else LineKind.NARRATION
+    return (kind, text, raw) if text else None

@@ -24,7 +24,13 @@ import orjson
 
 from arklore.core.errors import MalformedSourceError
 from arklore.core.model import Line, Source, Stage
-from arklore.sources._commands import Element, build_lines
+from arklore.sources._commands import (
+    Element,
+    build_lines,
+    parse_source,
+    read_source,
+    stage_path_for,
+)
 
 
 def iter_astr_files(story_root: Path) -> Iterator[Path]:
@@ -32,16 +38,9 @@ def iter_astr_files(story_root: Path) -> Iterator[Path]:
     yield from sorted(story_root.rglob("*.json"))
 
 
-def stage_path_for(story_root: Path, file: Path) -> str:
-    """Same key as the raw script's: no extension, lower-cased (``obt/Roguelike/RO1``)."""
-    return file.relative_to(story_root).with_suffix("").as_posix().lower()
-
-
 def read_astr_stage(story_root: Path, file: Path, data: bytes | None = None) -> Stage:
     """Read and parse one stage with its header metadata."""
-    rel = file.relative_to(story_root).as_posix()
-    if data is None:  # callers that already read the file (to hash it) pass its bytes
-        data = file.read_bytes()
+    rel, data = read_source(story_root, file, data)
     try:
         doc = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))
     except orjson.JSONDecodeError as exc:
@@ -53,11 +52,7 @@ def read_astr_stage(story_root: Path, file: Path, data: bytes | None = None) -> 
             ) from bad
         raise MalformedSourceError(rel, f"bad JSON: {exc.msg} at line {exc.lineno}") from exc
     stage_path = stage_path_for(story_root, file)
-    warnings: list[str] = []
-    try:
-        lines = parse_astr(doc, stage_path, warnings=warnings)
-    except MalformedSourceError as exc:  # name the file, not just the stage
-        raise MalformedSourceError(rel, exc.reason) from None
+    lines, warnings = parse_source(parse_astr, doc, stage_path, rel)
 
     def header(key: str) -> str | None:
         return _opt_str(doc.get(key))

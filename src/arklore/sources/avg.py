@@ -59,7 +59,13 @@ from pathlib import Path
 
 from arklore.core.errors import MalformedSourceError
 from arklore.core.model import Line, Source, Stage
-from arklore.sources._commands import Element, build_lines
+from arklore.sources._commands import (
+    Element,
+    build_lines,
+    parse_source,
+    read_source,
+    stage_path_for,
+)
 
 SKIP_DIRS = frozenset({"[uc]info"})
 SKIP_FILES = frozenset({"avg_segment_report.txt"})
@@ -96,26 +102,15 @@ def iter_avg_files(story_root: Path) -> Iterator[Path]:
         yield path
 
 
-def stage_path_for(story_root: Path, file: Path) -> str:
-    """``obt/main/level_main_01-01_beg``: the key both sources share."""
-    return file.relative_to(story_root).with_suffix("").as_posix().lower()
-
-
 def read_avg_stage(story_root: Path, file: Path, data: bytes | None = None) -> Stage:
     """Read and parse one script; metadata is filled later from the excel tables."""
-    rel = file.relative_to(story_root).as_posix()
-    if data is None:  # callers that already read the file (to hash it) pass its bytes
-        data = file.read_bytes()
+    rel, data = read_source(story_root, file, data)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise MalformedSourceError(rel, f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     stage_path = stage_path_for(story_root, file)
-    warnings: list[str] = []
-    try:
-        lines = parse_avg(text, stage_path, warnings=warnings)
-    except MalformedSourceError as exc:  # name the file, not just the stage
-        raise MalformedSourceError(rel, exc.reason) from None
+    lines, warnings = parse_source(parse_avg, text, stage_path, rel)
     return Stage(
         stage_path=stage_path,
         source=Source.AVG,
