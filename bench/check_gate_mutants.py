@@ -297,6 +297,23 @@ def _tier_c_rule_only_in_the_turn(_: Any) -> None:
     )
 
 
+def _text_rule_disabled(_: Any) -> None:
+    import re as re_
+
+    from arklore.core import text
+
+    text._BAD_CHAR = re_.compile(r"(?!)")  # matches nothing: every character is "text"
+
+
+def _body_limit_disabled(_: Any) -> None:
+    from arklore.service import guard
+
+    async def passthrough(self, scope, receive, send):  # noqa: ANN001, ANN202
+        await self.app(scope, receive, send)
+
+    guard.BodyLimitMiddleware.__call__ = passthrough  # type: ignore[method-assign]
+
+
 def _scene_branches_mixed(_: Any) -> None:
     from arklore.rag import exemplars
 
@@ -339,6 +356,7 @@ CITATIONS = "tests/test_verify_citations.py"
 TASKS = "tests/test_distill_tasks.py"
 PARITY = "tests/test_parity.py"
 SCENES = "tests/test_exemplars.py"
+HOSTILE = "tests/test_hostile_input.py"
 
 # mutant -> (the tests that must catch it, the patch)
 MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
@@ -383,6 +401,8 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "scene_branches_mixed": (SCENES, _scene_branches_mixed),
     "scene_not_verbatim": (SCENES, _scene_not_verbatim),
     "nickname_unrendered": (SCENES, _nickname_unrendered),
+    "text_rule_disabled": (HOSTILE, _text_rule_disabled),
+    "body_limit_disabled": (HOSTILE, _body_limit_disabled),
 }
 
 

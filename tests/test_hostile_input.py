@@ -309,3 +309,26 @@ def test_invalid_utf8_from_a_terminal_never_gives_a_traceback(
         assert proc.returncode == 0 and "【阿米娅的人设】" in proc.stdout.decode()
     else:
         assert proc.returncode == 2, err
+
+
+def test_a_body_over_the_limit_is_refused_whether_its_length_is_said_or_not(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    home = make_kb(tmp_path_factory.mktemp("limit") / "home")
+    app = create_app(kb_workspace(home, max_body_bytes=4096), warm_up=False)
+    big = {
+        "operator": "阿米娅",
+        "message": "你好",
+        "history": [{"role": "user", "content": "x" * 5000}],
+    }
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: refused as the chunks arrive
+        data = json.dumps(big).encode()
+        for i in range(0, len(data), 1024):
+            yield data[i : i + 1024]
+
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert c.post("/v1/turn", json={"operator": "阿米娅", "message": "你好"}).status_code == 200
+        for r in (c.post("/v1/turn", json=big), c.post("/v1/turn", content=chunks(),
+                  headers={"content-type": "application/json"})):  # fmt: skip
+            assert r.status_code == 413 and r.json()["error"] == "body_too_large", r.text[:200]
