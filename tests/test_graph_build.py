@@ -427,3 +427,30 @@ def test_cli_import_registers_a_wiki_export_for_every_build(cli, tmp_path: Path)
     assert run("graph", "build", "--matrix", str(matrix)).exit_code == 0
     r = run("graph", "relation", "苏珀", "墨弦", "--json")
     assert "竞争" in [e["predicate"] for e in json.loads(r.stdout)]
+
+
+def test_pair_facts_are_kept_on_disk_per_corpus_names_and_pairs(tmp_path, monkeypatch) -> None:
+    from service_kb import kb_workspace, make_kb
+
+    import arklore.graph.facade as facade
+    from arklore.rag.docs import SourceContext, fact_pairs
+
+    home = make_kb(tmp_path / "home")
+
+    def pairs(g, st):
+        return fact_pairs(SourceContext(graph=g, store=st))
+
+    with kb_workspace(home) as ws:
+        first = ws.graph.facts(ws.graph.current(), pairs)
+    assert first and (home / "cache" / "pair_facts.pickle").is_file()
+    calls: list[int] = []
+    real = facade.pair_facts
+    monkeypatch.setattr(facade, "pair_facts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    with kb_workspace(home) as ws:  # a new process: read, not computed
+        assert ws.graph.facts(ws.graph.current(), pairs) == first and calls == []
+    with kb_workspace(home) as ws:  # other pairs: computed
+        one = ws.graph.facts(ws.graph.current(), lambda g, st: sorted(pairs(g, st))[:1])
+    assert len(one) == 1 and calls == [1]
+    (home / "cache" / "pair_facts.pickle").write_bytes(b"not a pickle")
+    with kb_workspace(home) as ws:  # an unreadable file: computed again, no error
+        assert ws.graph.facts(ws.graph.current(), pairs) == first and calls == [1, 1]

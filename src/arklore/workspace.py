@@ -117,6 +117,11 @@ class Paths:
         return self.home / "rag"
 
     @property
+    def pair_facts(self) -> Path:
+        """What the corpus proves about the described pairs, kept per corpus, names and pairs."""
+        return self.home / "cache" / "pair_facts.pickle"
+
+    @property
     def rag_rejects(self) -> Path:
         return self.home / "rag_rejects.jsonl"
 
@@ -184,6 +189,7 @@ class Workspace:
             imports_dir=paths.graph_imports,
             excel_root=roots.excel_root_or_none,
             matrix=st.matrix,
+            facts_cache=paths.pair_facts,
         )
         self.rag = RagFacade(
             paths.rag,

@@ -93,6 +93,11 @@ def _unordered(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
+FACTS_VERSION = "1"
+"""Bump when :func:`pair_facts` or what it returns changes: stored facts of another version
+are computed again (:meth:`arklore.graph.facade.GraphFacade.facts`)."""
+
+
 def pair_facts(
     store: Store,
     people: People,

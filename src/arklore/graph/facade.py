@@ -9,6 +9,8 @@ once and keeps it until :meth:`GraphFacade.reload` or a build replaces it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import pickle
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from arklore.base.files import atomic_write_bytes
 from arklore.base.userfiles import read_user_bytes
 from arklore.core.errors import (
     AmbiguousNameError,
@@ -33,7 +36,7 @@ from arklore.graph import curate
 from arklore.graph.build import build_graph
 from arklore.graph.citations import curated_citations, graph_citations
 from arklore.graph.curated_check import check_curated
-from arklore.graph.evidence import PairFacts, pair_facts
+from arklore.graph.evidence import FACTS_VERSION, PairFacts, pair_facts
 from arklore.graph.importer import FORMAT as IMPORT_FORMAT
 from arklore.graph.importer import load_import
 from arklore.graph.interaction import load_spoken
@@ -87,8 +90,10 @@ class GraphFacade:
         imports_dir: Path,
         excel_root: Callable[[], Path | None],
         matrix: Path | None = None,
+        facts_cache: Path | None = None,
     ) -> None:
         self._store = store  # store(check_roots=...) -> the ingested store
+        self.facts_cache = facts_cache
         self.names = names
         self.matrix = matrix or default_matrix_path()  # the curated matrix builds read
         self.path = path
@@ -282,21 +287,51 @@ class GraphFacade:
     def facts(
         self, graph: RelationGraph, pairs: Pairs, progress: Progress | None = None
     ) -> dict[tuple[str, str], PairFacts]:
-        """What the corpus proves about the ``pairs`` a caller describes (one corpus pass,
-        kept for this graph until reload); {} without a store."""
+        """What the corpus proves about the ``pairs`` a caller describes; {} without a store.
+
+        A whole-corpus pass (tens of seconds on the real data), so the answer is kept: in
+        memory for this graph until reload, and on disk (:attr:`facts_cache`) under a key of
+        what it depends on -- the corpus content and the names (:meth:`NamesFacade.state`)
+        and the pairs asked for -- so the build's profile and index steps, a later
+        ``arklore distill`` or ``rag build`` do not walk the corpus again."""
         try:
             store = self._store()
         except ArkloreError:
             return {}
         if self._facts is not None and self._facts[0] is graph:
             return self._facts[1]
-        if progress:
-            progress("evidence", 0, 1)
-        facts = pair_facts(store, self.people(), pairs(graph, store))
-        if progress:
-            progress("evidence", 1, 1)
+        wanted = sorted(pairs(graph, store))
+        key = hashlib.sha256(
+            repr((FACTS_VERSION, self.names.state(), wanted)).encode("utf-8")
+        ).hexdigest()
+        facts = self._stored_facts(key)
+        if facts is None:
+            if progress:
+                progress("evidence", 0, 1)
+            facts = pair_facts(store, self.people(), wanted)
+            if progress:
+                progress("evidence", 1, 1)
+            self._store_facts(key, facts)
         self._facts = (graph, facts)
         return facts
+
+    def _stored_facts(self, key: str) -> dict[tuple[str, str], PairFacts] | None:
+        if self.facts_cache is None or not self.facts_cache.is_file():
+            return None
+        try:
+            with self.facts_cache.open("rb") as f:
+                stored_key, facts = pickle.load(f)  # our own file under ARKLORE_HOME
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError,
+                AttributeError, ImportError):  # fmt: skip
+            return None  # unreadable or from another version: computed again
+        return facts if stored_key == key and isinstance(facts, dict) else None
+
+    def _store_facts(self, key: str, facts: dict[tuple[str, str], PairFacts]) -> None:
+        if self.facts_cache is None:
+            return
+        with contextlib.suppress(OSError):  # a cache: a full disk only costs the next pass
+            self.facts_cache.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.facts_cache, pickle.dumps((key, facts), protocol=5))
 
     def contact_facts(self, edge: Edge, *, max_stages: int = CONTACT_STAGES) -> PairFacts | None:
         """What the corpus proves about ``edge``'s pair, read from the stages the edge cites
