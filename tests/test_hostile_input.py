@@ -26,6 +26,7 @@ from arklore.cli.app import main
 from arklore.core.errors import BadTextError
 from arklore.core.text import check_message, check_text
 from arklore.service.app import create_app
+from arklore.service.errors import is_openai_path
 
 SETTINGS = settings(max_examples=12, deadline=None, database=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))  # fmt: skip
@@ -332,3 +333,10 @@ def test_a_body_over_the_limit_is_refused_whether_its_length_is_said_or_not(
         for r in (c.post("/v1/turn", json=big), c.post("/v1/turn", content=chunks(),
                   headers={"content-type": "application/json"})):  # fmt: skip
             assert r.status_code == 413 and r.json()["error"] == "body_too_large", r.text[:200]
+        # on the OpenAI-compatible routes, in OpenAI's error shape (what its SDK reads)
+        r = c.post("/v1/chat/completions", json={"model": "阿米娅", "messages": big["history"]})
+        assert r.status_code == 413 and r.json()["error"]["code"] == "body_too_large"
+    routes = set(app.openapi()["paths"])
+    openai_routes = {p for p in routes if p.startswith(("/v1/chat", "/v1/models"))}
+    assert openai_routes and all(is_openai_path(p) for p in openai_routes)
+    assert not any(is_openai_path(p) for p in routes - openai_routes)

@@ -86,17 +86,28 @@ class BodyTooLarge(StarletteHTTPException):
         self.limit = limit
 
 
-def body_too_large(limit: int, length: int | None = None) -> Response:
-    """The 413 of a body over ``ARKLORE_MAX_BODY_BYTES``; the connection is closed after it,
-    as the rest of the body is never read."""
+OPENAI_PATHS = ("/v1/chat/completions", "/v1/models")
+"""The OpenAI-compatible routes (:mod:`arklore.service.openai`): their errors, a refused body
+included, are OpenAI error objects."""
+
+
+def is_openai_path(path: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in OPENAI_PATHS)
+
+
+def body_too_large(limit: int, length: int | None = None, *, path: str = "") -> Response:
+    """The 413 of a body over ``ARKLORE_MAX_BODY_BYTES`` (in OpenAI's error shape on its
+    routes); the connection is closed after it, as the rest of the body is never read."""
     size = f"has {length} bytes, more than" if length is not None else "is larger than"
-    return json_response(
-        {"error": "body_too_large", "message": f"the request body {size} the limit of {limit} "
-         "bytes", "hint": "send a smaller body, or raise ARKLORE_MAX_BODY_BYTES on the server",
-         "limit": limit},
-        413,
-        headers={"connection": "close"},
+    message = f"the request body {size} the limit of {limit} bytes"
+    body: dict[str, Any] = (
+        {"error": {"message": message, "type": "invalid_request_error", "code": "body_too_large",
+                   "param": None}}
+        if is_openai_path(path)
+        else {"error": "body_too_large", "message": message, "limit": limit,
+              "hint": "send a smaller body, or raise ARKLORE_MAX_BODY_BYTES on the server"}
     )  # fmt: skip
+    return json_response(body, 413, headers={"connection": "close"})
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -34,7 +34,7 @@ class BodyLimitMiddleware:
             return
         length = _content_length(scope)
         if length is not None and length > self.limit:
-            await body_too_large(self.limit, length)(scope, receive, send)
+            await body_too_large(self.limit, length, path=scope["path"])(scope, receive, send)
             return
         received = 0
         started = False
@@ -59,7 +59,7 @@ class BodyLimitMiddleware:
         except BodyTooLarge:
             if started:
                 raise
-            await body_too_large(self.limit)(scope, receive, send)
+            await body_too_large(self.limit, path=scope["path"])(scope, receive, send)
 
 
 def _content_length(scope: Scope) -> int | None:
