@@ -24,7 +24,7 @@ from arklore.service.app import create_app
 from arklore.workspace import Workspace
 
 FAST_EXAMPLES = 4
-SLOW_EXAMPLES = 100
+SLOW_EXAMPLES = 40
 
 
 @pytest.fixture(scope="module")
