@@ -138,7 +138,7 @@ def test_every_route_taking_text_is_covered(client: TestClient) -> None:
 
 
 @given(data=st.data())
-@settings(SETTINGS, max_examples=40)
+@settings(SETTINGS, max_examples=20)
 def test_a_bad_path_or_query_parameter_is_a_400(client: TestClient, data: st.DataObject) -> None:
     method, path, op = data.draw(st.sampled_from(_operations(client)))
     params = [p for p in op.get("parameters", []) if p.get("schema", {}).get("type") == "string"]
@@ -188,7 +188,7 @@ def test_every_route_with_a_body_has_a_body_here(client: TestClient) -> None:
 
 
 @given(data=st.data())
-@settings(SETTINGS, max_examples=60)
+@settings(SETTINGS, max_examples=30)
 def test_a_bad_string_anywhere_in_a_json_body_is_a_400(
     client: TestClient, data: st.DataObject
 ) -> None:
@@ -254,7 +254,7 @@ def _argv(path: list[str], param: Any, required: list[Any], bad: str) -> list[st
 
 
 @given(data=st.data())
-@settings(SETTINGS, max_examples=80)
+@settings(SETTINGS, max_examples=40)
 def test_a_bad_argument_to_any_command_is_one_line_and_exit_2(
     data: st.DataObject, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
