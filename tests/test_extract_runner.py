@@ -565,6 +565,7 @@ def _generated_tree(root: Path, n: int = 12) -> DataRoots:
     return DataRoots(gamedata, astr)
 
 
+@pytest.mark.slow  # a subprocess killed mid-run: seconds
 def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(
     llm_stub: StubServer, tmp_path: Path
 ) -> None:

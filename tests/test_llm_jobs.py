@@ -170,6 +170,7 @@ print("finished")
 """
 
 
+@pytest.mark.slow  # a subprocess killed mid-run: seconds
 def test_resume_after_sigkill_loses_only_in_flight_requests(
     llm_stub: StubServer, tmp_path: Path
 ) -> None:

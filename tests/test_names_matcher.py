@@ -501,6 +501,7 @@ def _check_same(fast: MentionMatcher, ref: ReferenceMatcher, n_chars: int) -> No
         assert _as_rows(fast.find(text[:200_000], ctx)) == _as_rows(ref.find(text[:200_000], ctx))
 
 
+@pytest.mark.slow  # a reference implementation over a long text: seconds
 @pytest.mark.parametrize("config", [RuleConfig(), RuleConfig(stoplist=False, repeat=False)])
 def test_same_mentions_as_reference(config: RuleConfig) -> None:
     m = build_matcher(load_user_aliases(), operators=OPS, config=config)
