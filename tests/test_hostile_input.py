@@ -323,19 +323,24 @@ def test_a_body_over_the_limit_is_refused_whether_its_length_is_said_or_not(
         "history": [{"role": "user", "content": "x" * 5000}],
     }
 
-    def chunks() -> Iterator[bytes]:  # no Content-Length: refused as the chunks arrive
-        data = json.dumps(big).encode()
+    def chunks(body: dict) -> Iterator[bytes]:  # no Content-Length: refused as they arrive
+        data = json.dumps(body).encode()
         for i in range(0, len(data), 1024):
             yield data[i : i + 1024]
 
-    with TestClient(app, raise_server_exceptions=False) as c:
+    json_type = {"content-type": "application/json"}
+    chat = {"model": "阿米娅", "messages": big["history"]}
+    # a client on this machine: the OpenAI route reads the body (no client keys needed)
+    with TestClient(app, raise_server_exceptions=False, client=("127.0.0.1", 50000)) as c:
         assert c.post("/v1/turn", json={"operator": "阿米娅", "message": "你好"}).status_code == 200
-        for r in (c.post("/v1/turn", json=big), c.post("/v1/turn", content=chunks(),
-                  headers={"content-type": "application/json"})):  # fmt: skip
+        for r in (c.post("/v1/turn", json=big),
+                  c.post("/v1/turn", content=chunks(big), headers=json_type)):  # fmt: skip
             assert r.status_code == 413 and r.json()["error"] == "body_too_large", r.text[:200]
         # on the OpenAI-compatible routes, in OpenAI's error shape (what its SDK reads)
-        r = c.post("/v1/chat/completions", json={"model": "阿米娅", "messages": big["history"]})
-        assert r.status_code == 413 and r.json()["error"]["code"] == "body_too_large"
+        for r in (c.post("/v1/chat/completions", json=chat),
+                  c.post("/v1/chat/completions", content=chunks(chat), headers=json_type)):  # fmt: skip
+            assert r.status_code == 413, r.text[:200]
+            assert r.json()["error"]["code"] == "body_too_large", r.text[:200]
     routes = set(app.openapi()["paths"])
     openai_routes = {p for p in routes if p.startswith(("/v1/chat", "/v1/models"))}
     assert openai_routes and all(is_openai_path(p) for p in openai_routes)

@@ -95,14 +95,20 @@ def is_openai_path(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in OPENAI_PATHS)
 
 
+def openai_error_body(
+    message: str, type_: str, code: str, param: str | None = None
+) -> dict[str, Any]:
+    """OpenAI's error object, the one shape of every error on its routes."""
+    return {"error": {"message": message, "type": type_, "code": code, "param": param}}
+
+
 def body_too_large(limit: int, length: int | None = None, *, path: str = "") -> Response:
     """The 413 of a body over ``ARKLORE_MAX_BODY_BYTES`` (in OpenAI's error shape on its
     routes); the connection is closed after it, as the rest of the body is never read."""
     size = f"has {length} bytes, more than" if length is not None else "is larger than"
     message = f"the request body {size} the limit of {limit} bytes"
     body: dict[str, Any] = (
-        {"error": {"message": message, "type": "invalid_request_error", "code": "body_too_large",
-                   "param": None}}
+        openai_error_body(message, "invalid_request_error", "body_too_large")
         if is_openai_path(path)
         else {"error": "body_too_large", "message": message, "limit": limit,
               "hint": "send a smaller body, or raise ARKLORE_MAX_BODY_BYTES on the server"}
@@ -164,7 +170,7 @@ async def validation_error_handler(request: Request, exc: Exception) -> Response
 async def http_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     if isinstance(exc, BodyTooLarge):
-        return body_too_large(exc.limit)
+        return body_too_large(exc.limit, path=request.url.path)
     code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     return json_response(
         {"error": code, "message": str(exc.detail), "hint": "see /docs for the routes"},

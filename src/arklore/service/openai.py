@@ -56,7 +56,13 @@ from arklore.chat.session import CHAT_MAX_TOKENS, CHAT_TASK, CHAT_TEMPERATURE
 from arklore.chat.turn import Turn
 from arklore.core.errors import ArkloreError, ConfigError
 from arklore.llm.relay import ChatRelay, RelayError
-from arklore.service.errors import ServiceError, error_body, json_response
+from arklore.service.errors import (
+    BodyTooLarge,
+    ServiceError,
+    error_body,
+    json_response,
+    openai_error_body,
+)
 from arklore.service.state import ServiceState, service_state
 from arklore.service.turns import turn_runner
 from arklore.settings import Settings, api_key_label
@@ -94,8 +100,7 @@ class OpenAIError(Exception):
         self.headers = headers
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.type, "code": self.code,
-                          "param": self.param}}  # fmt: skip
+        return openai_error_body(self.message, self.type, self.code, self.param)
 
     def response(self) -> Response:
         return json_response(self.body(), self.status, headers=self.headers)
@@ -172,6 +177,9 @@ def to_openai_error(exc: Exception, request: Request) -> OpenAIError:
         return exc
     if isinstance(exc, RequestValidationError):
         return validation_error(exc)
+    if isinstance(exc, BodyTooLarge):  # a streamed body passed the limit while it was read
+        return OpenAIError(413, str(exc.detail), "invalid_request_error", "body_too_large",
+                           headers={"connection": "close"})  # fmt: skip
     if isinstance(exc, ArkloreError):
         err = arklore_error(exc)
         if err.status >= 500:
