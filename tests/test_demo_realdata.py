@@ -31,22 +31,26 @@ def test_demo_builds_then_shows_three_operators_with_their_people(
     assert [s["name"] for s in out["build"]["steps"]] == list(STEPS)
     tiers = out["build"]["steps"][STEPS.index("profiles")]["summary"]["tiers"]
     assert tiers.get("B", 0) > 400  # every operator a source has something for
-    by_name = {t["name"]: t for t in out["turns"]}
+    by_name = {t["operator"]["name"]: _blocks(t) for t in out["turns"]}
     assert set(by_name) == {"阿米娅", "陈", "银灰"}
-    for name, t in by_name.items():
-        blocks = t["blocks"]
+    for name, blocks in by_name.items():
         assert blocks["persona"]["meta"]["tier"] == "B", name
         rel = blocks["relations"]
         assert not rel["empty"] and rel["sources"]["line_ids"], name
         assert not blocks["memories"]["empty"], name
-    chen = by_name["陈"]["blocks"]["relations"]["items"]
+    chen = by_name["陈"]["relations"]["items"]
     assert "塔露拉" in [r["target_name"] for r in chen]
-    gray = by_name["银灰"]["blocks"]["relations"]["items"]
+    gray = by_name["银灰"]["relations"]["items"]
     assert "初雪" in [r["target_name"] for r in gray]
     metrics(
         "demo: "
         + "; ".join(
-            f"{n}: " + ", ".join(r["target_name"] for r in t["blocks"]["relations"]["items"])
-            for n, t in by_name.items()
+            f"{n}: " + ", ".join(r["target_name"] for r in blocks["relations"]["items"])
+            for n, blocks in by_name.items()
         )
     )
+
+
+def _blocks(turn: dict) -> dict:
+    """A turn's blocks by name (the turn JSON lists them in prompt order)."""
+    return {b["name"]: b for b in turn["blocks"]}

@@ -59,6 +59,7 @@ from arklore.profiles.userdir import FileCheck
 from arklore.rag.context import Relation, RelationContext, fit_budget
 from arklore.rag.exemplars import Scene
 from arklore.rag.facade import RagFacade
+from arklore.settings import Settings
 
 PERSONA_CACHE = 2048
 """Persona blocks kept in memory (one per operator, file state and budget; cleared when full)."""
@@ -71,16 +72,30 @@ NO_EVENTS = "no story events extracted yet: her appearances (stages she is in) s
 
 @dataclass(frozen=True)
 class Budgets:
-    """Tokens per block per turn (settings ``ARKLORE_*_TOKEN_BUDGET``) and memories per turn."""
+    """Tokens per block per turn and items per block: the settings' ``ARKLORE_*_TOKEN_BUDGET``,
+    ``ARKLORE_MEMORY_K`` and ``ARKLORE_EXEMPLARS_K``, whose defaults are the numbers' one home."""
 
-    persona: int = 1200
-    relations: int = 800
-    memories: int = 300
-    group: int = 400
-    memories_k: int = 3
-    doctor: int = 300
-    exemplars: int = 500
-    exemplars_k: int = 3
+    persona: int
+    relations: int
+    memories: int
+    group: int
+    memories_k: int
+    doctor: int
+    exemplars: int
+    exemplars_k: int
+
+    @classmethod
+    def from_settings(cls, st: Settings) -> Budgets:
+        return cls(
+            persona=st.persona_token_budget,
+            relations=st.rag_token_budget,
+            memories=st.memory_token_budget,
+            group=st.group_token_budget,
+            memories_k=st.memory_k,
+            doctor=st.doctor_token_budget,
+            exemplars=st.exemplar_token_budget,
+            exemplars_k=st.exemplars_k,
+        )
 
 
 class ChatFacade:
@@ -95,7 +110,7 @@ class ChatFacade:
         events: EventsFacade,
         profiles: ProfilesFacade,
         manifest_path: Path | None = None,
-        budgets: Budgets = Budgets(),
+        budgets: Budgets | None = None,
         max_message_chars: int = 8000,
         tier_c_relations: bool = False,
         nickname: str = "博士",
@@ -108,7 +123,7 @@ class ChatFacade:
         self.events = events
         self.profiles = profiles
         self.manifest_path = manifest_path
-        self.budgets = budgets
+        self.budgets = budgets or Budgets.from_settings(Settings())  # the defaults
         self.max_message_chars = max_message_chars
         self.tier_c_relations = tier_c_relations
         self.counter = counter
@@ -233,23 +248,16 @@ class ChatFacade:
         ctx.tokens = self.counter(ctx.text) if ctx.text else 0
         return ctx
 
-    def relations(
-        self,
-        sp: Speaker,
-        message: str,
-        exclude: Iterable[str] = (),
-        *,
-        budget: int | None = None,
-        spans: list[Span] | None = None,
-    ) -> Block:
-        budget = budget or self.budgets.relations
+    def _relations(self, sp: Speaker, message: str, exclude: list[str], spans: list[Span]) -> Block:
+        """A turn's relations block: her relation context, or empty with the reason."""
+        budget = self.budgets.relations
         try:
-            ctx = self.relation_context(sp, message, exclude, budget, spans)
+            ctx = self.relation_context(sp, message, exclude, spans=spans)
         except ArkloreError as exc:
             return empty_block(RELATIONS, budget, exc.one_line())
         if not ctx.text and ctx.warnings and not ctx.anchors:
             return empty_block(RELATIONS, budget, ctx.warnings[0])
-        return self.relation_block(sp, ctx, excluded=bool(list(exclude)))
+        return self.relation_block(sp, ctx, excluded=bool(exclude))
 
     def relation_block(self, sp: Speaker, ctx: RelationContext, *, excluded: bool = False) -> Block:
         rels = [("anchor", r) for r in ctx.anchors] + [("contextual", r) for r in ctx.contextual]
@@ -560,7 +568,7 @@ class ChatFacade:
         exclude = list(l3_targets) + [p.node_id or p.char_id for p in present[1:]]
         if doctor.meta.get("relation"):  # each person once: the doctor block has her view
             exclude.append(DOCTOR_ID)
-        relations = timed("relations", self.relations, sp, message, exclude, spans=spans)
+        relations = timed("relations", self._relations, sp, message, exclude, spans)
         memories = timed("memories", self.memories, sp, message, named=named)
         group = timed("group", self.group, present)
         exemplars = timed("exemplars", self.exemplars, sp, message, named)

@@ -137,6 +137,27 @@ def batch_command(command: Callable[..., None]) -> Callable[..., None]:
 StagesArg = Annotated[list[str] | None, typer.Argument(help="Stage paths to extract.")]
 EventOpt = Annotated[str | None, typer.Option("--event", help="Every stage of this event id.")]
 AllOpt = Annotated[bool, typer.Option("--all", help="Every primary stage.")]
+ExportDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", help="Export folder (default: $ARKLORE_HOME/exports/<relations|events>)."
+    ),
+]
+
+# What several commands take, declared once so that their help and their rules agree.
+OperatorArg = Annotated[str, typer.Argument(help="Operator name, alias or id.")]
+MessageArg = Annotated[str, typer.Argument(help="The user's chat message ('-': read stdin).")]
+StageArg = Annotated[str, typer.Argument(help="Stage path.")]
+L3Opt = Annotated[
+    str | None,
+    typer.Option("--l3", help="Comma-separated people the other memory layer already recalled."),
+]
+CharsDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out", help="Folder of the generated .char files (default $ARKLORE_HOME/chars)."
+    ),
+]
 
 _WORKSPACE: Workspace | None = None
 

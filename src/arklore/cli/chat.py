@@ -11,10 +11,14 @@ from arklore.chat.session import CHAT_TASK, ChatSession
 from arklore.chat.turn import render_why
 from arklore.cli._common import (
     JsonOpt,
+    L3Opt,
+    MessageArg,
+    OperatorArg,
     console,
     err_console,
     lenient_stdin,
     print_json,
+    read_message,
     say,
     workspace,
 )
@@ -118,20 +122,18 @@ def _loop(session: ChatSession) -> None:
 
 @app.command("turn")
 def turn_cmd(
-    operator: Annotated[str, typer.Argument(help="Operator name, alias or id.")],
-    message: Annotated[str, typer.Argument(help="The user's chat message.")],
+    operator: OperatorArg,
+    message: MessageArg,
     group: Annotated[
         str | None, typer.Option("--group", help="Others present: comma-separated operators.")
     ] = None,
-    l3: Annotated[
-        str | None, typer.Option("--l3", help="Comma-separated people already recalled.")
-    ] = None,
+    l3: L3Opt = None,
     json: JsonOpt = False,
 ) -> None:
     """The system-prompt blocks one chat turn with OPERATOR injects for MESSAGE."""
-    turn = workspace().chat.turn(
-        operator, message, participants=_names(group), l3_targets=_names(l3)
-    )
+    ws = workspace()
+    message = read_message(message, ws.settings.max_message_chars)
+    turn = ws.chat.turn(operator, message, participants=_names(group), l3_targets=_names(l3))
     if json:
         print_json(turn.to_dict())
         return

@@ -3,12 +3,9 @@ model would receive them: 阿米娅 greeting the Doctor, 陈 asked about 塔露�
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from arklore.build import run_build
-from arklore.chat.turn import Turn
 from arklore.cli._common import JsonOpt, console, print_json, progress_bar, workspace
 from arklore.cli.build import print_build_report
 
@@ -34,7 +31,9 @@ def demo(json: JsonOpt = False) -> None:
         report = run_build(ws, progress=progress)
     turns = [ws.chat.turn(op, message) for op, message in DEMO_TURNS]
     if json:
-        print_json({"build": report.to_dict(), "turns": [_turn(t) for t in turns]})
+        # each turn as `arklore turn --json` and /v1/turn give it, with the message asked
+        turns_json = [{"message": t.message, **t.to_dict()} for t in turns]
+        print_json({"build": report.to_dict(), "turns": turns_json})
         raise typer.Exit(report.exit_code)
     console.rule("arklore demo: the build (no LLM)")
     print_build_report(report)
@@ -48,16 +47,6 @@ def demo(json: JsonOpt = False) -> None:
             console.print(f"[{b.name}] {b.tokens}/{b.budget} tokens{cites}")
             console.print(_excerpt(b.text))
     raise typer.Exit(report.exit_code)
-
-
-def _turn(t: Turn) -> dict[str, Any]:
-    return {
-        "operator": t.operator_id,
-        "name": t.operator_name,
-        "message": t.message,
-        "total_tokens": t.total_tokens,
-        "blocks": {b.name: b.to_dict() for b in t.blocks},
-    }
 
 
 def _excerpt(text: str, lines: int = 12) -> str:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from arklore.cli import group
-from arklore.cli._common import JsonOpt, console, print_json, workspace
+from arklore.cli._common import JsonOpt, OperatorArg, console, print_json, workspace
 from arklore.events import diff as events_diff
 from arklore.events import timeline as events_timeline
 
@@ -51,7 +51,7 @@ def timeline(
 
 @app.command("memories")
 def memories(
-    operator: Annotated[str, typer.Argument(help="Operator name, alias or id.")],
+    operator: OperatorArg,
     query: Annotated[str | None, typer.Argument(help="What the chat asks about.")] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, help="How many to return.")] = 3,
     json: JsonOpt = False,

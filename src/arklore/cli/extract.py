@@ -20,6 +20,7 @@ from arklore.cli._common import (
     AllOpt,
     BatchOptions,
     EventOpt,
+    ExportDirOpt,
     JsonOpt,
     StagesArg,
     batch_command,
@@ -84,10 +85,7 @@ def extract_relations(
     stages: StagesArg = None,
     event: EventOpt = None,
     all_: AllOpt = False,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="Export folder (default: $ARKLORE_HOME/exports/relations)."),
-    ] = None,
+    out: ExportDirOpt = None,
     json: JsonOpt = False,
     *,
     batch: BatchOptions,
@@ -142,10 +140,7 @@ def extract_events(
     stages: StagesArg = None,
     event: EventOpt = None,
     all_: AllOpt = False,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="Export folder (default: $ARKLORE_HOME/exports/events)."),
-    ] = None,
+    out: ExportDirOpt = None,
     embed: Annotated[
         bool,
         typer.Option(

@@ -19,7 +19,9 @@ from arklore.base.files import atomic_write_text
 from arklore.cli import group
 from arklore.cli._common import (
     BatchOptions,
+    CharsDirOpt,
     JsonOpt,
+    OperatorArg,
     batch_command,
     console,
     end_llm_run,
@@ -43,12 +45,6 @@ OpOpt = Annotated[
     list[str] | None,
     typer.Option("--op", help="An operator (any name the alias table knows, or her id); repeat."),
 ]
-OutDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--out", help="Folder of the generated .char files (default $ARKLORE_HOME/chars)."
-    ),
-]
 
 
 @app.command("distill")
@@ -56,7 +52,7 @@ OutDirOpt = Annotated[
 def distill_cmd(
     task: TaskOpt = ["all"],  # noqa: B006 - typer reads the default, never mutates it
     op: OpOpt = None,
-    out: OutDirOpt = None,
+    out: CharsDirOpt = None,
     generated_at: Annotated[
         str | None,
         typer.Option("--generated-at", hidden=True, help="Pin the header's generated time."),
@@ -131,7 +127,7 @@ def _print_report(r: DistillReport) -> None:
 
 @app.command("persona")
 def persona_cmd(
-    operator: Annotated[str, typer.Argument(help="Any name the alias table knows, or an id.")],
+    operator: OperatorArg,
     json: JsonOpt = False,
 ) -> None:
     """Exactly the sections a chat may inject for her tier, with their token counts

@@ -11,6 +11,9 @@ from arklore.cli import group
 from arklore.cli._common import (
     DryRunOpt,
     JsonOpt,
+    L3Opt,
+    MessageArg,
+    OperatorArg,
     console,
     err_console,
     print_json,
@@ -110,14 +113,9 @@ def rag_status(json: JsonOpt = False) -> None:
 
 @app.command("context")
 def context_cmd(
-    operator: Annotated[str, typer.Argument(help="Operator id or name (whose view).")],
-    message: Annotated[str, typer.Argument(help="The user's chat message ('-': read stdin).")],
-    l3: Annotated[
-        str | None,
-        typer.Option(
-            "--l3", help="Comma-separated target ids the other memory layer already recalled."
-        ),
-    ] = None,
+    operator: OperatorArg,
+    message: MessageArg,
+    l3: L3Opt = None,
     budget: Annotated[
         int | None, typer.Option("--budget", min=1, help="Token budget (default 800).")
     ] = None,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from arklore.cli import group
-from arklore.cli._common import console, emit, workspace
+from arklore.cli._common import CharsDirOpt, OperatorArg, StageArg, console, emit, workspace
 
 app = group("review", "Human review of extracted data and profile drafts.")
 
@@ -21,7 +21,7 @@ OutOpt = Annotated[Path | None, typer.Option("--out", help="Write to this file i
 
 @app.command("relations")
 def review_relations(
-    stage: Annotated[str, typer.Argument(help="Stage path.")],
+    stage: StageArg,
     html: HtmlOpt = False,
     out: OutOpt = None,
     context: Annotated[
@@ -34,7 +34,7 @@ def review_relations(
 
 @app.command("events")
 def review_events(
-    stage: Annotated[str, typer.Argument(help="Stage path.")],
+    stage: StageArg,
     html: HtmlOpt = False,
     out: OutOpt = None,
 ) -> None:
@@ -45,17 +45,12 @@ def review_events(
 
 @app.command("approve")
 def review_approve(
-    operator: Annotated[str, typer.Argument(help="Any name the alias table knows, or an id.")],
+    operator: OperatorArg,
     accept_edits: Annotated[
         bool,
         typer.Option("--accept-edits", help="Approve a draft a person edited since generation."),
     ] = False,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out", help="Folder of the generated .char files (default $ARKLORE_HOME/chars)."
-        ),
-    ] = None,
+    out: CharsDirOpt = None,
 ) -> None:
     """Promote her tier-B draft to tier A ([AUTO-DRAFT] -> [AUTO]) after a person looked at
     it; refuses a draft edited by hand unless --accept-edits."""
