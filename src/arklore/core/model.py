@@ -12,6 +12,7 @@ so an id pins both the position and the content it was taken from.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -26,7 +27,8 @@ DOCTOR_NAMES = frozenset({DOCTOR, "Dr.", "Dr", "Doctor", "刀客塔", NICKNAME_T
 """Every way the story and the model write the Doctor (the player); one set for all layers."""
 
 
-def is_doctor(name: str) -> bool:
+@functools.lru_cache(maxsize=1 << 14)  # speaker names: a small set, asked about per line
+def is_doctor(name: str | None) -> bool:
     """True when ``name`` (as written, quotes and a trailing ? allowed) is the Doctor."""
     return normalize_speaker(name)[0] in DOCTOR_NAMES
 

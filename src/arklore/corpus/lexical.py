@@ -3,28 +3,26 @@
 Used wherever a chat turn ranks story lines by a message without embedding it: her scenes
 (``rag.exemplars``) and her appearances as memories (``events.memories``).
 
-* :class:`Tokenizer`: jieba's dictionary (precise mode, no HMM: ~150k characters/s here) with
-  the story's own names kept whole (塔露拉 is not 塔露 + 拉): the names are cut out first
-  with one Aho-Corasick automaton and jieba cuts the text between them, so jieba's shared
-  dictionary is never changed. Function words, punctuation and digits are dropped; Latin
+* :class:`Tokenizer`: jieba's dictionary (precise mode, no HMM) with the story's own names kept
+  whole (塔露拉 is not 塔露 + 拉): the names are cut out first with one Aho-Corasick automaton
+  and jieba cuts the text between them, so jieba's shared dictionary is never changed. The
+  cutting is jieba-rs (``rjieba``): the same dictionary and the same cuts as Python jieba
+  (every one of 300,000 story lines, both modes), ~7x faster. Function words, punctuation and digits are dropped; Latin
   words are lower-cased. A query is cut in search mode too (为什么 also gives 什么).
 * :class:`BM25`: Okapi BM25 (k1 1.2, b 0.75) over token lists with an inverted index: a query
   touches only the postings of its own tokens.
-
-jieba loads its dictionary once per process (2-3 s; it keeps a cache file in the temp
-folder): the first tokenization pays it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-import jieba
+import rjieba
 from ahocorasick_rs import AhoCorasick, MatchKind
 
 from arklore.corpus.store import Store
@@ -51,6 +49,7 @@ STOPWORDS = frozenset(_STOPWORDS.split())
 _PUNCT = re.compile(r"^[\W_]+$", re.UNICODE)
 
 
+@functools.lru_cache(maxsize=1 << 17)  # a story's vocabulary: each word is judged once
 def _keep(tok: str) -> bool:
     if not tok or tok in STOPWORDS or _PUNCT.match(tok):
         return False
@@ -70,22 +69,6 @@ def name_words(store: Store) -> list[str]:
         ):
             out.append(n)
     return sorted(set(out))
-
-
-_JIEBA_LOCK = threading.Lock()
-_JIEBA_READY = False
-
-
-def _jieba() -> jieba.Tokenizer:
-    """jieba's default tokenizer, initialized once (thread-safe), logging silenced."""
-    global _JIEBA_READY
-    if not _JIEBA_READY:
-        with _JIEBA_LOCK:
-            if not _JIEBA_READY:
-                jieba.setLogLevel(60)
-                jieba.dt.initialize()
-                _JIEBA_READY = True
-    return jieba.dt
 
 
 class Tokenizer:
@@ -108,13 +91,13 @@ class Tokenizer:
         return list(dict.fromkeys(text[s:e] for s, e in self._spans(text)))
 
     def _cut(self, text: str, search: bool) -> list[str]:
-        dt = _jieba()
+        cut = rjieba.cut_for_search if search else rjieba.cut
         raw: list[str] = []
         pos = 0
         for s, e in [*self._spans(text), (len(text), len(text))]:
             if s > pos:
                 gap = text[pos:s]
-                raw += dt.lcut_for_search(gap, HMM=False) if search else dt.lcut(gap, HMM=False)
+                raw += cut(gap, False)  # no HMM: only the dictionary's words
             if e > s:
                 raw.append(text[s:e])
             pos = e
