@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from arklore.core.blocks import DOCTOR, Block, empty_block, unique
+from arklore.core.blocks import DOCTOR, Block, empty_block, fit_reason, unique
 from arklore.core.text import render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.profiles.charfile import ABOUT_DOCTOR, TIER_C
@@ -115,10 +115,8 @@ def doctor_block(
         kept.remove(min(kept, key=lambda i: (rows[i].rank, rows[i].trust, i)))
         text = ""
     if not text:
-        return empty_block(DOCTOR, budget,
-                           f"not even one line fits the doctor budget of {budget} tokens", **meta)  # fmt: skip
+        return empty_block(DOCTOR, budget, fit_reason(DOCTOR, "line", len(rows), 0, budget), **meta)
     kept_rows = [rows[i] for i in kept]
-    dropped = len(rows) - len(kept_rows)
     sources = [x.source_id for x in kept_rows if x.source_id]
     has_relation = any(x.rank == _RELATION for x in kept_rows)
     line_ids = [s.removeprefix("story:") for s in sources if s.startswith("story:")]
@@ -142,7 +140,7 @@ def doctor_block(
         text,
         counter(text),
         budget,
-        f"{dropped} line(s) left out to fit {budget} tokens" if dropped else "",
+        fit_reason(DOCTOR, "line", len(rows), len(kept_rows), budget),
         line_ids=unique(line_ids),
         files=[persona.path] if persona.path else [],
         items=items,

@@ -39,6 +39,7 @@ from arklore.core.blocks import (
     StageRef,
     empty_block,
     fit_lines,
+    fitted_block,
     stage_of,
     unique,
 )
@@ -318,19 +319,16 @@ class ChatFacade:
 
         header = "【在场者之间的关系】"
         text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
-        reason = ""
-        if not text:
-            reason = f"not even one relation fits the group budget of {budget} tokens"
-        elif len(kept) < len(rows):
-            reason = f"{len(rows) - len(kept)} weaker relation(s) left out to fit {budget} tokens"
         kept_rows = [rows[i] for i in kept]
         line_ids = unique(lid for _, r in kept_rows for lid in r.evidence_line_ids)
-        return Block(
+        return fitted_block(
             GROUP,
             text,
-            self.counter(text) if text else 0,
             budget,
-            reason,
+            self.counter,
+            noun="relation",
+            total=len(rows),
+            kept=len(kept),
             line_ids=line_ids,
             stages=self.stage_refs(stage_of(x) for x in line_ids),
             items=[
@@ -387,17 +385,14 @@ class ChatFacade:
         text, kept = fit_lines(f"【{sp.name}在剧情里说过的话（原文）】", parts, budget,
                                self.counter, drop_order=weakest)  # fmt: skip
         picked = [scenes[i] for i in kept]
-        reason = ""
-        if not text:
-            reason = f"not even one scene of hers fits the exemplars budget of {budget} tokens"
-        elif len(picked) < len(scenes):
-            reason = f"{len(scenes) - len(picked)} weaker scene(s) left out to fit {budget} tokens"
-        return Block(
+        return fitted_block(
             EXEMPLARS,
             text,
-            self.counter(text) if text else 0,
             budget,
-            reason,
+            self.counter,
+            noun="scene",
+            total=len(scenes),
+            kept=len(kept),
             line_ids=unique(x for s in picked for x in s.line_ids),
             stages=[refs[s.stage_path] for s in picked],
             items=[s.to_dict() | {"stage": refs[s.stage_path].to_dict()} for s in picked],
@@ -493,21 +488,18 @@ class ChatFacade:
             assert best is not None
             items, text, kept = best
         picked = [items[i] for i in kept]
-        noun = "memories" if kind == "memories" else "appearance(s)"
-        reason = ""
-        if not text:
-            reason = f"not even one of her {noun} fits the memories budget of {budget} tokens"
-        elif len(picked) < len(items):
-            reason = f"{len(items) - len(picked)} {noun} left out to fit {budget} tokens"
         meta: dict[str, Any] = {"kind": kind, "query": memories.query}
         if kind != "memories":
             meta["note"] = NO_EVENTS
-        return Block(
+        noun = "memory" if kind == "memories" else "appearance"
+        return fitted_block(
             MEMORIES,
             text,
-            self.counter(text) if text else 0,
             budget,
-            reason,
+            self.counter,
+            noun=noun,
+            total=len(items),
+            kept=len(kept),
             line_ids=unique(x for m in picked for x in m.line_ids),
             stages=[self._ref(m) for m in picked],
             items=[m.to_dict() for m in picked],

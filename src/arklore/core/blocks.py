@@ -96,6 +96,33 @@ def empty_block(name: str, budget: int, reason: str, **meta: Any) -> Block:
     return Block(name, budget=budget, reason=reason, meta=dict(meta))
 
 
+def fit_reason(block: str, noun: str, total: int, kept: int, budget: int) -> str:
+    """Why a block listing ``total`` items holds only ``kept`` of them ("" when all fit): one
+    wording for every block, so a reader of ``arklore turn --why`` learns it once."""
+    if not kept:
+        return f"not even one {noun} fits the {block} budget of {budget} tokens"
+    if kept < total:
+        return f"{total - kept} {noun}(s) left out to fit {budget} tokens"
+    return ""
+
+
+def fitted_block(
+    name: str,
+    text: str,
+    budget: int,
+    counter: TokenCounter,
+    *,
+    noun: str,
+    total: int,
+    kept: int,
+    **fields: Any,
+) -> Block:
+    """A block whose ``text`` :func:`fit_lines` cut to ``budget``: its tokens and the
+    :func:`fit_reason` for what was left out."""
+    reason = fit_reason(name, noun, total, kept, budget)
+    return Block(name, text, counter(text) if text else 0, budget, reason, **fields)
+
+
 def stage_of(line_id: str) -> str:
     """The stage path of a line id (``<stage_path>#<line_no>:<hash>``)."""
     return line_id.split("#", 1)[0]

@@ -102,17 +102,12 @@ def order_rank(
     return {path: i for i, path in enumerate(sorted(keys, key=keys.__getitem__))}
 
 
+_FILLED = ("event_id", "entry_type", "story_code", "story_sort", "start_time")
+"""The ordering fields a stage takes from the tables' row when its own are missing."""
+
+
 def _meta_of(stage: Stage, fallback: StageMeta | None) -> StageMeta:
-    meta = StageMeta(
-        event_id=stage.event_id,
-        event_name=stage.event_name,
-        entry_type=stage.entry_type,
-        story_code=stage.story_code,
-        story_sort=stage.story_sort,
-        start_time=stage.start_time,
-    )
+    own = {name: getattr(stage, name) for name in _FILLED}
     if fallback is not None:
-        for name in ("event_id", "entry_type", "story_code", "story_sort", "start_time"):
-            if getattr(meta, name) is None:
-                setattr(meta, name, getattr(fallback, name))
-    return meta
+        own = {k: getattr(fallback, k) if v is None else v for k, v in own.items()}
+    return StageMeta(event_name=stage.event_name, **own)
