@@ -99,6 +99,8 @@ def test_silverash_card_read_by_an_independent_reader(exported: Path) -> None:
     card = tavern_card.parse_png_card((exported / "银灰.png").read_bytes())
     assert card["spec"] == "chara_card_v3" and card["data"]["name"] == "银灰"
     book = card["data"]["character_book"]["entries"]
+    # the book says whose it is by name: 银灰 is a man, a pronoun of ours would be wrong
+    assert "银灰与身边人的关系" in card["data"]["character_book"]["description"]
     sisters = {e["comment"]: e for e in book}
     assert "初雪" in sisters["银灰→初雪（近亲）"]["keys"]
     assert "崖心" in sisters["银灰→崖心（近亲）"]["keys"]

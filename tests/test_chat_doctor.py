@@ -21,7 +21,7 @@ from doctor_world import (
     world_workspace,
 )
 
-from arklore.chat.doctor import LINES_HEADER, doctor_block
+from arklore.chat.doctor import doctor_block, lines_header
 from arklore.core.text import render_nickname
 from arklore.graph.model import DOCTOR_ID
 from arklore.profiles.charfile import ABOUT_DOCTOR, CharProfile, body_hash
@@ -47,7 +47,7 @@ def test_every_turn_gets_her_view_of_the_doctor_apart_from_her_relations(ws) -> 
     t = ws.chat.turn("阿米娅", "你好")
     doc, persona, rel = t.block("doctor"), t.block("persona"), t.block("relations")
     assert doc.text.startswith("【阿米娅眼中的博士】\n- 阿米娅把博士当作最信任的人")
-    assert LINES_HEADER in doc.text and "「嘿嘿，博士，悄悄告诉你" in doc.text
+    assert lines_header("阿米娅") in doc.text and "「嘿嘿，博士，悄悄告诉你" in doc.text
     assert [i["source_id"] for i in doc.items if i["kind"] == "line"] == [
         V + "001", f"story:{lid(S1, 2)}", V + "003", V + "004", V + "005",
     ]  # fmt: skip
@@ -117,7 +117,7 @@ def test_over_budget_the_least_telling_lines_go_first(ws) -> None:
     tiny = ws.chat.doctor(
         sp,
         ws.chat.counter(
-            f"【阿米娅眼中的博士】\n{LINES_HEADER}\n- 「不管前面的路有多长，只要和您一起走，我就不害怕。」"
+            "【阿米娅眼中的博士】\n阿米娅对博士说过的话（原话）：\n- 「不管前面的路有多长，只要和您一起走，我就不害怕。」"
         ),
     )
     assert [i["source_id"] for i in tiny.items] == [V + "005"]  # the deepest trust line is last
@@ -213,3 +213,11 @@ def test_why_lists_the_doctor_blocks_lines_and_relation(ws) -> None:
     why = render_why(ws.chat.turn("阿米娅", "你好"))
     assert "relation: 战友 0.99 [matrix]" in why
     assert f"{V}005 (trust ≥ 200)" in why and f"story:{lid(S1, 2)}" in why
+
+
+def test_the_blocks_own_words_name_her_never_a_pronoun(ws) -> None:
+    """The block's headings are ours, not hers: a man (84 operators are) must not be 她."""
+    doc = ws.chat.turn("阿米娅", "你好").block("doctor")
+    ours = [ln for ln in doc.text.split("\n") if not ln.startswith(("- ", "  "))]
+    assert len(ours) == 2 and all("阿米娅" in ln for ln in ours), ours
+    assert not any(p in ln for ln in ours for p in "她他"), ours

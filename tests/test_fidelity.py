@@ -323,7 +323,7 @@ def test_answer_compares_arklores_prompt_with_a_bare_one(kb_ws) -> None:
     rep = answer(_qa_items(), _turn(kb_ws), complete)
     assert rep.n == 1 and len(seen) == 2  # the item without qa is skipped
     assert rep.accuracy("arklore") == 1.0 and rep.accuracy("bare") == 0.0
-    assert seen[1][0]["content"] == "你是《明日方舟》的干员阿米娅，请以她的身份和口吻回答博士。"
+    assert seen[1][0]["content"] == "你是《明日方舟》的干员阿米娅，请以阿米娅的身份和口吻回答博士。"
     assert seen[0][1] == {"role": "user", "content": "你最信任的长辈是谁？"}
     assert json.loads(json.dumps(rep.to_dict()))["items"][0]["bare_reply"] == "我不太清楚。"
 

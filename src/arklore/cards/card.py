@@ -288,7 +288,7 @@ def assemble(
     kept_entries = keep_entry_extensions or {}
     book = {
         "name": f"{inp.name}的人际与记忆",
-        "description": "由 arklore 生成：她与身边人的关系（按那人的名字触发）与她经历的剧情（按活动与关卡名触发）。",
+        "description": f"由 arklore 生成：{inp.name}与身边人的关系（按那人的名字触发）与{inp.name}经历的剧情（按活动与关卡名触发）。",
         "scan_depth": 2,
         "token_budget": 1024,
         "recursive_scanning": False,

@@ -171,7 +171,7 @@ class CardsFacade:
         graph = self.graph.current_or_none()
         node = graph.resolve(cid) if graph is not None else None
         if graph is None or node is None:
-            notes.append("关系图里没有她：没有关系条目")
+            notes.append(f"关系图里没有{self.names.display_name(cid)}：没有关系条目")
             return []
         ranked = [e for e in graph.ranked(node) if e.target != f"npc:{DOCTOR}"]
         chosen = ranked[:ANCHOR_K] + [e for e in ranked[ANCHOR_K:] if e.strength > WORTH_DESCRIBING]

@@ -31,7 +31,12 @@ from arklore.profiles.persona import OPT_IN_VAR, Persona
 from arklore.profiles.quotes import parse_quote_line
 from arklore.rag.context import Relation
 
-LINES_HEADER = "她对博士说过的话（原话）："
+
+def lines_header(name: str) -> str:
+    """The line above her quotes: her name, never a pronoun (84 operators are men; the
+    archive's 性别 is missing for newer ones)."""
+    return f"{name}对博士说过的话（原话）："
+
 
 # drop order: lower first
 _VOICE, _RELATION, _STORY, _TRUST, _TEXT = range(5)
@@ -102,7 +107,7 @@ def doctor_block(
         first_quote = next((i for i in kept if rows[i].source_id), None)
         for i in kept:
             if i == first_quote:
-                parts.append(LINES_HEADER)
+                parts.append(lines_header(name))
             parts.append(rows[i].text)
         return "\n".join(parts)
 

@@ -88,7 +88,7 @@ _ITEM_ERRORS = (
 """What a turn may raise for one item (a name, a message): the item fails, the run goes on.
 Anything else (no store, no graph) stops the run: it is not the item's fault."""
 
-BARE_PROMPT = "你是《明日方舟》的干员{name}，请以她的身份和口吻回答博士。"
+BARE_PROMPT = "你是《明日方舟》的干员{name}，请以{name}的身份和口吻回答博士。"
 """The one-line role-play prompt the answer mode compares arklore's system prompt with."""
 
 

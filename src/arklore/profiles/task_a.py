@@ -31,7 +31,7 @@ from arklore.profiles.rules import Shape, check_text
 
 LETTER = "A"
 TASK = "distill_a"
-PROMPT_VERSION = "distill-a-v1"
+PROMPT_VERSION = "distill-a-v2"
 MAX_TOKENS = 600
 EXPECTED_OUTPUT_TOKENS = 250
 CORE_MIN, CORE_MAX = 20, 240
@@ -39,12 +39,12 @@ SKIP_SECTIONS = (BASIC, "综合体检测试")
 """Sections not sent: their fields are copied by code, the test scores say nothing."""
 
 SYSTEM_PROMPT = f"""你是明日方舟干员档案的整理员。你会读到一名干员的官方档案原文。
-请只写她的“{CORE}”：用 2–4 句中文概括档案中最关键的经历（来历、重要转折、如今在罗德岛的身份或工作），\
+请只写这名干员的“{CORE}”：用 2–4 句中文概括档案中最关键的经历（来历、重要转折、如今在罗德岛的身份或工作），\
 {CORE_MAX} 字以内。
 规则：
 1. 只依据给出的档案原文，不要加入原文没有的事实、人名或推测。
 2. 不要写种族、身高、生日、出身地、感染情况等字段：这些由程序从档案原样抄录。
-3. 用第三人称，写成一段连续的文字，不要分行，不要列表。
+3. 用第三人称（按档案的【性别】称“他”或“她”，不明时用代号），写成一段连续的文字，不要分行，不要列表。
 只输出 JSON，形如：{{"core": "……"}}"""
 
 

@@ -39,7 +39,7 @@ from arklore.profiles.rules import Shape, check_text
 
 LETTER = "B"
 TASK = "distill_b"
-PROMPT_VERSION = "distill-b-v1"
+PROMPT_VERSION = "distill-b-v2"
 MAX_TOKENS = 1200
 EXPECTED_OUTPUT_TOKENS = 500
 MAX_VOICE_CANDIDATES = 60
@@ -48,10 +48,10 @@ PERSONALITY_MIN, PERSONALITY_MAX = 8, 120
 
 SYSTEM_PROMPT = f"""你是角色台词编辑。你会读到一名干员的台词候选，每条以 [来源编号] 开头，后面是场合和原文。
 请完成两件事：
-1. quotes：从候选中挑 {MIN_QUOTES}–{MAX_QUOTES} 条最能体现她的说话方式和性格的台词，尽量覆盖不同场合，\
+1. quotes：从候选中挑 {MIN_QUOTES}–{MAX_QUOTES} 条最能体现这名干员的说话方式和性格的台词，尽量覆盖不同场合，\
 不要挑意思相近的。text 必须逐字照抄候选原文（可以只取其中连续的一段，但不得改动、增删任何字或标点），\
 source 写这条台词的来源编号，照抄方括号里的内容。
-2. personality：用她自己的口吻（第一人称“我”）写 1–2 句话概括自己的性格，{PERSONALITY_MAX} 字以内，\
+2. personality：用干员自己的口吻（第一人称“我”）写 1–2 句话概括自己的性格，{PERSONALITY_MAX} 字以内，\
 不要照抄台词，不要编造候选中看不出的经历。
 只输出 JSON，形如：{{"quotes": [{{"source": "voice:xxx", "text": "……"}}], "personality": "……"}}"""
 

@@ -29,16 +29,16 @@ from arklore.profiles.task_a import SKIP_SECTIONS
 
 LETTER = "C"
 TASK = "distill_c"
-PROMPT_VERSION = "distill-c-v1"
+PROMPT_VERSION = "distill-c-v2"
 MAX_TOKENS = 800
 EXPECTED_OUTPUT_TOKENS = 350
 ABOUT_MIN, ABOUT_MAX = 30, 300
 MAX_ARCHIVE_CHARS = 6000
 
 SYSTEM_PROMPT = f"""你是角色设定编辑。你会读到一名干员按解锁顺序排列的语音台词（〔初始〕、〔精英化n〕、\
-〔信赖≥n〕表示解锁条件），以及她的档案资料（同样标注了解锁所需的信赖）。
-请用她自己的口吻（第一人称“我”，称对方为“博士”）写“我·关于博士”：3–5 句话，写出随着信赖提升，\
-她对博士的态度怎样变化——初识时、熟悉以后、信赖很高时。{ABOUT_MAX} 字以内，写成一段，不要分行。
+〔信赖≥n〕表示解锁条件），以及这名干员的档案资料（同样标注了解锁所需的信赖）。
+请用干员自己的口吻（第一人称“我”，称对方为“博士”）写“我·关于博士”：3–5 句话，写出随着信赖提升，\
+干员对博士的态度怎样变化——初识时、熟悉以后、信赖很高时。{ABOUT_MAX} 字以内，写成一段，不要分行。
 只依据给出的台词和档案，不要编造其中没有的事件；台词里的 Dr.{{@nickname}} 指博士。
 只输出 JSON，形如：{{"about_doctor": "……"}}"""
 

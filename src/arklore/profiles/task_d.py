@@ -26,7 +26,7 @@ from arklore.rag.docs import RelationDoc
 
 LETTER = "D"
 TASK = "distill_d"
-PROMPT_VERSION = "distill-d-v1"
+PROMPT_VERSION = "distill-d-v2"
 MAX_TOKENS = 1200
 EXPECTED_OUTPUT_TOKENS = 450
 MAX_DOCS = 16
@@ -34,8 +34,8 @@ MAX_PEOPLE = 6
 VIEW_MIN, VIEW_MAX = 10, 80
 
 SYSTEM_PROMPT = f"""你是角色关系编辑。你会读到关于一名干员人际关系的资料，每条以 [文档编号] 开头，\
-写的是她与某人的关系，并给出对方的编号。
-请用她自己的口吻（第一人称“我”）为其中最重要的 1–{MAX_PEOPLE} 个人各写一句话，说出她怎样看待对方。
+写的是这名干员与某人的关系，并给出对方的编号。
+请用干员自己的口吻（第一人称“我”）为其中最重要的 1–{MAX_PEOPLE} 个人各写一句话，说出自己怎样看待对方。
 规则：
 1. 只依据给出的资料，不要编造资料中没有的经历或关系。
 2. target 照抄资料中对方的编号（如 char_003_kalts 或 npc:某人）；docs 列出这句话依据的文档编号，至少一个，\
