@@ -117,7 +117,7 @@ def test_over_budget_the_least_telling_lines_go_first(ws) -> None:
     tiny = ws.chat.doctor(
         sp,
         ws.chat.counter(
-            "【阿米娅眼中的博士】\n阿米娅对博士说过的话（原话）：\n- 「不管前面的路有多长，只要和您一起走，我就不害怕。」"
+            "【阿米娅眼中的博士】\n阿米娅说给博士或说起博士的原话：\n- 「不管前面的路有多长，只要和您一起走，我就不害怕。」"
         ),
     )
     assert [i["source_id"] for i in tiny.items] == [V + "005"]  # the deepest trust line is last

@@ -34,8 +34,9 @@ from arklore.rag.context import Relation
 
 def lines_header(name: str) -> str:
     """The line above her quotes: her name, never a pronoun (84 operators are men; the
-    archive's 性别 is missing for newer ones)."""
-    return f"{name}对博士说过的话（原话）："
+    archive's 性别 is missing for newer ones); "or of the Doctor", because a story line
+    may speak of the Doctor to someone else (:mod:`arklore.profiles.doctor`)."""
+    return f"{name}说给博士或说起博士的原话："
 
 
 # drop order: lower first
