@@ -2,15 +2,39 @@
 
 from __future__ import annotations
 
+import shutil
+import sqlite3
+from contextlib import closing
+
 import pytest
+from corpus_tree import make_workspace
 
 pytestmark = pytest.mark.realdata
 
 
+@pytest.fixture(scope="module")
+def fresh_install(real_workspace, real_graph_built, tmp_path_factory):
+    """A home with copies of the shared home's store and graph only: the profiles and the
+    index other tests build there are not in it, so this module's answer does not depend on
+    the order the modules run in (it failed when test_fidelity_realdata ran first)."""
+    shared = real_workspace.paths
+    home = tmp_path_factory.mktemp("fresh-install")
+    with (
+        closing(sqlite3.connect(shared.db)) as src,
+        closing(sqlite3.connect(home / shared.db.relative_to(shared.home))) as dst,
+    ):
+        src.backup(dst)
+    shutil.copy2(shared.graph, home / shared.graph.relative_to(shared.home))
+    s = real_workspace.settings
+    ws = make_workspace(home, s.gamedata, s.astr)
+    yield ws
+    ws.close()
+
+
 def test_a_fresh_install_turn_says_what_is_missing_and_gives_appearances(
-    real_workspace, real_graph_built, metrics
+    fresh_install, metrics
 ) -> None:
-    ws = real_workspace
+    ws = fresh_install
     t = ws.chat.turn("恩希欧迪斯", "崖心最近好吗？", participants=["崖心"])
     assert t.operator_name == "银灰"
     persona, rel, mem, group = (t.block(n) for n in ("persona", "relations", "memories", "group"))
