@@ -9,7 +9,7 @@ import pytest
 from corpus_tree import EXCEL, STORY, make_workspace, write_tree
 
 from arklore.names.aliases import load_user_aliases
-from arklore.names.build import load_alias_table, speaker_ids, store_matcher
+from arklore.names.build import load_alias_table, portrait_stats, speaker_ids, store_matcher
 from arklore.names.portraits import MIN_LINES
 from arklore.workspace import open_store
 
@@ -22,6 +22,15 @@ def _stage(speaker: str, portrait: str, n: int, other: str | None = None) -> str
         shown = other if other and i % 4 == 0 else portrait
         rows.append(f'[Character(name="{shown}")]\n[name="{speaker}"]  第{i}句话。\n')
     return "".join(rows)
+
+
+def _conversation(a: tuple[str, str], b: tuple[str, str], n: int) -> str:
+    """``n`` exchanges of two speakers, each with the portrait given on screen."""
+    return "".join(
+        f'[Character(name="{art}")]\n[name="{who}"]  第{i}句话。\n'
+        for i in range(n)
+        for who, art in (a, b)
+    )
 
 
 @pytest.fixture
@@ -50,6 +59,16 @@ def store(tmp_path: Path):
         '[PopupDialog(dialogHead="$avatar_npc_77")]有人吗？\n',
         encoding="utf-8",
     )
+    # somebody else in her scenes: talks with 陈 while her portrait is all the screen shows
+    (story / "level_t_06.txt").write_text(
+        _conversation(("守望者", "avg_010_chen_1#1"), ("陈", "avg_010_chen_1#2"), MIN_LINES + 5),
+        encoding="utf-8",
+    )
+    # her real name, talking with her father, whose label is her name but not her portrait
+    (story / "level_t_07.txt").write_text(
+        _conversation(("陈晖洁", "avg_010_chen_1#1"), ("陈", "avg_npc_034#1"), MIN_LINES + 5),
+        encoding="utf-8",
+    )
     ws = make_workspace(tmp_path / "home", gamedata, astr)
     ws.ingest()
     yield ws.corpus.store()
@@ -63,6 +82,18 @@ def test_portrait_alias_points_at_the_base_character_with_its_evidence(store):
     (alias,) = [a for a in table.candidates("维多利亚之女") if a.source == "portrait"]
     assert alias.evidence["portrait_of"] == "char_1019_siege2"
     assert alias.evidence["lines"] >= MIN_LINES and 0.6 <= alias.evidence["share"] < 1.0
+
+
+def test_a_name_that_talks_with_her_under_her_portrait_is_not_her(store):
+    assert load_alias_table(store).resolve("守望者").ids == ()
+    assert "守望者" not in speaker_ids(store)
+    stats = portrait_stats(store)
+    assert stats["守望者"][0] == "char_010_chen" and not stats["守望者"][3]
+
+
+def test_her_own_name_under_another_portrait_does_not_make_her_a_stranger(store):
+    res = load_alias_table(store).resolve("陈晖洁")
+    assert res.char_id == "char_010_chen" and res.source == "portrait"
 
 
 def test_speakers_below_the_line_threshold_get_no_alias(store):
@@ -131,4 +162,7 @@ def test_real_speakers_resolve_and_big_speakers_are_operator_or_npc(real_store_p
     assert table.resolve("罗莎琳").char_id == "char_194_leto"
     assert table.resolve("费德里科").char_id == "char_279_excu"
     assert by_speaker["阿米娅"] == "char_002_amiya"
+    # her portrait on screen while somebody talks with her does not make them her
+    assert "保存者" not in by_speaker and "洛拉" not in by_speaker  # 凯尔希's, 絮雨's stories
+    assert by_speaker["林雨霞"] == "char_4080_lin"  # talking with her father, written 林
     assert report["suspects"], "the audit should leave something for a human to decide"

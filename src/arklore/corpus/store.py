@@ -285,6 +285,20 @@ class Store:
             " WHERE kind = 'dialogue' AND speaker != '' GROUP BY speaker, figure_art"
         )
 
+    def dialogue_exchanges(self) -> Iterator[tuple[str, str | None, str, str | None, int]]:
+        """(speaker, portrait, next speaker, their portrait, times) over consecutive attributed
+        dialogue lines of one stage of the primary corpus where the speaker changes: who talks
+        with whom, and what was on screen while they did."""
+        yield from self.conn.execute(
+            "SELECT speaker, figure_art, next_speaker, next_art, count(*) FROM ("
+            " SELECT stage_path, speaker, figure_art,"
+            "  LEAD(speaker) OVER w AS next_speaker, LEAD(figure_art) OVER w AS next_art"
+            " FROM primary_lines WHERE kind = 'dialogue' AND speaker != ''"
+            " WINDOW w AS (PARTITION BY source, stage_path ORDER BY line_no))"
+            " WHERE next_speaker IS NOT NULL AND next_speaker != speaker"
+            " GROUP BY speaker, figure_art, next_speaker, next_art"
+        )
+
     def principal_speakers(self) -> dict[str, list[str]]:
         """stage_path -> the speakers who carry it (see :func:`corpus.order.principal_speakers`)."""
         return {

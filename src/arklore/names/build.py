@@ -68,7 +68,11 @@ def rebuild_names(
         items.append(Alias(code, cid, "handbook", {"field": "代号"}))
     base_of = {op.char_id: op.base_id for op in ops if op.base_id}
     portrait, stats = portrait_aliases(
-        store.dialogue_portraits(), [op.char_id for op in ops], base_of=base_of
+        store.dialogue_portraits(),
+        [op.char_id for op in ops],
+        base_of=base_of,
+        exchanges=store.dialogue_exchanges(),
+        own_names={op.char_id: op.name for op in ops},
     )
     items += portrait
     items += avatar_aliases(store.speaker_counts(), [op.char_id for op in ops])
@@ -97,10 +101,11 @@ def rebuild_names(
         )
         c.execute("DELETE FROM portrait_stats")
         c.executemany(
-            "INSERT INTO portrait_stats VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO portrait_stats (speaker, char_id, share, lines, runner_up, portrait_of,"
+            " accepted, speaker_only, talks_with) VALUES (?,?,?,?,?,?,?,?,?)",
             [
                 (sp, s["char_id"], s["share"], s["lines"], s["runner_up"], s["portrait_of"],
-                 int(s["accepted"]), int(s["speaker_only"]))
+                 int(s["accepted"]), int(s["speaker_only"]), s["talks_with"])
                 for sp, s in stats.items()
             ],
         )  # fmt: skip
@@ -116,6 +121,9 @@ def rebuild_names(
 
 
 NAMES_FINGERPRINT = "names_fingerprint"
+NAME_RULES = 2
+"""Bumped when a rule of this layer changes what the tables hold (2: a name that talks with
+her is not her, :mod:`arklore.names.portraits`), so a store built before is rebuilt."""
 
 
 def names_fingerprint(registry: Registry, user_aliases: Sequence[Alias] = ()) -> str:
@@ -123,6 +131,7 @@ def names_fingerprint(registry: Registry, user_aliases: Sequence[Alias] = ()) ->
     alias file. A rebuild stores it; when it changes the names must be rebuilt (an edited
     ``data/aliases.toml`` reaches the speaker ids only then)."""
     doc = {
+        "rules": NAME_RULES,
         "registry": registry.to_dict(),
         "user": sorted((a.alias, a.char_id, a.source) for a in user_aliases),
     }

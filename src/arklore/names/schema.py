@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS portrait_stats (
     lines INTEGER NOT NULL,
     runner_up TEXT,
     portrait_of TEXT,                -- the portrait's own id when it is an alternate form
-    accepted INTEGER NOT NULL,       -- passed MIN_LINES and MIN_SHARE
+    accepted INTEGER NOT NULL,       -- passed MIN_LINES and MIN_SHARE, and does not talk with her
     speaker_only INTEGER NOT NULL    -- a descriptive label: resolves the speaker, not an alias
 );
 CREATE TABLE IF NOT EXISTS speaker_ids (
@@ -55,4 +55,10 @@ def _copy_speaker_ids(c: sqlite3.Connection) -> None:
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("names", "001_registry_aliases_speaker_ids", _TABLES, run=_copy_speaker_ids),
+    Migration(
+        "names",
+        "002_portrait_talks_with",
+        # exchanges with her own name while her portrait shows (portraits.MIN_TALKS)
+        "ALTER TABLE portrait_stats ADD COLUMN talks_with INTEGER NOT NULL DEFAULT 0;",
+    ),
 )
