@@ -93,17 +93,17 @@ SUMMARIES = {
 }
 
 
-def write_store(home: Path) -> None:
+def write_store(home: Path, lines_of: dict[str, list[Line]] = LINES) -> None:
     from support.store import ingested_store
 
     from arklore.names.registry import Registry
 
     stages = [
         Stage(path, Source.AVG, f"{path}.txt", "voice", "声音篇", "MAINLINE", f"V-{rank}",
-              "行动前", f"第{rank}幕", SUMMARIES[path], content_hash=str(rank), lines=lines)
-        for rank, (path, lines) in enumerate(LINES.items(), 1)
+              "行动前", f"第{rank}幕", SUMMARIES.get(path), content_hash=str(rank), lines=lines)
+        for rank, (path, lines) in enumerate(lines_of.items(), 1)
     ]  # fmt: skip
-    order = {path: rank for rank, path in enumerate(LINES, 1)}
+    order = {path: rank for rank, path in enumerate(lines_of, 1)}
     registry = Registry({op.char_id: op for op in OPERATORS})
     ingested_store(home / "arklore.sqlite3", stages, registry, order=order).close()
 
@@ -297,6 +297,28 @@ def test_the_people_named_and_the_doctor_lift_a_scene(ws: Workspace) -> None:
     assert plain[0].stage_path == P3 and plain[0].why["doctor"] > 0  # the Doctor is there
     hoshi = ws.rag.exemplars(ws.names.family(CHEN), "你还好吗", [HOSHI], k=1)
     assert HOSHI in hoshi[0].people
+
+
+def test_a_scene_where_she_says_almost_nothing_comes_after_one_where_she_talks(
+    tmp_path: Path,
+) -> None:
+    """Exemplars show how she talks: 塔露拉 being named lifts the scene where 陈 only says
+    "......", but it still comes after the one where she speaks her mind."""
+    silent, talks = "obt/main/level_quiet_01", "obt/main/level_quiet_02"
+    home = tmp_path / "home"
+    home.mkdir()
+    write_store(home, {
+        silent: [_d(silent, 1, "塔露拉", "晖洁，好久不见。"), _d(silent, 2, "陈", "......"),
+                 _d(silent, 3, "塔露拉", "你还是老样子。")],
+        talks: [_d(talks, 1, "陈", "近卫局的职责就是守住龙门，我不会让任何人在这座城市闹事。"),
+                _d(talks, 2, "星熊", "明白。")],
+    })  # fmt: skip
+    write_graph(home)
+    with make_ws(home) as w:
+        w.rag.index_exemplars()
+        scenes = w.rag.exemplars(w.names.family(CHEN), "你好", [TALULAH], k=2)
+    assert [s.stage_path for s in scenes] == [talks, silent]
+    assert scenes[1].why["named"] > scenes[0].why["named"]
 
 
 def test_she_with_no_lines_gets_an_empty_block_with_the_reason(ws: Workspace, home: Path) -> None:
