@@ -321,6 +321,24 @@ def test_a_scene_where_she_says_almost_nothing_comes_after_one_where_she_talks(
     assert scenes[1].why["named"] > scenes[0].why["named"]
 
 
+def test_the_heading_names_the_other_labels_her_lines_carry(tmp_path: Path) -> None:
+    """A scene writes her under her real name: the heading says so, so that a model knows
+    those lines are hers."""
+    real = "obt/main/level_real_01"
+    home = tmp_path / "home"
+    home.mkdir()
+    write_store(home, {
+        real: [_d(real, 1, "陈晖洁", "龙门近卫局从不向罪犯低头，这一点你最好记住。"),
+               _d(real, 2, "星熊", "明白。")],
+    })  # fmt: skip
+    write_graph(home)
+    with make_ws(home) as w:
+        w.rag.index_exemplars()
+        b = w.chat.exemplars(w.chat.speaker("陈"), "你好")
+    assert b.text.startswith("【陈在剧情里说过的话（原文；剧情里也写作陈晖洁）】\n")
+    assert "陈晖洁：龙门近卫局从不向罪犯低头" in b.text and b.tokens <= b.budget
+
+
 def test_she_with_no_lines_gets_an_empty_block_with_the_reason(ws: Workspace, home: Path) -> None:
     lonely = ws.chat.exemplars(ws.chat.speaker("独行者"), "你好")
     assert lonely.empty and lonely.reason == "独行者 speaks in no story stage"

@@ -382,9 +382,11 @@ class ChatFacade:
         def weakest(kept: list[int]) -> int:
             return max(kept)  # scenes come best first
 
-        text, kept = fit_lines(f"【{sp.name}在剧情里说过的话（原文）】", parts, budget,
-                               self.counter, drop_order=weakest)  # fmt: skip
+        text, kept = fit_lines(_scenes_header(sp.name, scenes), parts, budget, self.counter,
+                               drop_order=weakest)  # fmt: skip
         picked = [scenes[i] for i in kept]
+        if text and _scenes_header(sp.name, picked) != _scenes_header(sp.name, scenes):
+            text = "\n".join([_scenes_header(sp.name, picked), *(parts[i] for i in kept)])
         return fitted_block(
             EXEMPLARS,
             text,
@@ -603,3 +605,11 @@ def _appearance_head(m: MemoryItem) -> str:
         summary = summary[: SUMMARY_CHARS - 1] + "…"
     head = " ".join(x for x in (where, title + event) if x)
     return f"- {head}" + (f"：{summary}" if summary else "")
+
+
+def _scenes_header(name: str, scenes: Sequence[Scene]) -> str:
+    """The exemplars heading; it names the other labels her lines carry in these scenes
+    (恩希欧迪斯 for 银灰, 玛嘉烈 for 临光), so a model knows those lines are hers."""
+    aka = unique(ln.speaker for s in scenes for ln in s.lines if ln.hers and ln.speaker != name)
+    also = f"；剧情里也写作{'、'.join(aka)}" if aka else ""
+    return f"【{name}在剧情里说过的话（原文{also}）】"
