@@ -351,7 +351,7 @@ def test_answer_through_the_llm_layer_and_the_stub(kb_ws, llm_stub: StubServer) 
     assert (rep.accuracy("arklore"), rep.accuracy("bare")) == (1.0, 0.0)
     bodies = [c.body for c in llm_stub.requests]
     assert [b["temperature"] for b in bodies] == [0.0, 0.0]
-    assert "【阿米娅在意的人】" in bodies[0]["messages"][0]["content"]
+    assert "【阿米娅身边的人】" in bodies[0]["messages"][0]["content"]
 
 
 # -- the command ----------------------------------------------------------------------------

@@ -39,7 +39,7 @@ def test_build_status_and_context(home, monkeypatch):
     assert CHEN not in [a["target_id"] for a in out["anchors"]]
     assert {c["target_id"] for c in out["contextual"]} == {"char_136_hsguma", "char_308_swire"}
     r = runner.invoke(app, ["context", AMIYA, "你好"])
-    assert r.exit_code == 0 and r.stdout.startswith("【阿米娅在意的人】")
+    assert r.exit_code == 0 and r.stdout.startswith("【阿米娅身边的人】")
 
 
 def test_errors_are_one_line(home, monkeypatch):

@@ -25,7 +25,7 @@ from arklore.core import tokens
 from arklore.rag.context import RelationRAG, fit_budget, render, spans_from_mentions
 from arklore.rag.embedders import HashEmbedder
 
-ANCHOR_HEAD, CTX_HEAD = "【阿米娅在意的人】", "【本轮提到的人】"
+ANCHOR_HEAD, CTX_HEAD = "【阿米娅身边的人】", "【本轮提到的人】"
 
 
 @pytest.fixture

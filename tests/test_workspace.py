@@ -229,7 +229,7 @@ def test_the_cost_estimate_and_the_context_budget_count_tokens_the_same_way() ->
     from arklore.llm.estimate import MESSAGE_OVERHEAD_TOKENS
     from arklore.rag.context import fit_budget
 
-    block = "【阿米娅在意的人】\n- 凯尔希：严厉又可靠的老师，Dr.{@nickname} 也这么看。😀"
+    block = "【阿米娅身边的人】\n- 凯尔希：严厉又可靠的老师，Dr.{@nickname} 也这么看。😀"
     req = ChatRequest(task="t", messages=[{"role": "user", "content": block}])
     assert estimate([req], expected_output_tokens=0).input_tokens == (
         count_tokens(block) + MESSAGE_OVERHEAD_TOKENS

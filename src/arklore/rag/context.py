@@ -510,7 +510,8 @@ def _line(r: Relation) -> str:
 def render(name: str, anchors: list[Relation], contextual: list[Relation]) -> str:
     lines: list[str] = []
     if anchors:
-        lines.append(f"【{name}在意的人】")
+        # 身边, not 在意: most are known from the story's evidence alone, not from a judgement
+        lines.append(f"【{name}身边的人】")
         lines.extend(_line(r) for r in anchors)
     if contextual:
         lines.append("【本轮提到的人】")
