@@ -52,8 +52,9 @@ def test_evidence_built_text_leads_with_how_she_addresses_him_and_one_exchange(w
     docs = _docs(store, people, make_graph())
     d = docs[("graph_edge", ELV, MOX)]
     assert d.generated_by == "evidence" and d.gate_reason == ""
+    # 墨弦 is said once beside twice 墨弦姐姐: an aside, kept in the facts, not in the text
     assert d.text == (
-        "艾尔维娜视墨弦为朋友，称墨弦为“墨弦姐姐”“墨弦”。"
+        "艾尔维娜视墨弦为朋友，称墨弦为“墨弦姐姐”。"
         "艾尔维娜：「墨弦姐姐，灯还亮着吗？」墨弦：「亮着，别担心。」"
         "两人多在「灯塔篇」中交谈。"
     )

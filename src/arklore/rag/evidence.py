@@ -82,10 +82,16 @@ def fit_sentences(sentences: list[str]) -> str:
     return text[:MAX_CHARS]
 
 
+SECOND_FORM_MIN = 2
+"""Times A must use a form besides the most used one for it to be shown: said once, it is an
+aside (斑点's one mocking 月见夜哥哥, echoing 泡普卡), not how A addresses B."""
+
+
 def address_clause(f: PairFacts, *, most: int = 2) -> str:
     """How A calls B, the forms as written, most used first: ``“凯尔希医生”“凯尔希”`` ('' when
     A never calls B by name). How often goes to the document's metadata (:func:`fact_counts`)."""
-    return "".join(f"“{render_nickname(form)}”" for form, _ in f.forms[:most])
+    shown = [form for i, (form, n) in enumerate(f.forms[:most]) if i == 0 or n >= SECOND_FORM_MIN]
+    return "".join(f"“{render_nickname(form)}”" for form in shown)
 
 
 def vocative_clause(a: str, b: str, f: PairFacts, *, most: int = 2) -> str:
