@@ -40,7 +40,8 @@ class StageRef:
     event: str | None = None  # event name
 
     def label(self) -> str:
-        parts = [p for p in (self.code, f"《{self.name}》" if self.name else None) if p]
+        name = (self.name or "").strip()  # the tables write one title as " 夕"
+        parts = [p for p in (self.code, f"《{name}》" if name else None) if p]
         return " ".join(parts) or self.path
 
     def to_dict(self) -> dict[str, Any]:
