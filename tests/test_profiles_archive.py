@@ -15,6 +15,7 @@ from arklore.profiles.archive import (
     Tables,
     anchor_from_section,
     archive_sections,
+    first_sentences,
     gaps_line,
     parse_fields,
     structured_anchor,
@@ -51,8 +52,9 @@ def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
         "血液源石结晶密度": "0.25u/L",
         "势力": "测试国",
         "组织": "测试社",
+        "客观履历": "测试员，测试国人，负责巡逻路线的勘察。",
     }
-    # order: 基础档案 as written, then 临床诊断分析, then the character table
+    # order: 基础档案 as written, then 临床诊断分析, then the character table, then 客观履历
     assert [f.label for f in a.facts][:3] == ["代号", "性别", "战斗经验"]
     # every archive value is a line of the raw source text
     raw = _raw_basic("char_900_tester")
@@ -67,11 +69,19 @@ def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
     )
     assert a.get("组织").table == CHARACTER and "groupId=testgroup" in a.get("组织").field
     assert a.sources == [
-        "handbook_info_table: char_900_tester (基础档案, 临床诊断分析)",
+        "handbook_info_table: char_900_tester (基础档案, 临床诊断分析, 客观履历)",
         "character_table: char_900_tester (nationId, groupId)",
         "handbook_team_table: testland, testgroup",
     ]
     assert a.gaps == [] and a.core is None
+
+
+def test_the_objective_record_is_whole_sentences_from_its_start() -> None:
+    text = "甲，乙国人。\n  擅长丙。  \n丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌亥。"
+    assert first_sentences(text, 12) == "甲，乙国人。擅长丙。"  # the third would pass 12
+    assert first_sentences(text, 3) == "甲，乙国人。"  # at least the first, whole
+    assert first_sentences("没有句号的一段", 100) == "没有句号的一段"
+    assert first_sentences("   ", 100) == ""
 
 
 def test_first_occurrence_wins_over_a_garbled_copy() -> None:

@@ -13,7 +13,8 @@ step            what                                                            
 ``exemplars``   scene windows of each operator's own lines (her voice per turn)   same corpus
 ==============  ================================================================  ==============
 
-Each finished step records the fingerprint of its inputs in ``$ARKLORE_HOME/build.json``
+Each finished step records the fingerprint of its inputs (and of the arklore version that ran
+it: a new release may build differently from the same data) in ``$ARKLORE_HOME/build.json``
 (written atomically after every step), so a build that was killed resumes at the first step
 whose inputs changed or that never finished; ``force`` runs every step again.
 """
@@ -29,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from arklore import __version__
 from arklore.base.files import atomic_write_bytes, file_fingerprint
 from arklore.workspace import Workspace
 
@@ -129,6 +131,8 @@ def run_build(
 
     def run(name: str, inputs: str | None, fn: Callable[[], dict[str, Any]]) -> None:
         t = time.perf_counter()
+        if inputs is not None:  # a new arklore may build differently from the same inputs
+            inputs = _digest(__version__, inputs)
         if inputs is not None and state.done(name, inputs):
             summary = dict(state.data[name].get("summary") or {})
             report.steps.append(StepResult(name, True, time.perf_counter() - t, summary))

@@ -46,6 +46,11 @@ STORY = "story"
 
 BASIC = "基础档案"
 CLINICAL = "临床诊断分析"
+OBJECTIVE = "客观履历"
+OBJECTIVE_MAX = 200
+"""Characters of ``客观履历`` copied at most: whole sentences from its start (at least the
+first), so the anchor says who she is in the game's words (银灰: 谢拉格军阀，喀兰贸易公司董事长,
+希瓦艾什家族现任族长) without a model."""
 CORE = "核心经历"
 INFECTION = "矿石病感染情况"
 
@@ -61,6 +66,7 @@ STRUCTURED_LABELS = frozenset(
         "角长度", "尾巴长度", "型号", "设定性别", "出厂时间", "制造商", "产地", "出厂日",
         "高度", "重量", "维护检测报告", "体细胞与源石融合率", "血液源石结晶密度",
         "血液内源石密度", "血液中源石结晶密度", "体内源石融合度", "势力", "组织", "小队",
+        OBJECTIVE,
     }
 )  # fmt: skip
 """Field names that only a source may fill: written elsewhere they are checked (and dropped
@@ -267,6 +273,10 @@ def structured_anchor(char_id: str, tables: Tables) -> Anchor:
                     found = True
         if found:
             used.setdefault(entry, []).append(CLINICAL)
+    entry_record = _objective(secs)
+    record = entry_record[1] if entry_record else None
+    if entry_record is not None:
+        used.setdefault(entry_record[0], []).append(OBJECTIVE)
     for entry, titles in used.items():
         anchor.sources.append(f"{HANDBOOK}: {entry} ({', '.join(titles)})")
     if tables.handbook_info is None:
@@ -276,7 +286,40 @@ def structured_anchor(char_id: str, tables: Tables) -> Anchor:
     elif basic is None:
         anchor.gaps.append(Gap(HANDBOOK, "archive", f"no {BASIC} section"))
     _faction_facts(anchor, tables)
+    if record is not None:
+        anchor.facts.append(record)  # the prose last: the fields read first
     return anchor
+
+
+def _objective(secs: list[tuple[str, int, Mapping[str, Any]]]) -> tuple[str, Fact] | None:
+    """(entry, ``客观履历``): whole sentences from the start of her archive's own
+    (:data:`OBJECTIVE_MAX`)."""
+    found = next(((e, i, s) for e, i, s in secs if s.get("storyTitle") == OBJECTIVE), None)
+    if found is None:
+        return None
+    entry, i, sec = found
+    texts = _story_texts(sec)
+    value = first_sentences(texts[0][1], OBJECTIVE_MAX) if texts else ""
+    if not value:
+        return None
+    where = f"handbookDict.{entry}.storyTextAudio[{i}].stories[{texts[0][0]}].storyText"
+    return entry, Fact(OBJECTIVE, value, HANDBOOK, where)
+
+
+_SENTENCE = re.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
+
+
+def first_sentences(text: str, max_chars: int) -> str:
+    """The whole sentences from the start of ``text`` that fit ``max_chars`` (at least the
+    first), its line breaks and runs of spaces folded: a verbatim prefix, one line."""
+    flat = " ".join(text.split())
+    out = ""
+    for m in _SENTENCE.finditer(flat):
+        piece = m.group(0).strip()
+        if out and len(out) + len(piece) > max_chars:
+            break
+        out += piece
+    return out
 
 
 def _field(entry: str, i: int, j: int, key: str) -> str:
