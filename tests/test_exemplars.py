@@ -8,6 +8,8 @@ nested choices (P3), hears 塔露拉 named by 凯尔希 (P4); 阿米娅 alone in
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -118,6 +120,18 @@ def write_graph(home: Path) -> None:
 
 def make_ws(home: Path, **kw) -> Workspace:
     return Workspace(Settings(home=home, embedder="hash", **kw))
+
+
+@contextmanager
+def small_world(tmp_path: Path, lines_of: dict[str, list[Line]]) -> Iterator[Workspace]:
+    """A workspace over a store of just ``lines_of``, the graph and her scenes built."""
+    home = tmp_path / "home"
+    home.mkdir()
+    write_store(home, lines_of)
+    write_graph(home)
+    with make_ws(home) as w:
+        w.rag.index_exemplars()
+        yield w
 
 
 @pytest.fixture(scope="module")
@@ -305,17 +319,12 @@ def test_a_scene_where_she_says_almost_nothing_comes_after_one_where_she_talks(
     """Exemplars show how she talks: 塔露拉 being named lifts the scene where 陈 only says
     "......", but it still comes after the one where she speaks her mind."""
     silent, talks = "obt/main/level_quiet_01", "obt/main/level_quiet_02"
-    home = tmp_path / "home"
-    home.mkdir()
-    write_store(home, {
+    with small_world(tmp_path, {
         silent: [_d(silent, 1, "塔露拉", "晖洁，好久不见。"), _d(silent, 2, "陈", "......"),
                  _d(silent, 3, "塔露拉", "你还是老样子。")],
         talks: [_d(talks, 1, "陈", "近卫局的职责就是守住龙门，我不会让任何人在这座城市闹事。"),
                 _d(talks, 2, "星熊", "明白。")],
-    })  # fmt: skip
-    write_graph(home)
-    with make_ws(home) as w:
-        w.rag.index_exemplars()
+    }) as w:  # fmt: skip
         scenes = w.rag.exemplars(w.names.family(CHEN), "你好", [TALULAH], k=2)
     assert [s.stage_path for s in scenes] == [talks, silent]
     assert scenes[1].why["named"] > scenes[0].why["named"]
@@ -325,15 +334,10 @@ def test_the_heading_names_the_other_labels_her_lines_carry(tmp_path: Path) -> N
     """A scene writes her under her real name: the heading says so, so that a model knows
     those lines are hers."""
     real = "obt/main/level_real_01"
-    home = tmp_path / "home"
-    home.mkdir()
-    write_store(home, {
+    with small_world(tmp_path, {
         real: [_d(real, 1, "陈晖洁", "龙门近卫局从不向罪犯低头，这一点你最好记住。"),
                _d(real, 2, "星熊", "明白。")],
-    })  # fmt: skip
-    write_graph(home)
-    with make_ws(home) as w:
-        w.rag.index_exemplars()
+    }) as w:  # fmt: skip
         b = w.chat.exemplars(w.chat.speaker("陈"), "你好")
     assert b.text.startswith("【陈在剧情里说过的话（原文；剧情里也写作陈晖洁）】\n")
     assert "陈晖洁：龙门近卫局从不向罪犯低头" in b.text and b.tokens <= b.budget
