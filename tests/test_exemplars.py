@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from service_kb import CHEN, CHEN2, HOSHI, OPERATORS
 
+from arklore.chat.facade import NAME_ONLY
 from arklore.chat.fidelity import Item, score, store_line_speaker
 from arklore.core.model import Branch, Line, LineKind, Source, Stage
 from arklore.core.text import render_nickname
@@ -328,6 +329,23 @@ def test_a_scene_where_she_says_almost_nothing_comes_after_one_where_she_talks(
         scenes = w.rag.exemplars(w.names.family(CHEN), "你好", [TALULAH], k=2)
     assert [s.stage_path for s in scenes] == [talks, silent]
     assert scenes[1].why["named"] > scenes[0].why["named"]
+
+
+def test_a_stage_where_she_is_only_called_by_name_says_she_has_no_line(tmp_path: Path) -> None:
+    """Her appearances include stages where she is only called by name: the memories block
+    says so instead of letting it read like a scene she took part in."""
+    spoke, called = "obt/main/level_called_01", "obt/main/level_called_02"
+    with small_world(tmp_path, {
+        spoke: [_d(spoke, 1, "陈", "近卫局今天的巡逻由我带队，所有人注意安全。"),
+                _d(spoke, 2, "星熊", "明白。")],
+        called: [_d(called, 1, "星熊", "陈，你在听吗？"), _d(called, 2, "诗怀雅", "她早就走了。")],
+    }) as w:  # fmt: skip
+        b = w.chat.memories(w.chat.speaker("陈"), "巡逻")
+    assert {s.path for s in b.stages} == {spoke, called}
+    heads = b.text.split("\n")
+    at = next(i for i, ln in enumerate(heads) if "第2幕" in ln)  # the called stage's entry
+    assert heads[at + 1] == NAME_ONLY
+    assert NAME_ONLY not in heads[:at] and "  陈：「近卫局今天的巡逻由我带队" in b.text
 
 
 def test_the_heading_names_the_other_labels_her_lines_carry(tmp_path: Path) -> None:

@@ -99,6 +99,10 @@ class Budgets:
         )
 
 
+NAME_ONLY = "  （这一段里没有本人的台词，只是被人叫到名字）"
+"""Under an appearance where she has no line (:meth:`ChatFacade._appearance_text`)."""
+
+
 class ChatFacade:
     """Resolution and block builders over the lower layers' facades (see the module doc)."""
 
@@ -509,12 +513,16 @@ class ChatFacade:
         )
 
     def _appearance_text(self, m: MemoryItem) -> str:
-        """An appearance: where, the game's summary, then her own lines there (verbatim)."""
+        """An appearance: where, the game's summary, then her own lines there (verbatim), or
+        that she has none there: a stage where she is only called by name (or talked about
+        in a way that reads like it) must not read as one she took part in."""
         quotes = [
             f"  {render_nickname(q['speaker'], self.nickname)}："
             f"「{render_nickname(q['text'], self.nickname)}」"
             for q in m.quotes
         ]
+        if m.kind == "appearance" and not m.spoken:
+            quotes.append(NAME_ONLY)
         return "\n".join([render_nickname(_appearance_head(m), self.nickname), *quotes])
 
     @staticmethod
