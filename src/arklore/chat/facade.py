@@ -386,11 +386,12 @@ class ChatFacade:
         def weakest(kept: list[int]) -> int:
             return max(kept)  # scenes come best first
 
-        text, kept = fit_lines(_scenes_header(sp.name, scenes), parts, budget, self.counter,
-                               drop_order=weakest)  # fmt: skip
+        header = _scenes_header(sp.name, scenes)
+        text, kept = fit_lines(header, parts, budget, self.counter, drop_order=weakest)
         picked = [scenes[i] for i in kept]
-        if text and _scenes_header(sp.name, picked) != _scenes_header(sp.name, scenes):
-            text = "\n".join([_scenes_header(sp.name, picked), *(parts[i] for i in kept)])
+        shown = _scenes_header(sp.name, picked)  # no longer than ``header``: it still fits
+        if text and shown != header:
+            text = "\n".join([shown, *(parts[i] for i in kept)])
         return fitted_block(
             EXEMPLARS,
             text,

@@ -38,6 +38,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from arklore.profiles.rules import one_line, sentence_pieces
+
 HANDBOOK = "handbook_info_table"
 CHARACTER = "character_table"
 CHARWORD = "charword_table"
@@ -306,16 +308,11 @@ def _objective(secs: list[tuple[str, int, Mapping[str, Any]]]) -> tuple[str, Fac
     return entry, Fact(OBJECTIVE, value, HANDBOOK, where)
 
 
-_SENTENCE = re.compile(r"[^。！？!?]*[。！？!?]+|[^。！？!?]+$")
-
-
 def first_sentences(text: str, max_chars: int) -> str:
     """The whole sentences from the start of ``text`` that fit ``max_chars`` (at least the
     first), its line breaks and runs of spaces folded: a verbatim prefix, one line."""
-    flat = " ".join(text.split())
     out = ""
-    for m in _SENTENCE.finditer(flat):
-        piece = m.group(0).strip()
+    for piece in sentence_pieces(one_line(text)):
         if out and len(out) + len(piece) > max_chars:
             break
         out += piece

@@ -27,6 +27,17 @@ def cjk_count(text: str) -> int:
     return len(_CJK.findall(text))
 
 
+def sentence_pieces(text: str) -> list[str]:
+    """``text``'s sentences in order, each with its 。！？ and closing quotes, plus a trailing
+    part without them; each stripped, empty ones left out."""
+    pieces, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        pieces.append(text[start : m.end()])
+        start = m.end()
+    pieces.append(text[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
 def sentences(text: str) -> int:
     """Sentences in ``text``: runs of 。！？ (with closing quotes) plus a trailing part."""
     parts = [p for p in _SENTENCE_END.split(text.strip()) if p.strip(" …—\n")]

@@ -16,8 +16,9 @@ message names being there (speaking, or named in a line: operators by the mentio
 at build time, anyone by a speaker name the tokenizer keeps whole), the Doctor being there (a
 choice, a line to Dr.{@nickname}; more when she is the one talking to him), and how much of
 the window is hers. A window where she says almost nothing (:data:`MIN_HER_TOKENS`) comes
-after every window where she says something. One window per stage. The lines are read back from the corpus tables by
-their ids when a window is picked: a scene is shown verbatim or not at all.
+after every window where she says something. One window per stage. The lines are read back
+from the corpus tables by their ids when a window is picked: a scene is shown verbatim or not
+at all.
 
 Measured against embedding a bounded set of windows per operator with e5-small (64 each, see
 the README): on the fidelity eval's voice items lexical passes 18/18 (e5: 15/18), builds every
