@@ -81,6 +81,18 @@ def test_a_new_arklore_redoes_the_steps_its_inputs_record(
     assert ran(build(home, data)) == ["ingest"]
 
 
+def test_a_new_names_rule_redoes_every_step_built_from_names(
+    tmp_path: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A names rule decides whose lines are whose: the graph, her appearances and her scenes
+    built with the old rule would keep lines of somebody else."""
+    home = tmp_path / "home"
+    build(home, data)
+    monkeypatch.setattr("arklore.names.build.NAME_RULES", 99)
+    assert ran(build(home, data)) == list(STEPS)
+    assert ran(build(home, data)) == ["ingest"]
+
+
 def test_a_build_killed_after_a_step_resumes_at_the_next(
     tmp_path: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

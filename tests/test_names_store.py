@@ -69,6 +69,19 @@ def store(tmp_path: Path):
         _conversation(("陈晖洁", "avg_010_chen_1#1"), ("陈", "avg_npc_034#1"), MIN_LINES + 5),
         encoding="utf-8",
     )
+    # old NPC art that shares her number: one picture shown for two other people and a
+    # descriptive label, never with her name
+    (story / "level_t_08.txt").write_text(
+        "".join(
+            _stage(who, "avg_010_wizard_1#1", MIN_LINES + 5)
+            for who in ("多纳", "科勒", "整合运动术师")
+        ),
+        encoding="utf-8",
+    )
+    # a person's own picture under her number, before she became an operator: one person
+    (story / "level_t_09.txt").write_text(
+        _stage("艾薇", "avg_010_evie_1#1", MIN_LINES + 5), encoding="utf-8"
+    )
     ws = make_workspace(tmp_path / "home", gamedata, astr)
     ws.ingest()
     yield ws.corpus.store()
@@ -89,6 +102,19 @@ def test_a_name_that_talks_with_her_under_her_portrait_is_not_her(store):
     assert "守望者" not in speaker_ids(store)
     stats = portrait_stats(store)
     assert stats["守望者"][0] == "char_010_chen" and not stats["守望者"][3]
+
+
+def test_a_picture_shown_for_two_other_people_is_not_hers(store):
+    table = load_alias_table(store)
+    assert table.resolve("多纳").ids == () and table.resolve("科勒").ids == ()
+    ids = speaker_ids(store)
+    assert not {"多纳", "科勒", "整合运动术师"} & set(ids)
+    assert not {"多纳", "科勒", "整合运动术师"} & set(portrait_stats(store))
+
+
+def test_a_picture_that_speaks_for_one_person_under_her_number_is_that_persons(store):
+    res = load_alias_table(store).resolve("艾薇")
+    assert res.char_id == "char_010_chen" and res.source == "portrait"
 
 
 def test_her_own_name_under_another_portrait_does_not_make_her_a_stranger(store):
@@ -165,4 +191,7 @@ def test_real_speakers_resolve_and_big_speakers_are_operator_or_npc(real_store_p
     # her portrait on screen while somebody talks with her does not make them her
     assert "保存者" not in by_speaker and "洛拉" not in by_speaker  # 凯尔希's, 絮雨's stories
     assert by_speaker["林雨霞"] == "char_4080_lin"  # talking with her father, written 林
+    # the Reunion casters' old picture shares 炎狱炎熔's number; a person's own does not
+    assert not {"梅斯", "依拉", "整合运动术师", "乌萨斯术师"} & set(by_speaker)
+    assert by_speaker["艾沃娜"] == "char_496_wildmn" and by_speaker["炎熔"] == "char_121_lava"
     assert report["suspects"], "the audit should leave something for a human to decide"

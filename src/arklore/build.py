@@ -7,12 +7,14 @@ step            what                                                            
 ==============  ================================================================  ==============
 ``ingest``      both story sources -> the store, names (unchanged stages skip)    never (cheap)
 ``graph``       the relation graph (corpus, curated matrix, imports)              same inputs
-``appearances`` every operator's stages, one corpus pass                         same corpus
+``appearances`` every operator's stages, one corpus pass                         same names
 ``profiles``    a rule-built ``.char`` per operator (tasks A, B, C, E; no model)  same inputs
 ``index``       the relation index (evidence-built texts, embedded)               same inputs
-``exemplars``   scene windows of each operator's own lines (her voice per turn)   same corpus
+``exemplars``   scene windows of each operator's own lines (her voice per turn)   same names
 ==============  ================================================================  ==============
 
+"Same names" is the names layer's state: the corpus, the user alias file and what the names
+tables were computed with (registry, names rules); every step after ingest depends on it.
 Each finished step records the fingerprint of its inputs (and of the arklore version that ran
 it: a new release may build differently from the same data) in ``$ARKLORE_HOME/build.json``
 (written atomically after every step), so a build that was killed resumes at the first step
@@ -149,15 +151,14 @@ def run_build(
         return {"counts": rep.counts, "changed": rep.changed, "errors": len(rep.errors)}
 
     run("ingest", None, ingest)
-    corpus = ws.corpus.version()
-    user_aliases = ws.events.state()  # the corpus and the user alias file
+    names = ws.names.state()  # the corpus, the user alias file and the names rules
 
     def graph() -> dict[str, Any]:
         built = ws.graph.build(progress=progress)
         return {"counts": built.graph.meta.get("counts", {}), "sha256": _file_sha(ws.paths.graph)}
 
     graph_inputs = _digest(
-        user_aliases,
+        names,
         [(p.name, _file_sha(p)) for p in ws.graph.imports()],
         _file_sha(ws.graph.matrix),
     )
@@ -173,7 +174,7 @@ def run_build(
             return {"people": None, "already": True}
         return {"people": ws.events.index(progress=progress)}
 
-    run("appearances", user_aliases, appearances)
+    run("appearances", names, appearances)
 
     def profiles() -> dict[str, Any]:
         rep = ws.profiles.distill(list(RULE_TASKS), use_llm=False, progress=progress)
@@ -183,7 +184,7 @@ def run_build(
         return {"operators": rep.operators, "writes": rep.writes, "tiers": tiers,
                 "statuses": rep.statuses}  # fmt: skip
 
-    profile_inputs = _digest(corpus, graph_sha, _dir_state(ws.settings.chars_dir), RULE_TASKS)
+    profile_inputs = _digest(names, graph_sha, _dir_state(ws.settings.chars_dir), RULE_TASKS)
     run("profiles", profile_inputs, profiles)
 
     def index() -> dict[str, Any]:
@@ -192,7 +193,7 @@ def run_build(
                 "unchanged": rep.unchanged, "embedder": rep.embedder,
                 "by_source": rep.by_source}  # fmt: skip
 
-    index_inputs = _digest(corpus, graph_sha, _dir_state(ws.paths.chars), ws.rag.embedder_name)
+    index_inputs = _digest(names, graph_sha, _dir_state(ws.paths.chars), ws.rag.embedder_name)
     if not ws.rag.built():
         state.forget(("index",))
     run("index", index_inputs, index)
@@ -203,7 +204,7 @@ def run_build(
 
     if not ws.rag.exemplars_built():
         state.forget(("exemplars",))
-    run("exemplars", user_aliases, exemplars)
+    run("exemplars", names, exemplars)
 
     report.seconds = time.perf_counter() - t_all
     return report

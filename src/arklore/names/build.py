@@ -121,9 +121,10 @@ def rebuild_names(
 
 
 NAMES_FINGERPRINT = "names_fingerprint"
-NAME_RULES = 2
+NAME_RULES = 3
 """Bumped when a rule of this layer changes what the tables hold (2: a name that talks with
-her is not her, :mod:`arklore.names.portraits`), so a store built before is rebuilt."""
+her is not her; 3: a picture shown for two other people is not hers; both in
+:mod:`arklore.names.portraits`), so a store built before is rebuilt."""
 
 
 def names_fingerprint(registry: Registry, user_aliases: Sequence[Alias] = ()) -> str:
@@ -138,9 +139,14 @@ def names_fingerprint(registry: Registry, user_aliases: Sequence[Alias] = ()) ->
     return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
 
+def stored_fingerprint(store: Store) -> str:
+    """The fingerprint the names tables were last computed with ("" before the first)."""
+    return get_meta(store, NAMES_FINGERPRINT) or ""
+
+
 def names_stale(store: Store, registry: Registry, user_aliases: Sequence[Alias] = ()) -> bool:
     """Were the names tables computed from another registry or user alias file?"""
-    return get_meta(store, NAMES_FINGERPRINT) != names_fingerprint(registry, user_aliases)
+    return stored_fingerprint(store) != names_fingerprint(registry, user_aliases)
 
 
 def resolve_speaker(table: AliasTable, speaker_only: dict[str, str], name: str) -> str | None:

@@ -107,13 +107,15 @@ class NamesFacade:
         return self._speaker_ids
 
     def state(self) -> str:
-        """What every name-derived index depends on (appearances, her scenes): the corpus
-        (its content, not the ingest run: an ingest that changed nothing keeps them) and the
-        user alias file; a change means they are computed again."""
+        """What every name-derived index depends on (the graph, appearances, her scenes): the
+        corpus (its content, not the ingest run: an ingest that changed nothing keeps them),
+        the user alias file, and what the names tables were computed with (the registry and
+        this layer's rules: :data:`~arklore.names.build.NAME_RULES`); a change means they are
+        computed again."""
         user = repr(sorted((a.alias, a.char_id, a.source) for a in self.user_aliases()))
         digest = hashlib.sha256(user.encode()).hexdigest()[:16]
         version = self._corpus_version() if self._corpus_version is not None else ""
-        return f"{version}:{digest}"
+        return f"{version}:{digest}:{names_db.stored_fingerprint(self._store())}"
 
     # -- one rule per question ---------------------------------------------------------------
     def resolve(self, name: str) -> str:

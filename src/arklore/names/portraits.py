@@ -16,6 +16,12 @@ A name becomes an alias only when
   else in her scenes -- 保存者 talking to 凯尔希 in her story, her patient 洛拉 in 絮雨's
   record -- not her. Her own name under another portrait (林's father, written 林 in
   《登临意》, talking with 林雨霞) does not count;
+* the picture is hers: a portrait whose code is not her id's (``char_1011_wizard`` under
+  炎狱炎熔's number 1011) counts only when it is not shown for two other people. Old NPC art
+  can share an operator's number: the Reunion casters' picture speaks for 依拉, 梅斯 and
+  整合运动术师, none of them 炎熔; her own alternate pictures (``skadisp``, ``purgatory``)
+  speak with her name, and a person's picture before she became an operator (``wdmane``
+  for 艾沃娜) speaks for one person only;
 
 and the evidence (share, lines, runner-up) is stored with the alias.
 
@@ -85,6 +91,10 @@ DESCRIPTOR_SUFFIXES = (
 """Endings of descriptive speaker labels; with "的" in the name they mark ``speaker_only``."""
 
 
+SHARED_PICTURE_LINES = 20
+"""Lines a name needs under a portrait to count as one of the people it is shown for."""
+
+
 def is_descriptor(name: str) -> bool:
     """A label like 乌萨斯术师 or 路过的黎博利 rather than a name."""
     return "的" in name or name.endswith(DESCRIPTOR_SUFFIXES)
@@ -104,9 +114,21 @@ def portrait_number(portrait: str | None) -> str | None:
     return m.group(1).lstrip("0") or "0" if m else None
 
 
+def portrait_code(portrait: str | None) -> str | None:
+    """The picture's code in a portrait id (``wizard`` in ``char_1011_wizard_1``), or None."""
+    if portrait_number(portrait) is None:
+        return None
+    m = _PORTRAIT.match((portrait or "").strip().lower())
+    return m.group(2) if m else None
+
+
 def char_number(char_id: str) -> str | None:
     m = re.match(r"^char_(\d+)_", char_id)
     return (m.group(1).lstrip("0") or "0") if m else None
+
+
+def _is_person(name: str) -> bool:
+    return not is_descriptor(name) and any(ch.isalnum() for ch in name)
 
 
 def portrait_aliases(
@@ -128,13 +150,16 @@ def portrait_aliases(
         n = char_number(char_id)
         if n is not None:
             by_number.setdefault(n, char_id)
-    counts: dict[str, Counter] = defaultdict(Counter)
+    shown: list[tuple[str, str, str | None, int]] = []  # (speaker, char id, code, lines)
     for speaker, portrait, lines in pairs:
-        if not speaker:
-            continue
         n = portrait_number(portrait)
         cid = by_number.get(n) if n is not None else None
-        if cid is not None:
+        if speaker and cid is not None:
+            shown.append((speaker, cid, portrait_code(portrait), lines))
+    not_hers = _pictures_of_others(shown, own_names or {}, base_of or {})
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for speaker, cid, code, lines in shown:
+        if (cid, code) not in not_hers:
             counts[speaker][cid] += lines
     talks = _talks_with_her(exchanges, by_number, own_names or {}, base_of or {})
     aliases: list[Alias] = []
@@ -164,6 +189,33 @@ def portrait_aliases(
                 evidence["portrait_of"] = top
             aliases.append(Alias(speaker, base, "portrait", evidence))
     return aliases, stats
+
+
+def _pictures_of_others(
+    shown: Iterable[tuple[str, str, str | None, int]],
+    own_names: Mapping[str, str],
+    base_of: Mapping[str, str],
+) -> set[tuple[str, str | None]]:
+    """(char id, code) of the portraits under her number that show other people: a code that
+    is not her id's, that no name of hers speaks under, and that speaks for two or more
+    people (``SHARED_PICTURE_LINES`` lines each). Names of hers: her own and her base form's,
+    and any that speaks that often under her id's own code."""
+    by_code: dict[tuple[str, str | None], Counter[str]] = defaultdict(Counter)
+    for speaker, cid, code, lines in shown:
+        by_code[(cid, code)][speaker] += lines
+    hers: dict[str, set[str]] = defaultdict(set)
+    for (cid, code), speakers in by_code.items():
+        hers[cid] |= {own_names.get(cid, ""), own_names.get(base_of.get(cid, cid), "")}
+        if code == cid.split("_", 2)[-1]:
+            hers[cid] |= {s for s, n in speakers.items() if n >= SHARED_PICTURE_LINES}
+    out: set[tuple[str, str | None]] = set()
+    for (cid, code), speakers in by_code.items():
+        if code == cid.split("_", 2)[-1] or hers[cid] & set(speakers):
+            continue
+        people = [s for s, n in speakers.items() if n >= SHARED_PICTURE_LINES and _is_person(s)]
+        if len(people) >= 2:
+            out.add((cid, code))
+    return out
 
 
 def _talks_with_her(
