@@ -77,7 +77,25 @@ def test_a_new_arklore_redoes_the_steps_its_inputs_record(
     home = tmp_path / "home"
     build(home, data)
     monkeypatch.setattr("arklore.build.__version__", "99.0.0")
-    assert {"graph", "profiles", "index"} <= set(ran(build(home, data)))
+    from arklore.events.facade import EventsFacade
+    from arklore.rag.exemplars import ExemplarIndex
+
+    worked: list[str] = []
+
+    def spy(real, step: str):  # noqa: ANN001, ANN202
+        def run(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            out = real(*a, **k)
+            if not getattr(out, "skipped", False):  # a scenes report says when it did nothing
+                worked.append(step)
+            return out
+
+        return run
+
+    monkeypatch.setattr(EventsFacade, "index", spy(EventsFacade.index, "appearances"))
+    monkeypatch.setattr(ExemplarIndex, "build", spy(ExemplarIndex.build, "exemplars"))
+    assert ran(build(home, data)) == list(STEPS)
+    # each step did its work, not only its store's own "current" check, which knows no version
+    assert worked == ["appearances", "exemplars"]
     assert ran(build(home, data)) == ["ingest"]
 
 

@@ -260,6 +260,13 @@ def test_memory_passes_on_a_stage_she_lived_and_fails_elsewhere(kb_ws) -> None:
     assert not no[0] and "none of 1 expected stages among memories" in no[1]
 
 
+def test_character_reads_who_she_is_in_the_persona(kb_ws) -> None:
+    ok = _one(kb_ws, _item("character", "阿米娅", "你是谁？", {"persona": ["豹", "卡特斯"]}))
+    assert ok == (True, "persona says 卡特斯")
+    no = _one(kb_ws, _item("character", "阿米娅", "你是谁？", {"persona": ["萨卡兹"]}))
+    assert no == (False, "persona says none of 萨卡兹")
+
+
 def test_report_sums_per_kind_and_is_json(kb_ws) -> None:
     items = [
         _item("anchor", "阿米娅", "最近怎么样？", {"anchor": ["凯尔希"]}, "a"),

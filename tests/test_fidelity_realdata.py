@@ -42,6 +42,7 @@ FLOORS = {
     "doctor": 1.0,
     "voice": 1.0,  # her scenes, lexical retrieval with the Doctor and the people named
     "memory": 1.0,  # appearances ranked by the message's words and the people it names
+    "character": 1.0,  # 4/12 before the anchor quoted her 档案资料 (only fields, 客观履历, quotes)
 }
 
 

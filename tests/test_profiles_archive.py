@@ -9,12 +9,14 @@ import pytest
 
 from arklore.profiles.archive import (
     CHARACTER,
+    DOSSIER_MAX,
     HANDBOOK,
     Anchor,
     Fact,
     Tables,
     anchor_from_section,
     archive_sections,
+    dossier_excerpt,
     first_sentences,
     gaps_line,
     parse_fields,
@@ -53,8 +55,15 @@ def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
         "势力": "测试国",
         "组织": "测试社",
         "客观履历": "测试员，测试国人，负责巡逻路线的勘察。",
+        # the first paragraph that names her, whole sentences up to DOSSIER_MAX
+        "档案资料一": "测试员喜欢在清晨巡逻，她说雾里的脚步声比地图更可靠。"
+        "她从不抱怨路远，只是把每条岔路都记在一本旧笔记里。",
+        # not a signed note (我), a signature, a 【…】 record, nor a line without her name
+        "档案资料二": "嘴硬，心软。测试员每次被人夸奖都会转过身去，假装在看天气。",
+        # 档案资料三 is only "测试员？": too short to say anything
     }
-    # order: 基础档案 as written, then 临床诊断分析, then the character table, then 客观履历
+    # order: 基础档案 as written, then 临床诊断分析, then the character table, then 客观履历,
+    # then the 档案资料 excerpts
     assert [f.label for f in a.facts][:3] == ["代号", "性别", "战斗经验"]
     # every archive value is a line of the raw source text
     raw = _raw_basic("char_900_tester")
@@ -69,7 +78,7 @@ def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
     )
     assert a.get("组织").table == CHARACTER and "groupId=testgroup" in a.get("组织").field
     assert a.sources == [
-        "handbook_info_table: char_900_tester (基础档案, 临床诊断分析, 客观履历)",
+        "handbook_info_table: char_900_tester (基础档案, 临床诊断分析, 客观履历, 档案资料一, 档案资料二)",
         "character_table: char_900_tester (nationId, groupId)",
         "handbook_team_table: testland, testgroup",
     ]
@@ -82,6 +91,41 @@ def test_the_objective_record_is_whole_sentences_from_its_start() -> None:
     assert first_sentences(text, 3) == "甲，乙国人。"  # at least the first, whole
     assert first_sentences("没有句号的一段", 100) == "没有句号的一段"
     assert first_sentences("   ", 100) == ""
+
+
+def test_a_dossier_excerpt_is_the_narrators_words_about_her() -> None:
+    her = ["测试员"]
+    for not_narration in (
+        "我第一次见到测试员，是在北境的雾里，她正蹲着画地图。",  # a signed note
+        "博士，您大概也注意到了，测试员最近总是一个人出门。",  # a word to the Doctor
+        "【权限记录】测试员的笔记不对外公开，任何人不得翻阅。",
+        "“测试员是整个巡逻队里最可靠的人。”大家都这么说。",
+        "——测试员的队长，在一次例行会议之后的发言",
+    ):
+        assert dossier_excerpt(not_narration, her) is None, not_narration
+    assert dossier_excerpt("北境的雾一年比一年浓，巡逻队的路线也一年比一年长。", her) is None
+    assert dossier_excerpt("测试员？", her) is None  # too short to say anything
+    long_first = "测试员" + "走" * DOSSIER_MAX + "。"
+    then = "测试员说过，在北境的雾里，脚步声比地图更可靠。"
+    assert dossier_excerpt(f"{long_first}\n{then}", her) == then  # the next paragraph
+
+
+def test_an_edited_dossier_excerpt_is_put_back_to_the_source(tables: Tables) -> None:
+    truth = structured_anchor("char_900_tester", tables)
+    written = Anchor(
+        "char_900_tester",
+        facts=[
+            *truth.facts[:-1],
+            Fact("档案资料二", "测试员其实是一名王女。", "", ""),
+            Fact("档案资料三", "测试员的过去无人知晓，连她自己也说不清楚。", "", ""),
+        ],
+    )
+    fixed, corrections = structured_fields_equal_source(written, tables)
+    assert fixed.value("档案资料二") == truth.value("档案资料二")
+    assert fixed.value("档案资料三") is None  # her 档案资料三 has no excerpt: nobody may write one
+    assert [(c.label, c.action) for c in corrections] == [
+        ("档案资料二", "replaced"), ("档案资料三", "removed"),
+    ]  # fmt: skip
 
 
 def test_first_occurrence_wins_over_a_garbled_copy() -> None:

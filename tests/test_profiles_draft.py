@@ -139,13 +139,16 @@ def test_draft_of_an_operator_with_archive_and_voice(tables, tmp_path: Path) -> 
         "voice:char_900_tester_CN_006", "voice:char_900_tester_CN_009",
     ]  # fmt: skip
     srcs = prof.header_list("sources")
-    assert srcs[0] == "handbook_info_table: char_900_tester (基础档案, 临床诊断分析, 客观履历)"
+    assert srcs[0] == (
+        "handbook_info_table: char_900_tester (基础档案, 临床诊断分析, 客观履历, 档案资料一, 档案资料二)"
+    )
     assert srcs[-1].startswith("charword_table: char_900_tester_CN_002, ")
     allowed = allowed_sections(prof)
     assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES, "我·关于博士"]
     e = d.entry
-    assert e.tasks["A"] == TaskStatus(OK, "13 fields copied from source; 核心经历: needs a model")
-    assert prof.section(ANCHOR).bullets()[-1] == "客观履历：测试员，测试国人，负责巡逻路线的勘察。"
+    assert e.tasks["A"] == TaskStatus(OK, "15 fields copied from source; 核心经历: needs a model")
+    assert prof.section(ANCHOR).bullets()[-3] == "客观履历：测试员，测试国人，负责巡逻路线的勘察。"
+    assert prof.section(ANCHOR).bullets()[-1].startswith("档案资料二：嘴硬，心软。")
     assert e.tasks["B"] == TaskStatus(
         OK, "7 quotes by the rule (voice); personality: needs a model"
     )

@@ -19,6 +19,9 @@ voice              a block named ``exemplars`` (scenes: her lines among others')
                    line it marks ``hers`` being hers, one of hers from ``expect.stages`` or
                    the block's text holding one of ``expect.keywords``
 memory             the ``memories`` block's stages meet ``expect.stages``
+character          the ``persona`` block holds one of ``expect.persona``: who she is and what
+                   she is like in the game's own words (her archive), cited by the story
+                   lines where she shows it
 =================  ===========================================================================
 
 The answer mode (:func:`answer`) asks a model each item's ``qa.question`` twice, with the
@@ -37,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from arklore.chat.session import chat_request
-from arklore.core.blocks import MEMORIES, RELATIONS
+from arklore.core.blocks import MEMORIES, PERSONA, RELATIONS
 from arklore.core.errors import (
     AmbiguousNameError,
     ArkloreError,
@@ -52,7 +55,9 @@ from arklore.corpus.store import Store
 from arklore.llm.types import ChatModel
 from arklore.names.facade import NamesFacade
 
-KINDS: tuple[str, ...] = ("relation_named", "kinship_word", "anchor", "doctor", "voice", "memory")
+KINDS: tuple[str, ...] = (
+    "relation_named", "kinship_word", "anchor", "doctor", "voice", "memory", "character",
+)  # fmt: skip
 DOCTOR = "doctor"
 EXEMPLARS = "exemplars"
 """Blocks the eval already scores before they exist (they score 0 until they land)."""
@@ -78,6 +83,7 @@ _EXPECT: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required keys, opt
     "doctor": ({"doctor"}, set()),
     "voice": ({"exemplars_min", "stages"}, {"keywords"}),
     "memory": ({"stages"}, set()),
+    "character": ({"persona"}, set()),
 }
 _ITEM_ERRORS = (
     UnknownNameError,
@@ -226,7 +232,7 @@ def _expect(kind: str, expect: Any) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"expect of a {kind} item has unknown key {', '.join(unknown)}")
     out = dict(expect)
-    for key in ("relation", "anchor", "stages"):
+    for key in ("relation", "anchor", "stages", "persona"):
         if key in out:
             out[key] = _strings(out[key], f"expect.{key}")
     if "keywords" in out:
@@ -455,6 +461,16 @@ def _check_memory(
     )
 
 
+def _check_character(
+    item: Item, block: BlockDict, _turn: TurnDict, _ls: LineSpeaker | None
+) -> Verdict:
+    text = str(block.get("text", ""))
+    hit = [w for w in item.expect["persona"] if w in text]
+    if hit:
+        return True, f"persona says {hit[0]}"
+    return False, f"persona says none of {_names(item.expect['persona'])}"
+
+
 Check = Callable[[Item, BlockDict, TurnDict, LineSpeaker | None], Verdict]
 
 # item kind -> (the block it reads, its check; the check runs only when that block has text)
@@ -465,6 +481,7 @@ _CHECKS: dict[str, tuple[str, Check]] = {
     "doctor": (DOCTOR, _check_doctor),
     "voice": (EXEMPLARS, _check_voice),
     "memory": (MEMORIES, _check_memory),
+    "character": (PERSONA, _check_character),
 }
 
 

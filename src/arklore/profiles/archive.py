@@ -53,6 +53,15 @@ OBJECTIVE_MAX = 200
 """Characters of ``客观履历`` copied at most: whole sentences from its start (at least the
 first), so the anchor says who she is in the game's words (银灰: 谢拉格军阀，喀兰贸易公司董事长,
 希瓦艾什家族现任族长) without a model."""
+DOSSIER: tuple[str, ...] = ("档案资料一", "档案资料二", "档案资料三", "档案资料四")
+DOSSIER_MAX = 120
+DOSSIER_MIN = 20
+"""Per ``档案资料`` section, one excerpt of ``DOSSIER_MIN``-``DOSSIER_MAX`` characters: whole
+sentences from the start of its first paragraph that names her, in the narrator's voice (no
+我/你/您: a signed note or a word to the Doctor is somebody else's), not a ``【…】`` record or a
+quotation. Her character and history in the game's words (炎熔: 嘴巴倔，做事一点都听不进去别人的
+指指点点。但是其实炎熔心中一直都有比谁都温柔和孩子气的一面……) without a model."""
+_NOT_NARRATION = ("【", "——", "“", "「", "-", "*")
 CORE = "核心经历"
 INFECTION = "矿石病感染情况"
 
@@ -68,7 +77,7 @@ STRUCTURED_LABELS = frozenset(
         "角长度", "尾巴长度", "型号", "设定性别", "出厂时间", "制造商", "产地", "出厂日",
         "高度", "重量", "维护检测报告", "体细胞与源石融合率", "血液源石结晶密度",
         "血液内源石密度", "血液中源石结晶密度", "体内源石融合度", "势力", "组织", "小队",
-        OBJECTIVE,
+        OBJECTIVE, *DOSSIER,
     }
 )  # fmt: skip
 """Field names that only a source may fill: written elsewhere they are checked (and dropped
@@ -279,6 +288,9 @@ def structured_anchor(char_id: str, tables: Tables) -> Anchor:
     record = entry_record[1] if entry_record else None
     if entry_record is not None:
         used.setdefault(entry_record[0], []).append(OBJECTIVE)
+    dossier = _dossier(secs, _her_names(anchor, tables))
+    for entry, fact in dossier:
+        used.setdefault(entry, []).append(fact.label)
     for entry, titles in used.items():
         anchor.sources.append(f"{HANDBOOK}: {entry} ({', '.join(titles)})")
     if tables.handbook_info is None:
@@ -290,7 +302,48 @@ def structured_anchor(char_id: str, tables: Tables) -> Anchor:
     _faction_facts(anchor, tables)
     if record is not None:
         anchor.facts.append(record)  # the prose last: the fields read first
+    anchor.facts += [fact for _, fact in dossier]
     return anchor
+
+
+def _her_names(anchor: Anchor, tables: Tables) -> list[str]:
+    """The names an archive calls her by: its own 代号 and her character_table name."""
+    row = (tables.character or {}).get(anchor.char_id)
+    table_name = row.get("name") if isinstance(row, dict) else None
+    code = anchor.value("代号")
+    return [n for n in dict.fromkeys([code, table_name]) if isinstance(n, str) and n.strip()]
+
+
+def _dossier(
+    secs: list[tuple[str, int, Mapping[str, Any]]], names: list[str]
+) -> list[tuple[str, Fact]]:
+    """(entry, fact) per ``档案资料`` section that has an excerpt (see :data:`DOSSIER_MAX`)."""
+    out: list[tuple[str, Fact]] = []
+    for title in DOSSIER:
+        found = next(((e, i, s) for e, i, s in secs if s.get("storyTitle") == title), None)
+        if found is None or not names:
+            continue
+        entry, i, sec = found
+        excerpt = next(
+            ((j, x) for j, text in _story_texts(sec) if (x := dossier_excerpt(text, names))),
+            None,
+        )
+        if excerpt is not None:
+            where = f"handbookDict.{entry}.storyTextAudio[{i}].stories[{excerpt[0]}].storyText"
+            out.append((entry, Fact(title, excerpt[1], HANDBOOK, where)))
+    return out
+
+
+def dossier_excerpt(text: str, names: list[str]) -> str | None:
+    """The excerpt of one ``档案资料`` text (the rule of :data:`DOSSIER_MAX`), or None."""
+    for para in text.splitlines():
+        p = para.strip()
+        if not p or p.startswith(_NOT_NARRATION) or any(x in p for x in "我你您"):
+            continue
+        value = first_sentences(p, DOSSIER_MAX)
+        if DOSSIER_MIN <= len(value) <= DOSSIER_MAX and any(n in value for n in names):
+            return value
+    return None
 
 
 def _objective(secs: list[tuple[str, int, Mapping[str, Any]]]) -> tuple[str, Fact] | None:
