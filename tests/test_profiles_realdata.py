@@ -13,6 +13,8 @@ import pytest
 from arklore.profiles.archive import (
     BASIC,
     CHARACTER,
+    DOSSIER,
+    DOSSIER_MAX,
     HANDBOOK,
     OBJECTIVE,
     OBJECTIVE_MAX,
@@ -87,6 +89,16 @@ def test_structured_anchor_equals_the_archive(real, char_id: str) -> None:
             raw = " ".join(sec["stories"][int(m.group(3))]["storyText"].split()).replace(" ", "")
             assert sec["storyTitle"] == OBJECTIVE and raw.startswith(f.value.replace(" ", ""))
             assert f.value.endswith(("。", "！", "？")) and len(f.value) <= OBJECTIVE_MAX
+        elif f.table == HANDBOOK and f.label in DOSSIER:  # the start of one of its paragraphs
+            m = re.match(
+                r"^handbookDict\.(\w+)\.storyTextAudio\[(\d+)\]\.stories\[(\d+)\]", f.field
+            )
+            sec = book[m.group(1)]["storyTextAudio"][int(m.group(2))]
+            paras = sec["stories"][int(m.group(3))]["storyText"].replace("\r", "").split("\n")
+            assert sec["storyTitle"] == f.label
+            assert any(" ".join(p.split()).startswith(f.value) for p in paras), f
+            assert THREE[char_id] in f.value and len(f.value) <= DOSSIER_MAX
+            assert not any(x in f.value for x in "我你您")
         elif f.table == HANDBOOK:
             entry, i, j, label = _FIELD.match(f.field).groups()
             sec = book[entry]["storyTextAudio"][int(i)]
