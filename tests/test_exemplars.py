@@ -18,6 +18,7 @@ from service_kb import CHEN, CHEN2, HOSHI, OPERATORS
 from arklore.chat.facade import NAME_ONLY
 from arklore.chat.fidelity import Item, score, store_line_speaker
 from arklore.core.model import Branch, Line, LineKind, Source, Stage
+from arklore.core.operators import Operator
 from arklore.core.text import render_nickname
 from arklore.corpus.lexical import BM25, Tokenizer
 from arklore.graph.io import save_graph
@@ -96,7 +97,9 @@ SUMMARIES = {
 }
 
 
-def write_store(home: Path, lines_of: dict[str, list[Line]] = LINES) -> None:
+def write_store(
+    home: Path, lines_of: dict[str, list[Line]] = LINES, operators: list[Operator] = OPERATORS
+) -> None:
     from support.store import ingested_store
 
     from arklore.names.registry import Registry
@@ -107,7 +110,7 @@ def write_store(home: Path, lines_of: dict[str, list[Line]] = LINES) -> None:
         for rank, (path, lines) in enumerate(lines_of.items(), 1)
     ]  # fmt: skip
     order = {path: rank for rank, path in enumerate(lines_of, 1)}
-    registry = Registry({op.char_id: op for op in OPERATORS})
+    registry = Registry({op.char_id: op for op in operators})
     ingested_store(home / "arklore.sqlite3", stages, registry, order=order).close()
 
 
@@ -124,11 +127,13 @@ def make_ws(home: Path, **kw) -> Workspace:
 
 
 @contextmanager
-def small_world(tmp_path: Path, lines_of: dict[str, list[Line]]) -> Iterator[Workspace]:
+def small_world(
+    tmp_path: Path, lines_of: dict[str, list[Line]], operators: list[Operator] = OPERATORS
+) -> Iterator[Workspace]:
     """A workspace over a store of just ``lines_of``, the graph and her scenes built."""
     home = tmp_path / "home"
     home.mkdir()
-    write_store(home, lines_of)
+    write_store(home, lines_of, operators)
     write_graph(home)
     with make_ws(home) as w:
         w.rag.index_exemplars()
@@ -359,6 +364,25 @@ def test_the_heading_names_the_other_labels_her_lines_carry(tmp_path: Path) -> N
         b = w.chat.exemplars(w.chat.speaker("陈"), "你好")
     assert b.text.startswith("【陈在剧情里说过的话（原文；剧情里也写作陈晖洁）】\n")
     assert "陈晖洁：龙门近卫局从不向罪犯低头" in b.text and b.tokens <= b.budget
+
+
+def test_the_heading_says_who_the_others_are_where_a_name_does_not(tmp_path: Path) -> None:
+    """Scenes call people by names a model may not know (a real name, a popup's avatar id):
+    the heading says who they are, the avatar id becomes her name, and her memories name her
+    once where her lines carry another label."""
+    real = "obt/main/level_real_02"
+    ops = [Operator(HOSHI, "星熊", "Hoshiguma", "character_table", real_names=["鬼姐姐"])
+           if op.char_id == HOSHI else op for op in OPERATORS]  # fmt: skip
+    with small_world(tmp_path, {
+        real: [_d(real, 1, "陈", "鬼姐姐，近卫局今天的巡逻由你带队，所有人注意安全。"),
+               _d(real, 2, "鬼姐姐", "明白，我这就去安排所有人手。"),
+               _d(real, 3, "$avatar_hsguma", "出发，跟上我的脚步。")],
+    }, ops) as w:  # fmt: skip
+        b = w.chat.exemplars(w.chat.speaker("陈"), "巡逻")
+        mem = w.chat.memories(w.chat.speaker("星熊"), "巡逻")
+    assert b.text.startswith("【陈在剧情里说过的话（原文；鬼姐姐即星熊）】\n")
+    assert "\n星熊：出发，跟上我的脚步。" in b.text and "$avatar" not in b.text
+    assert "  鬼姐姐（星熊）：「明白，我这就去安排所有人手。」" in mem.text
 
 
 def test_she_with_no_lines_gets_an_empty_block_with_the_reason(ws: Workspace, home: Path) -> None:

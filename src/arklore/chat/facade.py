@@ -386,10 +386,10 @@ class ChatFacade:
         def weakest(kept: list[int]) -> int:
             return max(kept)  # scenes come best first
 
-        header = _scenes_header(sp.name, scenes)
+        header = self._scenes_header(sp, scenes)
         text, kept = fit_lines(header, parts, budget, self.counter, drop_order=weakest)
         picked = [scenes[i] for i in kept]
-        shown = _scenes_header(sp.name, picked)  # no longer than ``header``: it still fits
+        shown = self._scenes_header(sp, picked)  # no longer than ``header``: it still fits
         if text and shown != header:
             text = "\n".join([shown, *(parts[i] for i in kept)])
         return fitted_block(
@@ -415,10 +415,38 @@ class ChatFacade:
             if ln.kind == "choice":
                 out.append(f"{DOCTOR_NAME}：{said}")
             elif ln.speaker:
-                out.append(f"{render_nickname(ln.speaker, self.nickname)}：{said}")
+                out.append(f"{self._label(ln.speaker)}：{said}")
             else:
                 out.append(f"（{said}）")
         return "\n".join(out)
+
+    def _label(self, label: str, told: set[str] | None = None) -> str:
+        """A speaker label as a block shows it: a popup's avatar id as the person's name; with
+        ``told``, a label that does not say who it is is followed by who, the first time in
+        ``told``'s scope (``恩希欧迪斯（银灰）：``)."""
+        who = self.names.who_is(label)
+        if who is not None and label.startswith("$"):
+            return who
+        shown = render_nickname(label, self.nickname)
+        if who is None or told is None or label in told:
+            return shown
+        told.add(label)
+        return f"{shown}（{who}）"
+
+    def _scenes_header(self, sp: Speaker, scenes: Sequence[Scene]) -> str:
+        """The exemplars heading; it names the other labels her lines carry in these scenes
+        (恩希欧迪斯 for 银灰, 玛嘉烈 for 临光), so a model knows those lines are hers, and who
+        the others are where a label or a name in a line does not say it (恩雅即初雪)."""
+        lines = [ln for s in scenes for ln in s.lines]
+        aka = unique(ln.speaker for ln in lines if ln.hers and ln.speaker != sp.name)
+        also = f"；剧情里也写作{'、'.join(aka)}" if aka else ""
+        others = self.names.glossary(
+            [ln.speaker for ln in lines if ln.speaker and not ln.hers],
+            [ln.text for ln in lines],
+            skip=sp.family,
+        )
+        known = "、".join(f"{a}即{b}" for a, b in others if not a.startswith("$"))
+        return f"【{sp.name}在剧情里说过的话（原文{also}{'；' + known if known else ''}）】"
 
     # -- who the message names ---------------------------------------------------------------
     def named(self, sp: Speaker, message: str) -> list[str]:
@@ -517,9 +545,9 @@ class ChatFacade:
         """An appearance: where, the game's summary, then her own lines there (verbatim), or
         that she has none there: a stage where she is only called by name (or talked about
         in a way that reads like it) must not read as one she took part in."""
+        told: set[str] = set()
         quotes = [
-            f"  {render_nickname(q['speaker'], self.nickname)}："
-            f"「{render_nickname(q['text'], self.nickname)}」"
+            f"  {self._label(q['speaker'], told)}：「{render_nickname(q['text'], self.nickname)}」"
             for q in m.quotes
         ]
         if m.kind == "appearance" and not m.spoken:
@@ -614,11 +642,3 @@ def _appearance_head(m: MemoryItem) -> str:
         summary = summary[: SUMMARY_CHARS - 1] + "…"
     head = " ".join(x for x in (where, title + event) if x)
     return f"- {head}" + (f"：{summary}" if summary else "")
-
-
-def _scenes_header(name: str, scenes: Sequence[Scene]) -> str:
-    """The exemplars heading; it names the other labels her lines carry in these scenes
-    (恩希欧迪斯 for 银灰, 玛嘉烈 for 临光), so a model knows those lines are hers."""
-    aka = unique(ln.speaker for s in scenes for ln in s.lines if ln.hers and ln.speaker != name)
-    also = f"；剧情里也写作{'、'.join(aka)}" if aka else ""
-    return f"【{name}在剧情里说过的话（原文{also}）】"

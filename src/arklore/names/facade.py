@@ -198,6 +198,41 @@ class NamesFacade:
                 shown.add(a.char_id)
         return out
 
+    def who_is(self, label: str) -> str | None:
+        """Who a story speaker label is, when the label does not say it: the display name of
+        the person (her base form) it resolves to -- 恩雅 is 初雪, 神秘的女性 is 凯尔希,
+        ``$avatar_cerber`` is 刻俄柏 -- so a scene's lines can be read as hers; None for a
+        label that resolves to nobody or already holds her name (陈晖洁 is 陈)."""
+        cid = self.speaker_ids().get(label)
+        if cid is None:
+            return None
+        name = self.display_name(self.family(cid)[0])
+        return None if name in label else name
+
+    def glossary(
+        self, labels: Iterable[str], texts: Iterable[str], *, skip: Iterable[str] = ()
+    ) -> list[tuple[str, str]]:
+        """(name as written, who) for the speaker ``labels`` and the names in ``texts`` that
+        do not say who they are (:meth:`who_is`; a name that is not her display name and does
+        not hold it: 恩雅 is 初雪, 恩希亚 is 崖心), the people of ``skip`` (ids, any form) left
+        out; each name once, in order of first use."""
+        skipped = {self.family(c)[0] for c in skip}
+        out: dict[str, str] = {}
+        for label in labels:
+            cid = self.speaker_ids().get(label)
+            who = self.who_is(label)
+            if who is not None and cid is not None and self.family(cid)[0] not in skipped:
+                out.setdefault(label, who)
+        matcher = self.matcher()
+        for text in texts:
+            for m in matcher.find(text):
+                if m.char_id is None or self.family(m.char_id)[0] in skipped:
+                    continue
+                who = self.display_name(self.family(m.char_id)[0])
+                if who not in m.surface and m.surface not in who:
+                    out.setdefault(m.surface, who)
+        return list(out.items())
+
     def aliases_of(self, char_ids: Iterable[str]) -> list[str]:
         """Every (folded) name the alias table resolves to one of ``char_ids``."""
         with self._lock:
