@@ -102,6 +102,33 @@ def test_anchor_ties_are_broken_by_the_kind_of_bond_then_evidence_never_by_id():
     assert [e.target for e in tie.anchors(ME)] == ["npc:丁", "char_200_op"]  # 丁 < 辛
 
 
+def test_the_stages_of_her_form_claim_the_last_anchor_slots_never_her_kin():
+    """In one of her forms (a holiday, a later self) the people of that form's stories take
+    the last anchors; her kin keep theirs."""
+    holiday = ["obt/hol_01", "obt/hol_02", "obt/hol_03"]
+
+    def met(b: str, stages: list[str], pred: str = "interaction", s: float = 0.6) -> Edge:
+        return Edge(ME, b, pred, s, ["interaction"], {"turns": 5}, [], None, stages)
+
+    g = _g([
+        _e(ME, "npc:丁", "近亲"),
+        _e(ME, "char_200_op", "战友"),
+        met("npc:戊", ["obt/main_01"], s=0.7),
+        met("char_300_op", holiday, s=0.5),  # the holiday's partner
+        met("npc:庚", holiday[:1], s=0.55),  # one stage of it: not enough
+    ])  # fmt: skip
+    assert [e.target for e in g.get_top_anchor_relations(ME, 3)] == [
+        "npc:丁", "char_200_op", "npc:戊"
+    ]  # fmt: skip
+    form = [e.target for e in g.get_top_anchor_relations(ME, 3, prefer=holiday)]
+    assert form == ["npc:丁", "char_200_op", "char_300_op"]
+    assert [e.target for e in g.get_top_anchor_relations(ME, 2, prefer=holiday)] == [
+        "npc:丁", "char_300_op"
+    ]  # fmt: skip
+    two = _g([*g.edges(), met("npc:戊2", holiday, s=0.4)], {"npc:戊2": "壬"})
+    assert [e.target for e in two.get_top_anchor_relations(ME, 1, prefer=holiday)] == ["npc:丁"]
+
+
 def test_how_a_relation_is_known_comes_before_the_kind_of_bond():
     g = _g([
         _e(ME, "npc:丁", "近亲", 0.9, origins=("story",), direct=3),

@@ -48,6 +48,20 @@ def test_amiya_top3_anchors_with_signals(real_graph_built) -> None:
     assert graph.get_faction("阿米娅")  # members of her nation/group from the registry
 
 
+def test_her_holiday_form_keeps_her_kin_and_brings_the_holidays_people(
+    real_workspace, real_graph_built
+) -> None:
+    """假日威龙陈 is 陈 at 多索雷斯: her uncle and sister stay first, and 林, with whom she
+    spends the holiday, takes one of the last anchor slots (she is not among 陈's own)."""
+    graph, names = real_graph_built, real_workspace.names
+    base = [e.target for e in anchor_edges(graph, "char_010_chen")]
+    holiday = names.form_stages("char_1013_chen2")
+    form = [e.target for e in anchor_edges(graph, "char_010_chen", prefer=holiday)]
+    assert len(holiday) >= 10 and all("act" in p or "memory" in p for p in holiday)
+    assert "char_4080_lin" not in base and "char_4080_lin" in form
+    assert form[:3] == base[:3] and len(form) == len(base)
+
+
 def test_real_graph_round_trip_is_byte_identical(real_graph_built, tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     save_graph(real_graph_built, a)

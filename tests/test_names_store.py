@@ -117,6 +117,17 @@ def test_a_picture_that_speaks_for_one_person_under_her_number_is_that_persons(s
     assert res.char_id == "char_010_chen" and res.source == "portrait"
 
 
+def test_the_stages_of_a_form_are_those_that_show_her_in_it(store):
+    """Her lines under the siege alternate form's portrait mark the stages of that form; the
+    base form has none of its own (everything is hers)."""
+    from arklore.names.facade import NamesFacade
+
+    names = NamesFacade(lambda: store)
+    assert names.form_stages("char_1019_siege2") == {"obt/main/level_t_02"}
+    assert names.form_stages("char_112_siege") == frozenset()
+    assert names.form_stages("char_1013_chen2") == frozenset()  # never shown in that form
+
+
 def test_her_own_name_under_another_portrait_does_not_make_her_a_stranger(store):
     res = load_alias_table(store).resolve("陈晖洁")
     assert res.char_id == "char_010_chen" and res.source == "portrait"

@@ -235,7 +235,10 @@ class ChatFacade:
             raise UnknownNameError(f"{sp.name} ({sp.char_id}) is not in the relation graph")
         if spans is None:
             spans = self.named_spans(sp, message)
-        ctx = self.rag.context(sp.node_id, message, exclude, budget=budget, spans=spans)
+        ctx = self.rag.context(
+            sp.node_id, message, exclude, budget=budget, spans=spans,
+            prefer=self.names.form_stages(sp.char_id),
+        )  # fmt: skip
         return self._rendered(ctx, sp)
 
     def _rendered(self, ctx: RelationContext, sp: Speaker) -> RelationContext:

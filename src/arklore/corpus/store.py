@@ -443,6 +443,20 @@ class Store:
             ).fetchall()
         return out
 
+    def speaker_stage_portraits(self, speakers: Sequence[str]) -> list[tuple[str, str]]:
+        """(stage_path, portrait on screen) of the dialogue lines of ``speakers`` in the
+        primary corpus, each pair once: which pictures show them in which stages."""
+        names = sorted(set(speakers))
+        out: list[tuple[str, str]] = []
+        for i in range(0, len(names), 500):
+            chunk = names[i : i + 500]
+            out += self.conn.execute(
+                "SELECT DISTINCT stage_path, figure_art FROM primary_lines WHERE kind = 'dialogue'"
+                f" AND figure_art IS NOT NULL AND speaker IN ({','.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+        return out
+
     def lines_by_id(self, line_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
         """line_id -> (speaker, text) for the ids the primary corpus holds (others absent)."""
         ids = sorted(set(line_ids))

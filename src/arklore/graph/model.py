@@ -18,7 +18,7 @@ Query arguments may be a node id, an alternate-form id, or a node name (exact).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from arklore.core.kinship import description_bond
@@ -58,6 +58,13 @@ class Edge:
     evidence_line_ids: list[str]
     description: str | None = None  # matrix text as written (else the import label), else None
     stages: list[str] = field(default_factory=list)
+
+
+FORM_ANCHORS = 2
+"""Anchor slots the stages of one of her forms may claim (see
+:meth:`RelationGraph.get_top_anchor_relations`)."""
+FORM_MIN_STAGES = 2
+"""Stages of that form a person must share with her to claim one."""
 
 
 def _rank_key(e: Edge) -> tuple:
@@ -243,21 +250,34 @@ class RelationGraph:
         return hit
 
     def get_top_anchor_relations(
-        self, a: str, k: int = 3, *, skip: Iterable[str] = ()
+        self, a: str, k: int = 3, *, skip: Iterable[str] = (), prefer: Collection[str] = ()
     ) -> list[Edge]:
-        """a's first ``k`` anchors (:meth:`anchors`), people in ``skip`` left out."""
+        """a's first ``k`` anchors (:meth:`anchors`), people in ``skip`` left out.
+
+        ``prefer``: the stages of one of her forms (假日威龙陈's holiday). Up to
+        :data:`FORM_ANCHORS` of the last anchors give way to the people she shares most of
+        those stages with (at least :data:`FORM_MIN_STAGES`), so the form's own story keeps
+        its people (林 for the holiday) while the first anchors, her kin, stay: the first one
+        always does."""
         if k <= 0:
             return []
         left = set(skip)
-        if not left:
-            return self.anchors(a)[:k]
-        out: list[Edge] = []
-        for e in self.anchors(a):
-            if e.target not in left:
-                out.append(e)
-                if len(out) >= k:
-                    break
-        return out
+        out = [e for e in self.anchors(a) if e.target not in left][:k]
+        if not prefer:
+            return out
+        stages = frozenset(prefer)
+        shared = {
+            e.target: n
+            for e in self.anchors(a)
+            if e.target not in left and (n := len(stages.intersection(e.stages))) >= FORM_MIN_STAGES
+        }
+        picks = [
+            e
+            for e in sorted(self.anchors(a), key=lambda e: -shared.get(e.target, 0))
+            if e.target in shared
+        ][: min(FORM_ANCHORS, k - 1)]  # the first anchor always stays
+        new = [e for e in picks if e not in out]
+        return [*out[: k - len(new)], *new]
 
     def neighbors(
         self,

@@ -34,6 +34,7 @@ from arklore.names.aliases import (
 )
 from arklore.names.audit import audit
 from arklore.names.matcher import Mention, MentionContext, MentionMatcher
+from arklore.names.portraits import char_number, portrait_number
 from arklore.names.registry import Registry
 
 CLOSEST = 5
@@ -70,6 +71,7 @@ class NamesFacade:
         self._display: dict[str, str] | None = None
         self._closest_pool: list[str] | None = None
         self._names_of: dict[str, list[str]] | None = None
+        self._form_stages: dict[str, frozenset[str]] = {}
 
     # -- handles -----------------------------------------------------------------------------
     def user_aliases(self) -> list[Alias]:
@@ -197,6 +199,28 @@ class NamesFacade:
                 out[a.char_id] = a.alias
                 shown.add(a.char_id)
         return out
+
+    def form_stages(self, char_id: str) -> frozenset[str]:
+        """The stages that show her in this form: where a line of hers (any label of her
+        family) is spoken with this form's portrait on screen (假日威龙陈: 陈 under
+        ``avg_1013_spchen``, the holiday event and her own records). Empty for a base form
+        and for a form whose number no portrait carries."""
+        fam = self.family(char_id)
+        number = char_number(char_id)
+        if char_id == fam[0] or number is None:
+            return frozenset()
+        with self._lock:
+            hit = self._form_stages.get(char_id)
+        if hit is None:
+            labels = [sp for sp, cid in self.speaker_ids().items() if cid in fam]
+            hit = frozenset(
+                path
+                for path, art in self._store().speaker_stage_portraits(labels)
+                if portrait_number(art) == number
+            )
+            with self._lock:
+                self._form_stages[char_id] = hit
+        return hit
 
     def who_is(self, label: str) -> str | None:
         """Who a story speaker label is, when the label does not say it: the display name of

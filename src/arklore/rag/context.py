@@ -20,7 +20,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,11 +234,13 @@ class RelationRAG:
                         list(e.evidence_line_ids))  # fmt: skip
 
     # -- API ---------------------------------------------------------------------------------
-    def get_anchor_relations(self, operator_id: str, top_k: int = ANCHOR_K) -> list[Relation]:
+    def get_anchor_relations(
+        self, operator_id: str, top_k: int = ANCHOR_K, *, prefer: Collection[str] = ()
+    ) -> list[Relation]:
         """Her first ``top_k`` anchors (:func:`arklore.rag.docs.anchor_edges`: one per person,
-        the Doctor left out), from the in-memory graph."""
+        the Doctor left out; ``prefer``: her form's stages), from the in-memory graph."""
         op = self._resolve(operator_id)
-        edges = anchor_edges(self.graph, op, top_k)
+        edges = anchor_edges(self.graph, op, top_k, prefer)
         if not edges:
             return []
         self._refresh_quiet()
@@ -373,16 +375,17 @@ class RelationRAG:
         anchor_k: int = ANCHOR_K,
         context_k: int = CONTEXT_K,
         spans: list[Span] | None = None,
+        prefer: Collection[str] = (),
     ) -> RelationContext:
         """Her anchors and her view of the people the message names (``spans``: found by the
         caller with :meth:`detect_targets`' rule, else found here), within ``budget`` tokens
-        (:func:`fit_budget`)."""
+        (:func:`fit_budget`); ``prefer``: the stages of the form she is in."""
         budget = self.budget if budget is None else budget
         count = self.counter
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         op = self._resolve(operator_id)
-        anchors = self.get_anchor_relations(op, anchor_k)
+        anchors = self.get_anchor_relations(op, anchor_k, prefer=prefer)
         if not anchors:
             return RelationContext("", [], [], 0, budget, {"total": _ms(t0)})
         if spans is None:

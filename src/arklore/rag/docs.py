@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,10 +74,13 @@ ANCHOR_SKIP: frozenset[str] = frozenset({DOCTOR_ID})
 """People never given an anchor slot: the chat is with the Doctor, whose view has its own block."""
 
 
-def anchor_edges(graph: RelationGraph, op: str, k: int = ANCHOR_K) -> list[Edge]:
+def anchor_edges(
+    graph: RelationGraph, op: str, k: int = ANCHOR_K, prefer: Collection[str] = ()
+) -> list[Edge]:
     """Her first ``k`` anchors (:meth:`arklore.graph.model.RelationGraph.anchors`: the kind of
-    bond before the strength among relations of equal standing), the Doctor left out."""
-    return graph.get_top_anchor_relations(op, k, skip=ANCHOR_SKIP)
+    bond before the strength among relations of equal standing), the Doctor left out;
+    ``prefer``: the stages of the form she is in, whose people may claim the last slots."""
+    return graph.get_top_anchor_relations(op, k, skip=ANCHOR_SKIP, prefer=prefer)
 
 
 @dataclass(slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -375,13 +375,17 @@ class RagFacade:
         budget: int | None = None,
         max_message_chars: int | None = None,
         spans: list[Span] | None = None,
+        prefer: Collection[str] = (),
     ) -> RelationContext:
         """The relation block of graph node ``node`` for ``message``, with the index's
         warnings (MessageTooLongError over the message limit). ``spans``: the people the
-        message names, when the caller found them already (the same rule)."""
+        message names, when the caller found them already (the same rule); ``prefer``: the
+        stages of the form she is in (:meth:`NamesFacade.form_stages`)."""
         if max_message_chars is not None:
             check_message(message, max_message_chars)
-        ctx = self.service().build_context(node, message, list(exclude), budget=budget, spans=spans)
+        ctx = self.service().build_context(
+            node, message, list(exclude), budget=budget, spans=spans, prefer=prefer
+        )
         ctx.warnings += self.warnings()
         return ctx
 
