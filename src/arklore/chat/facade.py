@@ -45,7 +45,7 @@ from arklore.core.blocks import (
 )
 from arklore.core.errors import ArkloreError, UnknownNameError
 from arklore.core.model import DOCTOR as DOCTOR_NAME
-from arklore.core.text import check_message, render_nickname
+from arklore.core.text import check_message, render_nickname, shorten
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.events.facade import EventsFacade
 from arklore.events.memories import Memories, MemoryItem
@@ -638,10 +638,10 @@ def _with_quotes(m: MemoryItem, n: int) -> MemoryItem:
 
 def _appearance_head(m: MemoryItem) -> str:
     where = " ".join(x for x in (m.stage_code, m.avg_tag) if x)
-    title = f"《{m.story_name}》" if m.story_name else m.stage_path
-    event = f"（{m.event_name}）" if m.event_name else ""
-    summary = (m.summary or "").strip().replace("\n", " ")
-    if len(summary) > SUMMARY_CHARS:
-        summary = summary[: SUMMARY_CHARS - 1] + "…"
+    name = (m.story_name or "").strip()
+    ref = StageRef(m.stage_path, m.stage_code, m.story_name, m.event_name)
+    title = f"《{name}》" if name else ref.untitled()
+    event = f"（{m.event_name}）" if m.event_name and name else ""
+    summary = shorten(m.summary or "", SUMMARY_CHARS)
     head = " ".join(x for x in (where, title + event) if x)
     return f"- {head}" + (f"：{summary}" if summary else "")

@@ -42,7 +42,14 @@ class StageRef:
     def label(self) -> str:
         name = (self.name or "").strip()  # the tables write one title as " 夕"
         parts = [p for p in (self.code, f"《{name}》" if name else None) if p]
-        return " ".join(parts) or self.path
+        return " ".join(parts) or self.untitled()
+
+    def untitled(self) -> str:
+        """A stage the tables give no title (a level's or a training's dialogue): its event's
+        in-level dialogue, never the file path a model cannot read (the path when there is
+        no event either)."""
+        event = (self.event or "").strip()
+        return f"「{event}」关卡中的对话" if event else self.path
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "code": self.code, "name": self.name, "event": self.event}

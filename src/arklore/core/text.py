@@ -27,6 +27,48 @@ def render_nickname(text: str, nickname: str = "博士") -> str:
     return _NICKNAME.sub(one, text)
 
 
+SENTENCE_END = re.compile(r"[。！？!?]+[」』”’）)]*")
+"""A sentence's end: 。！？ (a run of them) with the closing quotes after it."""
+_CLAUSE_END = re.compile(r"[，；、,;：:]")
+
+
+def one_line(text: str) -> str:
+    """Line breaks and repeated spaces folded: a section bullet is one line."""
+    return " ".join(text.split())
+
+
+def sentence_pieces(text: str) -> list[str]:
+    """``text``'s sentences in order, each with its 。！？ and closing quotes, plus a trailing
+    part without them; each stripped, empty ones left out."""
+    pieces, start = [], 0
+    for m in SENTENCE_END.finditer(text):
+        pieces.append(text[start : m.end()])
+        start = m.end()
+    pieces.append(text[start:])
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def shorten(text: str, max_chars: int) -> str:
+    """``text`` on one line within ``max_chars``: its whole sentences that fit, else its first
+    sentence cut after the last clause mark (，；、：) that fits, else cut, marked ``…``;
+    never a cut inside a word where a clause ends nearby (近卫干员也做出了自己的决…)."""
+    t = one_line(text)
+    if len(t) <= max_chars:
+        return t
+    out = ""
+    for piece in sentence_pieces(t):
+        if len(out) + len(piece) > max_chars:
+            break
+        out += piece
+    if out:
+        return out
+    head = t[: max_chars - 1]
+    ends = [m.start() for m in _CLAUSE_END.finditer(head)]
+    if ends and ends[-1] >= max_chars // 2:
+        head = head[: ends[-1]]
+    return head + "…"
+
+
 def strip_json_fence(content: str) -> str:
     """The JSON inside a model reply: some models wrap it in ```json fences even in JSON mode."""
     text = content.strip()

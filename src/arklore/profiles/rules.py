@@ -13,8 +13,11 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from arklore.core.text import SENTENCE_END, one_line, sentence_pieces
+
+__all__ = ["Shape", "check_text", "cjk_count", "one_line", "sentence_pieces", "sentences"]
+
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
-_SENTENCE_END = re.compile(r"[。！？!?]+[」』”’）)]*")
 
 
 class Shape(BaseModel):
@@ -27,26 +30,10 @@ def cjk_count(text: str) -> int:
     return len(_CJK.findall(text))
 
 
-def sentence_pieces(text: str) -> list[str]:
-    """``text``'s sentences in order, each with its 。！？ and closing quotes, plus a trailing
-    part without them; each stripped, empty ones left out."""
-    pieces, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        pieces.append(text[start : m.end()])
-        start = m.end()
-    pieces.append(text[start:])
-    return [p.strip() for p in pieces if p.strip()]
-
-
 def sentences(text: str) -> int:
     """Sentences in ``text``: runs of 。！？ (with closing quotes) plus a trailing part."""
-    parts = [p for p in _SENTENCE_END.split(text.strip()) if p.strip(" …—\n")]
+    parts = [p for p in SENTENCE_END.split(text.strip()) if p.strip(" …—\n")]
     return len(parts)
-
-
-def one_line(text: str) -> str:
-    """Line breaks and repeated spaces folded: a section bullet is one line."""
-    return " ".join(text.split())
 
 
 def check_text(

@@ -1,0 +1,30 @@
+"""Small text rules every layer shares (core/text.py, core/blocks.py): how a summary is
+shortened and what a stage without a title is called."""
+
+from __future__ import annotations
+
+from arklore.core.blocks import StageRef
+from arklore.core.text import sentence_pieces, shorten
+
+
+def test_a_long_text_keeps_its_whole_sentences_that_fit() -> None:
+    text = "雪停了。\n近卫局的人都回来了。远处还有人在等。"
+    assert shorten(text, 100) == "雪停了。 近卫局的人都回来了。远处还有人在等。"  # fits: one line
+    assert shorten(text, 16) == "雪停了。近卫局的人都回来了。"
+    assert sentence_pieces("甲。」乙！丙") == ["甲。」", "乙！", "丙"]
+
+
+def test_a_first_sentence_too_long_is_cut_at_a_clause_never_inside_a_word() -> None:
+    long = "敌人已经逼近城门，近卫干员也做出了自己的决定，所有人都在等待命令。"
+    assert shorten(long, 26) == "敌人已经逼近城门，近卫干员也做出了自己的决定…"
+    # the only clause mark is in the first half of what fits: a plain cut keeps more
+    assert shorten(long, 20) == "敌人已经逼近城门，近卫干员也做出了自己…"
+    assert len(shorten(long, 20)) == 20
+
+
+def test_a_stage_without_a_title_is_its_events_level_dialogue_not_a_path() -> None:
+    assert StageRef("activities/a1/training/t_01", None, None, "沃伦姆德的薄暮").label() == (
+        "「沃伦姆德的薄暮」关卡中的对话"
+    )
+    assert StageRef("obt/x/y", None, None, None).label() == "obt/x/y"  # nothing else to say
+    assert StageRef("obt/main/m_01", "1-1", " 夕", "主线").label() == "1-1 《夕》"
