@@ -98,7 +98,10 @@ SUMMARIES = {
 
 
 def write_store(
-    home: Path, lines_of: dict[str, list[Line]] = LINES, operators: list[Operator] = OPERATORS
+    home: Path,
+    lines_of: dict[str, list[Line]] = LINES,
+    operators: list[Operator] = OPERATORS,
+    summaries: dict[str, str] = SUMMARIES,
 ) -> None:
     from support.store import ingested_store
 
@@ -106,7 +109,7 @@ def write_store(
 
     stages = [
         Stage(path, Source.AVG, f"{path}.txt", "voice", "声音篇", "MAINLINE", f"V-{rank}",
-              "行动前", f"第{rank}幕", SUMMARIES.get(path), content_hash=str(rank), lines=lines)
+              "行动前", f"第{rank}幕", summaries.get(path), content_hash=str(rank), lines=lines)
         for rank, (path, lines) in enumerate(lines_of.items(), 1)
     ]  # fmt: skip
     order = {path: rank for rank, path in enumerate(lines_of, 1)}
@@ -128,12 +131,16 @@ def make_ws(home: Path, **kw) -> Workspace:
 
 @contextmanager
 def small_world(
-    tmp_path: Path, lines_of: dict[str, list[Line]], operators: list[Operator] = OPERATORS
+    tmp_path: Path,
+    lines_of: dict[str, list[Line]],
+    operators: list[Operator] = OPERATORS,
+    summaries: dict[str, str] = SUMMARIES,
 ) -> Iterator[Workspace]:
-    """A workspace over a store of just ``lines_of``, the graph and her scenes built."""
+    """A workspace over a store of just ``lines_of`` (stage summaries: ``summaries``), the
+    graph and her scenes built."""
     home = tmp_path / "home"
     home.mkdir()
-    write_store(home, lines_of, operators)
+    write_store(home, lines_of, operators, summaries)
     write_graph(home)
     with make_ws(home) as w:
         w.rag.index_exemplars()
@@ -351,6 +358,24 @@ def test_a_stage_where_she_is_only_called_by_name_says_she_has_no_line(tmp_path:
     at = next(i for i, ln in enumerate(heads) if "第2幕" in ln)  # the called stage's entry
     assert heads[at + 1] == NAME_ONLY
     assert NAME_ONLY not in heads[:at] and "  陈：「近卫局今天的巡逻由我带队" in b.text
+
+
+def test_a_stage_where_she_is_only_called_comes_after_those_where_she_speaks(
+    tmp_path: Path,
+) -> None:
+    """The words of a stage where she is only called by name are about somebody else: it
+    never takes a memory slot from a stage where she speaks, however well it matches."""
+    one, two, called = (f"obt/main/level_rank_0{i}" for i in (1, 2, 3))
+    with small_world(tmp_path, {
+        one: [_d(one, 1, "陈", "今天的报告我已经看完了，明天再谈。"), _d(one, 2, "星熊", "好。")],
+        two: [_d(two, 1, "陈", "把下城区的地图给我拿过来。"), _d(two, 2, "星熊", "马上。")],
+        called: [_d(called, 1, "星熊", "陈，巡逻的路线定了吗？"),
+                 _d(called, 2, "诗怀雅", "巡逻的事她早就交给我了。")],
+    }, summaries={called: "星熊与诗怀雅商量下城区的巡逻路线，巡逻队整装出发。"}) as w:  # fmt: skip
+        b = w.chat.memories(w.chat.speaker("陈"), "巡逻", k=2)
+        alone = w.chat.memories(w.chat.speaker("陈"), "巡逻", k=3)
+    assert {s.path for s in b.stages} == {one, two} and NAME_ONLY not in b.text
+    assert {s.path for s in alone.stages} == {one, two, called}  # room for it: shown, marked
 
 
 def test_the_heading_names_the_other_labels_her_lines_carry(tmp_path: Path) -> None:

@@ -313,7 +313,10 @@ class MemoryService:
                 + W_PROMINENT * math.log1p(a.spoken + a.addressed) / most
                 for i, a in enumerate(apps)
             ]
-            ranked = sorted(range(len(apps)), key=lambda i: (-scores[i], i))[:k]
+            # a stage where she has no line (only called by name) comes after every stage
+            # where she speaks, whatever its score: its words are about somebody else
+            ranked = sorted(range(len(apps)), key=lambda i: (not apps[i].spoken, -scores[i], i))
+            ranked = ranked[:k]
             hers = rec.index.her_lines(fam, [apps[i].stage_path for i in ranked]) if rec else {}
             base.items = [
                 _appearance_item(
@@ -327,7 +330,8 @@ class MemoryService:
             base.reason = (
                 f"{why}: showing the stages she appears in ({len(apps)}), ranked by the "
                 "query's words in each stage's summary and her lines there, and by the people "
-                "it names being there; with the game's summaries and her own lines"
+                "it names being there, those where she speaks first; with the game's summaries "
+                "and her own lines"
                 + ("" if rec is not None else " (her lines once her scenes are built)")
             )
             return base
