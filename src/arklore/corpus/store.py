@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -432,29 +433,30 @@ class Store:
 
     def speaker_stage_counts(self, speakers: Sequence[str]) -> list[tuple[str, str, int]]:
         """(stage_path, speaker, dialogue lines) of ``speakers`` in the primary corpus."""
-        names = sorted(set(speakers))
-        out: list[tuple[str, str, int]] = []
-        for i in range(0, len(names), 500):
-            chunk = names[i : i + 500]
-            out += self.conn.execute(
-                "SELECT stage_path, speaker, count(*) FROM primary_lines WHERE kind = 'dialogue'"
-                f" AND speaker IN ({','.join('?' * len(chunk))}) GROUP BY stage_path, speaker",
-                chunk,
-            ).fetchall()
-        return out
+        return self._for_speakers(
+            "SELECT stage_path, speaker, count(*) FROM primary_lines WHERE kind = 'dialogue'"
+            " AND speaker IN ({}) GROUP BY stage_path, speaker",
+            speakers,
+        )
 
     def speaker_stage_portraits(self, speakers: Sequence[str]) -> list[tuple[str, str]]:
         """(stage_path, portrait on screen) of the dialogue lines of ``speakers`` in the
         primary corpus, each pair once: which pictures show them in which stages."""
+        rows = self._for_speakers(
+            "SELECT DISTINCT stage_path, figure_art FROM primary_lines WHERE kind = 'dialogue'"
+            " AND figure_art IS NOT NULL AND speaker IN ({})",
+            speakers,
+        )
+        return list(dict.fromkeys(rows))
+
+    def _for_speakers(self, sql: str, speakers: Sequence[str]) -> list[Any]:
+        """The rows of ``sql`` (its ``{}`` the list of ``speakers``), run in chunks of 500
+        names: SQLite limits the parameters of one statement."""
         names = sorted(set(speakers))
-        out: list[tuple[str, str]] = []
+        out: list[Any] = []
         for i in range(0, len(names), 500):
             chunk = names[i : i + 500]
-            out += self.conn.execute(
-                "SELECT DISTINCT stage_path, figure_art FROM primary_lines WHERE kind = 'dialogue'"
-                f" AND figure_art IS NOT NULL AND speaker IN ({','.join('?' * len(chunk))})",
-                chunk,
-            ).fetchall()
+            out += self.conn.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
         return out
 
     def lines_by_id(self, line_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
