@@ -79,13 +79,14 @@ def test_a_new_arklore_redoes_the_steps_its_inputs_record(
     monkeypatch.setattr("arklore.build.__version__", "99.0.0")
     from arklore.events.facade import EventsFacade
     from arklore.rag.exemplars import ExemplarIndex
+    from arklore.rag.facade import RagFacade
 
     worked: list[str] = []
 
     def spy(real, step: str):  # noqa: ANN001, ANN202
         def run(*a, **k):  # noqa: ANN002, ANN003, ANN202
             out = real(*a, **k)
-            if not getattr(out, "skipped", False):  # a scenes report says when it did nothing
+            if not getattr(out, "skipped", False) and not getattr(out, "unchanged", False):
                 worked.append(step)
             return out
 
@@ -93,9 +94,10 @@ def test_a_new_arklore_redoes_the_steps_its_inputs_record(
 
     monkeypatch.setattr(EventsFacade, "index", spy(EventsFacade.index, "appearances"))
     monkeypatch.setattr(ExemplarIndex, "build", spy(ExemplarIndex.build, "exemplars"))
+    monkeypatch.setattr(RagFacade, "build", spy(RagFacade.build, "index"))
     assert ran(build(home, data)) == list(STEPS)
     # each step did its work, not only its store's own "current" check, which knows no version
-    assert worked == ["appearances", "exemplars"]
+    assert worked == ["appearances", "index", "exemplars"]
     assert ran(build(home, data)) == ["ingest"]
 
 
@@ -108,6 +110,18 @@ def test_a_new_names_rule_redoes_every_step_built_from_names(
     build(home, data)
     monkeypatch.setattr("arklore.names.build.NAME_RULES", 99)
     assert ran(build(home, data)) == list(STEPS)
+    assert ran(build(home, data)) == ["ingest"]
+
+
+def test_new_document_rules_redo_the_index_step_alone(
+    tmp_path: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index step records the index's own digest (graph, names, profiles, embedder and
+    its document rules), so a change of the rules rebuilds the documents and nothing else."""
+    home = tmp_path / "home"
+    build(home, data)
+    monkeypatch.setattr("arklore.rag.facade.DOCS_VERSION", "docs-test")
+    assert ran(build(home, data)) == ["ingest", "index"]
     assert ran(build(home, data)) == ["ingest"]
 
 

@@ -112,6 +112,33 @@ def test_the_exchange_is_verbatim_at_most_two_lines_with_the_players_name_render
     assert pick_exchange(f, name, 200) == [later, answer]
 
 
+def test_a_team_or_group_they_both_belong_to_is_said_first_never_their_nation():
+    from arklore.graph.model import Node, RelationGraph
+
+    a, b, c = "char_1", "char_2", "char_3"
+    nodes = {
+        a: Node(a, "甲", "operator", {"nation": "北国", "group": "灯塔社", "team": "一号小队"}),
+        b: Node(b, "乙", "operator", {"nation": "北国", "group": "灯塔社", "team": "一号小队"}),
+        c: Node(c, "丙", "operator", {"nation": "北国", "group": "灯塔社"}),
+    }
+    g = RelationGraph(nodes, [])
+    assert g.shared_unit(a, b) == "一号小队" and g.shared_unit(a, c) == "灯塔社"
+    assert g.shared_unit(a, "npc:丁") is None
+    nation_only = RelationGraph({a: Node(a, "甲", "operator", {"nation": "北国"}),
+                                 c: Node(c, "丙", "operator", {"nation": "北国"})}, [])  # fmt: skip
+    assert nation_only.shared_unit(a, c) is None
+    call = _line("s/x", 1, a, "老杜，灯还亮着吗？")
+    answer = _line("s/x", 2, b, "亮着，别担心。")
+    f = PairFacts(a, b, forms=[("老杜", 2)], turns=2, stage_turns=[("s/x", 1)],
+                  exchanges=[(call, answer)], vocative_lines=[call])  # fmt: skip
+    e = Edge(a, b, "interaction", 0.7, ["interaction"], {"turns": 2}, [], None, ["s/x"])
+    got = evidence_text(e, "甲", "乙", f, unit="一号小队")
+    assert got is not None and got.text == (
+        "两人同属一号小队。甲称乙为“老杜”。甲：「老杜，灯还亮着吗？」乙：「亮着，别担心。」"
+    )
+    assert evidence_text(e, "甲", "乙", f).text == got.text.removeprefix("两人同属一号小队。")
+
+
 def test_counts_and_mentions_when_there_are_no_words_and_template_only_without_facts(world):
     store, people = world
     docs = _docs(store, people, make_graph())

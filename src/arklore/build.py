@@ -188,12 +188,13 @@ def run_build(
     run("profiles", profile_inputs, profiles)
 
     def index() -> dict[str, Any]:
-        rep = ws.rag.build(no_llm=True, progress=progress)
+        rep = ws.rag.build(no_llm=True, force=True, progress=progress)
         return {"documents": rep.documents, "embedded": rep.embedded, "cached": rep.cached,
                 "unchanged": rep.unchanged, "embedder": rep.embedder,
                 "by_source": rep.by_source}  # fmt: skip
 
-    index_inputs = _digest(names, graph_sha, _dir_state(ws.paths.chars), ws.rag.embedder_name)
+    # the index's own digest: graph, names, profiles, embedder and its document rules
+    index_inputs = _digest(ws.rag.inputs(no_llm=True), _dir_state(ws.paths.chars))
     if not ws.rag.built():
         state.forget(("index",))
     run("index", index_inputs, index)

@@ -298,6 +298,18 @@ class RelationGraph:
         out.sort(key=_rank_key)
         return out
 
+    def shared_unit(self, a: str, b: str) -> str | None:
+        """The team, else the group, that a and b both belong to (彩虹小队, 企鹅物流), from
+        the registry's factions; never the nation (a whole country says nothing of them)."""
+        na, nb = self.nodes.get(self._id(a)), self.nodes.get(self._id(b))
+        if na is None or nb is None:
+            return None
+        for kind in ("team", "group"):
+            unit = na.faction.get(kind)
+            if unit and unit == nb.faction.get(kind):
+                return unit
+        return None
+
     def get_faction(self, a: str) -> dict[str, list[str]]:
         """Other operator nodes sharing a's nation / group / team (by name), ids sorted;
         a kind is absent when a has none."""

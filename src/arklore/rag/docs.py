@@ -148,7 +148,7 @@ class RelationDoc:
         return doc_rank(self.source, self.generated_by, self.basis)
 
 
-DOCS_VERSION = "docs-3"
+DOCS_VERSION = "docs-4"
 """The rules that make relation documents from their sources: change it with them, so an
 index built by the old rules is rebuilt (``rag build`` skips when its inputs are the same)."""
 
@@ -263,11 +263,12 @@ def fallback_description(
     name: Callable[[str | None], str] | None = None,
     *,
     weak: bool = False,
+    unit: str | None = None,
 ) -> Description:
-    """Evidence-built text when the corpus proves something about the pair, else the template;
-    the numbers in ``facts`` either way."""
+    """Evidence-built text when the corpus proves something about the pair (``unit``: the
+    team or group both belong to), else the template; the numbers in ``facts`` either way."""
     counts = fact_counts(e, facts)
-    got = evidence_text(e, a, b, facts, name, weak=weak)
+    got = evidence_text(e, a, b, facts, name, weak=weak, unit=unit)
     if got is not None:
         return Description(got.text, "evidence", evidence_ids(e, facts, got.line_ids),
                            facts=counts)  # fmt: skip
@@ -281,11 +282,16 @@ index has no document about (a pair below the describing threshold)."""
 
 
 def weak_contact_doc(
-    e: Edge, a: str, b: str, facts: PairFacts | None, name: Callable[[str | None], str]
+    e: Edge,
+    a: str,
+    b: str,
+    facts: PairFacts | None,
+    name: Callable[[str | None], str],
+    unit: str | None = None,
 ) -> RelationDoc:
     """Her view of someone she barely knows, built when a message names that person: the
     evidence-built text marked ``交集不多`` (or the template), never indexed."""
-    d = fallback_description(e, a, b, facts, name, weak=True)
+    d = fallback_description(e, a, b, facts, name, weak=True, unit=unit)
     doc = _edge_doc(e, "graph_edge", d.text, "turn", WEAK_CONTACT)
     doc.evidence_line_ids = list(d.evidence_line_ids)
     doc.facts = d.facts
@@ -428,7 +434,9 @@ def edge_items(ctx: SourceContext) -> list[EdgeItem]:
         a, b = ctx.name(e.source), ctx.name(e.target)
         facts = ctx.facts.get((e.source, e.target))
         items.append(
-            EdgeItem(e, a, b, facts, fallback_description(e, a, b, facts, ctx.name),
+            EdgeItem(e, a, b, facts,
+                     fallback_description(e, a, b, facts, ctx.name,
+                                          unit=ctx.graph.shared_unit(e.source, e.target)),
                      ctx.notes(e.source, e.target), ctx.curated(e.source, e.target))
         )  # fmt: skip
     return items

@@ -213,18 +213,21 @@ def evidence_text(
     name: Callable[[str | None], str] | None = None,
     *,
     weak: bool = False,
+    unit: str | None = None,
 ) -> PairText | None:
     """A's view of B from what the corpus proves (10-200 characters), for a model to use:
     how A addresses B (the predicate's role first when the relation is named), one verbatim
     exchange of theirs (<= 2 lines), then the event where they talk most when it fits; no
     counts (they go to :func:`fact_counts`). ``weak``: a pair below the describing threshold,
-    said so (``交集不多``). ``name`` names a line's speaker (node id -> name; default: A and B).
+    said so (``交集不多``). ``unit``: the team or group both belong to, said first
+    (``两人同属彩虹小队``). ``name`` names a line's speaker (node id -> name; default: A and B).
     None when the corpus proves nothing about the pair (the caller falls back to the
     template)."""
     name = name or (lambda nid: a if nid == edge.source else b if nid == edge.target else "？")
     s = edge.signals or {}
     has_facts = f is not None and f.has_any()
     forms = address_clause(f) if f is not None else ""
+    first = f"两人同属{unit}。" if unit else ""
     parts: list[str] = []
     if edge.predicate != INTERACTION:
         lead = relation_sentence(edge.predicate, a, b) + ("，但两人交集不多" if weak else "")
@@ -235,7 +238,8 @@ def evidence_text(
         lead = f"{a}称{b}为{forms}" if forms else ""
     if lead:
         parts.append(lead + "。")
-    lines = pick_exchange(f, name, MAX_CHARS - sum(map(len, parts))) if has_facts else []
+    room = MAX_CHARS - len(first) - sum(map(len, parts))
+    lines = pick_exchange(f, name, room) if has_facts else []
     if lines:
         parts.append(render_exchange(lines, name))
     if not lines and not forms:
@@ -248,9 +252,9 @@ def evidence_text(
             parts.append(f"{a}与{b}同场过，却少有交谈。")
     if f is not None and f.events:
         where = f"两人多在「{f.events[0][0]}」中交谈。"
-        if sum(map(len, parts)) + len(where) <= MAX_CHARS:
+        if len(first) + sum(map(len, parts)) + len(where) <= MAX_CHARS:
             parts.append(where)
-    text = "".join(parts)
+    text = first + "".join(parts)
     if len(text) < MIN_CHARS or len(text) > MAX_CHARS:
         return None
     return PairText(text, [ln.line_id for ln in lines])

@@ -145,7 +145,8 @@ class RagFacade:
         graph = self.graph.current()
         name = SourceContext(graph=graph).name
         facts = self.graph.contact_facts(edge)
-        return weak_contact_doc(edge, name(op), name(edge.target), facts, name)
+        unit = graph.shared_unit(op, edge.target)
+        return weak_contact_doc(edge, name(op), name(edge.target), facts, name, unit)
 
     # -- building ----------------------------------------------------------------------------
     def _facts(self, graph: RelationGraph, progress: Progress | None = None) -> dict[Any, Any]:
@@ -177,8 +178,7 @@ class RagFacade:
         gpath = graph_path or self.graph.path
         if not gpath.is_file():
             load_graph(gpath)  # the one error for a graph never built, with what to do
-        fingerprint = file_fingerprint(gpath)
-        inputs = self._inputs(str(fingerprint["sha256"]), embedder, no_llm)
+        inputs = self.inputs(embedder=embedder, no_llm=no_llm, graph_path=gpath)
         ptr = read_pointer(self.root)
         if not force and ptr is not None and ptr.get("inputs") == inputs:
             return BuildReport(
@@ -189,6 +189,7 @@ class RagFacade:
                 seconds=round(time.perf_counter() - t0, 3),
                 timings={"inputs": round(time.perf_counter() - t0, 4)},
             )  # fmt: skip
+        fingerprint = file_fingerprint(gpath)
         t = time.perf_counter()
         graph = load_graph(gpath) if graph_path is not None else self.graph.current()
         graph_s = time.perf_counter() - t
@@ -233,6 +234,19 @@ class RagFacade:
         report.seconds = round(time.perf_counter() - t0, 3)  # the whole step, as a user waits
         self._service = None
         return report
+
+    def inputs(
+        self,
+        *,
+        embedder: str | None = None,
+        no_llm: bool = False,
+        graph_path: Path | None = None,
+    ) -> str:
+        """A digest of everything the documents are made from: what :meth:`build` compares
+        with the live index's, and what ``arklore build`` records for its index step."""
+        gpath = graph_path or self.graph.path
+        sha = str(file_fingerprint(gpath)["sha256"]) if gpath.is_file() else "no graph"
+        return self._inputs(sha, embedder, no_llm)
 
     def _inputs(self, graph_sha: str, embedder: str | None, no_llm: bool) -> str:
         """A digest of everything the documents are made from (see :meth:`build`)."""
