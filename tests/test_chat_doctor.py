@@ -100,6 +100,23 @@ def test_tier_c_gets_nothing_unless_the_user_opts_in() -> None:
     assert opted.text == "【星熊眼中的博士】\n- 她信任博士。" and opted.line_ids == ["x#1:1"]
 
 
+def test_an_exchange_built_by_rule_gives_way_to_her_own_lines_to_him(ws) -> None:
+    """A relation text a rule built from one exchange says less than her own lines to the
+    Doctor: with them, it is left out; alone, it is what the block has."""
+    persona = ws.profiles.persona(AMIYA)
+    thin = Relation(DOCTOR_ID, "博士", "interaction", 0.6, f"阿米娅称博士为“{PH}”。",
+                    "graph_edge", "d2", None, ["x#2:2"], "evidence")  # fmt: skip
+    with_lines = doctor_block(persona, thin, budget=300)
+    assert "阿米娅称博士为" not in with_lines.text and with_lines.meta["relation"] is None
+    assert lines_header("阿米娅") in with_lines.text
+    written = Relation(DOCTOR_ID, "博士", "战友", 0.9, "她信任博士。", "matrix", "d1",
+                       None, ["x#1:1"], "as_written")  # fmt: skip
+    assert "- 她信任博士。" in doctor_block(persona, written, budget=300).text
+    nobody = Persona(HOSHI, "星熊", "B", None, False)
+    alone = doctor_block(nobody, thin, budget=300)
+    assert alone.text == "【星熊眼中的博士】\n- 阿米娅称博士为“博士”。"
+
+
 def test_over_budget_the_least_telling_lines_go_first(ws) -> None:
     sp = ws.chat.speaker("阿米娅")
     full = ws.chat.doctor(sp)

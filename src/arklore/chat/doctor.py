@@ -9,7 +9,8 @@ It is made of
   to the model as her words only (``- 「…」``), its source id in the block's sources;
 * her relation to the Doctor (graph node ``npc:博士``) when the relation index has a document
   for it (curated, extracted, described or evidence-built), under the same tier-C rule as the
-  relations block.
+  relations block. An evidence-built one (one exchange, how she calls him) is left out when
+  her own lines to the Doctor are there: they say more, in her words.
 
 The script's player placeholder is rendered (:func:`arklore.core.text.render_nickname`).
 Over budget, lines are dropped in this order: her voice lines that are not trust-unlocked
@@ -38,6 +39,9 @@ def lines_header(name: str) -> str:
     may speak of the Doctor to someone else (:mod:`arklore.profiles.doctor`)."""
     return f"{name}说给博士或说起博士的原话："
 
+
+_THIN = ("evidence", "template")
+"""Relation texts a rule built from one exchange or a template, not a view of him."""
 
 # drop order: lower first
 _VOICE, _RELATION, _STORY, _TRUST, _TEXT = range(5)
@@ -97,6 +101,8 @@ def doctor_block(
         )  # fmt: skip
     lines = section_lines(persona, nickname)
     rows = [x for x in lines if not x.source_id] + [x for x in lines if x.source_id]
+    if relation is not None and relation.generated_by in _THIN and any(x.source_id for x in rows):
+        relation = None  # her own lines to him say more than one exchange of theirs
     if relation is not None and relation_allowed:
         rows.insert(0, _Line(f"- {render_nickname(relation.text, nickname)}", _RELATION))
     if not rows:

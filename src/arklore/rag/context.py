@@ -79,6 +79,7 @@ class Relation:
     doc_id: str | None = None
     score: float | None = None  # similarity (contextual entries that were ranked)
     evidence_line_ids: list[str] = field(default_factory=list)
+    generated_by: str = ""  # the document's (as_written | evidence | llm | ...); template
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
@@ -228,10 +229,10 @@ class RelationRAG:
         name = self._name(e.target)
         if d is not None:
             return Relation(e.target, name, e.predicate, e.strength, d.text, d.source, d.doc_id,
-                            None, list(d.evidence_line_ids))  # fmt: skip
+                            None, list(d.evidence_line_ids), d.generated_by)  # fmt: skip
         text = template_description(e, self._name(op), name)
         return Relation(e.target, name, e.predicate, e.strength, text, "graph", None, None,
-                        list(e.evidence_line_ids))  # fmt: skip
+                        list(e.evidence_line_ids), "template")  # fmt: skip
 
     # -- API ---------------------------------------------------------------------------------
     def get_anchor_relations(
@@ -363,7 +364,8 @@ class RelationRAG:
 
     def _doc_relation(self, d: RelationDoc) -> Relation:
         return Relation(d.target_id, self._name(d.target_id), d.predicate, d.strength, d.text,
-                        d.source, d.doc_id, None, list(d.evidence_line_ids))  # fmt: skip
+                        d.source, d.doc_id, None, list(d.evidence_line_ids),
+                        d.generated_by)  # fmt: skip
 
     def build_context(
         self,

@@ -101,6 +101,7 @@ class RelationOut(BaseModel):
     doc_id: str | None = None
     score: float | None = None
     evidence_line_ids: list[str]
+    generated_by: str = ""
 
 
 class RelationContextOut(BaseModel):
