@@ -116,6 +116,9 @@ def test_names_aliases_and_alternate_forms_resolve(ws: Workspace) -> None:
     assert persona.meta["tier"] == "A" and persona.meta["profile_of"] == CHEN
     # the base node's relations: 星熊 (comrade) before 诗怀雅 (rival), both extracted
     assert [i["target_id"] for i in t.block("relations").items][:2] == [HOSHI, SWIRE]
+    # every heading calls her what the chat does: the form's name, the base's relations
+    headings = [ln for ln in t.system_prompt.split("\n") if ln.startswith("【")]
+    assert headings and all(h.startswith("【假日威龙陈") for h in headings), headings
 
 
 def test_unknown_operator_names_the_closest(ws: Workspace) -> None:

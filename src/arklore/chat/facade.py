@@ -237,7 +237,7 @@ class ChatFacade:
             spans = self.named_spans(sp, message)
         ctx = self.rag.context(
             sp.node_id, message, exclude, budget=budget, spans=spans,
-            prefer=self.names.form_stages(sp.char_id),
+            prefer=self.names.form_stages(sp.char_id), name=sp.name,
         )  # fmt: skip
         return self._rendered(ctx, sp)
 
@@ -249,9 +249,8 @@ class ChatFacade:
             return ctx
         for r in rels:
             r.text = render_nickname(r.text, self.nickname)
-        name = self.graph.name(sp.node_id) if sp.node_id else sp.name
         ctx.anchors, ctx.contextual, ctx.text = fit_budget(
-            name, ctx.anchors, ctx.contextual, ctx.budget, self.counter
+            sp.name, ctx.anchors, ctx.contextual, ctx.budget, self.counter
         )
         ctx.tokens = self.counter(ctx.text) if ctx.text else 0
         return ctx

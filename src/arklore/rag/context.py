@@ -378,10 +378,12 @@ class RelationRAG:
         context_k: int = CONTEXT_K,
         spans: list[Span] | None = None,
         prefer: Collection[str] = (),
+        name: str | None = None,
     ) -> RelationContext:
         """Her anchors and her view of the people the message names (``spans``: found by the
         caller with :meth:`detect_targets`' rule, else found here), within ``budget`` tokens
-        (:func:`fit_budget`); ``prefer``: the stages of the form she is in."""
+        (:func:`fit_budget`); ``prefer``: the stages of the form she is in; ``name``: what
+        the heading calls her (default: her graph node's name)."""
         budget = self.budget if budget is None else budget
         count = self.counter
         timings: dict[str, float] = {}
@@ -403,7 +405,7 @@ class RelationRAG:
             )
         except RagIndexError:
             contextual = []
-        name = self._name(op)
+        name = name or self._name(op)
         named = frozenset(nid for nid, _, _ in spans)
         anchors, contextual, text = fit_budget(name, anchors, contextual, budget, count, keep=named)
         timings["total"] = _ms(t0)

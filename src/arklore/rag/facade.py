@@ -390,15 +390,17 @@ class RagFacade:
         max_message_chars: int | None = None,
         spans: list[Span] | None = None,
         prefer: Collection[str] = (),
+        name: str | None = None,
     ) -> RelationContext:
         """The relation block of graph node ``node`` for ``message``, with the index's
         warnings (MessageTooLongError over the message limit). ``spans``: the people the
         message names, when the caller found them already (the same rule); ``prefer``: the
-        stages of the form she is in (:meth:`NamesFacade.form_stages`)."""
+        stages of the form she is in (:meth:`NamesFacade.form_stages`); ``name``: what the
+        heading calls her (the form's name in a form's chat)."""
         if max_message_chars is not None:
             check_message(message, max_message_chars)
         ctx = self.service().build_context(
-            node, message, list(exclude), budget=budget, spans=spans, prefer=prefer
+            node, message, list(exclude), budget=budget, spans=spans, prefer=prefer, name=name
         )
         ctx.warnings += self.warnings()
         return ctx
