@@ -401,12 +401,14 @@ def test_the_heading_says_who_the_others_are_where_a_name_does_not(tmp_path: Pat
     with small_world(tmp_path, {
         real: [_d(real, 1, "陈", "鬼姐姐，近卫局今天的巡逻由你带队，所有人注意安全。"),
                _d(real, 2, "鬼姐姐", "明白，我这就去安排所有人手。"),
-               _d(real, 3, "$avatar_hsguma", "出发，跟上我的脚步。")],
+               _d(real, 3, "$avatar_hsguma", "出发，跟上我的脚步。"),
+               _d(real, 4, "$avatar_chen", "我走在最前面，有事就喊我。")],
     }, ops) as w:  # fmt: skip
         b = w.chat.exemplars(w.chat.speaker("陈"), "巡逻")
         mem = w.chat.memories(w.chat.speaker("星熊"), "巡逻")
     assert b.text.startswith("【陈在剧情里说过的话（原文；鬼姐姐即星熊）】\n")
     assert "\n星熊：出发，跟上我的脚步。" in b.text and "$avatar" not in b.text
+    assert "\n陈：我走在最前面，有事就喊我。" in b.text  # her own popup line: her name
     assert "  鬼姐姐（星熊）：「明白，我这就去安排所有人手。」" in mem.text
 
 

@@ -440,7 +440,11 @@ class ChatFacade:
         (恩希欧迪斯 for 银灰, 玛嘉烈 for 临光), so a model knows those lines are hers, and who
         the others are where a label or a name in a line does not say it (恩雅即初雪)."""
         lines = [ln for s in scenes for ln in s.lines]
-        aka = unique(ln.speaker for ln in lines if ln.hers and ln.speaker != sp.name)
+        aka = unique(
+            ln.speaker
+            for ln in lines
+            if ln.hers and ln.speaker != sp.name and not ln.speaker.startswith("$")
+        )  # an avatar id is shown as her name (:meth:`_label`), never as another of hers
         also = f"；剧情里也写作{'、'.join(aka)}" if aka else ""
         others = self.names.glossary(
             [ln.speaker for ln in lines if ln.speaker and not ln.hers],
