@@ -17,7 +17,6 @@ from arklore.profiles.archive import (
     anchor_from_section,
     archive_sections,
     dossier_excerpt,
-    first_sentences,
     gaps_line,
     parse_fields,
     structured_anchor,
@@ -83,14 +82,6 @@ def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
         "handbook_team_table: testland, testgroup",
     ]
     assert a.gaps == [] and a.core is None
-
-
-def test_the_objective_record_is_whole_sentences_from_its_start() -> None:
-    text = "甲，乙国人。\n  擅长丙。  \n丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌亥。"
-    assert first_sentences(text, 12) == "甲，乙国人。擅长丙。"  # the third would pass 12
-    assert first_sentences(text, 3) == "甲，乙国人。"  # at least the first, whole
-    assert first_sentences("没有句号的一段", 100) == "没有句号的一段"
-    assert first_sentences("   ", 100) == ""
 
 
 def test_a_dossier_excerpt_is_the_narrators_words_about_her() -> None:

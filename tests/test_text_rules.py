@@ -4,7 +4,16 @@ shortened and what a stage without a title is called."""
 from __future__ import annotations
 
 from arklore.core.blocks import StageRef
-from arklore.core.text import sentence_pieces, shorten
+from arklore.core.text import first_sentences, sentence_pieces, shorten
+
+
+def test_the_first_sentences_are_whole_and_at_least_one() -> None:
+    """The archive's 客观履历 and 档案资料 excerpts: a verbatim prefix, one line."""
+    text = "甲，乙国人。\n  擅长丙。  \n丁戊己庚辛壬癸子丑寅卯辰巳午未申酉戌亥。"
+    assert first_sentences(text, 12) == "甲，乙国人。擅长丙。"  # the third would pass 12
+    assert first_sentences(text, 3) == "甲，乙国人。"  # at least the first, whole
+    assert first_sentences("没有句号的一段", 100) == "没有句号的一段"
+    assert first_sentences("   ", 100) == ""
 
 
 def test_a_long_text_keeps_its_whole_sentences_that_fit() -> None:

@@ -48,6 +48,17 @@ def sentence_pieces(text: str) -> list[str]:
     return [p.strip() for p in pieces if p.strip()]
 
 
+def first_sentences(text: str, max_chars: int) -> str:
+    """The whole sentences from the start of ``text`` that fit ``max_chars`` (at least the
+    first), its line breaks and runs of spaces folded: a verbatim prefix, one line."""
+    out = ""
+    for piece in sentence_pieces(one_line(text)):
+        if out and len(out) + len(piece) > max_chars:
+            break
+        out += piece
+    return out
+
+
 def shorten(text: str, max_chars: int) -> str:
     """``text`` on one line within ``max_chars``: its whole sentences that fit, else its first
     sentence cut after the last clause mark (，；、：) that fits, else cut, marked ``…``;
@@ -55,12 +66,8 @@ def shorten(text: str, max_chars: int) -> str:
     t = one_line(text)
     if len(t) <= max_chars:
         return t
-    out = ""
-    for piece in sentence_pieces(t):
-        if len(out) + len(piece) > max_chars:
-            break
-        out += piece
-    if out:
+    out = first_sentences(t, max_chars)
+    if len(out) <= max_chars:
         return out
     head = t[: max_chars - 1]
     ends = [m.start() for m in _CLAUSE_END.finditer(head)]

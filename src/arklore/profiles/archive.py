@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from arklore.profiles.rules import one_line, sentence_pieces
+from arklore.core.text import first_sentences
 
 HANDBOOK = "handbook_info_table"
 CHARACTER = "character_table"
@@ -359,17 +359,6 @@ def _objective(secs: list[tuple[str, int, Mapping[str, Any]]]) -> tuple[str, Fac
         return None
     where = f"handbookDict.{entry}.storyTextAudio[{i}].stories[{texts[0][0]}].storyText"
     return entry, Fact(OBJECTIVE, value, HANDBOOK, where)
-
-
-def first_sentences(text: str, max_chars: int) -> str:
-    """The whole sentences from the start of ``text`` that fit ``max_chars`` (at least the
-    first), its line breaks and runs of spaces folded: a verbatim prefix, one line."""
-    out = ""
-    for piece in sentence_pieces(one_line(text)):
-        if out and len(out) + len(piece) > max_chars:
-            break
-        out += piece
-    return out
 
 
 def _field(entry: str, i: int, j: int, key: str) -> str:

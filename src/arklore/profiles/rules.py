@@ -13,9 +13,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from arklore.core.text import SENTENCE_END, one_line, sentence_pieces
-
-__all__ = ["Shape", "check_text", "cjk_count", "one_line", "sentence_pieces", "sentences"]
+from arklore.core.text import SENTENCE_END, one_line
 
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
 
