@@ -103,28 +103,32 @@ def is_descriptor(name: str) -> bool:
 _PORTRAIT = re.compile(r"^(?:avgnew_|avg_|char_)?(?:char_)?(\d+)_([a-z0-9]+)", re.IGNORECASE)
 
 
-def portrait_number(portrait: str | None) -> str | None:
-    """The operator number in a portrait id, or None for NPC/empty portraits."""
+def portrait_parts(portrait: str | None) -> tuple[str, str] | None:
+    """(operator number, picture code) of a portrait id (``("1011", "wizard")`` for
+    ``char_1011_wizard_1``), or None for NPC/empty portraits."""
     if not portrait:
         return None
     p = portrait.strip().lower()
     if "npc" in p.split("_")[:2] or p.startswith("npc_"):
         return None
     m = _PORTRAIT.match(p)
-    return m.group(1).lstrip("0") or "0" if m else None
+    return (m.group(1).lstrip("0") or "0", m.group(2)) if m else None
 
 
-def portrait_code(portrait: str | None) -> str | None:
-    """The picture's code in a portrait id (``wizard`` in ``char_1011_wizard_1``), or None."""
-    if portrait_number(portrait) is None:
-        return None
-    m = _PORTRAIT.match((portrait or "").strip().lower())
-    return m.group(2) if m else None
+def portrait_number(portrait: str | None) -> str | None:
+    """The operator number in a portrait id, or None for NPC/empty portraits."""
+    parts = portrait_parts(portrait)
+    return parts[0] if parts else None
 
 
 def char_number(char_id: str) -> str | None:
     m = re.match(r"^char_(\d+)_", char_id)
     return (m.group(1).lstrip("0") or "0") if m else None
+
+
+def char_code(char_id: str) -> str:
+    """The code of a char id (``lava2`` in ``char_1011_lava2``), as a portrait writes it."""
+    return char_id.split("_", 2)[-1]
 
 
 def _is_person(name: str) -> bool:
@@ -150,12 +154,12 @@ def portrait_aliases(
         n = char_number(char_id)
         if n is not None:
             by_number.setdefault(n, char_id)
-    shown: list[tuple[str, str, str | None, int]] = []  # (speaker, char id, code, lines)
+    shown: list[tuple[str, str, str, int]] = []  # (speaker, char id, code, lines)
     for speaker, portrait, lines in pairs:
-        n = portrait_number(portrait)
-        cid = by_number.get(n) if n is not None else None
-        if speaker and cid is not None:
-            shown.append((speaker, cid, portrait_code(portrait), lines))
+        parts = portrait_parts(portrait)
+        cid = by_number.get(parts[0]) if parts is not None else None
+        if speaker and parts is not None and cid is not None:
+            shown.append((speaker, cid, parts[1], lines))
     not_hers = _pictures_of_others(shown, own_names or {}, base_of or {})
     counts: dict[str, Counter] = defaultdict(Counter)
     for speaker, cid, code, lines in shown:
@@ -192,25 +196,27 @@ def portrait_aliases(
 
 
 def _pictures_of_others(
-    shown: Iterable[tuple[str, str, str | None, int]],
+    shown: Iterable[tuple[str, str, str, int]],
     own_names: Mapping[str, str],
     base_of: Mapping[str, str],
-) -> set[tuple[str, str | None]]:
+) -> set[tuple[str, str]]:
     """(char id, code) of the portraits under her number that show other people: a code that
     is not her id's, that no name of hers speaks under, and that speaks for two or more
     people (``SHARED_PICTURE_LINES`` lines each). Names of hers: her own and her base form's,
     and any that speaks that often under her id's own code."""
-    by_code: dict[tuple[str, str | None], Counter[str]] = defaultdict(Counter)
+    by_code: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for speaker, cid, code, lines in shown:
         by_code[(cid, code)][speaker] += lines
-    hers: dict[str, set[str]] = defaultdict(set)
+    hers: dict[str, set[str]] = {
+        cid: {own_names.get(cid, ""), own_names.get(base_of.get(cid, cid), "")}
+        for cid, _ in by_code
+    }
     for (cid, code), speakers in by_code.items():
-        hers[cid] |= {own_names.get(cid, ""), own_names.get(base_of.get(cid, cid), "")}
-        if code == cid.split("_", 2)[-1]:
+        if code == char_code(cid):
             hers[cid] |= {s for s, n in speakers.items() if n >= SHARED_PICTURE_LINES}
-    out: set[tuple[str, str | None]] = set()
+    out: set[tuple[str, str]] = set()
     for (cid, code), speakers in by_code.items():
-        if code == cid.split("_", 2)[-1] or hers[cid] & set(speakers):
+        if code == char_code(cid) or hers[cid] & set(speakers):
             continue
         people = [s for s, n in speakers.items() if n >= SHARED_PICTURE_LINES and _is_person(s)]
         if len(people) >= 2:
