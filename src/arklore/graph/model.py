@@ -262,20 +262,16 @@ class RelationGraph:
         if k <= 0:
             return []
         left = set(skip)
-        out = [e for e in self.anchors(a) if e.target not in left][:k]
+        ranked = [e for e in self.anchors(a) if e.target not in left]
+        out = ranked[:k]
         if not prefer:
             return out
         stages = frozenset(prefer)
-        shared = {
-            e.target: n
-            for e in self.anchors(a)
-            if e.target not in left and (n := len(stages.intersection(e.stages))) >= FORM_MIN_STAGES
-        }
-        picks = [
-            e
-            for e in sorted(self.anchors(a), key=lambda e: -shared.get(e.target, 0))
-            if e.target in shared
-        ][: min(FORM_ANCHORS, k - 1)]  # the first anchor always stays
+        shared = {e.target: len(stages.intersection(e.stages)) for e in ranked}
+        picks = sorted(
+            (e for e in ranked if shared[e.target] >= FORM_MIN_STAGES),
+            key=lambda e: -shared[e.target],  # stable: anchor order among equals
+        )[: min(FORM_ANCHORS, k - 1)]  # the first anchor always stays
         new = [e for e in picks if e not in out]
         return [*out[: k - len(new)], *new]
 
