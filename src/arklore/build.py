@@ -193,8 +193,9 @@ def run_build(
                 "unchanged": rep.unchanged, "embedder": rep.embedder,
                 "by_source": rep.by_source}  # fmt: skip
 
-    # the index's own digest: graph, names, profiles, embedder and its document rules
-    index_inputs = _digest(ws.rag.inputs(no_llm=True), _dir_state(ws.paths.chars))
+    # the index's own digest: graph, names, profiles (every .char folder), embedder and its
+    # document rules
+    index_inputs = ws.rag.inputs(no_llm=True)
     if not ws.rag.built():
         state.forget(("index",))
     run("index", index_inputs, index)

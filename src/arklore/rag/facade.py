@@ -178,7 +178,8 @@ class RagFacade:
         gpath = graph_path or self.graph.path
         if not gpath.is_file():
             load_graph(gpath)  # the one error for a graph never built, with what to do
-        inputs = self.inputs(embedder=embedder, no_llm=no_llm, graph_path=gpath)
+        fingerprint = file_fingerprint(gpath)
+        inputs = self._inputs(str(fingerprint["sha256"]), embedder, no_llm)
         ptr = read_pointer(self.root)
         if not force and ptr is not None and ptr.get("inputs") == inputs:
             return BuildReport(
@@ -189,7 +190,6 @@ class RagFacade:
                 seconds=round(time.perf_counter() - t0, 3),
                 timings={"inputs": round(time.perf_counter() - t0, 4)},
             )  # fmt: skip
-        fingerprint = file_fingerprint(gpath)
         t = time.perf_counter()
         graph = load_graph(gpath) if graph_path is not None else self.graph.current()
         graph_s = time.perf_counter() - t
