@@ -391,7 +391,8 @@ class ChatFacade:
         header = self._scenes_header(sp, scenes)
         text, kept = fit_lines(header, parts, budget, self.counter, drop_order=weakest)
         picked = [scenes[i] for i in kept]
-        shown = self._scenes_header(sp, picked)  # no longer than ``header``: it still fits
+        # no longer than ``header``, so it still fits; the same when no scene was left out
+        shown = header if len(picked) == len(scenes) else self._scenes_header(sp, picked)
         if text and shown != header:
             text = "\n".join([shown, *(parts[i] for i in kept)])
         return fitted_block(
