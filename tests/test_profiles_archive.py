@@ -19,6 +19,7 @@ from arklore.profiles.archive import (
     dossier_excerpt,
     gaps_line,
     parse_fields,
+    record_lines,
     structured_anchor,
     structured_fields_equal_source,
 )
@@ -82,6 +83,21 @@ def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
         "handbook_team_table: testland, testgroup",
     ]
     assert a.gaps == [] and a.core is None
+
+
+def test_the_objective_record_stops_before_a_note_appended_to_it() -> None:
+    """客观履历 sometimes ends with somebody's note; the anchor keeps the record only."""
+    record = "测试员，测试国人，负责巡逻路线的勘察。\n现于罗德岛任巡逻干员，与我们的外勤小队合作。"
+    for note in ("\n\n我收到一些反馈，说她巡逻时总在哼歌。\n——■■■",
+                 "\n【权限记录】\n具体条目您可以自行核对。",
+                 "\n让人把这些输进终端？不如直接找别人吧，我不干。",
+                 "\n——人事部干员"):  # fmt: skip
+        assert record_lines(record + note) == record, note
+    assert record_lines("测试员，因故自我流放的旅人。") == "测试员，因故自我流放的旅人。"
+    # a record that opens without words keeps its first line with words, whoever it speaks to
+    assert record_lines("......\n已为您找到答案。干员测试员，前测试社成员。\n我来补充一句。") == (
+        "......\n已为您找到答案。干员测试员，前测试社成员。"
+    )
 
 
 def test_a_dossier_excerpt_is_the_narrators_words_about_her() -> None:

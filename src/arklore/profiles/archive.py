@@ -52,7 +52,8 @@ OBJECTIVE = "客观履历"
 OBJECTIVE_MAX = 200
 """Characters of ``客观履历`` copied at most: whole sentences from its start (at least the
 first), so the anchor says who she is in the game's words (银灰: 谢拉格军阀，喀兰贸易公司董事长,
-希瓦艾什家族现任族长) without a model."""
+希瓦艾什家族现任族长) without a model; never past the record into a note appended to it
+(:func:`record_lines`)."""
 DOSSIER: tuple[str, ...] = ("档案资料一", "档案资料二", "档案资料三", "档案资料四")
 DOSSIER_MAX = 120
 DOSSIER_MIN = 20
@@ -346,6 +347,27 @@ def dossier_excerpt(text: str, names: list[str]) -> str | None:
     return None
 
 
+_CJK_CHAR = re.compile("[\u3400-\u9fff]")
+_SPEAKS = re.compile(r"(?<![自敌])我(?!们)|[你您]")
+"""A voice in the first or second person: 我 (not 我们, the record's own "we", nor 自我/敌我),
+你, 您."""
+
+
+def record_lines(text: str) -> str:
+    """The record itself: its lines up to the first that is somebody's note -- a ``【…】``
+    record, a signature (``——人事部干员``), a line in the first or second person (``我收到一些
+    反馈……``, ``您可以考虑……``); its first line with words always (白面鸮's opens as a search
+    result: ``......`` then ``已在……为您选择了……``)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    first = next((i for i, ln in enumerate(lines) if _CJK_CHAR.search(ln)), len(lines) - 1)
+    out = lines[: first + 1]
+    for ln in lines[first + 1 :]:
+        if ln.startswith(("【", "——")) or _SPEAKS.search(ln):
+            break
+        out.append(ln)
+    return "\n".join(out)
+
+
 def _objective(secs: list[tuple[str, int, Mapping[str, Any]]]) -> tuple[str, Fact] | None:
     """(entry, ``客观履历``): whole sentences from the start of her archive's own
     (:data:`OBJECTIVE_MAX`)."""
@@ -354,7 +376,7 @@ def _objective(secs: list[tuple[str, int, Mapping[str, Any]]]) -> tuple[str, Fac
         return None
     entry, i, sec = found
     texts = _story_texts(sec)
-    value = first_sentences(texts[0][1], OBJECTIVE_MAX) if texts else ""
+    value = first_sentences(record_lines(texts[0][1]), OBJECTIVE_MAX) if texts else ""
     if not value:
         return None
     where = f"handbookDict.{entry}.storyTextAudio[{i}].stories[{texts[0][0]}].storyText"
