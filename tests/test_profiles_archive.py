@@ -117,6 +117,24 @@ def test_a_dossier_excerpt_is_the_narrators_words_about_her() -> None:
     assert dossier_excerpt(f"{long_first}\n{then}", her) == then  # the next paragraph
 
 
+def test_a_dossier_excerpt_reads_without_the_paragraph_it_leaves_out() -> None:
+    her = ["测试员"]
+    # an opening word that points back at the paragraph before is left out
+    for opening in ("当然，", "正如上面提到的，", "不过，当然，", "而", "但"):
+        text = f"{opening}测试员在北境的雾里走路的时候从来不看地图。"
+        assert dossier_excerpt(text, her) == "测试员在北境的雾里走路的时候从来不看地图。", opening
+    kept = "正如测试员自己说的那样，她只是一个路过北境的旅人。"  # her words, not a back reference
+    assert dossier_excerpt(kept, her) == kept
+    # a question it does not answer closes no excerpt; one that is nothing but a question is none
+    asked = "测试员在雾里走了整整三年，没有一次迷路。可她究竟在找什么？"
+    assert dossier_excerpt(asked, her) == "测试员在雾里走了整整三年，没有一次迷路。"
+    only = "身为巡逻队员的测试员为何会来到北境的雾里？"
+    answer = "测试员是被两位同伴从雾里拖出来的，一路上都在抱怨。"
+    assert dossier_excerpt(f"{only}\n{answer}", her) == answer
+    quoted = "测试员沉稳得让敌人误以为“这家伙是不是走错了战场？”"  # a quoted question is a statement
+    assert dossier_excerpt(quoted, her) == quoted
+
+
 def test_an_edited_dossier_excerpt_is_put_back_to_the_source(tables: Tables) -> None:
     truth = structured_anchor("char_900_tester", tables)
     written = Anchor(

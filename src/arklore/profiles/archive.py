@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from arklore.core.text import first_sentences
+from arklore.core.text import first_sentences, sentence_pieces
 
 HANDBOOK = "handbook_info_table"
 CHARACTER = "character_table"
@@ -335,13 +335,28 @@ def _dossier(
     return out
 
 
+_BACK_REFERENCE = re.compile(
+    r"^(?:(?:当然|不过|但是|然而|因此|所以|此外|另外|同时|除此之外|除此以外|也就是说?|于是|总之|"
+    r"况且|而且|并且|可是|正如(?:上面|前面|上文|前文|之前|先前)[^，。！？]{0,8})，|(?:但|而|然而|不过|可是)(?![且是]))"
+)
+"""A paragraph's opening word that points back at the one before it (当然，… 正如上面提到的，…
+而凯尔希医生则怀疑…): left out of an excerpt, which is read without that paragraph."""
+
+
 def dossier_excerpt(text: str, names: list[str]) -> str | None:
-    """The excerpt of one ``档案资料`` text (the rule of :data:`DOSSIER_MAX`), or None."""
+    """The excerpt of one ``档案资料`` text (the rule of :data:`DOSSIER_MAX`), or None: no
+    opening word that points back at a paragraph it leaves out, no closing question whose
+    answer it leaves out (翎羽为何会来到罗德岛？)."""
     for para in text.splitlines():
         p = para.strip()
         if not p or p.startswith(_NOT_NARRATION) or any(x in p for x in "我你您"):
             continue
-        value = first_sentences(p, DOSSIER_MAX)
+        while (m := _BACK_REFERENCE.match(p)) is not None:
+            p = p[m.end() :]
+        pieces = sentence_pieces(first_sentences(p, DOSSIER_MAX))
+        while pieces and pieces[-1].endswith(("？", "?")):
+            pieces.pop()
+        value = "".join(pieces)
         if DOSSIER_MIN <= len(value) <= DOSSIER_MAX and any(n in value for n in names):
             return value
     return None
