@@ -94,6 +94,9 @@ def test_the_objective_record_stops_before_a_note_appended_to_it() -> None:
                  "\n——人事部干员"):  # fmt: skip
         assert record_lines(record + note) == record, note
     assert record_lines("测试员，因故自我流放的旅人。") == "测试员，因故自我流放的旅人。"
+    # a dash that goes on with a sentence is still the record, not a signature
+    more = record + "\n——在公示了以上信息后，测试员以个人身份加入罗德岛。"
+    assert record_lines(more) == more
     # a record that opens without words keeps its first line with words, whoever it speaks to
     assert record_lines("......\n已为您找到答案。干员测试员，前测试社成员。\n我来补充一句。") == (
         "......\n已为您找到答案。干员测试员，前测试社成员。"

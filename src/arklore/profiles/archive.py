@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from arklore.core.text import first_sentences, sentence_pieces
+from arklore.core.text import SENTENCE_END, first_sentences, sentence_pieces
 
 HANDBOOK = "handbook_info_table"
 CHARACTER = "character_table"
@@ -368,6 +368,12 @@ _SPEAKS = re.compile(r"(?<![自敌])我(?!们)|[你您]")
 你, 您."""
 
 
+def _signature(line: str) -> bool:
+    """``——人事部干员``, ``——■■■``: a dash and a name, no sentence (哈洛德's record goes on
+    with ``——在公示了以上身份信息后，……``)."""
+    return line.startswith("——") and SENTENCE_END.search(line) is None
+
+
 def record_lines(text: str) -> str:
     """The record itself: its lines up to the first that is somebody's note -- a ``【…】``
     record, a signature (``——人事部干员``), a line in the first or second person (``我收到一些
@@ -377,7 +383,7 @@ def record_lines(text: str) -> str:
     first = next((i for i, ln in enumerate(lines) if _CJK_CHAR.search(ln)), len(lines) - 1)
     out = lines[: first + 1]
     for ln in lines[first + 1 :]:
-        if ln.startswith(("【", "——")) or _SPEAKS.search(ln):
+        if ln.startswith("【") or _signature(ln) or _SPEAKS.search(ln):
             break
         out.append(ln)
     return "\n".join(out)
