@@ -16,6 +16,7 @@ from arklore.core.errors import InputFileError
 from arklore.names.aliases import load_user_aliases
 from arklore.names.audit import ARCHIVE_SPEAKER_LINES, RECORD_MIN_LINES
 from arklore.names.build import speaker_ids
+from arklore.names.facade import says_who
 from arklore.names.registry import SAME_NAME, TITLE_PREFIX, archive_names, build_registry
 
 EDGE, EDGE_COPY, EDGE_LORD = "char_950_edge", "char_960_acedge", "char_961_edge2"
@@ -239,3 +240,10 @@ def test_an_alias_marked_display_is_the_name_chat_text_shows(world, tmp_path: Pa
     bad.write_text(f'[[alias]]\nname = "艾丝蒂"\nid = "{KNIGHT}"\ndisplay = "yes"\n', "utf-8")
     with pytest.raises(InputFileError, match="display"):
         load_user_aliases(bad)
+
+
+def test_a_name_says_who_she_is_when_it_holds_her_name_or_is_part_of_it() -> None:
+    """One test for a speaker label and a mention alike: the exemplars heading glosses a
+    name only where a model could not tell who it is."""
+    assert says_who("陈晖洁", "陈") and says_who("小黑", "罗小黑")
+    assert not says_who("恩雅", "初雪") and not says_who("鬼姐姐", "星熊")

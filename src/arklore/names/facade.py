@@ -43,6 +43,13 @@ CLOSEST = 5
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
+def says_who(written: str, name: str) -> bool:
+    """Whether a name as written (a speaker label, a mention) says who it is: it holds her
+    display name (陈晖洁 is 陈) or is part of it (小黑 is 罗小黑); the one test of
+    :meth:`NamesFacade.who_is` and :meth:`NamesFacade.glossary`."""
+    return name in written or written in name
+
+
 class NamesFacade:
     """Operators, aliases, mentions and forms over one store (see the module doc)."""
 
@@ -231,15 +238,14 @@ class NamesFacade:
         if cid is None:
             return None
         name = self.display_name(self.family(cid)[0])
-        return None if name in label else name
+        return None if says_who(label, name) else name
 
     def glossary(
         self, labels: Iterable[str], texts: Iterable[str], *, skip: Iterable[str] = ()
     ) -> list[tuple[str, str]]:
         """(name as written, who) for the speaker ``labels`` and the names in ``texts`` that
-        do not say who they are (:meth:`who_is`; a name that is not her display name and does
-        not hold it: 恩雅 is 初雪, 恩希亚 is 崖心), the people of ``skip`` (ids, any form) left
-        out; each name once, in order of first use."""
+        do not say who they are (:func:`says_who`: 恩雅 is 初雪, 恩希亚 is 崖心), the people of
+        ``skip`` (ids, any form) left out; each name once, in order of first use."""
         skipped = {self.family(c)[0] for c in skip}
         out: dict[str, str] = {}
         for label in labels:
@@ -253,7 +259,7 @@ class NamesFacade:
                 if m.char_id is None or self.family(m.char_id)[0] in skipped:
                     continue
                 who = self.display_name(self.family(m.char_id)[0])
-                if who not in m.surface and m.surface not in who:
+                if not says_who(m.surface, who):
                     out.setdefault(m.surface, who)
         return list(out.items())
 
