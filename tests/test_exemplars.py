@@ -8,6 +8,7 @@ nested choices (P3), hears 塔露拉 named by 凯尔希 (P4); 阿米娅 alone in
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -257,7 +258,7 @@ def test_every_exemplar_line_is_a_stored_line_verbatim_and_hers_are_hers(ws: Wor
     hers = {sp for sp, cid in ws.names.speaker_ids().items() if cid in chen.family}
     for message in ("你为什么要当警察？", "你还记得塔露拉吗", "你好", "帮忙看看报告"):
         b = ws.chat.exemplars(chen, message, ws.chat.named(chen, message))
-        assert not b.empty and 2 <= len(b.items) <= 3
+        assert not b.empty and 2 <= len(b.items) <= ws.chat.budgets.exemplars_k
         cited = [ln["line_id"] for it in b.items for ln in it["lines"]]
         assert b.line_ids == cited
         assert [s.path for s in b.stages] == [it["stage_path"] for it in b.items]
@@ -303,13 +304,13 @@ def test_the_budget_drops_whole_scenes_from_the_weakest(home: Path) -> None:
         chen = ws.chat.speaker("陈")
         full = ws.chat.exemplars(chen, "星熊，近卫局的巡逻")
         ranked = [it["stage_path"] for it in full.items]
-        assert len(ranked) == 3 and not full.reason
-        third = full.text.rindex("\n〔")
+        assert len(ranked) >= 3 and not full.reason
+        third = [m.start() for m in re.finditer("\n〔", full.text)][2]
         budget = ws.chat.counter(full.text[:third])  # the first two scenes fit, not the third
     with make_ws(home, exemplar_token_budget=budget) as ws:
         b = ws.chat.exemplars(ws.chat.speaker("陈"), "星熊，近卫局的巡逻")
     assert [it["stage_path"] for it in b.items] == ranked[:2]
-    assert b.tokens <= budget and "1 scene(s) left out" in b.reason
+    assert b.tokens <= budget and f"{len(ranked) - 2} scene(s) left out" in b.reason
     for it in full.items[:2]:
         for ln in it["lines"]:
             assert render_nickname(ln["option"] or ln["text"]) in b.text

@@ -193,7 +193,7 @@ class Settings(BaseModel):
     group_token_budget: int = Field(default=400, ge=1, le=100_000)
     doctor_token_budget: int = Field(default=300, ge=1, le=100_000)
     exemplar_token_budget: int = Field(default=500, ge=1, le=100_000)
-    exemplars_k: int = Field(default=3, ge=1, le=10)
+    exemplars_k: int = Field(default=5, ge=1, le=10)
     nickname: str = Field(default="博士", min_length=1, max_length=40)
     tier_c_relations: bool = False
     admin_token: str = Field(default="", repr=False)
