@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,6 +139,35 @@ def test_a_dossier_excerpt_reads_without_the_paragraph_it_leaves_out() -> None:
         "测试员沉稳得让敌人误以为“这家伙是不是走错了战场？”"  # a quoted question is a statement
     )
     assert dossier_excerpt(quoted, her) == quoted
+
+
+def test_the_records_own_we_stands_in_only_where_nothing_else_names_her() -> None:
+    her = ["测试员"]
+    inquiry = "我们在北境的雾里找到了测试员，她正蹲在地上画一张没人看得懂的地图。"
+    plain = "测试员的母亲来自北境，父亲是一位南方的钟表匠。"
+    family = f"{plain}我们很难想象两人是如何相遇的。"
+    assert dossier_excerpt(f"{inquiry}\n{family}", her) == plain  # no 我们 in an excerpt
+    assert dossier_excerpt(inquiry, her) is None
+    assert dossier_excerpt("我第一次见到测试员，是在北境的雾里，她正蹲着画地图。", her) is None
+
+
+def test_a_dossier_excerpt_knows_the_name_her_archive_gives() -> None:
+    """An archive that calls her by her real name (本名小测, then 小测 throughout) has
+    excerpts about her under that name; a role it opens with once does not count."""
+
+    def section(title: str, text: str) -> dict[str, Any]:
+        return {"storyTitle": title, "stories": [{"storyText": text}]}
+
+    about = "小测在北境长大，从小就跟着巡逻队在雾里认路，从不迷路。"
+    book = {"handbookDict": {"char_902_real": {"storyTextAudio": [
+        section("基础档案", "【代号】测绘员\n【性别】女"),
+        section("客观履历", "北境巡逻队员，本名小测。小测擅长认路。"),
+        section("档案资料一", about),
+        section("档案资料二", "北境巡逻队员总在雾里走路，这是北境人都知道的事。"),
+    ]}}}  # fmt: skip
+    anchor = structured_anchor("char_902_real", Tables(handbook_info=book))
+    assert anchor.value("档案资料一") == about
+    assert anchor.value("档案资料二") is None  # 北境巡逻队员 opens her record, once: a role
 
 
 def test_an_edited_dossier_excerpt_is_put_back_to_the_source(tables: Tables) -> None:

@@ -33,12 +33,14 @@ reported as a :class:`Correction`.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arklore.core.text import SENTENCE_END, first_sentences, sentence_pieces
+from arklore.names.registry import archive_names
 
 HANDBOOK = "handbook_info_table"
 CHARACTER = "character_table"
@@ -289,7 +291,7 @@ def structured_anchor(char_id: str, tables: Tables) -> Anchor:
     record = entry_record[1] if entry_record else None
     if entry_record is not None:
         used.setdefault(entry_record[0], []).append(OBJECTIVE)
-    dossier = _dossier(secs, _her_names(anchor, tables))
+    dossier = _dossier(secs, _her_names(anchor, tables, secs))
     for entry, fact in dossier:
         used.setdefault(entry, []).append(fact.label)
     for entry, titles in used.items():
@@ -307,12 +309,24 @@ def structured_anchor(char_id: str, tables: Tables) -> Anchor:
     return anchor
 
 
-def _her_names(anchor: Anchor, tables: Tables) -> list[str]:
-    """The names an archive calls her by: its own 代号 and her character_table name."""
+ARCHIVE_NAME_USES = 3
+"""A name her archive gives in prose (:func:`~arklore.names.registry.archive_names`: 本名丽萨)
+counts as hers for an excerpt once the archive uses it this often: a role that opens a
+record (企鹅物流员工) is used once or twice."""
+
+
+def _her_names(
+    anchor: Anchor, tables: Tables, secs: list[tuple[str, int, Mapping[str, Any]]]
+) -> list[str]:
+    """The names an archive calls her by: its own 代号, her character_table name and the
+    names it gives in prose (:data:`ARCHIVE_NAME_USES`; 铃兰's archive calls her 丽萨)."""
     row = (tables.character or {}).get(anchor.char_id)
     table_name = row.get("name") if isinstance(row, dict) else None
     code = anchor.value("代号")
-    return [n for n in dict.fromkeys([code, table_name]) if isinstance(n, str) and n.strip()]
+    given = archive_names({"storyTextAudio": [sec for _, _, sec in secs]})
+    prose = [g["name"] for g in given if g["mentions"] >= ARCHIVE_NAME_USES]
+    names = [code, table_name, *prose]
+    return [n for n in dict.fromkeys(names) if isinstance(n, str) and n.strip()]
 
 
 def _dossier(
@@ -346,22 +360,29 @@ _BACK_REFERENCE = re.compile(
 def dossier_excerpt(text: str, names: list[str]) -> str | None:
     """The excerpt of one ``档案资料`` text (the rule of :data:`DOSSIER_MAX`), or None: no
     opening word that points back at a paragraph it leaves out, no closing question whose
-    answer it leaves out (翎羽为何会来到罗德岛？)."""
-    for para in text.splitlines():
-        p = para.strip()
-        if not p or p.startswith(_NOT_NARRATION) or any(x in p for x in "我你您"):
-            continue
-        while (m := _BACK_REFERENCE.match(p)) is not None:
-            p = p[m.end() :]
-        pieces = sentence_pieces(first_sentences(p, DOSSIER_MAX))
-        while pieces and pieces[-1].endswith(("？", "?")):
-            pieces.pop()
-        value = "".join(pieces)
-        if DOSSIER_MIN <= len(value) <= DOSSIER_MAX and any(n in value for n in names):
-            return value
+    answer it leaves out (翎羽为何会来到罗德岛？). A paragraph in the record's own "we"
+    (……我们很难想象) only where no other paragraph names her, and only for sentences without
+    it: those paragraphs are mostly about the inquiry, yet 铃兰's parents are told in one."""
+    paras = [p.strip() for p in text.splitlines()]
+    for allowed in (_NO_VOICE, _SPEAKS):
+        for p in paras:
+            if not p or p.startswith(_NOT_NARRATION) or allowed.search(p):
+                continue
+            while (m := _BACK_REFERENCE.match(p)) is not None:
+                p = p[m.end() :]
+            pieces = sentence_pieces(first_sentences(p, DOSSIER_MAX))
+            if allowed is _SPEAKS:  # the record's 我们 may stand in its paragraph, not the excerpt
+                pieces = list(itertools.takewhile(lambda x: not _NO_VOICE.search(x), pieces))
+            while pieces and pieces[-1].endswith(("？", "?")):
+                pieces.pop()
+            value = "".join(pieces)
+            if DOSSIER_MIN <= len(value) <= DOSSIER_MAX and any(n in value for n in names):
+                return value
     return None
 
 
+_NO_VOICE = re.compile("[我你您]")
+"""Any first or second person, the record's own 我们 too."""
 _CJK_CHAR = re.compile("[\u3400-\u9fff]")
 _SPEAKS = re.compile(r"(?<![自敌])我(?!们)|[你您]")
 """A voice in the first or second person: 我 (not 我们, the record's own "we", nor 自我/敌我),
