@@ -55,6 +55,7 @@ from arklore.rag.evidence import (
     evidence_text,
     fact_counts,
     fit_sentences,
+    little_contact,
     relation_sentence,
     role_phrase,
     vocative_clause,
@@ -289,9 +290,10 @@ def weak_contact_doc(
     name: Callable[[str | None], str],
     unit: str | None = None,
 ) -> RelationDoc:
-    """Her view of someone she barely knows, built when a message names that person: the
-    evidence-built text marked ``交集不多`` (or the template), never indexed."""
-    d = fallback_description(e, a, b, facts, name, weak=True, unit=unit)
+    """Her view of someone below the describing threshold, built when a message names that
+    person: the evidence-built text, marked ``交集不多`` where the corpus shows little contact
+    (:func:`~arklore.rag.evidence.little_contact`), else the template; never indexed."""
+    d = fallback_description(e, a, b, facts, name, weak=little_contact(facts), unit=unit)
     doc = _edge_doc(e, "graph_edge", d.text, "turn", WEAK_CONTACT)
     doc.evidence_line_ids = list(d.evidence_line_ids)
     doc.facts = d.facts
