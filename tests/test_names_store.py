@@ -82,6 +82,10 @@ def store(tmp_path: Path):
     (story / "level_t_09.txt").write_text(
         _stage("艾薇", "avg_010_evie_1#1", MIN_LINES + 5), encoding="utf-8"
     )
+    # a job, not a name: the courier she plays in one event is anyone's courier in chat
+    (story / "level_t_10.txt").write_text(
+        _stage("信使", "avg_010_chen_1#4", MIN_LINES + 5), encoding="utf-8"
+    )
     ws = make_workspace(tmp_path / "home", gamedata, astr)
     ws.ingest()
     yield ws.corpus.store()
@@ -206,3 +210,11 @@ def test_real_speakers_resolve_and_big_speakers_are_operator_or_npc(real_store_p
     assert not {"梅斯", "依拉", "整合运动术师", "乌萨斯术师"} & set(by_speaker)
     assert by_speaker["艾沃娜"] == "char_496_wildmn" and by_speaker["炎熔"] == "char_121_lava"
     assert report["suspects"], "the audit should leave something for a human to decide"
+
+
+def test_a_job_shown_with_her_portrait_resolves_her_lines_but_is_no_name_of_hers(store):
+    """信使 speaks with her picture in her event, yet in chat (and in her friends' lines)
+    a 信使 is anyone who carries letters."""
+    assert speaker_ids(store)["信使"] == "char_010_chen"
+    assert load_alias_table(store).resolve("信使").ids == ()
+    assert portrait_stats(store)["信使"][0] == "char_010_chen"

@@ -121,10 +121,10 @@ def rebuild_names(
 
 
 NAMES_FINGERPRINT = "names_fingerprint"
-NAME_RULES = 3
+NAME_RULES = 4
 """Bumped when a rule of this layer changes what the tables hold (2: a name that talks with
-her is not her; 3: a picture shown for two other people is not hers; both in
-:mod:`arklore.names.portraits`), so a store built before is rebuilt."""
+her is not her; 3: a picture shown for two other people is not hers; 4: 信使 is a job, not a
+name; all in :mod:`arklore.names.portraits`), so a store built before is rebuilt."""
 
 
 def names_fingerprint(registry: Registry, user_aliases: Sequence[Alias] = ()) -> str:
