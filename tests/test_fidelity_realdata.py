@@ -54,7 +54,11 @@ def rule_profiles(real_workspace, real_graph_built, tmp_path_factory) -> Path:
     with open_store(real_workspace.paths.db) as store:
         ops, lines, dr = load_operators(store), story_lines(store), store.doctor_stages()
     tables = load_tables(s.gamedata / "zh_CN/gamedata/excel")
-    for d in draft_all(ops, tables, lines, graph=real_graph_built, doctor_stages=frozenset(dr)):
+    drafts = draft_all(
+        ops, tables, lines, graph=real_graph_built, doctor_stages=frozenset(dr),
+        form_stages=real_workspace.names.form_stages,
+    )  # fmt: skip
+    for d in drafts:
         write_draft(d, out)
     return out
 

@@ -26,7 +26,7 @@ from arklore.profiles.charfile import (
     allowed_sections,
     draft_path,
 )
-from arklore.profiles.draft import draft_all, draft_profile, lines_for, write_draft
+from arklore.profiles.draft import draft_all, draft_profile, write_draft
 from arklore.profiles.mentions import candidates_from_graph, count_mentions
 from arklore.profiles.quotes import StoryLine
 from arklore.profiles.review import (
@@ -38,7 +38,7 @@ from arklore.profiles.review import (
     render_queue,
     spot_check_sample,
 )
-from arklore.profiles.sources import load_tables
+from arklore.profiles.sources import FORM_LINES_MIN, lines_for, load_tables
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiles"
 T, G, TW, TW2, NEW = (
@@ -181,6 +181,20 @@ def test_alternate_form_uses_its_voice_and_base_story_lines(tables) -> None:
     )
     assert d.anchor.value("身高") == "150cm"
     assert d.entry.gaps == "no source: character_table (faction)"
+
+
+def test_an_alternate_form_quotes_the_stages_that_show_her_in_that_form() -> None:
+    """With enough lines there, only the stages her form's picture is shown in; otherwise all
+    of her base form's lines (a form the story barely shows)."""
+
+    def line(stage: str, i: int) -> StoryLine:
+        return StoryLine(f"{stage}#{i}:00000000", stage, i, i, "双生", TW, f"第{i}句台词。")
+
+    old = [line("s/old", i) for i in range(FORM_LINES_MIN)]
+    new = [line("s/new", i) for i in range(FORM_LINES_MIN)]
+    assert lines_for(OPS[TW2], {TW: old + new}, frozenset({"s/new"})) == new
+    assert lines_for(OPS[TW2], {TW: old + new[:-1]}, frozenset({"s/new"})) == old + new[:-1]
+    assert lines_for(OPS[TW], {TW: old + new}, frozenset({"s/new"})) == old + new  # her own
 
 
 def test_operator_with_no_source_gets_no_file(tables, tmp_path: Path) -> None:

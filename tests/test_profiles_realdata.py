@@ -29,9 +29,10 @@ from arklore.profiles.charfile import (
     CharProfile,
     allowed_sections,
 )
-from arklore.profiles.draft import draft_all, draft_profile, lines_for, write_draft
+from arklore.profiles.draft import draft_all, draft_profile, write_draft
 from arklore.profiles.quotes import MAX_QUOTES, MIN_QUOTES, normalize_ws, voice_owner
 from arklore.profiles.sources import (
+    lines_for,
     load_operators,
     load_tables,
     story_line_sources,

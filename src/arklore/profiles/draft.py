@@ -11,7 +11,7 @@ missing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +36,7 @@ from arklore.profiles.quotes import (
 )
 from arklore.profiles.results import TaskResult
 from arklore.profiles.review import ReviewEntry, entry_from_results
+from arklore.profiles.sources import lines_for
 
 RELATION_CANDIDATES = task_e.CANDIDATES
 
@@ -57,16 +58,6 @@ class Draft:
     candidates: list[RelationCandidate] = field(default_factory=list)
     entry: ReviewEntry | None = None
     results: dict[str, TaskResult] = field(default_factory=dict)
-
-
-def lines_for(op: Operator, by_operator: Mapping[str, Sequence[StoryLine]]) -> list[StoryLine]:
-    """Her story lines: her own, and for an alternate form also her base form's (the same
-    person, and newer forms rarely speak under their own name)."""
-    out = list(by_operator.get(op.char_id, ()))
-    if op.base_id and op.base_id != op.char_id:
-        seen = {s.line_id for s in out}
-        out += [s for s in by_operator.get(op.base_id, ()) if s.line_id not in seen]
-    return out
 
 
 def rule_results(inp: OperatorInputs) -> dict[str, TaskResult]:
@@ -152,15 +143,19 @@ def draft_all(
     graph: RelationGraph | None = None,
     generated_at: str | None = None,
     doctor_stages: frozenset[str] = frozenset(),
+    form_stages: Callable[[str], frozenset[str]] | None = None,
 ) -> list[Draft]:
-    """:func:`draft_profile` for each operator, in char id order, one timestamp for all."""
+    """:func:`draft_profile` for each operator, in char id order, one timestamp for all
+    (``form_stages``: the stages that show an alternate form, :func:`lines_for`)."""
     at = generated_at or utc_now()
     voices = voice_index(tables.charword)
     return [
         draft_profile(
             op,
             tables,
-            story_lines=lines_for(op, story_by_operator),
+            story_lines=lines_for(
+                op, story_by_operator, form_stages(op.char_id) if form_stages else frozenset()
+            ),
             voice=voices.get(op.char_id, []),
             graph=graph,
             generated_at=at,

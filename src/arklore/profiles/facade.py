@@ -356,6 +356,7 @@ class ProfilesFacade:
             graph=graph,
             docs_by_operator=self.rag.documents(TASK_D_SOURCES) if graph is not None else None,
             display=self.names.display_name,
+            form_stages=self.names.form_stages,
         )
 
     def out_dir(self, out: Path | None) -> Path:

@@ -65,6 +65,29 @@ def story_lines(store: Store, char_ids: Iterable[str] | None = None) -> dict[str
     return out
 
 
+FORM_LINES_MIN = 20
+"""Base-form lines an alternate form needs in the stages that show her in that form to quote
+those alone (:func:`lines_for`)."""
+
+
+def lines_for(
+    op: Operator,
+    by_operator: Mapping[str, Sequence[StoryLine]],
+    form_stages: frozenset[str] = frozenset(),
+) -> list[StoryLine]:
+    """Her story lines: her own, and for an alternate form also her base form's (the same
+    person, and newer forms rarely speak under their own name) -- only those in the stages
+    that show her in this form (``form_stages``) when there are :data:`FORM_LINES_MIN` of
+    them: 缄默德克萨斯 speaks in 叙拉古人, not in 2019's chapter 3."""
+    out = list(by_operator.get(op.char_id, ()))
+    if op.base_id and op.base_id != op.char_id:
+        seen = {s.line_id for s in out}
+        base = [s for s in by_operator.get(op.base_id, ()) if s.line_id not in seen]
+        in_form = [s for s in base if s.stage_path in form_stages]
+        out += in_form if len(in_form) >= FORM_LINES_MIN else base
+    return out
+
+
 def story_line_sources(store: Store, line_ids: Iterable[str]) -> dict[str, QuoteSource]:
     """``story:<line_id>`` -> the line's text and its speaker's operator, for the verbatim
     gate; ids the primary corpus no longer holds are simply absent."""
@@ -89,11 +112,13 @@ def operator_inputs(
     graph: RelationGraph | None = None,
     docs_by_operator: Mapping[str, Sequence[RelationDoc]] | None = None,
     display: Callable[[str], str] | None = None,
+    form_stages: Callable[[str], frozenset[str]] | None = None,
 ) -> list[OperatorInputs]:
     """Every input of the distillation tasks for ``operators`` (in the order given): one
     pass over the voice table and one query for their story lines (and their base forms'),
     one for the stages the Doctor is in. ``display``: what a chat calls an operator (the names
-    layer's display name), used in her profile's title and the tasks' prompts."""
+    layer's display name), used in her profile's title and the tasks' prompts;
+    ``form_stages``: the stages that show an alternate form (:func:`lines_for`)."""
     wanted = {o.char_id for o in operators} | {o.base_id for o in operators if o.base_id}
     lines = story_lines(store, wanted)
     voices = voice_index(tables.charword)
@@ -102,10 +127,7 @@ def operator_inputs(
     docs = docs_by_operator or {}
     out = []
     for op in operators:
-        mine = list(lines.get(op.char_id, ()))
-        if op.base_id and op.base_id != op.char_id:
-            seen = {s.line_id for s in mine}
-            mine += [s for s in lines.get(op.base_id, ()) if s.line_id not in seen]
+        mine = lines_for(op, lines, form_stages(op.char_id) if form_stages else frozenset())
         node = graph.resolve(op.char_id) if graph is not None else None
         inp = gather(
             op,
