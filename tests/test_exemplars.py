@@ -344,6 +344,29 @@ def test_a_scene_where_she_says_almost_nothing_comes_after_one_where_she_talks(
     assert scenes[1].why["named"] > scenes[0].why["named"]
 
 
+def test_a_scene_where_others_talk_around_her_comes_after_one_she_carries(
+    tmp_path: Path,
+) -> None:
+    """A window with one line of hers among others' talk shows them, not her: it comes after
+    a window where she speaks three lines, unless the message names someone in it."""
+    around, hers = "obt/main/level_around_01", "obt/main/level_around_02"
+    with small_world(tmp_path, {
+        around: [_d(around, 1, "星熊", "巡逻路线改了，巡逻的人手也要重新排。"),
+                 _d(around, 2, "诗怀雅", "巡逻的事我早就安排好了，你们别操心。"),
+                 _d(around, 3, "陈", "巡逻照旧，今晚我亲自去下城区看看情况。"),
+                 _d(around, 4, "星熊", "巡逻队今晚在下城区集合，别迟到。")],
+        hers: [_d(hers, 1, "陈", "今晚的巡逻由我带队。"),
+               _d(hers, 2, "陈", "所有人注意安全，遇到感染者先报告。"),
+               _d(hers, 3, "陈", "龙门的夜晚从来不太平。")],
+    }) as w:  # fmt: skip
+        family = w.names.family(CHEN)
+        plain = w.rag.exemplars(family, "巡逻", k=2)
+        named = w.rag.exemplars(family, "巡逻", [HOSHI], k=2)
+    assert [s.stage_path for s in plain] == [hers, around]
+    assert plain[1].why["lexical"] > plain[0].why["lexical"]  # the better match, still second
+    assert [s.stage_path for s in named] == [around, hers]
+
+
 def test_a_stage_where_she_is_only_called_by_name_says_she_has_no_line(tmp_path: Path) -> None:
     """Her appearances include stages where she is only called by name: the memories block
     says so instead of letting it read like a scene she took part in."""

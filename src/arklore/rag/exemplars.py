@@ -64,6 +64,12 @@ MIN_HER_TOKENS = 4
 window needs to show how she talks; a window where she only says ``......`` or ``嗯。`` is
 picked only when no window of hers above this is left. On the real corpus 378 of 381
 operators have at least 3 windows above it."""
+MIN_HER_LINES = 3
+"""Lines of hers a window needs to show her in a scene rather than others talking around
+her (斯卡蒂 with one line while 歌蕾蒂娅 and 凯尔希 talk): a window with fewer, and fewer than
+half its lines, comes after
+every window of hers with as many, before those where she says almost nothing -- unless it
+holds a person the message names (asked about 乌尔比安, his scene with her one line stays)."""
 CACHE_OPERATORS = 64
 """Operators whose windows are held in memory (least recently used dropped)."""
 
@@ -237,6 +243,7 @@ class _Entry:
     bm25: BM25
     her_tokens: list[list[str]]  # each window's tokens of her lines
     says_little: np.ndarray  # 1 where her lines hold fewer than MIN_HER_TOKENS words
+    few: np.ndarray  # 1 where she has fewer than MIN_HER_LINES lines, under half of them
     prior: np.ndarray  # each window's Doctor and her-share boosts
     people: dict[str, list[int]]  # who -> the windows they speak or are named in
     stages: dict[str, list[int]]  # stage -> her windows there
@@ -374,6 +381,7 @@ class ExemplarIndex:
             BM25([r[4].split() for r in rows]),
             her_tokens,
             np.array([len(t) < MIN_HER_TOKENS for t in her_tokens], dtype=np.int8),
+            np.array([w.hers < MIN_HER_LINES and 2 * w.hers < w.size for w in wins], dtype=np.int8),
             prior,
             people,
             stages,
@@ -428,7 +436,8 @@ class ExemplarIndex:
         total = lexical + shared + entry.prior
         picked: list[tuple[_Window, float, dict[str, float]]] = []
         stages: set[str] = set()
-        for i in np.lexsort((np.arange(n), -np.round(total, 9), entry.says_little)):
+        tier = 2 * entry.says_little + entry.few * (shared == 0)
+        for i in np.lexsort((np.arange(n), -np.round(total, 9), tier)):
             w = entry.windows[i]
             if w.stage_path in stages:
                 continue
