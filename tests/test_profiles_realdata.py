@@ -251,3 +251,17 @@ def test_all_operators_counts(real, real_store_path: Path, real_graph_built, met
     )
     assert len(anchored) >= 300 and origin["voice"] >= 200 and origin["story"] >= 100
     assert len(with_doctor) >= 270 and len(story_doctor) >= 160
+
+
+@pytest.mark.slow
+def test_an_alternate_form_speaks_from_the_stages_that_show_her_in_it(
+    real_workspace, real_graph_built
+) -> None:
+    """缄默德克萨斯: the distillation's story lines (quotes, lines to the Doctor) are her base
+    form's lines in the stages that show her as 缄默德克萨斯, not chapter 3 of 2019."""
+    ws = real_workspace
+    form = ws.names.resolve("缄默德克萨斯")
+    op = next(o for o in ws.names.operators() if o.char_id == form)
+    (inp,) = ws.profiles.inputs([op])
+    stages = ws.names.form_stages(form)
+    assert len(inp.story) >= 20 and {s.stage_path for s in inp.story} <= stages
