@@ -247,3 +247,15 @@ def test_a_name_says_who_she_is_when_it_holds_her_name_or_is_part_of_it() -> Non
     name only where a model could not tell who it is."""
     assert says_who("陈晖洁", "陈") and says_who("小黑", "罗小黑")
     assert not says_who("恩雅", "初雪") and not says_who("鬼姐姐", "星熊")
+
+
+def test_a_stranger_label_speaks_for_nobody_while_the_name_still_finds_her(world) -> None:
+    """[[stranger]]: a story speaker who shares an operator's name (红丝绒's 酒神) is somebody
+    else; her lines are nobody's, and the name still finds the operator in chat."""
+    plain = _ingest(world)
+    assert speaker_ids(plain.corpus.store())["刃锋"] == EDGE
+    plain.close()
+    ws = _ingest(world, '[[stranger]]\nname = "刃锋"\nnote = "the other 刃锋"\n')
+    assert "刃锋" not in speaker_ids(ws.corpus.store())
+    assert ws.names.resolve("刃锋") == EDGE and ws.names.mentioned("刃锋来了") == [EDGE]
+    ws.close()

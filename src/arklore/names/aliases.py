@@ -42,6 +42,10 @@ SOURCE_PRECEDENCE: tuple[str, ...] = (
     "avatar",
 )
 BLOCK_SOURCE = "block"
+STRANGER_SOURCE = "stranger"
+"""``[[stranger]]`` in the user file: a story speaker label that is somebody else who shares
+an operator's name (the troupe master 酒神 of 红丝绒, not the operator form 酒神): its lines are
+nobody's, the name still finds the operator in chat."""
 _RANK = {s: i for i, s in enumerate(SOURCE_PRECEDENCE)}
 _UNKNOWN_RANK = len(SOURCE_PRECEDENCE)
 
@@ -106,7 +110,7 @@ class AliasTable:
         self._base: dict[str, str] = {}
         self._canonical: dict[str, str] = {}
         for a in aliases:
-            if a.source == BLOCK_SOURCE:
+            if a.source in (BLOCK_SOURCE, STRANGER_SOURCE):
                 continue
             base = (a.evidence or {}).get("base_id")
             if base:
@@ -221,10 +225,12 @@ DISPLAY = "display"
 """``display = true`` on an ``[[alias]]``: the name chat text shows for that operator (see
 :meth:`arklore.names.facade.NamesFacade.display_name`)."""
 _BLOCK_KEYS = {"name", "id", "note"}
+_STRANGER_KEYS = {"name", "note"}
 
 
 def load_user_aliases(path: str | Path | None = None) -> list[Alias]:
-    """Read ``aliases.toml``: ``[[alias]]`` entries (source ``user``) and ``[[block]]`` removals.
+    """Read ``aliases.toml``: ``[[alias]]`` entries (source ``user``), ``[[block]]`` removals
+    and ``[[stranger]]`` speaker labels (:data:`STRANGER_SOURCE`).
 
     Raises :class:`InputFileError` naming the file, the entry and the reason on any problem.
     """
@@ -237,13 +243,14 @@ def load_user_aliases(path: str | Path | None = None) -> list[Alias]:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise InputFileError(str(p), "toml", str(e)) from e
-    unknown = set(doc) - {"alias", "block"}
+    unknown = set(doc) - {"alias", "block", "stranger"}
     if unknown:
         raise InputFileError(
-            str(p), sorted(unknown)[0], "unknown table (use [[alias]] or [[block]])"
+            str(p), sorted(unknown)[0], "unknown table (use [[alias]], [[block]] or [[stranger]])"
         )
     out: list[Alias] = []
-    for table, allowed in (("alias", _ALIAS_KEYS), ("block", _BLOCK_KEYS)):
+    tables = (("alias", _ALIAS_KEYS), ("block", _BLOCK_KEYS), ("stranger", _STRANGER_KEYS))
+    for table, allowed in tables:
         entries = doc.get(table, [])
         if not isinstance(entries, list):
             raise InputFileError(str(p), table, f"must be an array of tables: [[{table}]]")
@@ -258,7 +265,9 @@ def load_user_aliases(path: str | Path | None = None) -> list[Alias]:
             if not isinstance(name, str) or not name.strip():
                 raise InputFileError(str(p), f"{where} name", "missing or empty string")
             cid = entry.get("id")
-            if table == "block" and cid is None:
+            if table == "stranger":
+                cid = "*"  # nobody's
+            elif table == "block" and cid is None:
                 cid = "*"  # a block without an id blocks the name for everyone
             elif not isinstance(cid, str) or not _ID_RE.match(cid):
                 raise InputFileError(str(p), f"{where} ({name}) id", f"not an operator id: {cid!r}")
@@ -274,5 +283,6 @@ def load_user_aliases(path: str | Path | None = None) -> list[Alias]:
                     ev[DISPLAY] = True
                 out.append(Alias(name.strip(), cid, "user", ev))
             else:
-                out.append(Alias(name.strip(), cid, BLOCK_SOURCE, {"note": note}))
+                source = BLOCK_SOURCE if table == "block" else STRANGER_SOURCE
+                out.append(Alias(name.strip(), cid, source, {"note": note}))
     return out

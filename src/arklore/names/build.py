@@ -23,7 +23,7 @@ import orjson
 
 from arklore.core.operators import Alias, Operator
 from arklore.corpus.store import Store
-from arklore.names.aliases import AliasTable, aliases_from_operators
+from arklore.names.aliases import STRANGER_SOURCE, AliasTable, aliases_from_operators
 from arklore.names.avatars import avatar_aliases
 from arklore.names.matcher import MentionMatcher
 from arklore.names.portraits import portrait_aliases
@@ -80,10 +80,12 @@ def rebuild_names(
     speaker_only = {
         sp: s["char_id"] for sp, s in stats.items() if s["accepted"] and s["speaker_only"]
     }
+    strangers = {a.alias for a in user_aliases if a.source == STRANGER_SOURCE}
     speaker_ids = {
         name: speaker_id
         for name in store.speaker_counts()
-        if (speaker_id := resolve_speaker(table, speaker_only, name)) is not None
+        if name not in strangers
+        and (speaker_id := resolve_speaker(table, speaker_only, name)) is not None
     }
     with store.transaction() as c:
         c.execute("DELETE FROM operators")
