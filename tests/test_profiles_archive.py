@@ -151,6 +151,18 @@ def test_the_records_own_we_stands_in_only_where_nothing_else_names_her() -> Non
     assert dossier_excerpt("我第一次见到测试员，是在北境的雾里，她正蹲着画地图。", her) is None
 
 
+def test_a_classified_note_is_somebodys_words_and_a_classified_record_is_the_archives() -> None:
+    her = ["测试员"]
+    note = "测试员太年轻了，她还没有学会隐藏自己，走路的样子一眼就能认出来。"
+    signed = f"【权限记录】\n{note}\n她没意识到我早就注意到她了。\n——队长"
+    assert dossier_excerpt(signed, her) is None  # a note in the first person, signed
+    letter = f"【权限记录】\n博士，拜托您一件事。\n{note}"
+    assert dossier_excerpt(letter, her) is None  # a letter to the Doctor
+    record = "测试员，原北境巡逻队员，以地图绘制员的身份作为掩护。"
+    assert dossier_excerpt(f"【权限记录】\n{record}", her) == record  # the archive's own voice
+    assert dossier_excerpt(f"{signed}\n【权限记录】\n{record}", her) == record
+
+
 def test_a_dossier_excerpt_knows_the_name_her_archive_gives() -> None:
     """An archive that calls her by her real name (本名小测, then 小测 throughout) has
     excerpts about her under that name; a role it opens with once does not count."""

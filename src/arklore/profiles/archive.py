@@ -362,8 +362,10 @@ def dossier_excerpt(text: str, names: list[str]) -> str | None:
     opening word that points back at a paragraph it leaves out, no closing question whose
     answer it leaves out (翎羽为何会来到罗德岛？). A paragraph in the record's own "we"
     (……我们很难想象) only where no other paragraph names her, and only for sentences without
-    it: those paragraphs are mostly about the inquiry, yet 铃兰's parents are told in one."""
-    paras = [p.strip() for p in text.splitlines()]
+    it: those paragraphs are mostly about the inquiry, yet 铃兰's parents are told in one.
+    Nothing from a ``【权限记录】`` on: what follows is somebody's note (凯尔希's on 推进之王,
+    星熊's letter about 陈), however it reads."""
+    paras = _before_note(_stripped(text))
     for allowed in (_NO_VOICE, _SPEAKS):
         for p in paras:
             if not p or p.startswith(_NOT_NARRATION) or allowed.search(p):
@@ -379,6 +381,29 @@ def dossier_excerpt(text: str, names: list[str]) -> str | None:
             if DOSSIER_MIN <= len(value) <= DOSSIER_MAX and any(n in value for n in names):
                 return value
     return None
+
+
+_NOTE_HEADER = re.compile(r"【[^】]*(?:权限|语音|手记)[^】]*】")
+"""A header of a classified part (【权限记录】, 【医疗部语音记录】, 【散落的手记】), not a heading of
+the record's own such as 【源石技艺概览】."""
+
+
+def _stripped(text: str) -> list[str]:
+    return [p.strip() for p in text.splitlines()]
+
+
+def _before_note(paras: list[str]) -> list[str]:
+    """The paragraphs that are not somebody's note: a classified part (from its header to the
+    next) in the first or second person or signed is one (凯尔希's on 推进之王 ends ``——凯尔希``;
+    星熊's letter opens ``博士，我想拜托您``); a classified record in the archive's own voice
+    (线人奥达，原巴别塔成员……) stays."""
+    parts: list[list[str]] = [[]]
+    for p in paras:
+        if _NOTE_HEADER.match(p):
+            parts.append([])
+        parts[-1].append(p)
+    note = [any(_SPEAKS.search(x) or _signature(x) for x in part[1:]) for part in parts]
+    return [p for i, part in enumerate(parts) if i == 0 or not note[i] for p in part]
 
 
 _NO_VOICE = re.compile("[我你您]")
