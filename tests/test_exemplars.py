@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from service_kb import CHEN, CHEN2, HOSHI, OPERATORS
+from service_kb import CHEN, CHEN2, HOSHI, KALTS, OPERATORS
 
 from arklore.chat.facade import NAME_ONLY
 from arklore.chat.fidelity import Item, score, store_line_speaker
@@ -544,3 +544,16 @@ def test_a_tight_memories_budget_drops_her_second_lines_before_an_appearance(hom
     assert all(len(it["quotes"]) == 1 for it in tight.items) and not tight.reason
     dropped = {q["line_id"] for it in full.items for q in it["quotes"][1:]}
     assert not dropped & set(tight.line_ids) and tight.tokens <= budget
+
+
+def test_in_a_group_chat_her_scenes_and_memories_prefer_the_others_present(home: Path) -> None:
+    """A message that names nobody still gets the scenes she shares with whoever is in the
+    chat: the others present count as named."""
+    with make_ws(home, memory_k=1) as ws:
+        alone = ws.chat.turn("陈", "你还好吗")
+        together = ws.chat.turn("陈", "你还好吗", participants=["凯尔希"])
+    assert together.block("exemplars").meta["named"] == [KALTS]
+    assert [s.path for s in together.block("memories").stages] == [P4]  # 凯尔希 is in it
+    assert together.block("exemplars").items[0]["stage_path"] == P4
+    assert alone.block("exemplars").meta["named"] == []
+    assert [s.path for s in alone.block("memories").stages] != [P4]

@@ -607,9 +607,11 @@ class ChatFacade:
         if doctor.meta.get("relation"):  # each person once: the doctor block has her view
             exclude.append(DOCTOR_ID)
         relations = timed("relations", self._relations, sp, message, exclude, spans)
-        memories = timed("memories", self.memories, sp, message, named=named)
+        # in a group chat the others present count as named: the scenes they share with her
+        with_them = list(dict.fromkeys([*named, *(p.node_id or p.char_id for p in present[1:])]))
+        memories = timed("memories", self.memories, sp, message, named=with_them)
         group = timed("group", self.group, present)
-        exemplars = timed("exemplars", self.exemplars, sp, message, named)
+        exemplars = timed("exemplars", self.exemplars, sp, message, with_them)
         blocks = sorted(
             [persona, doctor, relations, memories, group, exemplars],
             key=lambda b: BLOCK_ORDER.index(b.name),
