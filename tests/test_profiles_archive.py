@@ -163,6 +163,24 @@ def test_a_classified_note_is_somebodys_words_and_a_classified_record_is_the_arc
     assert dossier_excerpt(f"{signed}\n【权限记录】\n{record}", her) == record
 
 
+def test_the_first_archive_opens_with_her_character_without_naming_her() -> None:
+    """档案资料一 introduces her, often with no name (沉默寡言的信使。……): when no paragraph
+    names her, its opening stands, a one-line lead going on into the next paragraph; never a
+    speech, a note or an opening that points back. The other sections need her name."""
+    her = ["测试员"]
+    lead, then = "寡言的巡逻队员。", "按照本人的说法，雾里的路比地图上的更好认，走多了自然就会。"
+    assert dossier_excerpt(f"{lead}\n{then}", her, opening=True) == lead + then
+    assert dossier_excerpt(f"{lead}\n{then}", her) is None
+    portrait = "总是独来独往的巡逻队员，话不多，做事却从来不出差错。"
+    assert dossier_excerpt(portrait, her, opening=True) == portrait
+    for not_hers in (
+        "欸？队长人不见了，所以请这位大个子来临时救个场？行吧。",  # somebody's speech
+        "当然啦，工程部对她的武器非常感兴趣，谁也说不准她会不会答应。",  # points back
+        "我第一次见到她，是在北境的雾里，她正蹲着画地图。",  # a note in the first person
+    ):
+        assert dossier_excerpt(not_hers, her, opening=True) is None, not_hers
+
+
 def test_a_dossier_excerpt_knows_the_name_her_archive_gives() -> None:
     """An archive that calls her by her real name (本名小测, then 小测 throughout) has
     excerpts about her under that name; a role it opens with once does not count."""

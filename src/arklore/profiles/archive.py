@@ -339,8 +339,13 @@ def _dossier(
         if found is None or not names:
             continue
         entry, i, sec = found
+        opening = title == DOSSIER[0]
         excerpt = next(
-            ((j, x) for j, text in _story_texts(sec) if (x := dossier_excerpt(text, names))),
+            (
+                (j, x)
+                for j, text in _story_texts(sec)
+                if (x := dossier_excerpt(text, names, opening=opening))
+            ),
             None,
         )
         if excerpt is not None:
@@ -350,21 +355,22 @@ def _dossier(
 
 
 _BACK_REFERENCE = re.compile(
-    r"^(?:(?:当然|不过|但是|然而|因此|所以|此外|另外|同时|除此之外|除此以外|也就是说?|于是|总之|"
+    r"^(?:(?:当然啦?|不过|但是|然而|因此|所以|此外|另外|同时|除此之外|除此以外|也就是说?|于是|总之|"
     r"况且|而且|并且|可是|正如(?:上面|前面|上文|前文|之前|先前)[^，。！？]{0,8})，|(?:但|而|然而|不过|可是)(?![且是]))"
 )
 """A paragraph's opening word that points back at the one before it (当然，… 正如上面提到的，…
 而凯尔希医生则怀疑…): left out of an excerpt, which is read without that paragraph."""
 
 
-def dossier_excerpt(text: str, names: list[str]) -> str | None:
+def dossier_excerpt(text: str, names: list[str], *, opening: bool = False) -> str | None:
     """The excerpt of one ``档案资料`` text (the rule of :data:`DOSSIER_MAX`), or None: no
     opening word that points back at a paragraph it leaves out, no closing question whose
     answer it leaves out (翎羽为何会来到罗德岛？). A paragraph in the record's own "we"
     (……我们很难想象) only where no other paragraph names her, and only for sentences without
     it: those paragraphs are mostly about the inquiry, yet 铃兰's parents are told in one.
-    Nothing from a ``【权限记录】`` on: what follows is somebody's note (凯尔希's on 推进之王,
-    星熊's letter about 陈), however it reads."""
+    Nothing from a classified part that is somebody's note (凯尔希's on 推进之王, 星熊's letter
+    about 陈), however it reads. ``opening`` (``档案资料一``, which introduces her): when no
+    paragraph names her, its first paragraph as it opens (:func:`_opening`)."""
     paras = _before_note(_stripped(text))
     for allowed in (_NO_VOICE, _SPEAKS):
         for p in paras:
@@ -380,7 +386,30 @@ def dossier_excerpt(text: str, names: list[str]) -> str | None:
             value = "".join(pieces)
             if DOSSIER_MIN <= len(value) <= DOSSIER_MAX and any(n in value for n in names):
                 return value
-    return None
+    return _opening(paras) if opening else None
+
+
+def _opening(paras: list[str]) -> str | None:
+    """The section's first paragraph, in the narrator's voice, as it opens without a name (活泼
+    可爱，充满朝气……; a one-line lead such as 沉默寡言的信使。 goes on into the next paragraph)."""
+    lead = [p for p in paras if p]
+    if not lead or not _narration(lead[0]):
+        return None
+    text = lead[0]
+    if len(first_sentences(text, DOSSIER_MAX)) < DOSSIER_MIN and len(lead) > 1:
+        text = lead[0] + lead[1] if _narration(lead[1]) else text
+    pieces = sentence_pieces(first_sentences(text, DOSSIER_MAX))
+    while pieces and pieces[-1].endswith(("？", "?")):
+        pieces.pop()
+    value = "".join(pieces)
+    return value if DOSSIER_MIN <= len(value) <= DOSSIER_MAX else None
+
+
+def _narration(p: str) -> bool:
+    return not (
+        p.startswith(_NOT_NARRATION) or _NO_VOICE.search(p) or _BACK_REFERENCE.match(p)
+        or "？" in sentence_pieces(p)[0]
+    )  # fmt: skip
 
 
 _NOTE_HEADER = re.compile(r"【[^】]*(?:权限|语音|手记)[^】]*】")
