@@ -33,7 +33,9 @@ P1, P2, P3, P4, P5 = (f"obt/main/level_voice_0{i}" for i in range(1, 6))
 
 
 def _d(path: str, no: int, speaker: str, text: str, **kw) -> Line:
-    return Line(path, no, LineKind.DIALOGUE, text, speaker=speaker, speaker_raw=speaker, **kw)
+    return Line(
+        path, no, LineKind.DIALOGUE, text, speaker=speaker, **{"speaker_raw": speaker, **kw}
+    )
 
 
 def _n(path: str, no: int, text: str, **kw) -> Line:
@@ -557,3 +559,18 @@ def test_in_a_group_chat_her_scenes_and_memories_prefer_the_others_present(home:
     assert together.block("exemplars").items[0]["stage_path"] == P4
     assert alone.block("exemplars").meta["named"] == []
     assert [s.path for s in alone.block("memories").stages] != [P4]
+
+
+def test_a_speaker_the_story_marks_uncertain_keeps_its_question_mark(tmp_path: Path) -> None:
+    """塔露拉？ is the story saying this may not be her (Koschei speaks through her body): the
+    scene shows the label as written, never 塔露拉."""
+    path = "obt/main/level_unsure_01"
+    with small_world(tmp_path, {
+        path: [_d(path, 1, "陈", "你到底是谁？塔露拉不会说出这种话，我不会认错她的声音。"),
+               _d(path, 2, "塔露拉", "你们是不是被我现在的力量迷惑了？", uncertain=True,
+                  speaker_raw="塔露拉？"),
+               _d(path, 3, "陈", "不管你是谁，今天都别想从这里离开。")],
+    }) as w:  # fmt: skip
+        b = w.chat.exemplars(w.chat.speaker("陈"), "塔露拉")
+    assert "\n塔露拉？：你们是不是被我现在的力量迷惑了？" in b.text
+    assert "\n塔露拉：" not in b.text

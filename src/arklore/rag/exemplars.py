@@ -44,8 +44,9 @@ from arklore.corpus.lexical import BM25, Tokenizer
 from arklore.corpus.store import Store
 from arklore.extract.presence import doctor_signal
 
-VERSION = "1"
-"""The windowing rule's version: a change rebuilds the windows."""
+VERSION = "2"
+"""The windowing rule's version: a change rebuilds the windows (2: a speaker the story marks
+uncertain keeps its question mark)."""
 
 WINDOW_LINES = 6
 LEAD = 2
@@ -504,6 +505,12 @@ class ExemplarIndex:
         return self._tokenizer()
 
 
+def _shown_speaker(ln: Line) -> str:
+    """The speaker a scene shows: the story's own label where it marks the speaker uncertain
+    (``塔露拉？``: Koschei speaking through her body), never passed off as that person."""
+    return ln.speaker_raw.strip() if ln.uncertain and ln.speaker_raw else ln.speaker
+
+
 def _stage_text(name: str | None, summary: str | None) -> str:
     return "\n".join(x for x in (name, summary) if x)
 
@@ -571,7 +578,7 @@ def _stage_rows(
                 if ln.line_no not in named:
                     named[ln.line_no] = _people_named(ln, person, mentioned, tok)
                 is_hers = hers(ln)
-                data.append([ln.line_id, str(ln.kind), ln.speaker, int(is_hers), option])
+                data.append([ln.line_id, str(ln.kind), _shown_speaker(ln), int(is_hers), option])
                 toks.append(tokens[key])
                 people.update(dict.fromkeys(named[ln.line_no]))
                 signal = doctor_signal(ln) or ("speaks" if is_doctor(ln.speaker) else None)
