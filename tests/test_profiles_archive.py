@@ -135,6 +135,10 @@ def test_a_dossier_excerpt_reads_without_the_paragraph_it_leaves_out() -> None:
     only = "身为巡逻队员的测试员为何会来到北境的雾里？"
     answer = "测试员是被两位同伴从雾里拖出来的，一路上都在抱怨。"
     assert dossier_excerpt(f"{only}\n{answer}", her) == answer
+    # nor a sentence that hands over to lines it leaves out
+    lead = "测试员在雾里走路从来不看地图，这让人总想问她一个问题。"
+    rules = "经调查得知，测试员为自己定下的规则如下："
+    assert dossier_excerpt(f"{lead}\n{rules}\n{answer}", her) == answer
     quoted = (
         "测试员沉稳得让敌人误以为“这家伙是不是走错了战场？”"  # a quoted question is a statement
     )

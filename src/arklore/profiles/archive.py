@@ -356,7 +356,8 @@ def _dossier(
 
 _BACK_REFERENCE = re.compile(
     r"^(?:(?:当然啦?|不过|但是|然而|因此|所以|此外|另外|同时|除此之外|除此以外|也就是说?|于是|总之|"
-    r"况且|而且|并且|可是|正如(?:上面|前面|上文|前文|之前|先前)[^，。！？]{0,8})，|(?:但|而|然而|不过|可是)(?![且是]))"
+    r"况且|而且|并且|可是|接着|由此可见|综上所述|从以上[^，。！？]{0,8}|"
+    r"正如(?:上面|前面|上文|前文|之前|先前)[^，。！？]{0,8})，|(?:但|而|然而|不过|可是)(?![且是])|这样的)"
 )
 """A paragraph's opening word that points back at the one before it (当然，… 正如上面提到的，…
 而凯尔希医生则怀疑…): left out of an excerpt, which is read without that paragraph."""
@@ -381,9 +382,7 @@ def dossier_excerpt(text: str, names: list[str], *, opening: bool = False) -> st
             pieces = sentence_pieces(first_sentences(p, DOSSIER_MAX))
             if allowed is _SPEAKS:  # the record's 我们 may stand in its paragraph, not the excerpt
                 pieces = list(itertools.takewhile(lambda x: not _NO_VOICE.search(x), pieces))
-            while pieces and pieces[-1].endswith(("？", "?")):
-                pieces.pop()
-            value = "".join(pieces)
+            value = "".join(_no_dangling_end(pieces))
             if DOSSIER_MIN <= len(value) <= DOSSIER_MAX and any(n in value for n in names):
                 return value
     return _opening(paras) if opening else None
@@ -398,11 +397,21 @@ def _opening(paras: list[str]) -> str | None:
     text = lead[0]
     if len(first_sentences(text, DOSSIER_MAX)) < DOSSIER_MIN and len(lead) > 1:
         text = lead[0] + lead[1] if _narration(lead[1]) else text
-    pieces = sentence_pieces(first_sentences(text, DOSSIER_MAX))
-    while pieces and pieces[-1].endswith(("？", "?")):
-        pieces.pop()
-    value = "".join(pieces)
+    value = "".join(_no_dangling_end(sentence_pieces(first_sentences(text, DOSSIER_MAX))))
     return value if DOSSIER_MIN <= len(value) <= DOSSIER_MAX else None
+
+
+_LEADS_ON = re.compile(r"(?:[：:]|(?:一个问题|一个事实|如下|以下)[^。！]*。)$")
+"""A sentence that hands over to what follows (……规则如下： / ……询问她一个问题。)."""
+
+
+def _no_dangling_end(pieces: list[str]) -> list[str]:
+    """``pieces`` without the closing sentences whose point is left out: a question it does
+    not answer (翎羽为何会来到罗德岛？) or a lead into the next lines (:data:`_LEADS_ON`)."""
+    out = list(pieces)
+    while out and (out[-1].endswith(("？", "?")) or _LEADS_ON.search(out[-1])):
+        out.pop()
+    return out
 
 
 def _narration(p: str) -> bool:
