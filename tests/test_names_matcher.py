@@ -254,7 +254,8 @@ def test_fold_is_length_preserving() -> None:
 def test_packaged_user_file_loads() -> None:
     al = load_user_aliases()
     assert any(a.alias == "陈sir" and a.char_id == "char_010_chen" for a in al)
-    assert all(a.source in ("user", "block") for a in al)
+    assert all(a.source in ("user", "block", "stranger") for a in al)
+    assert any(a.alias == "酒神" and a.source == "stranger" for a in al)
 
 
 def write(tmp_path: Path, body: str) -> Path:
