@@ -24,6 +24,7 @@ from arklore.core.text import render_nickname
 from arklore.corpus.lexical import BM25, Tokenizer
 from arklore.graph.io import save_graph
 from arklore.graph.model import Edge, Node, RelationGraph
+from arklore.rag.context import Relation, render
 from arklore.rag.exemplars import KINDS, WINDOW_LINES, branch_paths, choice_option, windows
 from arklore.settings import Settings
 from arklore.workspace import Workspace
@@ -574,3 +575,24 @@ def test_a_speaker_the_story_marks_uncertain_keeps_its_question_mark(tmp_path: P
         b = w.chat.exemplars(w.chat.speaker("陈"), "塔露拉")
     assert "\n塔露拉？：你们是不是被我现在的力量迷惑了？" in b.text
     assert "\n塔露拉：" not in b.text
+
+
+def test_a_line_about_her_gives_the_name_the_story_mostly_calls_her_by(tmp_path: Path) -> None:
+    """星熊 speaks mostly as 鬼姐姐 here: a block line about her reads 星熊（鬼姐姐）, so the
+    model ties the code name to the scenes' speaker; a name that says who she is adds nothing."""
+    real = "obt/main/level_real_03"
+    ops = [Operator(HOSHI, "星熊", "Hoshiguma", "character_table", real_names=["鬼姐姐"])
+           if op.char_id == HOSHI else op for op in OPERATORS]  # fmt: skip
+    with small_world(tmp_path, {
+        real: [_d(real, 1, "鬼姐姐", "近卫局今天的巡逻由我带队，所有人注意安全。"),
+               _d(real, 2, "鬼姐姐", "明白，我这就去安排所有人手。"),
+               _d(real, 3, "星熊", "出发。"),
+               _d(real, 4, "陈晖洁", "我走在最前面，有事就喊我。")],
+    }, ops) as w:  # fmt: skip
+        assert w.names.story_name(HOSHI) == "鬼姐姐"
+        assert w.names.named(HOSHI) == "星熊（鬼姐姐）"
+        assert w.names.story_name(CHEN) is None  # 陈晖洁 says who she is
+        rel = Relation(HOSHI, "星熊", "战友", 0.9, "一起巡逻的搭档。", "graph", None)
+        text = render("陈", [rel], [], w.names.named)
+        served = w.rag.service()._line(rel)  # the workspace's relation service, as wired
+    assert text.splitlines()[1] == served == "- 星熊（鬼姐姐）：一起巡逻的搭档。"

@@ -317,7 +317,9 @@ class ChatFacade:
         if not rows:
             return empty_block(GROUP, budget, "no relations between the operators present")
         lines = [
-            f"- {p.name}→{r.target_name}：{render_nickname(r.text, self.nickname)}" for p, r in rows
+            f"- {p.name}→{self.names.named(r.target_id, r.target_name)}："
+            f"{render_nickname(r.text, self.nickname)}"
+            for p, r in rows
         ]
 
         def weakest(kept: list[int]) -> int:

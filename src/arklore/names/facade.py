@@ -34,7 +34,7 @@ from arklore.names.aliases import (
 )
 from arklore.names.audit import audit
 from arklore.names.matcher import Mention, MentionContext, MentionMatcher
-from arklore.names.portraits import char_number, portrait_number
+from arklore.names.portraits import char_number, is_descriptor, portrait_number
 from arklore.names.registry import Registry
 
 CLOSEST = 5
@@ -79,6 +79,7 @@ class NamesFacade:
         self._closest_pool: list[str] | None = None
         self._names_of: dict[str, list[str]] | None = None
         self._form_stages: dict[str, frozenset[str]] = {}
+        self._story_names: dict[str, str] | None = None
 
     # -- handles -----------------------------------------------------------------------------
     def user_aliases(self) -> list[Alias]:
@@ -185,6 +186,41 @@ class NamesFacade:
         if self._display is None:
             self._display = self._display_names()
         return self._display.get(char_id) or self.aliases().canonical_name(char_id) or char_id
+
+    def story_name(self, char_id: str) -> str | None:
+        """The name the story mostly calls her by where it does not say who she is (灵知 is
+        诺希斯 in 风雪过境, 伺夜 is 莱昂图索, 贝洛内 is 德米特里): her most-spoken label when it
+        carries more of her lines than all her labels that hold her display name; else None."""
+        names = self._story_names
+        if names is None:  # computed outside the lock: it reads handles that take it
+            names = self._most_spoken_names()
+            with self._lock:
+                self._story_names = names
+        return names.get(self.family(char_id)[0])
+
+    def _most_spoken_names(self) -> dict[str, str]:
+        counts = self._store().speaker_counts()
+        labels: dict[str, list[tuple[int, str]]] = {}
+        for speaker, cid in self.speaker_ids().items():
+            if not speaker.endswith(("？", "?")):
+                n = counts.get(speaker, (0, 0))[0]
+                labels.setdefault(self.family(cid)[0], []).append((n, speaker))
+        out: dict[str, str] = {}
+        for base, spoken in labels.items():
+            shown = self.display_name(base)
+            own = sum(n for n, sp in spoken if says_who(sp, shown))
+            n, top = max(spoken)
+            if n > own and not says_who(top, shown) and not is_descriptor(top):
+                out[base] = top
+        return out
+
+    def named(self, char_id: str, name: str | None = None) -> str:
+        """Her name as a chat block heads a line about her: ``name`` (default her display
+        name), with the name the story mostly calls her by (:meth:`story_name`) after it --
+        灵知（诺希斯）, so the model ties the code name to the scenes' speaker."""
+        shown = name or self.display_name(char_id)
+        story = self.story_name(char_id)
+        return f"{shown}（{story}）" if story else shown
 
     def _display_names(self) -> dict[str, str]:
         reg = self.registry()

@@ -128,11 +128,13 @@ class RelationRAG:
         rank_always: bool = False,
         window: Callable[[str, list[Span]], str] | None = None,
         weak_view: WeakView | None = None,
+        head: Head | None = None,
     ) -> None:
         """``root`` is the index folder (``$ARKLORE_HOME/rag``). The graph, the embedder and
         the Chroma client are given, or loaded on first use by their ``*_loader``/factory (a
         turn that names nobody never loads the embedder). A graph from ``graph_loader`` is
-        loaded again when a rebuild switches the index."""
+        loaded again when a rebuild switches the index. ``head``: how a line of the block
+        names the person it is about (node id, name -> text; default the name)."""
         if graph is None and graph_loader is None:
             raise ValueError("RelationRAG needs graph= or graph_loader=")
         self.root = Path(root)
@@ -153,6 +155,7 @@ class RelationRAG:
         self._docs: dict[tuple[str, str], list[RelationDoc]] = {}
         self._by_id: dict[str, RelationDoc] = {}
         self._weak_view = weak_view
+        self._head = head or _plain_head
         self._weak: dict[tuple[str, str], Relation | None] = {}
         self._qcache = QueryCache()
 
@@ -407,7 +410,9 @@ class RelationRAG:
             contextual = []
         name = name or self._name(op)
         named = frozenset(nid for nid, _, _ in spans)
-        anchors, contextual, text = fit_budget(name, anchors, contextual, budget, count, keep=named)
+        anchors, contextual, text = fit_budget(
+            name, anchors, contextual, budget, count, keep=named, head=self._head
+        )
         timings["total"] = _ms(t0)
         return RelationContext(text, anchors, contextual, count(text) if text else 0, budget,
                                timings, "embed" in timings)  # fmt: skip
@@ -446,6 +451,9 @@ class RelationRAG:
                 out.append(self._relation_for_edge(op, edges[0]))
         return sorted(out, key=lambda r: -r.strength)
 
+    def _line(self, r: Relation) -> str:
+        return f"- {self._head(r.target_id, r.target_name)}：{r.text}"
+
     def get_relation_background(
         self, operator_id: str, top_k: int = 8, *, budget: int | None = None
     ) -> str:
@@ -455,7 +463,7 @@ class RelationRAG:
         rels = self.get_anchor_relations(op, top_k)
         header = f"【{self._name(op)}的人际关系】"
         while rels:
-            text = "\n".join([header, *(_line(r) for r in rels)])
+            text = "\n".join([header, *(self._line(r) for r in rels)])
             if self.counter(text) <= budget:
                 return text
             rels = rels[:-1]
@@ -510,19 +518,30 @@ def _sentence(text: str, start: int, end: int, reach: int) -> tuple[int, int]:
     return lo, hi
 
 
-def _line(r: Relation) -> str:
-    return f"- {r.target_name}：{r.text}"
+Head = Callable[[str, str], str]
+"""(node id, name) -> how a block line names that person (灵知（诺希斯）)."""
 
 
-def render(name: str, anchors: list[Relation], contextual: list[Relation]) -> str:
+def _plain_head(node_id: str, name: str) -> str:
+    return name
+
+
+def render(
+    name: str, anchors: list[Relation], contextual: list[Relation], head: Head = _plain_head
+) -> str:
+    """The relations block: her people, then the people this turn names, one line each."""
+
+    def line(r: Relation) -> str:
+        return f"- {head(r.target_id, r.target_name)}：{r.text}"
+
     lines: list[str] = []
     if anchors:
         # 身边, not 在意: most are known from the story's evidence alone, not from a judgement
         lines.append(f"【{name}身边的人】")
-        lines.extend(_line(r) for r in anchors)
+        lines.extend(line(r) for r in anchors)
     if contextual:
         lines.append("【本轮提到的人】")
-        lines.extend(_line(r) for r in contextual)
+        lines.extend(line(r) for r in contextual)
     return "\n".join(lines)
 
 
@@ -535,13 +554,14 @@ def fit_budget(
     *,
     core: int = ANCHOR_CORE,
     keep: frozenset[str] = frozenset(),
+    head: Head = _plain_head,
 ) -> tuple[list[Relation], list[Relation], str]:
     """Until the block (headers included) fits ``budget`` tokens, drop: the anchors after the
     first ``core`` that the message does not name (``keep``), from the last; then contextual
     entries, weakest first; then the remaining anchors from the last."""
     anchors, contextual = list(anchors), list(contextual)
     while True:
-        text = render(name, anchors, contextual)
+        text = render(name, anchors, contextual, head)
         if not text or count(text) <= budget:
             return anchors, contextual, text
         extra = [i for i in range(core, len(anchors)) if anchors[i].target_id not in keep]

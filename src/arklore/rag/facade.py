@@ -135,6 +135,7 @@ class RagFacade:
                 budget=self.budget,
                 client_factory=self.chroma,
                 weak_view=self.weak_view,
+                head=self.names.named,
             )
         return self._service
 
