@@ -238,3 +238,10 @@ def test_the_blocks_own_words_name_her_never_a_pronoun(ws) -> None:
     ours = [ln for ln in doc.text.split("\n") if not ln.startswith(("- ", "  "))]
     assert len(ours) == 2 and all("阿米娅" in ln for ln in ours), ours
     assert not any(p in ln for ln in ours for p in "她他"), ours
+
+
+def test_the_games_rich_text_tags_never_reach_a_prompt() -> None:
+    """A line the script styles (<i>, <color=#…>) reaches a chat as its words."""
+    styled = "（<color=#000000>“答案一直都在这里。”</color>）<i>亲爱的K先生：</i>Dr.{@nickname}"
+    assert render_nickname(styled) == "（“答案一直都在这里。”）亲爱的K先生：博士"
+    assert render_nickname("a<b and c>d, 1<3") == "a<b and c>d, 1<3"  # not a tag: kept

@@ -17,14 +17,18 @@ def render_nickname(text: str, nickname: str = "博士") -> str:
     (``Dr.{@nickname}``, ``{@nickname}``) becomes ``nickname`` (the setting
     ``ARKLORE_NICKNAME``, default 博士); no placeholder ever reaches a prompt. A title the
     script writes after the name (``{@nickname}博士``) is kept unless the nickname already
-    ends with it (no 博士博士)."""
+    ends with it (no 博士博士). The game's rich-text tags (``<i>``, ``<color=#000000>``) are
+    dropped too: they style the words, they are not words."""
 
     def one(m: re.Match[str]) -> str:
         if m.group("title") and not nickname.endswith(_DOCTOR_TITLE):
             return nickname + _DOCTOR_TITLE
         return nickname
 
-    return _NICKNAME.sub(one, text)
+    return _NICKNAME.sub(one, _MARKUP.sub("", text))
+
+
+_MARKUP = re.compile(r"</?(?:i|b|u|color|size)(?:=[^<>]*)?>", re.IGNORECASE)
 
 
 SENTENCE_END = re.compile(r"[。！？!?]+[」』”’）)]*")
