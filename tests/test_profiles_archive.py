@@ -185,6 +185,22 @@ def test_the_first_archive_opens_with_her_character_without_naming_her() -> None
         assert dossier_excerpt(not_hers, her, opening=True) is None, not_hers
 
 
+def test_a_signed_run_in_the_first_person_is_somebodys_note_from_its_first_voice() -> None:
+    her = ["测试员"]
+    record = "测试员是北境巡逻队里资历最老的队员，熟悉每一条被雾吞没的小路。"
+    aside = "太好了，巡逻队里终于有人会帮我泡咖啡了！"
+    assert dossier_excerpt(f"{record}\n{aside}\n——队长", her) == record  # the record stays
+    note = "测试员总是一个人走在最前面。我大概理解了她的想法，不再多问。"
+    assert (
+        dossier_excerpt(f"{note}\n测试员从不回头看，哪怕身后的雾浓得看不见自己的脚。\n——同伴", her)
+        is None
+    )
+    quoted = "“我走前面，你们跟上。”"  # her quoted words are not the note's voice
+    assert dossier_excerpt(f"{quoted}\n{record}\n{aside}\n——队长", her) == record
+    secret = f"【机密档案】\n{record}\n如果是过去，我绝不会同意这次合作。"
+    assert dossier_excerpt(secret, her) is None
+
+
 def test_a_dossier_excerpt_knows_the_name_her_archive_gives() -> None:
     """An archive that calls her by her real name (本名小测, then 小测 throughout) has
     excerpts about her under that name; a role it opens with once does not count."""

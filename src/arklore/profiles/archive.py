@@ -356,8 +356,9 @@ def _dossier(
 
 _BACK_REFERENCE = re.compile(
     r"^(?:(?:当然啦?|不过|但是|然而|因此|所以|此外|另外|同时|除此之外|除此以外|也就是说?|于是|总之|"
-    r"况且|而且|并且|可是|接着|由此可见|综上所述|从以上[^，。！？]{0,8}|"
-    r"正如(?:上面|前面|上文|前文|之前|先前)[^，。！？]{0,8})，|(?:但|而|然而|不过|可是)(?![且是])|这样的)"
+    r"况且|而且|并且|可是|接着|由此可见|综上所述|从以上[^，。！？]{0,8}|同样[的地]?|为了这个[^，。！？]{0,4}|"
+    r"正如(?:上面|前面|上文|前文|之前|先前)[^，。！？]{0,8})，|(?:但|而|然而|不过|可是)(?![且是])|这样的|"
+    r"(?:\.{3,}|…+))"
 )
 """A paragraph's opening word that points back at the one before it (当然，… 正如上面提到的，…
 而凯尔希医生则怀疑…): left out of an excerpt, which is read without that paragraph."""
@@ -421,9 +422,9 @@ def _narration(p: str) -> bool:
     )  # fmt: skip
 
 
-_NOTE_HEADER = re.compile(r"【[^】]*(?:权限|语音|手记)[^】]*】")
-"""A header of a classified part (【权限记录】, 【医疗部语音记录】, 【散落的手记】), not a heading of
-the record's own such as 【源石技艺概览】."""
+_NOTE_HEADER = re.compile(r"【[^】]*(?:权限|语音|手记|机密)[^】]*】")
+"""A header of a classified part (【权限记录】, 【医疗部语音记录】, 【散落的手记】, 【机密档案】),
+not a heading of the record's own such as 【源石技艺概览】."""
 
 
 def _stripped(text: str) -> list[str]:
@@ -431,19 +432,36 @@ def _stripped(text: str) -> list[str]:
 
 
 def _before_note(paras: list[str]) -> list[str]:
-    """The paragraphs that are not somebody's note: a classified part (from its header to the
+    """The paragraphs that are not somebody's note. A classified part (from its header to the
     next) in the first or second person or signed is one (凯尔希's on 推进之王 ends ``——凯尔希``;
-    星熊's letter opens ``博士，我想拜托您``); a classified record in the archive's own voice
-    (线人奥达，原巴别塔成员……) stays."""
+    星熊's letter opens ``博士，我想拜托您``); so is a signed run without a header, from its
+    first paragraph in the first or second person to the signature (闪灵's on 临光, 歌蕾蒂娅's
+    on 乌尔比安, 可露希尔's one-line aside after 见行者's record, which stays). A classified
+    record in the archive's own voice (线人奥达，原巴别塔成员……) stays, and so does a record its
+    office signs (——人事部干员)."""
     parts: list[list[str]] = [[]]
     for p in paras:
-        if _NOTE_HEADER.match(p):
+        if _NOTE_HEADER.match(p) and parts[-1]:
             parts.append([])
         parts[-1].append(p)
-    note = [any(_SPEAKS.search(x) or _signature(x) for x in part[1:]) for part in parts]
-    return [p for i, part in enumerate(parts) if i == 0 or not note[i] for p in part]
+        if _signature(p):
+            parts.append([])
+    out: list[str] = []
+    for part in parts:
+        if part and _NOTE_HEADER.match(part[0]):
+            if not any(_SPEAKS.search(x) or _signature(x) for x in part[1:]):
+                out += part
+            continue
+        signed = bool(part) and _signature(part[-1])
+        voice = next(  # a quotation is somebody quoted, not the note's own voice
+            (i for i, x in enumerate(part) if _SPEAKS.search(x) and not x.startswith(_QUOTE)),
+            None,
+        )
+        out += part[:voice] if signed and voice is not None else part
+    return out
 
 
+_QUOTE = ("“", "「", '"', "『")
 _NO_VOICE = re.compile("[我你您]")
 """Any first or second person, the record's own 我们 too."""
 _CJK_CHAR = re.compile("[\u3400-\u9fff]")
