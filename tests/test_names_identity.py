@@ -235,6 +235,9 @@ def test_an_alias_marked_display_is_the_name_chat_text_shows(world, tmp_path: Pa
     assert ws.names.registry().get(KNIGHT).name == "辉石"
     assert ws.names.display_name(KNIGHT) == ws.chat.speaker("辉石").name == "艾丝蒂"
     assert ws.names.display_name(EDGE) == "刃锋"  # nobody else changes
+    # her code name in a story line is a word of the story, not glossed as the shown name
+    assert ws.names.mentioned("辉石，今天轮到你巡逻。") == [KNIGHT]
+    assert ws.names.glossary([], ["辉石，今天轮到你巡逻。"]) == []
     ws.close()
     bad = tmp_path / "bad.toml"
     bad.write_text(f'[[alias]]\nname = "艾丝蒂"\nid = "{KNIGHT}"\ndisplay = "yes"\n', "utf-8")

@@ -280,8 +280,10 @@ class NamesFacade:
         self, labels: Iterable[str], texts: Iterable[str], *, skip: Iterable[str] = ()
     ) -> list[tuple[str, str]]:
         """(name as written, who) for the speaker ``labels`` and the names in ``texts`` that
-        do not say who they are (:func:`says_who`: 恩雅 is 初雪, 恩希亚 is 崖心), the people of
-        ``skip`` (ids, any form) left out; each name once, in order of first use."""
+        do not say who they are (:func:`says_who`: 恩雅 is 初雪, 恩希亚 is 崖心), the people
+        of ``skip`` (ids, any form) left out; each name once, in order of first use. An
+        operator's code name in a line is not glossed: where a chat shows her under another
+        name, the code name is a word of the story (魔王, the crown's title, is not 特蕾西娅)."""
         skipped = {self.family(c)[0] for c in skip}
         out: dict[str, str] = {}
         for label in labels:
@@ -290,10 +292,13 @@ class NamesFacade:
             if who is not None and cid is not None and self.family(cid)[0] not in skipped:
                 out.setdefault(label, who)
         matcher = self.matcher()
+        reg = self.registry()
         for text in texts:
             for m in matcher.find(text):
                 if m.char_id is None or self.family(m.char_id)[0] in skipped:
                     continue
+                if m.char_id in reg and fold(m.surface) == fold(reg.get(m.char_id).name):
+                    continue  # a code name a chat shows otherwise is a word in the story (魔王)
                 who = self.display_name(self.family(m.char_id)[0])
                 if not says_who(m.surface, who):
                     out.setdefault(m.surface, who)
