@@ -418,19 +418,22 @@ def test_the_heading_names_the_other_labels_her_lines_carry(tmp_path: Path) -> N
     assert "陈晖洁：龙门近卫局从不向罪犯低头" in b.text and b.tokens <= b.budget
 
 
+ONI = [Operator(HOSHI, "星熊", "Hoshiguma", "character_table", real_names=["鬼姐姐"])
+       if op.char_id == HOSHI else op for op in OPERATORS]  # fmt: skip
+"""The test operators, 星熊 with her young name 鬼姐姐 as a real name."""
+
+
 def test_the_heading_says_who_the_others_are_where_a_name_does_not(tmp_path: Path) -> None:
     """Scenes call people by names a model may not know (a real name, a popup's avatar id):
     the heading says who they are, the avatar id becomes her name, and her memories name her
     once where her lines carry another label."""
     real = "obt/main/level_real_02"
-    ops = [Operator(HOSHI, "星熊", "Hoshiguma", "character_table", real_names=["鬼姐姐"])
-           if op.char_id == HOSHI else op for op in OPERATORS]  # fmt: skip
     with small_world(tmp_path, {
         real: [_d(real, 1, "陈", "鬼姐姐，近卫局今天的巡逻由你带队，所有人注意安全。"),
                _d(real, 2, "鬼姐姐", "明白，我这就去安排所有人手。"),
                _d(real, 3, "$avatar_hsguma", "出发，跟上我的脚步。"),
                _d(real, 4, "$avatar_chen", "我走在最前面，有事就喊我。")],
-    }, ops) as w:  # fmt: skip
+    }, ONI) as w:  # fmt: skip
         b = w.chat.exemplars(w.chat.speaker("陈"), "巡逻")
         mem = w.chat.memories(w.chat.speaker("星熊"), "巡逻")
     assert b.text.startswith("【陈在剧情里说过的话（原文；鬼姐姐即星熊）】\n")
@@ -581,14 +584,10 @@ def test_a_line_about_her_gives_the_name_the_story_mostly_calls_her_by(tmp_path:
     """星熊 speaks mostly as 鬼姐姐 here: a block line about her reads 星熊（鬼姐姐）, so the
     model ties the code name to the scenes' speaker; a name that says who she is adds nothing."""
     real = "obt/main/level_real_03"
-    ops = [Operator(HOSHI, "星熊", "Hoshiguma", "character_table", real_names=["鬼姐姐"])
-           if op.char_id == HOSHI else op for op in OPERATORS]  # fmt: skip
     with small_world(tmp_path, {
         real: [_d(real, 1, "鬼姐姐", "近卫局今天的巡逻由我带队，所有人注意安全。"),
-               _d(real, 2, "鬼姐姐", "明白，我这就去安排所有人手。"),
-               _d(real, 3, "星熊", "出发。"),
-               _d(real, 4, "陈晖洁", "我走在最前面，有事就喊我。")],
-    }, ops) as w:  # fmt: skip
+               _d(real, 2, "陈晖洁", "我走在最前面，有事就喊我。")],
+    }, ONI) as w:  # fmt: skip
         assert w.names.story_name(HOSHI) == "鬼姐姐"
         assert w.names.named(HOSHI) == "星熊（鬼姐姐）"
         assert w.names.story_name(CHEN) is None  # 陈晖洁 says who she is
