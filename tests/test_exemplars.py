@@ -595,3 +595,20 @@ def test_a_line_about_her_gives_the_name_the_story_mostly_calls_her_by(tmp_path:
         text = render("陈", [rel], [], w.names.named)
         served = w.rag.service()._line(rel)  # the workspace's relation service, as wired
     assert text.splitlines()[1] == served == "- 星熊（鬼姐姐）：一起巡逻的搭档。"
+
+
+def test_a_stage_summary_that_does_not_name_her_says_so(tmp_path: Path) -> None:
+    """The game's summary of a stage may tell another thread of it: the entry says the
+    summary does not name her, so her lines under it are not read as what it tells."""
+    mine, theirs = "obt/main/level_sum_01", "obt/main/level_sum_02"
+    with small_world(
+        tmp_path,
+        {
+            mine: [_d(mine, 1, "陈", "近卫局今天的巡逻由我带队，所有人注意安全。")],
+            theirs: [_d(theirs, 1, "陈", "这里交给我，你们先去下城区巡逻。")],
+        },
+        summaries={mine: "陈带队巡逻下城区。", theirs: "星熊久违地骑上机车，度过难得的假日。"},
+    ) as w:
+        text = w.chat.memories(w.chat.speaker("陈"), "巡逻").text
+    assert "：陈带队巡逻下城区。\n" in text
+    assert "：星熊久违地骑上机车，度过难得的假日。（概要未提到陈）\n" in text
