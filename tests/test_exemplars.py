@@ -607,8 +607,12 @@ def test_a_stage_summary_that_does_not_name_her_says_so(tmp_path: Path) -> None:
             mine: [_d(mine, 1, "陈", "近卫局今天的巡逻由我带队，所有人注意安全。")],
             theirs: [_d(theirs, 1, "陈", "这里交给我，你们先去下城区巡逻。")],
         },
-        summaries={mine: "陈带队巡逻下城区。", theirs: "星熊久违地骑上机车，度过难得的假日。"},
+        summaries={
+            mine: "陈带队巡逻下城区。",
+            # the name only past the part shown (whole sentences up to 60 characters)
+            theirs: "星熊久违地骑上机车，度过难得的假日。" + "车道很长。" * 10 + "终点站着陈。",
+        },
     ) as w:
         text = w.chat.memories(w.chat.speaker("陈"), "巡逻").text
     assert "：陈带队巡逻下城区。\n" in text
-    assert "：星熊久违地骑上机车，度过难得的假日。（概要未提到陈）\n" in text
+    assert "车道很长。（概要未提到陈）\n" in text

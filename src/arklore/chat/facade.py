@@ -103,7 +103,7 @@ NAME_ONLY = "  （这一段里没有本人的台词，只是被人叫到名字�
 """Under an appearance where she has no line (:meth:`ChatFacade._appearance_text`)."""
 NOT_IN_SUMMARY = "（概要未提到{name}）"
 """After a stage summary that names none of her names (:meth:`ChatFacade._appearance_text`):
-43% of the summaries shown over 50 real operators tell another thread of the stage."""
+48% of the summaries shown over 50 real operators tell another thread of the stage."""
 
 
 class ChatFacade:
@@ -572,7 +572,7 @@ class ChatFacade:
         ]
         if m.kind == "appearance" and not m.spoken:
             quotes.append(NAME_ONLY)
-        summary = m.summary or ""
+        summary = shorten(m.summary or "", SUMMARY_CHARS)  # the part the entry shows
         aside = NOT_IN_SUMMARY.format(name=name) if summary and not any(
             x in summary for x in hers
         ) else ""  # fmt: skip
