@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from service_kb import CHEN, CHEN2, HOSHI, KALTS, OPERATORS
@@ -121,11 +122,12 @@ def write_store(
     ingested_store(home / "arklore.sqlite3", stages, registry, order=order).close()
 
 
-def write_graph(home: Path) -> None:
+def write_graph(home: Path, more: Sequence[Edge] = ()) -> None:
     names = {op.char_id: op.name for op in OPERATORS if op.char_id != CHEN2}
     nodes = {i: Node(i, n, "operator", {}) for i, n in names.items()}
     nodes[TALULAH] = Node(TALULAH, "塔露拉", "npc", {})
     edges = [Edge(CHEN, TALULAH, "近亲", 0.95, ["matrix"], {"matrix": 1}, [], "姐妹。", [P1])]
+    edges += more
     save_graph(RelationGraph(nodes, edges, alternates={CHEN2: CHEN}), home / "relation_graph.json")
 
 
@@ -139,14 +141,16 @@ def small_world(
     lines_of: dict[str, list[Line]],
     operators: list[Operator] = OPERATORS,
     summaries: dict[str, str] = SUMMARIES,
+    edges: Sequence[Edge] = (),
+    **settings: Any,
 ) -> Iterator[Workspace]:
     """A workspace over a store of just ``lines_of`` (stage summaries: ``summaries``), the
-    graph and her scenes built."""
+    graph (with ``edges`` besides its own) and her scenes built; ``settings`` for it."""
     home = tmp_path / "home"
     home.mkdir()
     write_store(home, lines_of, operators, summaries)
-    write_graph(home)
-    with make_ws(home) as w:
+    write_graph(home, edges)
+    with make_ws(home, **settings) as w:
         w.rag.index_exemplars()
         yield w
 
@@ -584,17 +588,19 @@ def test_a_line_about_her_gives_the_name_the_story_mostly_calls_her_by(tmp_path:
     """星熊 speaks mostly as 鬼姐姐 here: a block line about her reads 星熊（鬼姐姐）, so the
     model ties the code name to the scenes' speaker; a name that says who she is adds nothing."""
     real = "obt/main/level_real_03"
+    partner = Edge(CHEN, HOSHI, "战友", 0.9, ["matrix"], {"matrix": 1}, [], "搭档。", [real])
     with small_world(tmp_path, {
         real: [_d(real, 1, "鬼姐姐", "近卫局今天的巡逻由我带队，所有人注意安全。"),
                _d(real, 2, "陈晖洁", "我走在最前面，有事就喊我。")],
-    }, ONI) as w:  # fmt: skip
+    }, ONI, edges=[partner], tier_c_relations=True) as w:  # fmt: skip
         assert w.names.story_name(HOSHI) == "鬼姐姐"
         assert w.names.named(HOSHI) == "星熊（鬼姐姐）"
         assert w.names.story_name(CHEN) is None  # 陈晖洁 says who she is
         rel = Relation(HOSHI, "星熊", "战友", 0.9, "一起巡逻的搭档。", "graph", None)
         text = render("陈", [rel], [], w.names.named)
-        served = w.rag.service()._line(rel)  # the workspace's relation service, as wired
-    assert text.splitlines()[1] == served == "- 星熊（鬼姐姐）：一起巡逻的搭档。"
+        served = w.chat.relation_context(w.chat.speaker("陈"), "你好").text  # as wired
+    assert text.splitlines()[1] == "- 星熊（鬼姐姐）：一起巡逻的搭档。"
+    assert "\n- 星熊（鬼姐姐）：" in served
 
 
 def test_a_stage_summary_that_does_not_name_her_says_so(tmp_path: Path) -> None:

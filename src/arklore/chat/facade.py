@@ -57,7 +57,7 @@ from arklore.profiles.charfile import ABOUT_DOCTOR, TIER_C
 from arklore.profiles.facade import ProfilesFacade
 from arklore.profiles.persona import OPT_IN_VAR, Persona
 from arklore.profiles.userdir import FileCheck
-from arklore.rag.context import Relation, RelationContext, fit_budget
+from arklore.rag.context import Relation, RelationContext
 from arklore.rag.exemplars import Scene
 from arklore.rag.facade import RagFacade
 from arklore.settings import Settings
@@ -238,25 +238,12 @@ class ChatFacade:
             raise UnknownNameError(f"{sp.name} ({sp.char_id}) is not in the relation graph")
         if spans is None:
             spans = self.named_spans(sp, message)
-        ctx = self.rag.context(
+        # the player's name rendered before the block is fitted: a long nickname needs room
+        return self.rag.context(
             sp.node_id, message, exclude, budget=budget, spans=spans,
             prefer=self.names.form_stages(sp.char_id), name=sp.name,
+            shown=lambda text: render_nickname(text, self.nickname),
         )  # fmt: skip
-        return self._rendered(ctx, sp)
-
-    def _rendered(self, ctx: RelationContext, sp: Speaker) -> RelationContext:
-        """``ctx`` with the player placeholder rendered in every relation's text, fitted to its
-        budget again (a long nickname may need the room)."""
-        rels = [*ctx.anchors, *ctx.contextual]
-        if not any("{@nickname}" in r.text for r in rels):
-            return ctx
-        for r in rels:
-            r.text = render_nickname(r.text, self.nickname)
-        ctx.anchors, ctx.contextual, ctx.text = fit_budget(
-            sp.name, ctx.anchors, ctx.contextual, ctx.budget, self.counter
-        )
-        ctx.tokens = self.counter(ctx.text) if ctx.text else 0
-        return ctx
 
     def _relations(self, sp: Speaker, message: str, exclude: list[str], spans: list[Span]) -> Block:
         """A turn's relations block: her relation context, or empty with the reason."""

@@ -21,7 +21,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -382,11 +382,13 @@ class RelationRAG:
         spans: list[Span] | None = None,
         prefer: Collection[str] = (),
         name: str | None = None,
+        shown: Callable[[str], str] | None = None,
     ) -> RelationContext:
         """Her anchors and her view of the people the message names (``spans``: found by the
         caller with :meth:`detect_targets`' rule, else found here), within ``budget`` tokens
         (:func:`fit_budget`); ``prefer``: the stages of the form she is in; ``name``: what
-        the heading calls her (default: her graph node's name)."""
+        the heading calls her (default: her graph node's name); ``shown``: each relation's
+        text as the chat shows it (the player's name rendered), before it is fitted."""
         budget = self.budget if budget is None else budget
         count = self.counter
         timings: dict[str, float] = {}
@@ -408,6 +410,9 @@ class RelationRAG:
             )
         except RagIndexError:
             contextual = []
+        if shown is not None:
+            anchors = [replace(r, text=shown(r.text)) for r in anchors]
+            contextual = [replace(r, text=shown(r.text)) for r in contextual]
         name = name or self._name(op)
         named = frozenset(nid for nid, _, _ in spans)
         anchors, contextual, text = fit_budget(
@@ -451,9 +456,6 @@ class RelationRAG:
                 out.append(self._relation_for_edge(op, edges[0]))
         return sorted(out, key=lambda r: -r.strength)
 
-    def _line(self, r: Relation) -> str:
-        return f"- {self._head(r.target_id, r.target_name)}：{r.text}"
-
     def get_relation_background(
         self, operator_id: str, top_k: int = 8, *, budget: int | None = None
     ) -> str:
@@ -463,7 +465,7 @@ class RelationRAG:
         rels = self.get_anchor_relations(op, top_k)
         header = f"【{self._name(op)}的人际关系】"
         while rels:
-            text = "\n".join([header, *(self._line(r) for r in rels)])
+            text = "\n".join([header, *(_line(r, self._head) for r in rels)])
             if self.counter(text) <= budget:
                 return text
             rels = rels[:-1]
@@ -526,22 +528,23 @@ def _plain_head(node_id: str, name: str) -> str:
     return name
 
 
+def _line(r: Relation, head: Head = _plain_head) -> str:
+    """One relation as a block shows it: ``- 名字：text``, the name as ``head`` gives it."""
+    return f"- {head(r.target_id, r.target_name)}：{r.text}"
+
+
 def render(
     name: str, anchors: list[Relation], contextual: list[Relation], head: Head = _plain_head
 ) -> str:
     """The relations block: her people, then the people this turn names, one line each."""
-
-    def line(r: Relation) -> str:
-        return f"- {head(r.target_id, r.target_name)}：{r.text}"
-
     lines: list[str] = []
     if anchors:
         # 身边, not 在意: most are known from the story's evidence alone, not from a judgement
         lines.append(f"【{name}身边的人】")
-        lines.extend(line(r) for r in anchors)
+        lines.extend(_line(r, head) for r in anchors)
     if contextual:
         lines.append("【本轮提到的人】")
-        lines.extend(line(r) for r in contextual)
+        lines.extend(_line(r, head) for r in contextual)
     return "\n".join(lines)
 
 

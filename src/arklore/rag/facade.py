@@ -392,17 +392,20 @@ class RagFacade:
         spans: list[Span] | None = None,
         prefer: Collection[str] = (),
         name: str | None = None,
+        shown: Callable[[str], str] | None = None,
     ) -> RelationContext:
         """The relation block of graph node ``node`` for ``message``, with the index's
         warnings (MessageTooLongError over the message limit). ``spans``: the people the
         message names, when the caller found them already (the same rule); ``prefer``: the
         stages of the form she is in (:meth:`NamesFacade.form_stages`); ``name``: what the
-        heading calls her (the form's name in a form's chat)."""
+        heading calls her (the form's name in a form's chat); ``shown``: a relation's text as
+        the chat shows it (:meth:`RelationRAG.build_context`)."""
         if max_message_chars is not None:
             check_message(message, max_message_chars)
         ctx = self.service().build_context(
-            node, message, list(exclude), budget=budget, spans=spans, prefer=prefer, name=name
-        )
+            node, message, list(exclude), budget=budget, spans=spans, prefer=prefer, name=name,
+            shown=shown,
+        )  # fmt: skip
         ctx.warnings += self.warnings()
         return ctx
 
