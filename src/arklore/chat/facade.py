@@ -543,8 +543,8 @@ class ChatFacade:
 
     def _her_names(self, sp: Speaker) -> frozenset[str]:
         """Every name she goes by: her display name, her aliases and her speaker labels."""
-        labels = {x for x, cid in self.names.speaker_ids().items() if cid in sp.family}
-        return frozenset({sp.name, *self.names.aliases_of(sp.family), *labels})
+        names = self.names
+        return frozenset({sp.name, *names.aliases_of(sp.family), *names.labels_of(sp.family)})
 
     def _appearance_text(self, m: MemoryItem, name: str, hers: frozenset[str]) -> str:
         """An appearance: where, the game's summary, then her own lines there (verbatim), or
@@ -563,7 +563,7 @@ class ChatFacade:
         aside = NOT_IN_SUMMARY.format(name=name) if summary and not any(
             x in summary for x in hers
         ) else ""  # fmt: skip
-        head = render_nickname(_appearance_head(m) + aside, self.nickname)
+        head = render_nickname(_appearance_head(m, summary) + aside, self.nickname)
         return "\n".join([head, *quotes])
 
     @staticmethod
@@ -647,12 +647,12 @@ def _with_quotes(m: MemoryItem, n: int) -> MemoryItem:
     return replace(m, quotes=m.quotes[:n], line_ids=[x for x in m.line_ids if x not in dropped])
 
 
-def _appearance_head(m: MemoryItem) -> str:
+def _appearance_head(m: MemoryItem, summary: str) -> str:
+    """Where, and the game's ``summary`` of the stage as the entry shows it."""
     where = " ".join(x for x in (m.stage_code, m.avg_tag) if x)
     name = (m.story_name or "").strip()
     ref = StageRef(m.stage_path, m.stage_code, m.story_name, m.event_name)
     title = f"《{name}》" if name else ref.untitled()
     event = f"（{m.event_name}）" if m.event_name and name else ""
-    summary = shorten(m.summary or "", SUMMARY_CHARS)
     head = " ".join(x for x in (where, title + event) if x)
     return f"- {head}" + (f"：{summary}" if summary else "")

@@ -255,7 +255,7 @@ class NamesFacade:
         with self._lock:
             hit = self._form_stages.get(char_id)
         if hit is None:
-            labels = [sp for sp, cid in self.speaker_ids().items() if cid in fam]
+            labels = self.labels_of(fam)
             hit = frozenset(
                 path
                 for path, art in self._store().speaker_stage_portraits(labels)
@@ -304,6 +304,11 @@ class NamesFacade:
                     out.setdefault(m.surface, who)
         return list(out.items())
 
+    def labels_of(self, char_ids: Iterable[str]) -> list[str]:
+        """The story speaker labels that resolve to one of ``char_ids``."""
+        wanted = set(char_ids)
+        return [sp for sp, cid in self.speaker_ids().items() if cid in wanted]
+
     def aliases_of(self, char_ids: Iterable[str]) -> list[str]:
         """Every (folded) name the alias table resolves to one of ``char_ids``."""
         with self._lock:
@@ -346,7 +351,7 @@ class NamesFacade:
         fam = self.family(char_id)
         data: dict[str, Any] = asdict(reg.get(char_id)) if char_id in reg else {}
         counts = self._store().speaker_counts()
-        spoken = [sp for sp, cid in self.speaker_ids().items() if cid == char_id]
+        spoken = self.labels_of([char_id])
         data |= {
             "id": char_id,
             "char_id": char_id,

@@ -68,9 +68,9 @@ operators have at least 3 windows above it."""
 MIN_HER_LINES = 3
 """Lines of hers a window needs to show her in a scene rather than others talking around
 her (斯卡蒂 with one line while 歌蕾蒂娅 and 凯尔希 talk): a window with fewer, and fewer than
-half its lines, comes after
-every window of hers with as many, before those where she says almost nothing -- unless it
-holds a person the message names (asked about 乌尔比安, his scene with her one line stays)."""
+half its lines, comes after every window of hers with as many, before those where she says
+almost nothing -- unless it holds a person the message names (asked about 乌尔比安, his
+scene with her one line stays)."""
 CACHE_OPERATORS = 64
 """Operators whose windows are held in memory (least recently used dropped)."""
 
