@@ -35,5 +35,6 @@ def test_a_stage_without_a_title_is_its_events_level_dialogue_not_a_path() -> No
     assert StageRef("activities/a1/training/t_01", None, None, "沃伦姆德的薄暮").label() == (
         "「沃伦姆德的薄暮」关卡中的对话"
     )
-    assert StageRef("obt/x/y", None, None, None).label() == "obt/x/y"  # nothing else to say
+    # nothing else to say: still no path, which a model cannot read
+    assert StageRef("obt/x/y", None, None, None).label() == "一段无标题的剧情"
     assert StageRef("obt/main/m_01", "1-1", " 夕", "主线").label() == "1-1 《夕》"

@@ -30,6 +30,10 @@ BLOCK_ORDER: tuple[str, ...] = (PERSONA, DOCTOR, RELATIONS, MEMORIES, GROUP, EXE
 nearest the conversation, examples of how she talks."""
 
 
+UNTITLED = "一段无标题的剧情"
+"""What a chat calls a stage the tables give neither a title nor an event."""
+
+
 @dataclass(frozen=True, slots=True)
 class StageRef:
     """A stage a block cites: its path and what the game calls it."""
@@ -46,10 +50,10 @@ class StageRef:
 
     def untitled(self) -> str:
         """A stage the tables give no title (a level's or a training's dialogue): its event's
-        in-level dialogue, never the file path a model cannot read (the path when there is
-        no event either)."""
+        in-level dialogue, or with no event either (1,104 real stages) 一段无标题的剧情; never
+        the file path a model cannot read (``path`` and ``to_dict`` keep it for tools)."""
         event = (self.event or "").strip()
-        return f"「{event}」关卡中的对话" if event else self.path
+        return f"「{event}」关卡中的对话" if event else UNTITLED
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "code": self.code, "name": self.name, "event": self.event}
