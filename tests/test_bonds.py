@@ -138,6 +138,29 @@ def test_how_a_relation_is_known_comes_before_the_kind_of_bond():
     assert [e.target for e in g.anchors(ME)] == ["char_200_op", "npc:丁", "npc:戊"]
 
 
+def test_every_relation_a_person_wrote_is_an_anchor_up_to_the_written_limit():
+    """陈's rival 诗怀雅 is her sixth written relation by the kind of bond: it stays an anchor;
+    a relation known from contact alone still waits for ``k``."""
+    from arklore.rag.docs import ANCHOR_K, ANCHOR_WRITTEN_MAX, anchor_edges
+
+    kinds = ["近亲", "近亲", "上下级", "朋友", "合作", "竞争", "相识", "同事", "同事", "同事"]
+    people = {f"npc:w{i}": f"写{i}" for i in range(len(kinds))}
+    met = _e(ME, "npc:m", "interaction", 0.99, origins=("interaction",), turns=900)
+    written = [_e(ME, p, kind) for p, kind in zip(people, kinds, strict=True)]
+    few = _g([*written[:7], met], {**people, "npc:m": "遇"})
+    got = [e.target for e in anchor_edges(few, ME)]
+    assert got == list(people)[:7]  # the rival (竞争, sixth) and the acquaintance stay
+    assert "npc:m" not in got  # contact only: past k, no slot
+    many = _g([*written, met], {**people, "npc:m": "遇"})
+    ranked = [e.target for e in many.anchors(ME) if e.target != "npc:m"]  # 同事 before 相识
+    assert [e.target for e in anchor_edges(many, ME)] == ranked[:ANCHOR_WRITTEN_MAX]
+    # fewer written than k: k is filled from the story as before
+    two = _g([*written[:2], met], {**people, "npc:m": "遇"})
+    assert [e.target for e in anchor_edges(two, ME)] == [*list(people)[:2], "npc:m"]
+    assert len(anchor_edges(many, ME, 1)) == ANCHOR_WRITTEN_MAX > ANCHOR_K
+    assert anchor_edges(many, ME, 0) == []
+
+
 # -- kinship and role words ------------------------------------------------------------------
 def _family() -> RelationGraph:
     return _g([

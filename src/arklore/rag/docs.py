@@ -43,7 +43,7 @@ import orjson
 from arklore.core.predicates import BASIS_RANK, PREDICATE_FAMILY
 from arklore.extract.store import kept_edges
 from arklore.graph.evidence import PairFacts, event_names
-from arklore.graph.model import DOCTOR_ID, Edge, RelationGraph
+from arklore.graph.model import DOCTOR_ID, Edge, RelationGraph, standing
 from arklore.rag.evidence import (  # re-exported: the length bounds every reader checks
     MAX_CHARS as MAX_CHARS,
 )
@@ -75,13 +75,25 @@ ANCHOR_SKIP: frozenset[str] = frozenset({DOCTOR_ID})
 """People never given an anchor slot: the chat is with the Doctor, whose view has its own block."""
 
 
+ANCHOR_WRITTEN_MAX = 8
+"""Anchors in all when relations a person wrote (the curated matrix) run past ``ANCHOR_K``: each
+is an anchor up to this many. 陈's rival 诗怀雅 is her sixth written relation by the kind of
+bond. They have their documents already, so nothing more is embedded."""
+
+
 def anchor_edges(
     graph: RelationGraph, op: str, k: int = ANCHOR_K, prefer: Collection[str] = ()
 ) -> list[Edge]:
     """Her first ``k`` anchors (:meth:`arklore.graph.model.RelationGraph.anchors`: the kind of
     bond before the strength among relations of equal standing), the Doctor left out;
-    ``prefer``: the stages of the form she is in, whose people may claim the last slots."""
-    return graph.get_top_anchor_relations(op, k, skip=ANCHOR_SKIP, prefer=prefer)
+    ``prefer``: the stages of the form she is in, whose people may claim the last slots.
+    Then her other written relations, up to :data:`ANCHOR_WRITTEN_MAX` anchors in all."""
+    edges = graph.get_top_anchor_relations(op, k, skip=ANCHOR_SKIP, prefer=prefer)
+    if not edges:
+        return edges
+    taken = {e.target for e in edges} | ANCHOR_SKIP
+    written = [e for e in graph.anchors(op) if standing(e) == 0 and e.target not in taken]
+    return [*edges, *written[: max(0, ANCHOR_WRITTEN_MAX - len(edges))]]
 
 
 @dataclass(slots=True)
