@@ -37,4 +37,11 @@ def test_a_stage_without_a_title_is_its_events_level_dialogue_not_a_path() -> No
     )
     # nothing else to say: still no path, which a model cannot read
     assert StageRef("obt/x/y", None, None, None).label() == "一段无标题的剧情"
+    # a game mode's own dialogue says which mode, so a model weighs a tutorial as one
+    assert StageRef("obt/guide/beg/g_01").label() == "新手引导中的一段对话"
+    assert StageRef("obt/rogue/rogue_9/endbook/e_1").label() == "集成战略中的一段对话"
+    assert StageRef("activities/act1sandbox/battleavg/d_1").label() == "生息演算中的一段对话"
+    assert StageRef("obt/guidebook/x").label() == "一段无标题的剧情"  # a folder, not a prefix
+    assert StageRef("activities/act9x/training/t_01_a").label() == "一段玩法引导对话"
+    assert StageRef("activities/act9x/training_day").label() == "一段无标题的剧情"
     assert StageRef("obt/main/m_01", "1-1", " 夕", "主线").label() == "1-1 《夕》"

@@ -32,6 +32,26 @@ nearest the conversation, examples of how she talks."""
 
 UNTITLED = "一段无标题的剧情"
 """What a chat calls a stage the tables give neither a title nor an event."""
+MODES: tuple[tuple[str, str], ...] = (
+    ("obt/guide/", "新手引导"),
+    ("obt/tutorial/", "新手引导"),
+    ("obt/rogue/", "集成战略"),
+    ("obt/roguelike/", "集成战略"),
+    ("obt/sandboxperm/", "生息演算"),
+    ("activities/act1sandbox/", "生息演算"),
+    ("obt/legion/", "保全派驻"),
+    ("obt/rune/", "危机合约"),
+    ("activities/act5d1/", "危机合约"),
+    ("activities/act1autochess/", "卫戍协议"),
+    ("activities/bossrush/", "引航者试炼"),
+    ("activities/act1bossrush/", "引航者试炼"),
+)
+"""The game mode an untitled stage belongs to, by the folder it sits in (each mode's name is
+the one its own dialogue uses): most untitled stages are a mode's dialogue, which a model
+should weigh as such (a tutorial, a roguelike ending), not as the story."""
+GUIDE_FOLDERS = frozenset({"guide", "training"})
+GUIDE = "一段玩法引导对话"
+"""An untitled stage in an event's ``guide/`` or ``training/`` folder: how to play it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +70,19 @@ class StageRef:
 
     def untitled(self) -> str:
         """A stage the tables give no title (a level's or a training's dialogue): its event's
-        in-level dialogue, or with no event either (1,104 real stages) 一段无标题的剧情; never
-        the file path a model cannot read (``path`` and ``to_dict`` keep it for tools)."""
+        in-level dialogue; with no event either (1,104 real stages), its game mode's dialogue
+        (:data:`MODES`) or an event's how-to-play (:data:`GUIDE`), 1,060 of them; else
+        一段无标题的剧情; never the file path a model cannot read (``path`` and ``to_dict``
+        keep it for tools)."""
         event = (self.event or "").strip()
-        return f"「{event}」关卡中的对话" if event else UNTITLED
+        if event:
+            return f"「{event}」关卡中的对话"
+        mode = next((m for folder, m in MODES if self.path.startswith(folder)), None)
+        if mode:
+            return f"{mode}中的一段对话"
+        if GUIDE_FOLDERS.intersection(self.path.split("/")[:-1]):
+            return GUIDE
+        return UNTITLED
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "code": self.code, "name": self.name, "event": self.event}
