@@ -454,3 +454,14 @@ def test_pair_facts_are_kept_on_disk_per_corpus_names_and_pairs(tmp_path, monkey
     (home / "cache" / "pair_facts.pickle").write_bytes(b"not a pickle")
     with kb_workspace(home) as ws:  # an unreadable file: computed again, no error
         assert ws.graph.facts(ws.graph.current(), pairs) == first and calls == [1, 1]
+
+
+@pytest.mark.parametrize(
+    ("label", "generic"),
+    [("医疗干员", True), ("士兵A", True), ("守卫甲", True), ("电话那头的声音", True),
+     ("日记", True), ("广播", True), ("凯尔希", False), ("日记本的主人", False), ("声", False)],
+)  # fmt: skip
+def test_a_role_or_a_medium_never_becomes_a_person(label: str, generic: bool) -> None:
+    from arklore.graph.interaction import is_generic_role
+
+    assert is_generic_role(label) is generic

@@ -262,3 +262,28 @@ def test_a_stranger_label_speaks_for_nobody_while_the_name_still_finds_her(world
     assert "刃锋" not in speaker_ids(ws.corpus.store())
     assert ws.names.resolve("刃锋") == EDGE and ws.names.mentioned("刃锋来了") == [EDGE]
     ws.close()
+
+
+def test_a_speaker_whose_picture_is_mostly_another_speakers_is_a_portrait_conflict() -> None:
+    """The label 林 resolves to the operator, but its picture is her father's (the label 鼠王
+    shows it far more): a stranger. 索娜 shows 焰尾's picture far more than 焰尾 does and
+    resolves to nobody: a missing alias. Both are listed; a speaker who shares her picture
+    with a label of her own is not."""
+    from arklore.names.audit import portrait_conflicts
+
+    ids = {"甲": KNIGHT, "甲的本名": KNIGHT, "乙": QUIET, "丙": COURIER, "己": ROSE}
+    portraits = [
+        ("乙", "avg_npc_034#1", 20), ("乙", None, 3), ("乙", "avg_npc_034#4$1", 9),
+        ("鼠王", "avg_npc_034", 60),  # nobody's: her father
+        ("甲", "avg_npc_122", 12), ("甲的本名", "avg_npc_122#2", 80),  # one person
+        ("丙", "avg_957_courier_1", 30), ("丙", "avg_npc_9", 2),
+        ("路人", "avg_957_courier_1", 10),  # a stranger borrows her picture now and then
+        ("丁", "avg_npc_7", 15), ("戊", "avg_npc_7", 40),  # neither resolves: nobody's
+        ("己", "avg_npc_5", 6), ("己", "avg_962_rose_1", 6), ("庚", "avg_npc_5", 50),  # no one picture
+    ]  # fmt: skip
+    got = portrait_conflicts(portraits, ids)
+    assert [(c["speaker"], c["picture"], c["shown_most_as"], c["other_id"]) for c in got] == [
+        ("乙", "avg_npc_034", "鼠王", None)
+    ]
+    assert got[0]["lines"] == 29 and got[0]["other_lines"] == 60
+    assert portrait_conflicts([("乙", "avg_npc_034", 9), ("鼠王", "avg_npc_034", 60)], ids) == []

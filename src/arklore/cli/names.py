@@ -119,3 +119,10 @@ def audit_cmd(json: JsonOpt = False) -> None:
         f"{len(links)} identity links ({sum(x['status'] == 'proposed' for x in links)} proposed)"
     )
     console.print(t)
+    conflicts = report["portrait_conflicts"]
+    console.print(f"{len(conflicts)} portrait conflicts (settle with [[stranger]] or [[alias]])")
+    for c in conflicts:
+        console.print(
+            f"  {c['speaker']} -> {c['char_id']}: {c['picture']} in {c['lines']} lines, shown "
+            f"more as {c['shown_most_as']} ({c['other_id'] or 'nobody'}, {c['other_lines']})"
+        )

@@ -44,14 +44,17 @@ GENERIC_ROLE_SUFFIXES = (
     "队员", "警员", "感染者", "术师", "学者", "商人", "职员", "护卫", "骑士", "平民", "难民", "孩子",
     "男人", "女人", "路人", "众人", "记者", "士官", "军官", "船员", "乘客", "侍从", "员工", "守卫队",
 )  # fmt: skip
+MEDIUM_SUFFIXES = ("声音", "日记", "广播")
+"""A label for what is heard or read, not for whom: 电话那头的声音 is a different caller in
+each story, and 日记 is 白面鸮's own diary."""
 _GENERIC_TAIL = re.compile(r"(?:[A-Za-z0-9０-９Ａ-Ｚ]+|[甲乙丙丁戊一二三四五六七八九十]号?)$")
 
 
 def is_generic_role(name: str) -> bool:
     """A speaker label for a role, not a person: ends with a role noun (医疗干员, 萨卡兹士兵),
-    possibly numbered (士兵A, 守卫甲)."""
+    possibly numbered (士兵A, 守卫甲), or names a medium (:data:`MEDIUM_SUFFIXES`)."""
     core = _GENERIC_TAIL.sub("", name.strip()) or name.strip()
-    return core.endswith(GENERIC_ROLE_SUFFIXES)
+    return core.endswith(GENERIC_ROLE_SUFFIXES) or core.endswith(MEDIUM_SUFFIXES)
 
 
 @dataclass(slots=True)

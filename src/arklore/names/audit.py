@@ -12,6 +12,12 @@ human to decide when one of these holds:
 
 A suspect is settled by an entry in ``data/aliases.toml`` (``[[alias]]`` or ``[[block]]``).
 
+**Portrait conflicts** (``portrait_conflicts``, :func:`portrait_conflicts`): a speaker who
+resolves to an operator while the picture on screen for her lines is, most of the time, the
+picture of another speaker who does not. Either the label is somebody else sharing her
+name (林 is 林雨霞's father 鼠王 there: a ``[[stranger]]``), or the other speaker is her
+under a name the alias file lacks (索娜 is 焰尾: an ``[[alias]]``).
+
 **Identity links** (``identity_links``), each with its evidence:
 
 * ``archive``: a speaker with at least ``ARCHIVE_SPEAKER_LINES`` lines is a name an
@@ -31,7 +37,8 @@ A suspect is settled by an entry in ``data/aliases.toml`` (``[[alias]]`` or ``[[
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -119,7 +126,46 @@ def audit(store: Store, user_aliases: Sequence[Alias] = ()) -> dict:
         "big_speakers_operators": sum(1 for b in big if b["status"] == "operator"),
         "big_speakers_npcs": sum(1 for b in big if b["status"] == "npc"),
         "suspects": [asdict(s) for s in suspects],
+        "portrait_conflicts": portrait_conflicts(store.dialogue_portraits(), ids),
     }
+
+
+CONFLICT_MIN_LINES = 10
+CONFLICT_SHARE = 0.8
+"""A speaker's one picture: at least this share of her lines with a picture."""
+
+
+def _picture(art: str) -> str:
+    """The picture of a portrait id, its expression and variant left out
+    (``avg_npc_034#4`` -> ``avg_npc_034``)."""
+    return re.split(r"[#$]", art, maxsplit=1)[0]
+
+
+def portrait_conflicts(
+    portraits: Iterable[tuple[str, str | None, int]], ids: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Speakers resolved to an operator (``ids``) whose one picture (:data:`CONFLICT_SHARE`
+    of at least :data:`CONFLICT_MIN_LINES` lines) is shown more often under one other
+    speaker, who resolves to somebody else or to nobody."""
+    by_speaker: dict[str, Counter[str]] = defaultdict(Counter)
+    by_picture: dict[str, Counter[str]] = defaultdict(Counter)
+    for speaker, art, n in portraits:
+        if art:
+            by_speaker[speaker][_picture(art)] += n
+            by_picture[_picture(art)][speaker] += n
+    out = []
+    for speaker, pictures in sorted(by_speaker.items()):
+        cid, total = ids.get(speaker), sum(pictures.values())
+        picture, n = pictures.most_common(1)[0]
+        if cid is None or total < CONFLICT_MIN_LINES or n < CONFLICT_SHARE * total:
+            continue
+        users = by_picture[picture]
+        other, m = users.most_common(1)[0]
+        if other != speaker and ids.get(other) != cid and 2 * m > sum(users.values()):
+            out.append({"speaker": speaker, "char_id": cid, "lines": total, "picture": picture,
+                        "shown_most_as": other, "other_id": ids.get(other),
+                        "other_lines": m})  # fmt: skip
+    return out
 
 
 def _record_owner(char_id: str) -> str:
