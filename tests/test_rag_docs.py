@@ -69,8 +69,24 @@ def test_directed_template_reads_from_the_subject_side():
     e.stages = []
     assert (
         D.template_description(e, "阿米娅", "诗怀雅")
-        == "阿米娅与诗怀雅在故事中常有交集，阿米娅在语音中提到过诗怀雅。"
+        == "阿米娅与诗怀雅在故事中有过交集，阿米娅在语音中提到过诗怀雅。"
     )
+
+
+def test_the_template_says_often_only_where_the_pair_shares_many_stages_or_turns():
+    one = edge(AMIYA, SWIRE, "interaction", 0.6, signals={"turns": 6})
+    one.stages = ["obt/main/a"]
+    # one stage and six turns: they talked, not often
+    assert (
+        D.template_description(one, "甲", "乙")
+        == "甲与乙在故事中有过交集，两人在故事中多次直接交谈。"
+    )
+    many = edge(AMIYA, SWIRE, "interaction", 0.6, signals={"turns": 2})
+    many.stages = [f"obt/main/s{i}" for i in range(D.FEW_STAGES)]
+    assert D.template_description(many, "甲", "乙").startswith("甲与乙在故事中常有交集")
+    talk = edge(AMIYA, SWIRE, "interaction", 0.6, signals={"turns": D.FEW_TURNS})
+    talk.stages = ["obt/main/a"]
+    assert D.template_description(talk, "甲", "乙").startswith("甲与乙在故事中常有交集")
 
 
 def _edge(stage: str, obj: str, pred: str, note: str, line_id: str | None, verdict="kept"):

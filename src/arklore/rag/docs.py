@@ -44,13 +44,9 @@ from arklore.core.predicates import BASIS_RANK, PREDICATE_FAMILY
 from arklore.extract.store import kept_edges
 from arklore.graph.evidence import PairFacts, event_names
 from arklore.graph.model import DOCTOR_ID, Edge, RelationGraph, standing
-from arklore.rag.evidence import (  # re-exported: the length bounds every reader checks
-    MAX_CHARS as MAX_CHARS,
-)
 from arklore.rag.evidence import (
-    MIN_CHARS as MIN_CHARS,
-)
-from arklore.rag.evidence import (
+    FEW_STAGES,
+    FEW_TURNS,
     evidence_ids,
     evidence_text,
     fact_counts,
@@ -59,6 +55,12 @@ from arklore.rag.evidence import (
     relation_sentence,
     role_phrase,
     vocative_clause,
+)
+from arklore.rag.evidence import (  # re-exported: the length bounds every reader checks
+    MAX_CHARS as MAX_CHARS,
+)
+from arklore.rag.evidence import (
+    MIN_CHARS as MIN_CHARS,
 )
 
 DOC_ID_RE = re.compile(r"^[a-zA-Z0-9_\-\.]+$")
@@ -208,19 +210,20 @@ def make_doc_id(source: str, operator_id: str, target_id: str, disc: str) -> str
 # -- descriptions ------------------------------------------------------------------------------
 def template_description(edge: Edge, a_name: str, b_name: str) -> str:
     """One or two deterministic Chinese sentences for ``edge`` (A's view of B)."""
+    s = edge.signals or {}
+    turns = float(s.get("turns", 0) or 0)
+    direct = float(s.get("direct", 0) or 0)
+    stages = len(edge.stages) or int(s.get("story_stages", 0) or 0)
     role = role_phrase(edge.predicate)
     if role:
         first = f"{a_name}视{b_name}为{role}"
     elif edge.predicate == "相识":
         first = f"{a_name}与{b_name}彼此相识"
-    elif edge.predicate == "interaction":
-        first = f"{a_name}与{b_name}在故事中常有交集"
+    elif edge.predicate == "interaction":  # 常有 only where the numbers say so (not 1 stage)
+        often = stages >= FEW_STAGES or turns >= FEW_TURNS
+        first = f"{a_name}与{b_name}在故事中{'常有' if often else '有过'}交集"
     else:
         first = f"{a_name}与{b_name}关系匪浅"
-    s = edge.signals or {}
-    turns = float(s.get("turns", 0) or 0)
-    direct = float(s.get("direct", 0) or 0)
-    stages = len(edge.stages) or int(s.get("story_stages", 0) or 0)
     if turns >= 5 or float(s.get("vocatives", 0) or 0) >= 2:
         second = "两人在故事中多次直接交谈。"
     elif direct >= 1:
