@@ -186,3 +186,18 @@ def test_validation_rules(home):
     assert path == home / "rejects.jsonl"
     recs = [orjson.loads(x) for x in path.read_bytes().splitlines()]
     assert len(recs) == len(bad) and all(r["reason"] and r["run_id"] == "r1" for r in recs)
+
+
+def test_a_weak_view_says_little_contact_only_when_the_edge_agrees():
+    """The facts of a weak view read only the stages where the two talk; 送葬人 and 能天使
+    talk in 2 stages but share 10, so they are not strangers."""
+    from arklore.graph.evidence import PairFacts
+
+    facts = PairFacts(CHEN, AMIYA, forms=[("阿米娅", 1)], turns=2, shared_stages=2)
+
+    def view(co_stages: int) -> str:
+        e = edge(CHEN, AMIYA, "interaction", 0.4, signals={"co_stages": co_stages, "turns": 2})
+        return D.weak_contact_doc(e, "陈", "阿米娅", facts, lambda n: "陈").text
+
+    assert view(2).startswith("陈与阿米娅交集不多")
+    assert "交集不多" not in view(D.FEW_STAGES) and view(D.FEW_STAGES).startswith("陈称阿米娅为")

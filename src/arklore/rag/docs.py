@@ -307,8 +307,11 @@ def weak_contact_doc(
 ) -> RelationDoc:
     """Her view of someone below the describing threshold, built when a message names that
     person: the evidence-built text, marked ``交集不多`` where the corpus shows little contact
-    (:func:`~arklore.rag.evidence.little_contact`), else the template; never indexed."""
-    d = fallback_description(e, a, b, facts, name, weak=little_contact(facts), unit=unit)
+    (:func:`~arklore.rag.evidence.little_contact`, and the edge's shared stages agree: the
+    facts read only the stages where they talk), else the template; never indexed."""
+    shared = int((e.signals or {}).get("co_stages", 0) or 0)
+    weak = little_contact(facts) and shared < FEW_STAGES
+    d = fallback_description(e, a, b, facts, name, weak=weak, unit=unit)
     doc = _edge_doc(e, "graph_edge", d.text, "turn", WEAK_CONTACT)
     doc.evidence_line_ids = list(d.evidence_line_ids)
     doc.facts = d.facts
