@@ -245,3 +245,4 @@ def test_the_games_rich_text_tags_never_reach_a_prompt() -> None:
     styled = "（<color=#000000>“答案一直都在这里。”</color>）<i>亲爱的K先生：</i>Dr.{@nickname}"
     assert render_nickname(styled) == "（“答案一直都在这里。”）亲爱的K先生：博士"
     assert render_nickname("a<b and c>d, 1<3") == "a<b and c>d, 1<3"  # not a tag: kept
+    assert render_nickname("米诺斯\u200b的\ufeff英雄") == "米诺斯的英雄"  # zero-width: invisible

@@ -166,7 +166,7 @@ def _why_empty(persona: Persona) -> str:
     if persona.tier == TIER_C:
         what = f"no profile for {name} (tier C)"
     elif excluded:
-        what = f"her ## {ABOUT_DOCTOR} is not usable at tier {persona.tier} ({excluded[0]})"
+        what = f"the ## {ABOUT_DOCTOR} of {name}'s profile is not usable at tier {persona.tier} ({excluded[0]})"
     else:
-        what = f"her profile has no ## {ABOUT_DOCTOR}"
+        what = f"the profile of {name} has no ## {ABOUT_DOCTOR}"
     return f"{what}, and no relation of {name} to the Doctor in the relation index"

@@ -18,7 +18,8 @@ def render_nickname(text: str, nickname: str = "博士") -> str:
     ``ARKLORE_NICKNAME``, default 博士); no placeholder ever reaches a prompt. A title the
     script writes after the name (``{@nickname}博士``) is kept unless the nickname already
     ends with it (no 博士博士). The game's rich-text tags (``<i>``, ``<color=#000000>``) are
-    dropped too: they style the words, they are not words."""
+    dropped too: they style the words, they are not words; so are zero-width characters (23
+    story lines carry U+200B)."""
 
     def one(m: re.Match[str]) -> str:
         if m.group("title") and not nickname.endswith(_DOCTOR_TITLE):
@@ -28,7 +29,9 @@ def render_nickname(text: str, nickname: str = "博士") -> str:
     return _NICKNAME.sub(one, _MARKUP.sub("", text))
 
 
-_MARKUP = re.compile(r"</?(?:i|b|u|color|size)(?:=[^<>]*)?>", re.IGNORECASE)
+_MARKUP = re.compile(
+    r"</?(?:i|b|u|color|size)(?:=[^<>]*)?>|[\u200b-\u200d\u2060\ufeff]", re.IGNORECASE
+)
 
 
 SENTENCE_END = re.compile(r"[。！？!?]+[」』”’）)]*")
