@@ -143,6 +143,21 @@ def test_a_dossier_excerpt_reads_without_the_paragraph_it_leaves_out() -> None:
         "测试员沉稳得让敌人误以为“这家伙是不是走错了战场？”"  # a quoted question is a statement
     )
     assert dossier_excerpt(quoted, her) == quoted
+    # an opening sentence about what the paragraph before said, or one announcing what follows
+    for back in (
+        "罗德岛的每一个人都知道，测试员并不是这样的人。",
+        "干员测试员就是其中一员。",
+        "对于这样的结果，测试员没有抱怨。",
+        "上述话语，是测试员选择这把伞的理由。",
+        "这些约束让测试员的日子过得很拮据。",
+        "虽然测试员和其他干员处得不好，不过其中有三个例外。",
+        "和测试员一起巡逻过的人，一定都对这几句话很熟悉。",
+    ):
+        assert dossier_excerpt(f"{back}\n{answer}", her) == answer, back
+    years = "这些年，测试员一直在北境的雾里巡逻，从没回过家。"  # a time, not a back reference
+    assert dossier_excerpt(years, her) == years
+    inner = "测试员总说北境的人们有多苦，她见过这些人的眼睛。"  # 这些 inside: nothing left out
+    assert dossier_excerpt(inner, her) == inner
 
 
 def test_the_records_own_we_stands_in_only_where_nothing_else_names_her() -> None:

@@ -383,7 +383,7 @@ def dossier_excerpt(text: str, names: list[str], *, opening: bool = False) -> st
             pieces = sentence_pieces(first_sentences(p, DOSSIER_MAX))
             if allowed is _SPEAKS:  # the record's 我们 may stand in its paragraph, not the excerpt
                 pieces = list(itertools.takewhile(lambda x: not _NO_VOICE.search(x), pieces))
-            value = "".join(_no_dangling_end(pieces))
+            value = "".join(_no_dangling_end(_no_dangling_start(pieces)))
             if DOSSIER_MIN <= len(value) <= DOSSIER_MAX and any(n in value for n in names):
                 return value
     return _opening(paras) if opening else None
@@ -402,8 +402,27 @@ def _opening(paras: list[str]) -> str | None:
     return value if DOSSIER_MIN <= len(value) <= DOSSIER_MAX else None
 
 
-_LEADS_ON = re.compile(r"(?:[：:]|(?:一个问题|一个事实|如下|以下)[^。！]*。)$")
-"""A sentence that hands over to what follows (……规则如下： / ……询问她一个问题。)."""
+_LEADS_ON = re.compile(
+    r"(?:[：:]|(?:一个问题|一个事实|如下|以下|[一二三四五六七八九十两几]个例外|"
+    r"这[一二三四五六七八九十两几]句话)[^。！]*。)$"
+)
+"""A sentence that hands over to what follows (……规则如下： / ……询问她一个问题。 / ……不过
+其中有三个例外。 / ……一定都对这几句话很熟悉。)."""
+_POINTS_BACK = re.compile(
+    r"^(?:[^，。！？]{0,12}，)?[^，。！？]{0,2}(?:这|那)(?:些(?!年)|种|样|也|份|对|时)|^(?:上述|前者|后者)|"
+    r"其中一员|这样的人|前一种|后一种"
+)
+"""An opening sentence about what the paragraph before it said (华法琳小姐并不是这样的人。 /
+干员送葬人就是其中一员。 / 对于这样的结果，…… / 上述话语，……)."""
+
+
+def _no_dangling_start(pieces: list[str]) -> list[str]:
+    """``pieces`` without the opening sentences that point back at a paragraph the excerpt
+    leaves out (:data:`_POINTS_BACK`)."""
+    out = list(pieces)
+    while out and _POINTS_BACK.search(out[0]):
+        out.pop(0)
+    return out
 
 
 def _no_dangling_end(pieces: list[str]) -> list[str]:
