@@ -409,6 +409,26 @@ def test_a_stage_where_she_is_only_called_comes_after_those_where_she_speaks(
     assert {s.path for s in alone.stages} == {one, two, called}  # room for it: shown, marked
 
 
+def test_a_stage_where_she_has_a_cameo_comes_after_those_she_carries(tmp_path: Path) -> None:
+    """Two lines of hers in a stage about somebody else are not her memory of it, however
+    well its summary matches: it comes after the stages where she speaks three lines or
+    more, unless the message names someone who is there."""
+    cameo, carried = "obt/main/level_cameo_01", "obt/main/level_cameo_02"
+    with small_world(tmp_path, {
+        cameo: [_d(cameo, 1, "陈", "我要迟到了！"), _d(cameo, 2, "星熊", "巡逻的人都到齐了。"),
+                _d(cameo, 3, "陈", "等等我！")],
+        carried: [_d(carried, 1, "陈", "今天由我带队，所有人注意安全。"),
+                  _d(carried, 2, "陈", "遇到感染者先报告，不许擅自行动。"),
+                  _d(carried, 3, "陈", "龙门的夜晚从来不太平。")],
+    }, summaries={cameo: "星熊带着巡逻队来到下城区，巡逻的路线临时改变。"}) as w:  # fmt: skip
+        plain = w.chat.memories(w.chat.speaker("陈"), "巡逻", k=1)
+        named = w.chat.memories(w.chat.speaker("陈"), "星熊和巡逻", k=1)
+        both = w.chat.memories(w.chat.speaker("陈"), "巡逻", k=2)
+    assert [s.path for s in plain.stages] == [carried]
+    assert [s.path for s in named.stages] == [cameo]  # 星熊 is there: the cameo is lifted
+    assert {s.path for s in both.stages} == {cameo, carried}
+
+
 def test_the_heading_names_the_other_labels_her_lines_carry(tmp_path: Path) -> None:
     """A scene writes her under her real name: the heading says so, so that a model knows
     those lines are hers."""

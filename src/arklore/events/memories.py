@@ -40,7 +40,7 @@ from arklore.corpus.store import Store
 from arklore.events import store as events_db
 from arklore.events.appearances import Appearance
 from arklore.rag.embedders import Embedder, EmbeddingCache, QueryCache, embed_cached
-from arklore.rag.exemplars import ExemplarIndex, SceneLine
+from arklore.rag.exemplars import MIN_HER_LINES, ExemplarIndex, SceneLine
 
 ORDER_STRIDE = 10_000
 """``order`` = stage ``order_rank`` * ORDER_STRIDE + first line: one sortable story-order key."""
@@ -314,8 +314,13 @@ class MemoryService:
                 for i, a in enumerate(apps)
             ]
             # a stage where she has no line (only called by name) comes after every stage
-            # where she speaks, whatever its score: its words are about somebody else
-            ranked = sorted(range(len(apps)), key=lambda i: (not apps[i].spoken, -scores[i], i))
+            # where she speaks, whatever its score: its words are about somebody else; a
+            # cameo (fewer than MIN_HER_LINES lines) after the stages she carries, unless a
+            # person the message names is there
+            ranked = sorted(
+                range(len(apps)),
+                key=lambda i: (not apps[i].spoken, _cameo(apps[i], present[i]), -scores[i], i),
+            )
             ranked = ranked[:k]
             hers = rec.index.her_lines(fam, [apps[i].stage_path for i in ranked]) if rec else {}
             base.items = [
@@ -335,6 +340,13 @@ class MemoryService:
                 + ("" if rec is not None else " (her lines once her scenes are built)")
             )
             return base
+
+
+def _cameo(app: Appearance, present: Sequence[str]) -> bool:
+    """A stage where she says fewer than :data:`~arklore.rag.exemplars.MIN_HER_LINES` lines and
+    nobody the message names is there: 刻俄柏's two lines in 15-3, whose summary is about
+    somebody else, are not how she came to Rhodes."""
+    return app.spoken < MIN_HER_LINES and not present
 
 
 @dataclass
