@@ -19,7 +19,6 @@ change since ingest; an id that does not parse is reported as ``invalid_id``.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -30,6 +29,7 @@ from arklore.core.errors import ArkloreError, DataNotFoundError
 from arklore.core.model import Line, Source, Stage, content_hash, parse_line_id
 from arklore.corpus.store import Store
 from arklore.sources import astr, avg
+from arklore.sources.players import stage_digest
 from arklore.sources.roots import DataRoots
 
 Citation = tuple[str, str]
@@ -207,7 +207,7 @@ def verify_anchors(
             _report_all(report, source, stage_path, positions, DriftKind.STAGE_MISSING, detail)
             continue
         data = file.read_bytes()
-        unchanged = hashlib.sha1(data).hexdigest() == ingested_hash
+        unchanged = stage_digest(data, stage_path) == ingested_hash
         if unchanged and not full and (source, stage_path) not in force:
             continue
         report.stages_reparsed += 1

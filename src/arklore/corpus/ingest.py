@@ -26,6 +26,7 @@ from arklore.corpus.order import order_key, principal_speakers
 from arklore.corpus.store import Store
 from arklore.sources import astr, avg
 from arklore.sources.gamedata import StageMeta, load_stage_meta
+from arklore.sources.players import stage_digest
 from arklore.sources.roots import DataRoots
 
 Progress = Callable[[str, int, int], None]
@@ -186,7 +187,7 @@ def _ingest_source(
         rel = file.relative_to(spec.root).as_posix()
         stage_path = spec.stage_path_for(spec.root, file)
         try:
-            digest = hashlib.sha1(file.read_bytes()).hexdigest()
+            digest = stage_digest(file.read_bytes(), stage_path)
         except OSError as exc:
             failures.append((rel, f"{type(exc).__name__}: {exc}", stage_path in stored))
             done += 1

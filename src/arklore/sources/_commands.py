@@ -36,6 +36,7 @@ from arklore.core.model import (
     normalize_speaker,
     normalize_text,
 )
+from arklore.sources.players import players
 
 T = TypeVar("T")
 
@@ -323,11 +324,14 @@ def build_lines(
 
     ``track_figures``: derive ``figure_art`` from the portrait commands (raw scripts)
     instead of taking the element's own ``figure_art`` (ASTR). ``warnings``: a list that
-    receives the malformed choice commands (see the module docstring).
+    receives the malformed choice commands (see the module docstring). In a stage where the
+    player is somebody else (:mod:`arklore.sources.players`), a choice is that person's
+    dialogue line.
     """
     lines: list[Line] = []
     branches = BranchTracker()
     figures = FigureTracker() if track_figures else None
+    player = players().get(stage_path)  # who the choices speak as, when not the Doctor
 
     def warn(element: Element, message: str) -> None:
         if warnings is not None:
@@ -354,6 +358,14 @@ def build_lines(
             opened = tuple(v for v, _option in zip(values, options, strict=False) if v)
             branch = branches.on_decision(line_no, opened)
             text = normalize_text(text)
+            if player is not None and options:  # the player is somebody else here
+                said = normalize_text("".join(options))
+                lines.append(
+                    Line(stage_path, line_no, LineKind.DIALOGUE, said, speaker=player,
+                         speaker_raw=player, branch=branch,
+                         addresses_doctor=NICKNAME_TOKEN in said)
+                )  # fmt: skip
+                continue
             lines.append(
                 Line(
                     stage_path,

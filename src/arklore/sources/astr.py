@@ -15,7 +15,6 @@ live in the shared line builder: see ``_commands``).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from arklore.sources._commands import (
     read_source,
     stage_path_for,
 )
+from arklore.sources.players import stage_digest
 
 
 def iter_astr_files(story_root: Path) -> Iterator[Path]:
@@ -68,7 +68,7 @@ def read_astr_stage(story_root: Path, file: Path, data: bytes | None = None) -> 
         avg_tag=header("avgTag"),
         story_name=header("storyName"),
         story_info=header("storyInfo"),
-        content_hash=hashlib.sha1(data).hexdigest(),
+        content_hash=stage_digest(data, stage_path),
         lines=lines,
         parse_warnings=warnings,
     )

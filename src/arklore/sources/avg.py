@@ -52,7 +52,6 @@ both sources hold, since ASTR records what the game shows:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,6 +65,7 @@ from arklore.sources._commands import (
     read_source,
     stage_path_for,
 )
+from arklore.sources.players import stage_digest
 
 SKIP_DIRS = frozenset({"[uc]info"})
 SKIP_FILES = frozenset({"avg_segment_report.txt"})
@@ -115,7 +115,7 @@ def read_avg_stage(story_root: Path, file: Path, data: bytes | None = None) -> S
         stage_path=stage_path,
         source=Source.AVG,
         source_path=rel,
-        content_hash=hashlib.sha1(data).hexdigest(),
+        content_hash=stage_digest(data, stage_path),
         lines=lines,
         parse_warnings=warnings,
     )
