@@ -32,14 +32,12 @@ def test_the_hint_offers_only_names_that_resolve(real_workspace, asked: str) -> 
 
 
 def test_every_portrait_conflict_on_the_real_data_is_settled_or_known(real_workspace) -> None:
-    """The alias file settles 林 (her father 鼠王's label: a stranger), 索娜 (焰尾) and 格蕾纳蒂
-    (灰毫). Two remain, each known: 维什戴尔's picture is W's in chapter 14 (the same person),
-    and the label 医生 speaks for 阿 in his own record (one label, several people: a rule per
-    line, not per label, would settle it)."""
+    """The alias file settles 林 (her father 鼠王's label: a stranger; data/speakers.toml gives
+    his lines to 鼠王 by his picture), 索娜 (焰尾) and 格蕾纳蒂 (灰毫), and the speaker table
+    gives 阿 the label 医生 in his own record by his picture. One remains, known: 维什戴尔's
+    picture is W's in chapter 14 (the same person)."""
     conflicts = real_workspace.names.audit()["portrait_conflicts"]
-    assert {(c["speaker"], c["shown_most_as"]) for c in conflicts} == {
-        ("维什戴尔", "W"), ("阿", "医生")
-    }  # fmt: skip
+    assert {(c["speaker"], c["shown_most_as"]) for c in conflicts} == {("维什戴尔", "W")}
     ids = real_workspace.names.speaker_ids()
     assert "林" not in ids and ids["林雨霞"] == "char_4080_lin"
     assert ids["索娜"] == "char_420_flamtl" and ids["格蕾纳蒂"] == "char_431_ashlok"

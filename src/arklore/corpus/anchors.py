@@ -29,8 +29,8 @@ from arklore.core.errors import ArkloreError, DataNotFoundError
 from arklore.core.model import Line, Source, Stage, content_hash, parse_line_id
 from arklore.corpus.store import Store
 from arklore.sources import astr, avg
-from arklore.sources.players import stage_digest
 from arklore.sources.roots import DataRoots
+from arklore.sources.speakers import stage_digest
 
 Citation = tuple[str, str]
 """(line_id, referrer): a line id some later layer cites, and a label of what cites it."""

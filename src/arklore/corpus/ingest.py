@@ -26,8 +26,8 @@ from arklore.corpus.order import order_key, principal_speakers
 from arklore.corpus.store import Store
 from arklore.sources import astr, avg
 from arklore.sources.gamedata import StageMeta, load_stage_meta
-from arklore.sources.players import stage_digest
 from arklore.sources.roots import DataRoots
+from arklore.sources.speakers import stage_digest
 
 Progress = Callable[[str, int, int], None]
 """progress(description, done, total): called as files are processed."""

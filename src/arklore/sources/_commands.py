@@ -36,7 +36,7 @@ from arklore.core.model import (
     normalize_speaker,
     normalize_text,
 )
-from arklore.sources.players import players
+from arklore.sources.speakers import speakers
 
 T = TypeVar("T")
 
@@ -324,14 +324,16 @@ def build_lines(
 
     ``track_figures``: derive ``figure_art`` from the portrait commands (raw scripts)
     instead of taking the element's own ``figure_art`` (ASTR). ``warnings``: a list that
-    receives the malformed choice commands (see the module docstring). In a stage where the
-    player is somebody else (:mod:`arklore.sources.players`), a choice is that person's
-    dialogue line.
+    receives the malformed choice commands (see the module docstring). The speaker table
+    (:mod:`arklore.sources.speakers`) decides who speaks where the label says otherwise: a
+    choice in a stage whose player is somebody else is that person's dialogue line, and a
+    label several people use is told apart by the picture on screen.
     """
     lines: list[Line] = []
     branches = BranchTracker()
     figures = FigureTracker() if track_figures else None
-    player = players().get(stage_path)  # who the choices speak as, when not the Doctor
+    table = speakers()
+    player = table.player(stage_path)  # who the choices speak as, when not the Doctor
 
     def warn(element: Element, message: str) -> None:
         if warnings is not None:
@@ -393,6 +395,7 @@ def build_lines(
             uncertain = uncertain or bool(speaker)
         elif kind is LineKind.DIALOGUE:
             figure = figures.current if figures is not None else element.figure_art
+            speaker = table.by_picture(speaker, figure) or speaker
         lines.append(
             Line(
                 stage_path,

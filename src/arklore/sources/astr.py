@@ -30,7 +30,7 @@ from arklore.sources._commands import (
     read_source,
     stage_path_for,
 )
-from arklore.sources.players import stage_digest
+from arklore.sources.speakers import stage_digest
 
 
 def iter_astr_files(story_root: Path) -> Iterator[Path]:

@@ -65,7 +65,7 @@ from arklore.sources._commands import (
     read_source,
     stage_path_for,
 )
-from arklore.sources.players import stage_digest
+from arklore.sources.speakers import stage_digest
 
 SKIP_DIRS = frozenset({"[uc]info"})
 SKIP_FILES = frozenset({"avg_segment_report.txt"})
