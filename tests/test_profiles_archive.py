@@ -152,8 +152,12 @@ def test_a_dossier_excerpt_reads_without_the_paragraph_it_leaves_out() -> None:
         "这些约束让测试员的日子过得很拮据。",
         "虽然测试员和其他干员处得不好，不过其中有三个例外。",
         "和测试员一起巡逻过的人，一定都对这几句话很熟悉。",
+        "其二是测试员的伞。",
     ):
         assert dossier_excerpt(f"{back}\n{answer}", her) == answer, back
+    # the sentence that is left opens on a word pointing back: the word goes too
+    then = "这也意味着北境需要更多人手。而说服测试员留下的，是两位一起在雾里走了三年的同伴。"
+    assert dossier_excerpt(then, her) == "说服测试员留下的，是两位一起在雾里走了三年的同伴。"
     years = "这些年，测试员一直在北境的雾里巡逻，从没回过家。"  # a time, not a back reference
     assert dossier_excerpt(years, her) == years
     inner = "测试员总说北境的人们有多苦，她见过这些人的眼睛。"  # 这些 inside: nothing left out

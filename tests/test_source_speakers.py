@@ -37,6 +37,9 @@ def test_a_choice_is_the_doctors_unless_the_stage_names_the_player(monkeypatch) 
     lines = parse_avg(SCRIPT, SP)
     said = lines[1]
     assert (said.kind, said.speaker, said.text) == (LineKind.DIALOGUE, "某人", "不必。我亲自去。")
+    assert said.speaker_raw is None  # the script wrote no label: none is made up
+    dash = '[Decision(options="巫王已逝——;——却还有痴人。", values="1;2")]'
+    assert parse_avg(dash, SP)[0].text == "巫王已逝——却还有痴人。"  # one dash where they meet
     assert [ln.line_no for ln in lines] == [ln.line_no for ln in plain]  # numbering unchanged
     assert lines[2].branch == plain[2].branch  # the branches the choice opened still hold
     other = parse_avg(SCRIPT, "activities/act99/level_act99_st02")

@@ -410,7 +410,7 @@ _LEADS_ON = re.compile(
 其中有三个例外。 / ……一定都对这几句话很熟悉。)."""
 _POINTS_BACK = re.compile(
     r"^(?:[^，。！？]{0,12}，)?[^，。！？]{0,2}(?:这|那)(?:些(?!年)|种|样|也|份|对|时)|^(?:上述|前者|后者)|"
-    r"其中一员|这样的人|前一种|后一种"
+    r"其中一员|这样的人|前一种|后一种|这个问题|^其[二三四五六七八九十]是"
 )
 """An opening sentence about what the paragraph before it said (华法琳小姐并不是这样的人。 /
 干员送葬人就是其中一员。 / 对于这样的结果，…… / 上述话语，……)."""
@@ -422,6 +422,8 @@ def _no_dangling_start(pieces: list[str]) -> list[str]:
     out = list(pieces)
     while out and _POINTS_BACK.search(out[0]):
         out.pop(0)
+        while out and (m := _BACK_REFERENCE.match(out[0])) is not None:  # 而说服伯爵……
+            out[0] = out[0][m.end() :]
     return out
 
 

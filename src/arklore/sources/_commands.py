@@ -21,7 +21,7 @@ script, ``storyList[12]`` in ASTR), and only the data that can be trusted is kep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -361,10 +361,10 @@ def build_lines(
             branch = branches.on_decision(line_no, opened)
             text = normalize_text(text)
             if player is not None and options:  # the player is somebody else here
-                said = normalize_text("".join(options))
+                said = normalize_text(_joined(options))
                 lines.append(
                     Line(stage_path, line_no, LineKind.DIALOGUE, said, speaker=player,
-                         speaker_raw=player, branch=branch,
+                         speaker_raw=None, branch=branch,
                          addresses_doctor=NICKNAME_TOKEN in said)
                 )  # fmt: skip
                 continue
@@ -411,6 +411,17 @@ def build_lines(
             )
         )
     return lines
+
+
+def _joined(options: Sequence[str]) -> str:
+    """A stage's options as one line, where they continue one another: a dash that ends one
+    option and opens the next is written once (……数十载——莱塔尼亚……)."""
+    out = ""
+    for option in options:
+        if out.endswith("——") and option.startswith("——"):
+            option = option[2:]
+        out += option
+    return out
 
 
 def text_of(prop: str, attrs: dict[str, Any]) -> tuple[LineKind, str, str | None] | None:
