@@ -168,6 +168,17 @@ def test_story_and_voice_mentions_are_directed_and_fold_alternate_forms(world, p
     assert ELV2 not in g.nodes and g.alternates[ELV2] == ELV
 
 
+def test_a_stranger_name_is_no_mention_in_story_or_voice(world) -> None:
+    """苏珀 as a [[stranger]]: the story's and the voice lines' 苏珀 is somebody else."""
+    store = world[0]
+    people = People(
+        REGISTRY, build_matcher(operators=OPS), sorted(store.speaker_counts()), strangers=["苏珀"]
+    )
+    g = _build(world, people)
+    assert not any(e.signals.get("mentions") for e in g.get_relation(MOX, SUP))
+    assert not any(e.signals.get("voice_mentions") for e in g.get_relation(ELV, SUP))
+
+
 def test_npc_nodes_and_factions(world, people) -> None:
     g = _build(world, people)
     assert g.nodes["npc:老船长"].kind == "npc"
@@ -465,3 +476,17 @@ def test_a_role_or_a_medium_never_becomes_a_person(label: str, generic: bool) ->
     from arklore.graph.interaction import is_generic_role
 
     assert is_generic_role(label) is generic
+
+
+def test_a_stranger_label_is_nobody_as_speaker_or_name_but_a_file_still_means_her() -> None:
+    """[[stranger]] 墨弦: the story's 墨弦 is somebody else (林 is her father there). The label
+    and a line calling 墨弦 are nobody's; a hand-edited file naming 墨弦 still means her."""
+    from arklore.graph.interaction import VocativeFinder
+
+    plain = People(REGISTRY, build_matcher(operators=OPS))
+    assert plain.node("墨弦") == MOX
+    people = People(REGISTRY, build_matcher(operators=OPS), strangers=["墨弦"])
+    assert people.node("墨弦") is None and people.node("艾尔维娜") == ELV
+    assert people.operator("墨弦") == MOX and people.user_node("墨弦") == MOX
+    voc = VocativeFinder(people, {MOX, ELV})
+    assert voc("墨弦，你过来。") == [] and voc("艾尔维娜，你过来。") == [ELV]

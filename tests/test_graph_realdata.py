@@ -99,3 +99,14 @@ def test_the_bonds_that_define_her_are_among_her_anchors(real_graph_built) -> No
     amiya = graph.resolve("阿米娅")
     assert graph.get_relation(amiya, DOCTOR_ID)
     assert DOCTOR_ID not in [e.target for e in anchor_edges(graph, amiya)]
+
+
+def test_a_stranger_name_ties_nobody_to_her(real_graph_built) -> None:
+    """医生 and 林 are [[stranger]] labels: 阿米娅 calling 凯尔希 医生 ties her to nobody (not
+    R6's Doc), and 董阿伯 greeting 鼠王 as 林 does not tie him to 林雨霞."""
+    graph = real_graph_built
+    amiya = graph.resolve("阿米娅")
+    assert not graph.get_relation(amiya, "char_4125_rdoc")
+    dong = graph.resolve("董阿伯")
+    assert dong is not None and not graph.get_relation(dong, "char_4080_lin")
+    assert graph.get_relation(graph.resolve("陈"), "char_4080_lin")  # her own name still ties

@@ -104,7 +104,8 @@ def test_the_packaged_table_reads() -> None:
     table = speakers.load_speakers()
     assert table.player("activities/act13d0/level_act13d0_st04") == "逻各斯"
     assert table.by_picture("医生", "avg_225_haak_1#7$1") == "阿"
-    assert table.by_picture("医生", "avg_4125_rdoc_1#1$1") is None
+    assert table.by_picture("医生", "avg_4125_rdoc_1#1$1") == "Doc"
+    assert table.by_picture("医生", "avg_npc_033") is None  # a nameless doctor: the label
 
 
 @pytest.mark.realdata
@@ -129,3 +130,18 @@ def test_a_shared_label_speaks_for_the_person_on_screen(real_workspace) -> None:
     assert any(ln.speaker == "鼠王" and ln.speaker_raw == "林" for ln in father)
     assert not any(ln.speaker == "林" and (ln.figure_art or "").startswith("avg_npc_034")
                    for ln in father)  # fmt: skip
+
+
+@pytest.mark.realdata
+def test_the_label_doctor_is_nobodys_but_the_doctor_on_screen(real_workspace) -> None:
+    """医生 is R6's Doc with his portrait (now Doc, who resolves to him), and a nameless
+    doctor in 微风's record, whose lines are nobody's."""
+    store, names = real_workspace.corpus.store(), real_workspace.names
+    ids = names.speaker_ids()
+    assert "医生" not in ids and ids["Doc"] == "char_4125_rdoc"
+    record = store.lines("obt/memory/story_rdoc_1_1")
+    assert sum(ln.speaker == "Doc" for ln in record) >= 90
+    clinic = store.lines("obt/memory/story_breeze_2_1")
+    assert any(ln.speaker == "医生" for ln in clinic) and not any(
+        ln.speaker == "Doc" for ln in clinic
+    )

@@ -129,6 +129,7 @@ class GraphFacade:
                 self.names.matcher(),
                 sorted(store.speaker_counts()),
                 display=self.names.display_name,
+                strangers=self.names.strangers(),
             )
         return self._people
 

@@ -6,7 +6,8 @@
   address someone (a vocative) is counted as a vocative (interaction), not again as a mention.
 
 Detection is :class:`arklore.names.matcher.MentionMatcher` (alias table + word rules); an
-ambiguous surface (several operators) names nobody. Mentions of oneself are ignored. Only
+ambiguous surface (several operators) names nobody, and so does a ``[[stranger]]`` name (林
+is also her father, 医生 a word: :attr:`People.strangers`). Mentions of oneself are ignored. Only
 operators can be mentioned (NPC names are not in the alias table). Evidence: the first
 :data:`~arklore.graph.interaction.EVIDENCE_CAP` story line ids per pair; voice lines have no
 line ids and only count.
@@ -37,6 +38,7 @@ def story_mention_hook(people: People) -> Callable[[ScanLine, list[str], Pairs],
     """A ``scan(on_line=...)`` callback counting story mentions into the pairs."""
     find = people.matcher.find
     base = people.base
+    strangers = people.strangers
 
     def on_line(ln: ScanLine, addressees: list[str], pairs: Pairs) -> None:
         src = ln.node
@@ -45,7 +47,7 @@ def story_mention_hook(people: People) -> Callable[[ScanLine, list[str], Pairs],
         seen: set[str] = set()
         spans = list(address_spans(ln.text)) if addressees else []
         for m in find(ln.text):
-            if m.char_id is None:
+            if m.char_id is None or m.surface in strangers:  # 林先生 is her father
                 continue
             tgt = base(m.char_id)
             if tgt == src or tgt in seen:
@@ -79,7 +81,7 @@ def voice_mentions(excel_root: Path | None, people: People, pairs: Pairs) -> int
         src = people.base(cid)
         seen: set[str] = set()
         for m in people.matcher.find(text):
-            if m.char_id is None:
+            if m.char_id is None or m.surface in people.strangers:
                 continue
             tgt = people.base(m.char_id)
             if tgt == src or tgt in seen:

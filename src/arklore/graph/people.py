@@ -40,6 +40,9 @@ class People:
     display names are collected in :attr:`npc_names` (node id -> name as written).
     ``display`` names an operator's node (the names layer's display name: the name the story
     uses when the registry's is Latin, 可露希尔 not Closure); default the registry name.
+    ``strangers`` (``[[stranger]]`` labels: 林 is her father there, 医生 several people) are
+    nobody as a speaker and as a name a line calls or mentions; a hand-edited file naming
+    the operator by it still means her (:meth:`operator`).
     """
 
     def __init__(
@@ -48,8 +51,10 @@ class People:
         matcher: MentionMatcher,
         speakers: Iterable[str] = (),
         display: Callable[[str], str] | None = None,
+        strangers: Iterable[str] = (),
     ) -> None:
         self.registry = registry
+        self.strangers = frozenset(strangers)
         self._display = display
         self.matcher = matcher
         self.table = matcher.table
@@ -93,6 +98,8 @@ class People:
             out = clean if len(clean) > 4 else None
         elif clean in self.registry.operators:
             out = self.base(clean)
+        elif clean in self.strangers:  # somebody else sharing her name: nobody's
+            out = None
         else:  # what operator() and is_ambiguous() say, from one lookup (a hot path)
             r = self.table.resolve(clean)
             if len(r.ids) == 1:

@@ -27,6 +27,7 @@ from arklore.corpus.store import Store
 from arklore.names import build as names_db
 from arklore.names.aliases import (
     DISPLAY,
+    STRANGER_SOURCE,
     AliasTable,
     default_alias_path,
     fold,
@@ -87,6 +88,11 @@ class NamesFacade:
         if self._user is None:
             self._user = load_user_aliases(self.alias_file or default_alias_path())
         return self._user
+
+    def strangers(self) -> frozenset[str]:
+        """Speaker labels that are somebody else sharing an operator's name (``[[stranger]]``):
+        nobody's lines, and nobody's name where a story line calls or mentions it."""
+        return frozenset(a.alias for a in self.user_aliases() if a.source == STRANGER_SOURCE)
 
     def aliases(self) -> AliasTable:
         """The store's alias table plus the user file: the names every command resolves."""
