@@ -43,5 +43,6 @@ def test_a_stage_without_a_title_is_its_events_level_dialogue_not_a_path() -> No
     assert StageRef("activities/act1sandbox/battleavg/d_1").label() == "生息演算中的一段对话"
     assert StageRef("obt/guidebook/x").label() == "一段无标题的剧情"  # a folder, not a prefix
     assert StageRef("activities/act9x/training/t_01_a").label() == "一段玩法引导对话"
+    assert StageRef("activities/act4fun/level_act4fun_01_end").label() == "愚人节活动中的一段对话"
     assert StageRef("activities/act9x/training_day").label() == "一段无标题的剧情"
     assert StageRef("obt/main/m_01", "1-1", " 夕", "主线").label() == "1-1 《夕》"

@@ -45,10 +45,14 @@ MODES: tuple[tuple[str, str], ...] = (
     ("activities/act1autochess/", "卫戍协议"),
     ("activities/bossrush/", "引航者试炼"),
     ("activities/act1bossrush/", "引航者试炼"),
+    ("activities/act1lock/", "联锁竞赛"),
+    ("activities/act3fun/", "愚人节活动"),
+    ("activities/act4fun/", "愚人节活动"),
 )
 """The game mode an untitled stage belongs to, by the folder it sits in (each mode's name is
-the one its own dialogue uses): most untitled stages are a mode's dialogue, which a model
-should weigh as such (a tutorial, a roguelike ending), not as the story."""
+the one its own dialogue uses; act3fun's and act4fun's training headers say 愚人节): most
+untitled stages are a mode's dialogue, which a model should weigh as such (a tutorial, a
+roguelike ending, an April Fools' joke), not as the story."""
 GUIDE_FOLDERS = frozenset({"guide", "training"})
 GUIDE = "一段玩法引导对话"
 """An untitled stage in an event's ``guide/`` or ``training/`` folder: how to play it."""
@@ -71,7 +75,7 @@ class StageRef:
     def untitled(self) -> str:
         """A stage the tables give no title (a level's or a training's dialogue): its event's
         in-level dialogue; with no event either (1,104 real stages), its game mode's dialogue
-        (:data:`MODES`) or an event's how-to-play (:data:`GUIDE`), 1,060 of them; else
+        (:data:`MODES`) or an event's how-to-play (:data:`GUIDE`), 1,073 of them; else
         一段无标题的剧情; never the file path a model cannot read (``path`` and ``to_dict``
         keep it for tools)."""
         event = (self.event or "").strip()
