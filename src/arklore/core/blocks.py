@@ -43,19 +43,27 @@ MODES: tuple[tuple[str, str], ...] = (
     ("obt/rune/", "危机合约"),
     ("activities/act5d1/", "危机合约"),
     ("activities/act1autochess/", "卫戍协议"),
+    ("activities/act1vautochess/", "卫戍协议"),
     ("activities/bossrush/", "引航者试炼"),
     ("activities/act1bossrush/", "引航者试炼"),
     ("activities/act1lock/", "联锁竞赛"),
     ("activities/act3fun/", "愚人节活动"),
     ("activities/act4fun/", "愚人节活动"),
+    ("activities/act5fun/", "愚人节活动"),
+    ("activities/act6fun/", "愚人节活动"),
+    ("activities/act7fun/", "愚人节活动"),
+    ("obt/main/level_main_9_chapter_recap", "主线前情回顾"),
 )
 """The game mode an untitled stage belongs to, by the folder it sits in (each mode's name is
-the one its own dialogue uses; act3fun's and act4fun's training headers say 愚人节): most
-untitled stages are a mode's dialogue, which a model should weigh as such (a tutorial, a
-roguelike ending, an April Fools' joke), not as the story."""
+the one its own dialogue uses; act3fun's and act4fun's training headers say 愚人节, act6fun's
+opening says 4月1日, act5fun and act7fun are that folder series' jokes: a shop pricing all at
+1000 源石锭, a 博士？ taking Rhodes Island over): most untitled stages are a mode's dialogue,
+which a model should weigh as such (a tutorial, a roguelike ending, an April Fools' joke), not
+as the story. Chapter 9's opening recap replays scenes of the chapters before it, line for line."""
 GUIDE_FOLDERS = frozenset({"guide", "training"})
 GUIDE = "一段玩法引导对话"
-"""An untitled stage in an event's ``guide/`` or ``training/`` folder: how to play it."""
+"""An untitled stage in an event's ``guide/`` or ``training/`` folder, or a file named
+``guide_…`` or ``…_tutorial``: how to play it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +83,7 @@ class StageRef:
     def untitled(self) -> str:
         """A stage the tables give no title (a level's or a training's dialogue): its event's
         in-level dialogue; with no event either (1,104 real stages), its game mode's dialogue
-        (:data:`MODES`) or an event's how-to-play (:data:`GUIDE`), 1,073 of them; else
+        (:data:`MODES`) or an event's how-to-play (:data:`GUIDE`), 1,089 of them; else
         一段无标题的剧情; never the file path a model cannot read (``path`` and ``to_dict``
         keep it for tools)."""
         event = (self.event or "").strip()
@@ -84,7 +92,12 @@ class StageRef:
         mode = next((m for folder, m in MODES if self.path.startswith(folder)), None)
         if mode:
             return f"{mode}中的一段对话"
-        if GUIDE_FOLDERS.intersection(self.path.split("/")[:-1]):
+        *folders, name = self.path.split("/")
+        if (
+            GUIDE_FOLDERS.intersection(folders)
+            or name.startswith("guide_")
+            or name.endswith("_tutorial")
+        ):
             return GUIDE
         return UNTITLED
 
