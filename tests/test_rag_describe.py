@@ -100,7 +100,7 @@ def test_the_request_shows_exchanges_with_line_ids_notes_and_the_evidence_text(
     assert f"[{line_id('test/u1', 1)}] 铁砧：小禾，把锤子递给叔叔。" in prompt
     assert f"[{line_id('test/u1', 2)}] 小禾：叔叔，给。" in prompt
     assert "抽取到的备注：叔侄" in prompt
-    assert "语料整理：铁砧视小禾为至亲，称小禾为“小禾”。" in prompt  # the evidence-built text
+    assert "语料整理：铁砧视小禾为至亲。铁砧：「小禾，把锤子递给叔叔。」" in prompt
     assert call.body["max_tokens"] == 200
 
 

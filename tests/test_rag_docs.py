@@ -193,7 +193,7 @@ def test_a_weak_view_says_little_contact_only_when_the_edge_agrees():
     talk in 2 stages but share 10, so they are not strangers."""
     from arklore.graph.evidence import PairFacts
 
-    facts = PairFacts(CHEN, AMIYA, forms=[("阿米娅", 1)], turns=2, shared_stages=2)
+    facts = PairFacts(CHEN, AMIYA, forms=[("阿米娅小姐", 1)], turns=2, shared_stages=2)
 
     def view(co_stages: int) -> str:
         e = edge(CHEN, AMIYA, "interaction", 0.4, signals={"co_stages": co_stages, "turns": 2})

@@ -78,6 +78,18 @@ def test_evidence_built_text_leads_with_how_she_addresses_him_and_one_exchange(w
     assert len({x.text for x in graph_edges}) == len(graph_edges)  # no two alike
 
 
+def test_calling_him_by_his_name_is_no_clause_another_form_is():
+    """``芬称米格鲁为“米格鲁”`` says nothing a model can use; ``“墨弦姐姐”`` does, and with it
+    the name she also uses."""
+    from arklore.rag.evidence import address_clause, vocative_clause
+
+    only_name = PairFacts(ELV, MOX, forms=[("墨弦", 4)])
+    assert vocative_clause("艾尔维娜", "墨弦", only_name) == ""
+    assert address_clause(only_name) == "“墨弦”"  # no name given: nothing is left out
+    both = PairFacts(ELV, MOX, forms=[("墨弦", 4), ("墨弦姐姐", 2)])
+    assert vocative_clause("艾尔维娜", "墨弦", both) == "艾尔维娜称墨弦为“墨弦”“墨弦姐姐”"
+
+
 def _line(stage: str, no: int, node: str, text: str) -> ScanLine:
     return ScanLine(stage, no, node, text, None, f"{stage}#{no}:0000000{no}", True)
 
@@ -171,7 +183,7 @@ def test_extracted_relation_text_from_predicate_and_evidence_note_kept_as_metada
     _write(store, "test/u1", [_kept("test/u1", ANV, SPR, "近亲", NOTE, [1, 5], "direct")])
     docs = _docs(store, people, make_graph())
     d = docs[("story", ANV, SPR)]
-    assert d.text == "铁砧视小禾为至亲。这一关系见于「铁匠铺」。铁砧称小禾为“小禾”。"
+    assert d.text == "铁砧视小禾为至亲。这一关系见于「铁匠铺」。"  # he calls her 小禾: her name
     assert d.facts == {"stages": 1, "evidence_lines": 2}
     assert NOTE not in d.text and "小侄女" not in d.text
     assert d.notes == [NOTE] and d.basis == "direct"

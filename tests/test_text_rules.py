@@ -3,7 +3,7 @@ shortened and what a stage without a title is called."""
 
 from __future__ import annotations
 
-from arklore.core.blocks import StageRef
+from arklore.core.blocks import StageRef, book_title
 from arklore.core.text import first_sentences, sentence_pieces, shorten
 
 
@@ -51,3 +51,24 @@ def test_a_stage_without_a_title_is_its_events_level_dialogue_not_a_path() -> No
     assert StageRef("activities/act6fun/level_act6fun_entry").label() == "愚人节活动中的一段对话"
     assert StageRef("obt/main/level_main_9_chapter_recap").label() == "主线前情回顾中的一段对话"
     assert StageRef("obt/main/m_01", "1-1", " 夕", "主线").label() == "1-1 《夕》"
+
+
+def test_a_title_the_tables_already_wrap_is_wrapped_once() -> None:
+    assert book_title("《管理法修正案》") == "《管理法修正案》"
+    assert book_title(" 夕") == "《夕》" and book_title("  ") is None and book_title(None) is None
+    assert StageRef("a/b", "PV-ST-4", "《管理法修正案》").label() == "PV-ST-4 《管理法修正案》"
+
+
+def test_an_appearance_names_its_event_unless_the_event_is_its_title() -> None:
+    from arklore.chat.facade import _appearance_head
+    from arklore.events.memories import MemoryItem
+
+    def head(name: str, event: str) -> str:
+        m = MemoryItem(
+            "", "obt/memory/x", None, event, [], "appearance", None, 0, name, None, "幕间"
+        )
+        return _appearance_head(m, "")
+
+    assert head("我，即是“我”", "我，即是“我”") == "- 幕间 《我，即是“我”》"
+    assert head("《管理法修正案》", "《管理法修正案》") == "- 幕间 《管理法修正案》"
+    assert head("暗夜", "生于黑夜") == "- 幕间 《暗夜》（生于黑夜）"

@@ -43,6 +43,7 @@ from arklore.cards.keys import KeyMaker, Person, people_from_table, topic_key
 from arklore.cards.lint import LintEntry, LintReport, Matchable, lint
 from arklore.cards.spec import V3_SPEC, BookEntry, card_chunks, dumps, world_info
 from arklore.chat.facade import ChatFacade
+from arklore.core.blocks import book_title
 from arklore.core.errors import ArkloreError, UsageError
 from arklore.core.model import DOCTOR
 from arklore.events.facade import EventsFacade
@@ -486,7 +487,7 @@ def _file_stem(name: str) -> str:
 def _memory_line(m: MemoryItem) -> str:
     """A memory as a lorebook line: where, then her words (a memory) or the game's summary
     of the stage (an appearance), cut at :data:`MEMORY_CHARS`."""
-    title = f"《{m.story_name}》" if m.story_name else None
+    title = book_title(m.story_name)
     tag = m.avg_tag if m.kind == "appearance" else None
     where = " ".join(x for x in (m.stage_code, title, tag) if x)
     text = m.text if m.kind == "memory" else (m.summary or "")

@@ -37,6 +37,7 @@ from arklore.core.blocks import (
     RELATIONS,
     Block,
     StageRef,
+    book_title,
     empty_block,
     fit_lines,
     fitted_block,
@@ -650,9 +651,11 @@ def _with_quotes(m: MemoryItem, n: int) -> MemoryItem:
 def _appearance_head(m: MemoryItem, summary: str) -> str:
     """Where, and the game's ``summary`` of the stage as the entry shows it."""
     where = " ".join(x for x in (m.stage_code, m.avg_tag) if x)
-    name = (m.story_name or "").strip()
+    name = book_title(m.story_name)
     ref = StageRef(m.stage_path, m.stage_code, m.story_name, m.event_name)
-    title = f"《{name}》" if name else ref.untitled()
-    event = f"（{m.event_name}）" if m.event_name and name else ""
+    title = name or ref.untitled()
+    event_name = (m.event_name or "").strip()
+    # an operator record's event is its own title (幕间 《我，即是“我”》): said once
+    event = f"（{event_name}）" if name and event_name and book_title(event_name) != name else ""
     head = " ".join(x for x in (where, title + event) if x)
     return f"- {head}" + (f"：{summary}" if summary else "")

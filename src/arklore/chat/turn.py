@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arklore.core.blocks import Block
+from arklore.core.blocks import Block, book_title
 from arklore.core.errors import UsageError
 from arklore.core.text import check_message
 
@@ -152,5 +152,5 @@ def _item_label(block: str, it: Mapping[str, Any]) -> str:
         trust = f" (trust ≥ {it['trust']})" if it.get("trust") else ""
         return f"{it['source_id']}{trust}"
     code = it.get("stage_code") or ""
-    name = f"《{it['story_name']}》" if it.get("story_name") else ""
+    name = book_title(it.get("story_name")) or ""
     return f"{code} {name} {it.get('stage_path') or ''}".strip()

@@ -66,6 +66,18 @@ GUIDE = "一段玩法引导对话"
 ``guide_…`` or ``…_tutorial``: how to play it."""
 
 
+def book_title(name: str | None) -> str | None:
+    """A stage's name as a title, 《name》, or None when it has none: the one place a title is
+    wrapped, so a name the tables already wrap (``《管理法修正案》``, 4 real stages) is not
+    wrapped twice, and the tables' stray spaces (``" 夕"``) are gone."""
+    name = (name or "").strip()
+    if not name:
+        return None
+    if name.startswith("《") and name.endswith("》"):
+        return name
+    return f"《{name}》"
+
+
 @dataclass(frozen=True, slots=True)
 class StageRef:
     """A stage a block cites: its path and what the game calls it."""
@@ -76,8 +88,7 @@ class StageRef:
     event: str | None = None  # event name
 
     def label(self) -> str:
-        name = (self.name or "").strip()  # the tables write one title as " 夕"
-        parts = [p for p in (self.code, f"《{name}》" if name else None) if p]
+        parts = [p for p in (self.code, book_title(self.name)) if p]
         return " ".join(parts) or self.untitled()
 
     def untitled(self) -> str:

@@ -87,16 +87,21 @@ SECOND_FORM_MIN = 2
 aside (斑点's one mocking 月见夜哥哥, echoing 泡普卡), not how A addresses B."""
 
 
-def address_clause(f: PairFacts, *, most: int = 2) -> str:
+def address_clause(f: PairFacts, *, most: int = 2, name: str = "") -> str:
     """How A calls B, the forms as written, most used first: ``“凯尔希医生”“凯尔希”`` ('' when
-    A never calls B by name). How often goes to the document's metadata (:func:`fact_counts`)."""
+    A never calls B by name, or only by ``name``, B's name as the text already writes it:
+    ``芬称米格鲁为“米格鲁”`` says nothing). How often goes to the document's metadata
+    (:func:`fact_counts`)."""
     shown = [form for i, (form, n) in enumerate(f.forms[:most]) if i == 0 or n >= SECOND_FORM_MIN]
-    return "".join(f"“{render_nickname(form)}”" for form in shown)
+    said = [render_nickname(form) for form in shown]
+    if all(x == name for x in said):
+        return ""
+    return "".join(f"“{x}”" for x in said)
 
 
 def vocative_clause(a: str, b: str, f: PairFacts, *, most: int = 2) -> str:
-    """``阿米娅称凯尔希为“凯尔希医生”“凯尔希”`` ('' when A never does)."""
-    said = address_clause(f, most=most)
+    """``阿米娅称凯尔希为“凯尔希医生”“凯尔希”`` ('' when A never does, or only as ``b``)."""
+    said = address_clause(f, most=most, name=b)
     return f"{a}称{b}为{said}" if said else ""
 
 
@@ -244,7 +249,7 @@ def evidence_text(
     name = name or (lambda nid: a if nid == edge.source else b if nid == edge.target else "？")
     s = edge.signals or {}
     has_facts = f is not None and f.has_any()
-    forms = address_clause(f) if f is not None else ""
+    forms = address_clause(f, name=b) if f is not None else ""
     first = f"两人同属{unit}。" if unit else ""
     parts: list[str] = []
     if edge.predicate != INTERACTION:
