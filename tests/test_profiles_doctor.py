@@ -13,6 +13,7 @@ from arklore.profiles.doctor import (
     choose_doctor_lines,
     names_doctor,
     quote_tokens,
+    speaks_of_doctor,
     trust_of,
 )
 from arklore.profiles.inputs import gather
@@ -54,9 +55,12 @@ STORY = [
     _s(S_A, 1, 3, "Dr.{@nickname}，跟紧我，前面的雾很浓。"),  # placeholder: addresses
     _s(S_A, 1, 7, "我不知道你为什么愿意相信我，博士。"),  # vocative 博士 at the end
     _s(S_A, 1, 9, "雾散了以后，我们就能看见灯塔了。"),  # not about the Doctor
-    _s(S_B, 2, 4, "你们先走，我留下来保护博士的安全。"),  # speaks of the Doctor (Doctor stage)
+    _s(S_B, 2, 4, "我留下来保护博士的安全，谁也别想靠近。"),  # of the Doctor (Doctor stage)
     _s(S_C, 3, 2, "赫默博士的报告，我已经送过去了。"),  # somebody's title, no Doctor in stage
     _s(S_C, 3, 5, "你放心，博士那边我会去解释的。"),  # about, but the stage has no Doctor
+    _s(
+        S_B, 2, 9, "你留下来，保护博士的安全，我去前面探路。"
+    ),  # to somebody else: 你 isn't the Doctor
 ]
 DOCTOR_STAGES = frozenset({S_A, S_B})
 
@@ -66,6 +70,9 @@ def test_which_lines_speak_to_or_of_the_doctor() -> None:
     assert addresses_doctor("{@nickname}，你来了。")
     assert not addresses_doctor("我留下来保护博士的安全。")  # of, not to
     assert names_doctor("我留下来保护博士的安全。") and not names_doctor("雾散了以后。")
+    assert speaks_of_doctor("我留下来保护博士的安全。")
+    assert not speaks_of_doctor("你留下来，保护博士的安全。")  # says it to whoever 你 is
+    assert not speaks_of_doctor("博士，你来了。") and not speaks_of_doctor("雾散了以后。")
 
 
 def test_rule_picks_her_doctor_lines_in_unlock_order_with_trust_last() -> None:
@@ -90,6 +97,7 @@ def test_rule_picks_her_doctor_lines_in_unlock_order_with_trust_last() -> None:
         STORY[2].line_id,
         STORY[4].line_id,
         STORY[5].line_id,
+        STORY[6].line_id,
     ):
         assert all(bad not in i for i in ids)
     # the trust lines say so in their note, what the chat's drop order reads

@@ -15,7 +15,10 @@ trusts them. Sources, each cited like a quote (:mod:`arklore.profiles.quotes`):
   ``……，博士？``) -- and, ranked below them, lines that *speak of* the Doctor (any of
   :data:`DOCTOR_WORDS`) in a stage where the corpus shows the Doctor present (a choice, a line
   spoken as 博士, a placeholder line: :meth:`arklore.corpus.store.Store.doctor_stages`), so
-  that 博士 is the player and not somebody's title (赫默博士). On the real corpus the
+  that 博士 is the player and not somebody's title (赫默博士), and with no 你/您 in it: such
+  a line speaks to somebody else (凯尔希 to 嘉维尔 既然你主动提出…付出一次博士…的假期, 歌蕾蒂娅
+  to 斯卡蒂 你留下来，保护博士的安全), and a chat reads every 你 in the section as the
+  Doctor (:func:`speaks_of_doctor`). On the real corpus the
   placeholder alone finds lines for 36 operators, the vocative for 121, speaking of the
   Doctor for 42 more: most of the story calls the player 博士.
 
@@ -100,6 +103,16 @@ def addresses_doctor(text: str) -> bool:
     return PLACEHOLDER in text or bool(addressed(text, _doctor_word))
 
 
+def speaks_of_doctor(text: str) -> bool:
+    """A story line that speaks *of* the Doctor to somebody else: it names the Doctor, does not
+    address the Doctor, and has no 你/您 (which would be the one it does address)."""
+    return (
+        names_doctor(text)
+        and not addresses_doctor(text)
+        and not any(w in text for w in _SECOND_PERSON)
+    )
+
+
 def story_score(line: StoryLine) -> tuple[bool, int, int]:
     """How telling a story line about the Doctor is: (it addresses the Doctor, she speaks of
     herself + to someone + the placeholder, Chinese characters). Higher is better."""
@@ -182,7 +195,7 @@ def choose_doctor_lines(
     for s in story:
         text = normalize_ws(s.text)
         if text in seen or not (
-            addresses_doctor(s.text) or (s.stage_path in doctor_stages and names_doctor(s.text))
+            addresses_doctor(s.text) or (s.stage_path in doctor_stages and speaks_of_doctor(s.text))
         ):
             continue
         if not is_candidate(text, MAX_STORY_CHARS, MIN_VOICE_CJK):
