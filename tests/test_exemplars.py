@@ -382,13 +382,39 @@ def test_a_stage_where_she_is_only_called_by_name_says_she_has_no_line(tmp_path:
         spoke: [_d(spoke, 1, "陈", "近卫局今天的巡逻由我带队，所有人注意安全。"),
                 _d(spoke, 2, "星熊", "明白。")],
         called: [_d(called, 1, "星熊", "陈，你在听吗？"), _d(called, 2, "诗怀雅", "她早就走了。")],
-    }) as w:  # fmt: skip
+    }, summaries={called: "星熊和诗怀雅在近卫局等人。"}) as w:  # fmt: skip
         b = w.chat.memories(w.chat.speaker("陈"), "巡逻")
     assert {s.path for s in b.stages} == {spoke, called}
     heads = b.text.split("\n")
     at = next(i for i, ln in enumerate(heads) if "第2幕" in ln)  # the called stage's entry
     assert heads[at + 1] == NAME_ONLY
     assert NAME_ONLY not in heads[:at] and "  陈：「近卫局今天的巡逻由我带队" in b.text
+
+
+def test_memories_show_only_entries_with_something_to_say_and_only_her_story(
+    tmp_path: Path,
+) -> None:
+    """An appearance with neither the game's summary nor a line of hers of substance is left
+    out (清道夫's bare 「玛莉娅·临光」关卡中的对话), so is a how-to-play or an April Fools'
+    stage however well it matches; 博士 in the message ranks nothing (every chat is with him)."""
+    story, bare, dots = "obt/main/level_m_01", "obt/main/level_m_02", "obt/main/level_m_03"
+    guide, fools = "activities/act9x/training/t_01", "activities/act7fun/level_act7fun_01_end"
+    doctor = "obt/main/level_m_04"
+    with small_world(tmp_path, {
+        story: [_d(story, 1, "陈", "龙门的雨总是下个不停，我在屋檐下等了一整夜。")],
+        bare: [_d(bare, 1, "陈", "走吧。"), _d(bare, 2, "星熊", "好。")],
+        dots: [_d(dots, 1, "陈", "还有——"), _d(dots, 2, "陈", "......")],
+        guide: [_d(guide, 1, "陈", "雨天部署近卫干员，可以阻挡雨中的敌人。")],
+        fools: [_d(fools, 1, "陈", "雨停了，今天就由我来当罗德岛的老大！")],
+        doctor: [_d(doctor, 1, "陈", "博士，资料我放在你桌上了，记得看。")],
+    }, summaries={guide: "教官讲解雨天作战。", fools: "愚人节，雨中的罗德岛换了老大。"}) as w:  # fmt: skip
+        chen = w.chat.speaker("陈")
+        rain = w.chat.memories(chen, "雨", k=5)
+        hello = w.chat.memories(chen, "博士，雨停了吗", k=1)
+        scenes = w.rag.exemplars(w.names.family(CHEN), "雨", k=9)
+    assert {s.stage_path for s in scenes} == {story, bare, dots, doctor}  # her story only
+    assert [s.path for s in rain.stages] == [story, doctor]  # bare and dots: nothing to show
+    assert [s.path for s in hello.stages] == [story]
 
 
 def test_a_stage_where_she_is_only_called_comes_after_those_where_she_speaks(

@@ -47,6 +47,9 @@ def make_store(path: Path) -> Store:
         lines.append(_line(sp, 10, "测试员", "北边的桥每到雨季就会松动，要小心。"))
         lines.append(_line(sp, 11, "岚烟", "这一句的说话人带着问号，不能算是她说的。", True))
         stages.append(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=lines))
+    for sp in ("test/training/t_01", "activities/act7fun/level_act7fun_01_end"):  # not story
+        line = _line(sp, 1, "岚烟", "这一句出自玩法教学或愚人节活动，不是她的故事。")
+        stages.append(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=[line]))
     return ingested_store(path, stages, Registry({o.char_id: o for o in OPS}))
 
 
@@ -55,7 +58,7 @@ def test_story_lines_and_sources_from_the_store(tmp_path: Path) -> None:
         by_op = sources.story_lines(store)
         assert set(by_op) == {T, NEW}
         new = by_op[NEW]
-        assert len(new) == len(NEW_LINES)  # the uncertain line is not hers
+        assert len(new) == len(NEW_LINES)  # the uncertain line is not hers, nor a non-story one
         assert [(s.stage_path, s.line_no) for s in new] == sorted(
             (s.stage_path, s.line_no) for s in new
         )

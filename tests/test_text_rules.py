@@ -3,7 +3,7 @@ shortened and what a stage without a title is called."""
 
 from __future__ import annotations
 
-from arklore.core.blocks import StageRef, book_title
+from arklore.core.blocks import StageRef, book_title, is_story
 from arklore.core.text import first_sentences, sentence_pieces, shorten
 
 
@@ -72,3 +72,12 @@ def test_an_appearance_names_its_event_unless_the_event_is_its_title() -> None:
     assert head("我，即是“我”", "我，即是“我”") == "- 幕间 《我，即是“我”》"
     assert head("《管理法修正案》", "《管理法修正案》") == "- 幕间 《管理法修正案》"
     assert head("暗夜", "生于黑夜") == "- 幕间 《暗夜》（生于黑夜）"
+
+
+def test_a_how_to_play_or_an_april_fools_stage_is_not_her_story() -> None:
+    assert is_story("obt/main/level_main_01-01_beg") and is_story("obt/rogue/rogue_1/e_1")
+    assert not is_story("activities/act49side/training/training_act49side_01_c")  # has an event
+    assert not is_story("activities/act1vhalfidle/guide_act1vhalfidle_first")
+    assert not is_story("activities/act1enemyduel/level/act1enemyduel_tutorial")
+    assert not is_story("activities/act7fun/level_act7fun_03_end")
+    assert is_story("activities/act49side/level/act49side_11_a")  # a battle's lines are story

@@ -66,6 +66,33 @@ GUIDE = "一段玩法引导对话"
 ``guide_…`` or ``…_tutorial``: how to play it."""
 
 
+NOT_STORY_MODES = frozenset({"愚人节活动"})
+"""Modes whose dialogue is not her story: an April Fools' joke (维什戴尔？ and 阿米娅？ taking
+Rhodes Island over) is not what she lived."""
+
+
+def mode_of(path: str) -> str | None:
+    """The game mode a stage's folder belongs to (:data:`MODES`), or None."""
+    return next((m for folder, m in MODES if path.startswith(folder)), None)
+
+
+def is_guide(path: str) -> bool:
+    """A stage that teaches how to play (:data:`GUIDE`), whatever event it belongs to."""
+    *folders, name = path.split("/")
+    return bool(
+        GUIDE_FOLDERS.intersection(folders)
+        or name.startswith("guide_")
+        or name.endswith("_tutorial")
+    )
+
+
+def is_story(path: str) -> bool:
+    """Does a stage tell her story? Not a how-to-play (年 explaining 辞岁行's tiles: “食”，会
+    生成能给我方干员提供技力的炊事) nor an April Fools' joke (:data:`NOT_STORY_MODES`): her
+    memories and her example scenes read story stages only (her timeline lists every stage)."""
+    return not is_guide(path) and mode_of(path) not in NOT_STORY_MODES
+
+
 def book_title(name: str | None) -> str | None:
     """A stage's name as a title, 《name》, or None when it has none: the one place a title is
     wrapped, so a name the tables already wrap (``《管理法修正案》``, 4 real stages) is not
@@ -100,17 +127,10 @@ class StageRef:
         event = (self.event or "").strip()
         if event:
             return f"「{event}」关卡中的对话"
-        mode = next((m for folder, m in MODES if self.path.startswith(folder)), None)
+        mode = mode_of(self.path)
         if mode:
             return f"{mode}中的一段对话"
-        *folders, name = self.path.split("/")
-        if (
-            GUIDE_FOLDERS.intersection(folders)
-            or name.startswith("guide_")
-            or name.endswith("_tutorial")
-        ):
-            return GUIDE
-        return UNTITLED
+        return GUIDE if is_guide(self.path) else UNTITLED
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "code": self.code, "name": self.name, "event": self.event}

@@ -136,3 +136,12 @@ def check_message(text: str, limit: int, *, what: str = "message") -> str:
     if len(text) > limit:
         raise MessageTooLongError(len(text), limit, what=what)
     return check_text(text, what=what)
+
+
+_SUBSTANCE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
+
+
+def substance(text: str) -> int:
+    """Distinct letters, digits and CJK characters of ``text``: how much a line says, whatever
+    its dashes, dots and repeats (``......`` 0, ``还有——`` 2, ``哈……哈……`` 1)."""
+    return len(set(_SUBSTANCE.findall(text)))

@@ -34,7 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from arklore.core.text import render_nickname
+from arklore.core.blocks import is_story
+from arklore.core.model import DOCTOR_NAMES
+from arklore.core.text import render_nickname, substance
 from arklore.corpus.lexical import BM25
 from arklore.corpus.store import Store
 from arklore.events import store as events_db
@@ -52,6 +54,11 @@ W_PROMINENT = 0.2
 """Weight of how much she is in a stage (her lines and lines calling her, log scale)."""
 QUOTES = 2
 """Her own lines an appearance carries at most (the second only when it fits the message)."""
+SPARE = 3
+"""Appearances ranked per one shown, so that one with nothing to show can give way."""
+QUOTE_MIN = 4
+"""Characters of substance (letters, digits, CJK) a quoted line of hers needs: ``还有——`` or
+``......`` quotes nothing."""
 QUOTE_CHARS = 80
 """Her lines longer than this are quoted only when no shorter one of hers is there."""
 RECALL_CACHE = 64
@@ -291,19 +298,21 @@ class MemoryService:
                 )
                 return base
             n_stages, _ = events_db.revision(self._store())
-            apps = self._appearances(fam)
+            every = self._appearances(fam)
+            apps = [a for a in every if is_story(a.stage_path)]
             base.kind = "appearances"
             if n_stages == 0:
                 why = "no story events extracted yet"
             else:
                 why = f"no memory of hers among the events of {n_stages} extracted stages"
             if not apps:
-                base.reason = f"{why}, and she appears in no stage"
+                where = "only in how-to-play or April Fools' stages" if every else "in no stage"
+                base.reason = f"{why}, and she appears {where}"
                 return base
             people = [n for n in dict.fromkeys(named) if n not in fam]
             rec = self._recall_for(fam, apps)
             present = self._present(apps, people, rec)
-            q = rec.index.tokenizer().query(render_nickname(query)) if rec and query else []
+            q = _topic(rec.index.tokenizer().query(render_nickname(query))) if rec and query else []
             lexical = rec.bm25.scores(q) if rec is not None else {}
             top = max(lexical.values(), default=0.0)
             most = max(math.log1p(a.spoken + a.addressed) for a in apps) or 1.0
@@ -320,18 +329,15 @@ class MemoryService:
             ranked = sorted(
                 range(len(apps)),
                 key=lambda i: (not apps[i].spoken, _cameo(apps[i], present[i]), -scores[i], i),
-            )
-            ranked = ranked[:k]
+            )[: k * SPARE]
             hers = rec.index.her_lines(fam, [apps[i].stage_path for i in ranked]) if rec else {}
-            base.items = [
-                _appearance_item(
-                    apps[i],
-                    len(present[i]),
-                    round(scores[i], 4) if query else None,
-                    _quotes(hers.get(apps[i].stage_path, []), q, rec, people) if rec else [],
-                )
-                for i in sorted(ranked)  # shown in story order
-            ]
+            items: dict[int, MemoryItem] = {}
+            for i in ranked:  # an entry with neither a summary nor a line of hers says nothing
+                quotes = _quotes(hers.get(apps[i].stage_path, []), q, rec, people) if rec else []
+                if len(items) < k and (quotes or (apps[i].summary or "").strip()):
+                    score = round(scores[i], 4) if query else None
+                    items[i] = _appearance_item(apps[i], len(present[i]), score, quotes)
+            base.items = [items[i] for i in sorted(items)]  # shown in story order
             base.reason = (
                 f"{why}: showing the stages she appears in ({len(apps)}), ranked by the "
                 "query's words in each stage's summary and her lines there, and by the people "
@@ -340,6 +346,12 @@ class MemoryService:
                 + ("" if rec is not None else " (her lines once her scenes are built)")
             )
             return base
+
+
+def _topic(query: list[str]) -> list[str]:
+    """The query's words that can tell one stage from another: not the Doctor's names (every
+    chat is with the Doctor; 博士来看你了 matched 斯卡蒂's 欸，博士，你要去哪？ in BP-2)."""
+    return [t for t in query if t not in DOCTOR_NAMES]
 
 
 def _cameo(app: Appearance, present: Sequence[str]) -> bool:
@@ -369,6 +381,9 @@ def _quotes(
     if not lines:
         return []
     names = [n[4:] for n in named if n.startswith("npc:")]
+    lines = [ln for ln in lines if substance(ln.text) >= QUOTE_MIN]
+    if not lines:
+        return []
     short = [ln for ln in lines if len(ln.text) <= QUOTE_CHARS] or list(lines)
     idf = {t: rec.bm25.idf(t) for t in query}
 

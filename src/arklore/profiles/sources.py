@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
+from arklore.core.blocks import is_story
 from arklore.core.operators import Operator
 from arklore.corpus.store import Store
 from arklore.graph.model import RelationGraph
@@ -48,7 +49,8 @@ def _label(code: str | None, tag: str | None, name: str | None) -> str:
 def story_lines(store: Store, char_ids: Iterable[str] | None = None) -> dict[str, list[StoryLine]]:
     """Dialogue lines of the primary corpus whose speaker resolves to an operator (the names
     layer's speaker ids), by that operator, in story order. Lines whose speaker is written
-    with a question mark (uncertain) are left out."""
+    with a question mark (uncertain) are left out, and those of a stage that is not her story
+    (a how-to-play, an April Fools' joke: :func:`~arklore.core.blocks.is_story`)."""
     ids = speaker_ids(store)
     if char_ids is not None:
         wanted = set(char_ids)
@@ -57,6 +59,8 @@ def story_lines(store: Store, char_ids: Iterable[str] | None = None) -> dict[str
     for lid, path, no, order, speaker, text, info in store.dialogue_lines(
         list(ids), max_chars=MAX_RAW_CHARS
     ):
+        if not is_story(path):
+            continue
         cid = ids[speaker]
         label = _label(info.story_code, info.avg_tag, info.story_name)
         out.setdefault(cid, []).append(StoryLine(lid, path, no, order, speaker, cid, text, label))

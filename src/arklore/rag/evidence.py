@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arklore.core.predicates import OTHER
-from arklore.core.text import render_nickname
+from arklore.core.text import render_nickname, substance
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.graph.evidence import PairFacts
 from arklore.graph.interaction import ScanLine
@@ -118,7 +118,6 @@ answer may be short: ``客气。``)."""
 LINE_SOFT = 45
 """Characters a quoted line should not exceed: a long speech crowds the relations block, so
 it is quoted only when the pair has no exchange of shorter lines."""
-_SUBSTANCE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
 _ASIDE = re.compile(r"^[（(][^（()）]*[）)]$")
 """A line that is all in brackets: a stage direction (``（在书架间缓缓走动）``, ``（轻微的
 鼾声）``) or a thought, said to nobody; never quoted as what one said to the other."""
@@ -136,11 +135,6 @@ def little_contact(f: PairFacts | None) -> bool:
 
 def _said(ln: ScanLine) -> str:
     return render_nickname(" ".join(ln.text.split()))
-
-
-def _substance(text: str) -> int:
-    """Distinct letters, digits and CJK characters of ``text``."""
-    return len(set(_SUBSTANCE.findall(text)))
 
 
 def render_exchange(lines: list[ScanLine], name: Callable[[str | None], str]) -> str:
@@ -164,7 +158,7 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
         lines = [
             ln
             for ln in (prev, cur)
-            if _substance(_said(ln)) >= LINE_MIN and not _ASIDE.match(_said(ln))
+            if substance(_said(ln)) >= LINE_MIN and not _ASIDE.match(_said(ln))
         ]
         if not lines or (len(lines) == 1 and lines[0].node != f.source):
             continue
@@ -192,13 +186,13 @@ def pick_exchange(
         lines
         for lines in _exchange_candidates(f)
         if len(render_exchange(lines, name)) <= room
-        and _substance(render_exchange(lines, name)) >= EXCHANGE_MIN
+        and substance(render_exchange(lines, name)) >= EXCHANGE_MIN
     ]
     short = [ls for ls in found if all(len(_said(ln)) <= LINE_SOFT for ln in ls)]
     rich = [
         ls
         for ls in short
-        if any(ln.node == f.source and _substance(_said(ln)) >= LINE_RICH for ln in ls)
+        if any(ln.node == f.source and substance(_said(ln)) >= LINE_RICH for ln in ls)
     ]
     return (rich or short or found or [[]])[0]
 

@@ -2,8 +2,9 @@
 technique, arXiv 2308.09597, on this corpus), with no model.
 
 **Windows** (built once for every operator, :meth:`ExemplarIndex.build`): in each stage of the
-primary corpus she speaks in, runs of at most :data:`WINDOW_LINES` consecutive lines (dialogue,
-choices, narration, subtitles; stickers left out) around her lines: up to :data:`LEAD` lines
+primary corpus she speaks in that tells a story (:func:`arklore.core.blocks.is_story`: no
+how-to-play, no April Fools' joke), runs of at most :data:`WINDOW_LINES` consecutive lines
+(dialogue, choices, narration, subtitles; stickers left out) around her lines: up to :data:`LEAD` lines
 before her line (what she answers), then onwards. A window never mixes alternative choice
 branches: two lines of different options of one Decision (``branch`` ``"12:1"`` against
 ``"12:2"``, nested Decisions followed up to the top) end the window. Every window holds at
@@ -38,15 +39,17 @@ from typing import Any, NamedTuple
 import numpy as np
 import orjson
 
+from arklore.core.blocks import is_story
 from arklore.core.model import Line, LineKind, is_doctor
 from arklore.core.text import render_nickname
 from arklore.corpus.lexical import BM25, Tokenizer
 from arklore.corpus.store import Store
 from arklore.extract.presence import doctor_signal
 
-VERSION = "2"
+VERSION = "3"
 """The windowing rule's version: a change rebuilds the windows (2: a speaker the story marks
-uncertain keeps its question mark)."""
+uncertain keeps its question mark; 3: only stages that tell her story, never a how-to-play
+or an April Fools' joke: :func:`arklore.core.blocks.is_story`)."""
 
 WINDOW_LINES = 6
 LEAD = 2
@@ -317,7 +320,7 @@ class ExemplarIndex:
             summary = tok.tokens(_stage_text(info.story_name, info.story_info))
             terms.append((info.stage_path, " ".join(summary),
                           orjson.dumps(_names_in(lines, tok)).decode()))  # fmt: skip
-            if info.stage_path in spoken_in:
+            if info.stage_path in spoken_in and is_story(info.stage_path):
                 found = _stage_rows(lines, info.order_rank, person, mentioned, tok)
                 rows += found
                 report.stages += bool(found)
