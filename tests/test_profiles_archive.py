@@ -58,7 +58,9 @@ def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
         "客观履历": "测试员，测试国人，负责巡逻路线的勘察。",
         # the first paragraph that names her, whole sentences up to DOSSIER_MAX
         "档案资料一": "测试员喜欢在清晨巡逻，她说雾里的脚步声比地图更可靠。"
-        "她从不抱怨路远，只是把每条岔路都记在一本旧笔记里。",
+        "她从不抱怨路远，只是把每条岔路都记在一本旧笔记里。"
+        "那本笔记据说已经写满了三本，每一本的封面上都画着一只歪歪扭扭的猫，谁问起来她都说那是她在"
+        "北境雾里走了这么多年、从来没有走丢过一次的最好的向导。",
         # not a signed note (我), a signature, a 【…】 record, nor a line without her name
         "档案资料二": "嘴硬，心软。测试员每次被人夸奖都会转过身去，假装在看天气。",
         # 档案资料三 is only "测试员？": too short to say anything
@@ -153,6 +155,8 @@ def test_a_dossier_excerpt_reads_without_the_paragraph_it_leaves_out() -> None:
         "虽然测试员和其他干员处得不好，不过其中有三个例外。",
         "和测试员一起巡逻过的人，一定都对这几句话很熟悉。",
         "其二是测试员的伞。",
+        "根据测试员的强烈意愿，在资料中为她加入上述话语。",  # 上述 anywhere in it
+        "这样的测试员，是北境巡逻队里每一个新人都值得尊敬和学习的榜样。",  # a conclusion
     ):
         assert dossier_excerpt(f"{back}\n{answer}", her) == answer, back
     # the sentence that is left opens on a word pointing back: the word goes too

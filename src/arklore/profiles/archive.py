@@ -57,13 +57,17 @@ first), so the anchor says who she is in the game's words (银灰: 谢拉格军�
 希瓦艾什家族现任族长) without a model; never past the record into a note appended to it
 (:func:`record_lines`)."""
 DOSSIER: tuple[str, ...] = ("档案资料一", "档案资料二", "档案资料三", "档案资料四")
-DOSSIER_MAX = 120
+DOSSIER_MAX = 200
 DOSSIER_MIN = 20
 """Per ``档案资料`` section, one excerpt of ``DOSSIER_MIN``-``DOSSIER_MAX`` characters: whole
 sentences from the start of its first paragraph that names her, in the narrator's voice (no
 我/你/您: a signed note or a word to the Doctor is somebody else's), not a ``【…】`` record or a
 quotation. Her character and history in the game's words (炎熔: 嘴巴倔，做事一点都听不进去别人的
-指指点点。但是其实炎熔心中一直都有比谁都温柔和孩子气的一面……) without a model."""
+指指点点。但是其实炎熔心中一直都有比谁都温柔和孩子气的一面……) without a model. 200, not
+120: a paragraph's point often follows its first sentence (芬's 三人性格明明各异，却……成为了彼此
+心里的支柱 after how the three met; 地灵's trust in Rhodes after how she was infected); over the
+real archives the excerpts grow from 74,623 to 98,508 characters (4 per operator at most, well
+within the persona budget)."""
 _NOT_NARRATION = ("【", "——", "“", "「", "-", "*")
 CORE = "核心经历"
 INFECTION = "矿石病感染情况"
@@ -357,7 +361,7 @@ def _dossier(
 _BACK_REFERENCE = re.compile(
     r"^(?:(?:当然啦?|不过|但是|然而|因此|所以|此外|另外|同时|除此之外|除此以外|也就是说?|于是|总之|"
     r"况且|而且|并且|可是|接着|由此可见|综上所述|从以上[^，。！？]{0,8}|同样[的地]?|为了这个[^，。！？]{0,4}|"
-    r"正如(?:上面|前面|上文|前文|之前|先前)[^，。！？]{0,8})，|(?:但|而|然而|不过|可是)(?![且是])|这样的|"
+    r"正如(?:上面|前面|上文|前文|之前|先前)[^，。！？]{0,8})，|(?:但|而|然而|不过|可是)(?![且是])|"
     r"(?:\.{3,}|…+))"
 )
 """A paragraph's opening word that points back at the one before it (当然，… 正如上面提到的，…
@@ -409,11 +413,13 @@ _LEADS_ON = re.compile(
 """A sentence that hands over to what follows (……规则如下： / ……询问她一个问题。 / ……不过
 其中有三个例外。 / ……一定都对这几句话很熟悉。)."""
 _POINTS_BACK = re.compile(
-    r"^(?:[^，。！？]{0,12}，)?[^，。！？]{0,2}(?:这|那)(?:些(?!年)|种|样|也|份|对|时)|^(?:上述|前者|后者)|"
+    r"^(?:[^，。！？]{0,12}，)?[^，。！？]{0,2}(?:这|那)(?:些(?!年)|种|样|也|份|对|时)|上述|^(?:前者|后者)|"
     r"其中一员|这样的人|前一种|后一种|这个问题|^其[二三四五六七八九十]是"
 )
 """An opening sentence about what the paragraph before it said (华法琳小姐并不是这样的人。 /
-干员送葬人就是其中一员。 / 对于这样的结果，…… / 上述话语，……)."""
+干员送葬人就是其中一员。 / 对于这样的结果，…… / 这样的嘉维尔小姐，是……: the conclusion of what
+it leaves out), or one pointing back with 上述 wherever it stands (根据干员红豆的个人强烈意愿，在
+资料中为她加入上述话语。)."""
 
 
 def _no_dangling_start(pieces: list[str]) -> list[str]:
