@@ -284,6 +284,26 @@ def test_exchanges_shown_to_a_model_put_vocatives_first_and_fit_the_budget(world
     assert len(tiny) == 1 and len(tiny[0]) < len(wins[0])
 
 
+def test_a_line_answering_somebody_else_is_not_shown_as_said_to_him(world):
+    """墨弦's 谢谢 answers 艾尔维娜; 苏珀 comes in after it: the facts know, and an exchange she
+    opens with such a line comes after one she opens to him (地灵's 你很有天赋 to 艾雅法拉 was
+    shown as said to 普罗旺斯)."""
+    store, people = world
+    f = pair_facts(store, people, [(MOX, SUP)])[(MOX, SUP)]
+    assert f.answering == {line_id("test/e2", 3)}
+    assert pair_facts(store, people, [(ELV, MOX)])[(ELV, MOX)].answering == set()
+    a, b, c = "char_1", "char_2", "char_3"
+    aside = _line("s/x", 2, a, "你很有天赋，一定会有那天的。")
+    hello = _line("s/x", 3, b, "嗨！你们在聊什么呢？")
+    mine = _line("s/y", 1, a, "今天的曲子你来挑吧，我都听你的。")
+    sure = _line("s/y", 2, b, "那就弹那首老歌。")
+    f = PairFacts(a, b, turns=2, stage_turns=[("s/x", 1), ("s/y", 1)],
+                  exchanges=[(aside, hello), (mine, sure)], answering={aside.line_id})  # fmt: skip
+    assert pick_exchange(f, {a: "甲", b: "乙", c: "丙"}.get, 200) == [mine, sure]
+    f.answering = set()
+    assert pick_exchange(f, {a: "甲", b: "乙", c: "丙"}.get, 200) == [aside, hello]
+
+
 def test_a_pair_that_only_shares_scenes_cites_both_first_lines_there(world):
     store, people = world
     f = pair_facts(store, people, [(SUP, ELV)])[(SUP, ELV)]

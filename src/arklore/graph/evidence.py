@@ -44,6 +44,7 @@ class PairFacts:
     stage_turns: list[tuple[str, int]] = field(default_factory=list)  # most turns first
     events: list[tuple[str, int]] = field(default_factory=list)  # (event name, turns)
     exchanges: list[tuple[ScanLine, ScanLine]] = field(default_factory=list)  # story order
+    answering: set[str] = field(default_factory=set)  # ids of exchange openers said to a third
     vocative_lines: list[ScanLine] = field(default_factory=list)  # A calling B by name
     shared_lines: list[str] = field(
         default_factory=list
@@ -93,7 +94,7 @@ def _unordered(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-FACTS_VERSION = "1"
+FACTS_VERSION = "2"
 """Bump when :func:`pair_facts` or what it returns changes: stored facts of another version
 are computed again (:meth:`arklore.graph.facade.GraphFacade.facts`)."""
 
@@ -112,6 +113,7 @@ def pair_facts(
     if lines is None:
         lines = load_spoken(store, people)
     turns: dict[tuple[str, str], list[tuple[ScanLine, ScanLine]]] = defaultdict(list)  # sorted
+    answering: dict[tuple[str, str], set[str]] = defaultdict(set)  # (see PairFacts.answering)
     said: dict[tuple[str, str], _Said] = defaultdict(_Said)  # (speaker, addressee)
     speakers: dict[str, Counter] = defaultdict(Counter)  # stage -> node -> dialogue lines
     first_line: dict[tuple[str, str], str] = {}  # (stage, node) -> its first dialogue line
@@ -122,12 +124,22 @@ def pair_facts(
     known = {ln.node for ln in lines if ln.node}
     voc = VocativeFinder(people, known)
 
+    last: dict[str, tuple[ScanLine, ScanLine]] = {}  # stage -> its latest turn
+
     def on_turn(prev: ScanLine, cur: ScanLine) -> None:
         if prev.node is None or cur.node is None:  # scan pairs attributed lines only
             return
+        before = last.get(prev.stage_path)
+        last[prev.stage_path] = (prev, cur)
         key = _unordered(prev.node, cur.node)
         if key in unordered:
             turns[key].append((prev, cur))
+            if (  # prev answers somebody else: 地灵's 你很有天赋 to 艾雅法拉, then 普罗旺斯 comes in
+                before is not None
+                and before[1].line_id == prev.line_id
+                and before[0].node not in (prev.node, cur.node)
+            ):
+                answering[key].add(prev.line_id)
 
     def on_line(ln: ScanLine, targets: list[str], _pairs: Pairs) -> None:
         me = ln.node
@@ -178,6 +190,7 @@ def pair_facts(
             f.vocatives_back = len(back.lines)
         if both:
             f.exchanges = list(both)
+            f.answering = set(answering.get(key, ()))
             f.turns = len(both)
             f.a_answers = sum(cur.node == a for _, cur in both)
             f.b_answers = f.turns - f.a_answers

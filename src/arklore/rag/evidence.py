@@ -147,7 +147,9 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
     """Exchanges that show the pair, best first: A calling B by name with the line around it
     (B's answer, else what B said before), in the stages where they talk most; then the other
     turns between them by stage rank, those A opens first (her view: what she says to B);
-    then A's lines calling B alone. A line that says
+    then A's lines calling B alone. An exchange A opens with a line that answers somebody
+    else (:attr:`~arklore.graph.evidence.PairFacts.answering`) and does not call B comes after
+    all of those: shown as A then B, it reads as said to B. A line that says
     nothing (:data:`LINE_MIN`) is dropped from its exchange; an exchange left with B alone
     is no view of A's."""
     rank = {stage: i for i, (stage, _) in enumerate(f.stage_turns)}
@@ -164,10 +166,11 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
             continue
         calls = any(id(ln) in voc for ln in lines)
         kind = 0 if calls else 1 if lines[0].node == f.source else 2
-        out.append(((kind, rank.get(prev.stage_path, far), i), lines))
+        aside = prev.node == f.source and prev.line_id in f.answering and id(prev) not in voc
+        out.append(((aside, kind, rank.get(prev.stage_path, far), i), lines))
     for i, ln in enumerate(f.vocative_lines):
         if not _ASIDE.match(_said(ln)):
-            out.append(((3, rank.get(ln.stage_path, far), i), [ln]))
+            out.append(((False, 3, rank.get(ln.stage_path, far), i), [ln]))
     out.sort(key=lambda x: x[0])
     return [lines for _, lines in out]
 
