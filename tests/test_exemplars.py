@@ -417,6 +417,21 @@ def test_memories_show_only_entries_with_something_to_say_and_only_her_story(
     assert [s.path for s in hello.stages] == [story]
 
 
+def test_a_quoted_line_of_hers_does_not_go_on_from_one_left_out(tmp_path: Path) -> None:
+    """然后让那个人的家族从叙拉古除名 ends a hypothetical: quoted alone it says something else,
+    so another line of hers that fits is quoted first."""
+    stage = "obt/main/level_q_01"
+    goes_on = "然后，让那些在雨夜里伤害过我同伴的人，全都从这座城市里消失。"
+    with small_world(tmp_path, {
+        stage: [_d(stage, 1, "陈", "如果真有人敢在雨夜动手。"), _d(stage, 2, "陈", goes_on),
+                _d(stage, 3, "陈", "雨夜的巡逻由我来带。")],
+    }, summaries={stage: "陈在雨夜巡逻。"}) as w:  # fmt: skip
+        b = w.chat.memories(w.chat.speaker("陈"), "雨夜", k=1)
+    (item,) = b.items
+    assert goes_on not in [q["text"] for q in item["quotes"]]
+    assert item["quotes"][0]["text"] == "如果真有人敢在雨夜动手。"
+
+
 def test_a_stage_where_she_is_only_called_comes_after_those_where_she_speaks(
     tmp_path: Path,
 ) -> None:

@@ -25,6 +25,7 @@ store's events change, checked by one tiny query per call).
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -59,6 +60,11 @@ SPARE = 3
 QUOTE_MIN = 4
 """Characters of substance (letters, digits, CJK) a quoted line of hers needs: ``还有——`` or
 ``......`` quotes nothing."""
+_GOES_ON = re.compile(
+    r"^(?:然后|所以|而且|并且|但是?|可是|不过|而(?![且已])|那就|那么|因此|于是|否则|接着)"
+)
+"""A line that goes on from the one before it (德克萨斯's 然后让那个人的家族从叙拉古除名。 ends a
+hypothetical): quoted alone it says something else; another line of hers is quoted first."""
 QUOTE_CHARS = 80
 """Her lines longer than this are quoted only when no shorter one of hers is there."""
 RECALL_CACHE = 64
@@ -384,6 +390,7 @@ def _quotes(
     lines = [ln for ln in lines if substance(ln.text) >= QUOTE_MIN]
     if not lines:
         return []
+    lines = [ln for ln in lines if not _GOES_ON.match(ln.text)] or lines
     short = [ln for ln in lines if len(ln.text) <= QUOTE_CHARS] or list(lines)
     idf = {t: rec.bm25.idf(t) for t in query}
 
