@@ -121,6 +121,20 @@ def test_story_choice_spreads_over_stages() -> None:
     assert all(len(s.text) <= MAX_STORY_CHARS for s in picked)
 
 
+def test_a_stages_quote_reads_on_its_own() -> None:
+    """From a stage, a line that goes on from the one before (不过…) or speaks of a 他 the
+    model cannot see comes after one that stands alone, however long."""
+    lines = [
+        _story("s/e", 1, 1, "不过，那条河一直通到灯塔下面，我们顺着它走了整整三天三夜。"),
+        _story("s/e", 1, 2, "他说那条河一直通到灯塔下面，所以我们就跟着他走了很久。"),
+        _story("s/e", 1, 3, "我喜欢这座灯塔，站在下面就会想起家。"),
+        _story("s/f", 2, 1, "他把地图给了我，说以后的路要我自己走。"),
+        _story("s/f", 2, 2, "所以我就一个人留了下来。"),
+    ]
+    picked, _ = choose_story(lines, 2)
+    assert [s.line_id for s in picked] == ["s/e#3:00000000", "s/f#1:00000000"]
+
+
 def test_story_fills_up_when_voice_is_short() -> None:
     voice = [
         VoiceLine(

@@ -145,3 +145,15 @@ def substance(text: str) -> int:
     """Distinct letters, digits and CJK characters of ``text``: how much a line says, whatever
     its dashes, dots and repeats (``......`` 0, ``还有——`` 2, ``哈……哈……`` 1)."""
     return len(set(_SUBSTANCE.findall(text)))
+
+
+_GOES_ON = re.compile(
+    r"^(?:然后|所以|而且|并且|但是?|可是|不过|而(?![且已])|那就|那么|因此|于是|否则|接着|不仅如此)"
+)
+
+
+def goes_on(text: str) -> bool:
+    """Does a line go on from the one before it (然后/所以/但是/不过/而/不仅如此…)? Quoted alone
+    it says something else: 德克萨斯's 然后让那个人的家族从叙拉古除名。 ends a hypothetical, 左乐's
+    不仅如此，他还试图夺取天镜阁 a report on somebody. A quote picks another line first."""
+    return bool(_GOES_ON.match(text.strip()))

@@ -25,7 +25,6 @@ store's events change, checked by one tiny query per call).
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -37,7 +36,7 @@ import numpy as np
 
 from arklore.core.blocks import is_story
 from arklore.core.model import DOCTOR_NAMES
-from arklore.core.text import render_nickname, substance
+from arklore.core.text import goes_on, render_nickname, substance
 from arklore.corpus.lexical import BM25
 from arklore.corpus.store import Store
 from arklore.events import store as events_db
@@ -60,11 +59,6 @@ SPARE = 3
 QUOTE_MIN = 4
 """Characters of substance (letters, digits, CJK) a quoted line of hers needs: ``还有——`` or
 ``......`` quotes nothing."""
-_GOES_ON = re.compile(
-    r"^(?:然后|所以|而且|并且|但是?|可是|不过|而(?![且已])|那就|那么|因此|于是|否则|接着)"
-)
-"""A line that goes on from the one before it (德克萨斯's 然后让那个人的家族从叙拉古除名。 ends a
-hypothetical): quoted alone it says something else; another line of hers is quoted first."""
 QUOTE_CHARS = 80
 """Her lines longer than this are quoted only when no shorter one of hers is there."""
 RECALL_CACHE = 64
@@ -390,7 +384,7 @@ def _quotes(
     lines = [ln for ln in lines if substance(ln.text) >= QUOTE_MIN]
     if not lines:
         return []
-    lines = [ln for ln in lines if not _GOES_ON.match(ln.text)] or lines
+    lines = [ln for ln in lines if not goes_on(ln.text)] or lines
     short = [ln for ln in lines if len(ln.text) <= QUOTE_CHARS] or list(lines)
     idf = {t: rec.bm25.idf(t) for t in query}
 

@@ -27,7 +27,9 @@ order):
 3. When voice gives fewer than :data:`MIN_QUOTES` (the 2021 voice table does not know
    newer operators), story lines fill up to :data:`TARGET_QUOTES`: her stages in story
    order (release order, then path), the picked stages spread evenly over them, and from
-   each stage its candidate with the most Chinese characters (ties: the earlier line).
+   each stage its candidate that reads on its own (not going on from the line before,
+   :func:`~arklore.core.text.goes_on`, then not about a 他/她/它 the model cannot see) with
+   the most Chinese characters (ties: the earlier line).
 4. Quotes come out voice first (voice index order), then story (story order).
 
 **The gate** (:func:`verify_quotes`): a quote is kept only if its text, whitespace-normalized,
@@ -41,6 +43,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
+
+from arklore.core.text import goes_on
 
 T = TypeVar("T")
 VOICE = "voice"
@@ -103,6 +107,15 @@ def normalize_ws(text: str) -> str:
 
 
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+_THIRD_PERSON = ("他", "她", "它")
+
+
+def _points_away(text: str) -> bool:
+    """A line about somebody it does not name (他/她/它: 重岳's 可这么重的伤，他将来还要受多少罪):
+    her quote shows how she talks, and the model cannot see who that is."""
+    return any(w in text for w in _THIRD_PERSON)
 
 
 def _cjk(text: str) -> int:
@@ -306,8 +319,9 @@ def choose_story(lines: Sequence[StoryLine], k: int) -> tuple[list[StoryLine], i
     for s in cands:
         by_stage.setdefault(s.stage_path, []).append(s)
     stages = list(by_stage)  # story order (insertion order of the sorted candidates)
-    for path in stages:  # best first within a stage
-        by_stage[path].sort(key=lambda s: (-_cjk(s.text), s.line_no))
+    for path in stages:  # best first within a stage: a line that reads on its own first
+        by_stage[path].sort(key=lambda s: (goes_on(s.text), _points_away(s.text), -_cjk(s.text),
+                                           s.line_no))  # fmt: skip
     picked: list[StoryLine] = []
     rank = 0  # 0: each stage's best line; 1: second best; ...
     while len(picked) < k and len(picked) < len(cands):
