@@ -155,7 +155,7 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
     rank = {stage: i for i, (stage, _) in enumerate(f.stage_turns)}
     far = len(rank)
     voc = {id(ln) for ln in f.vocative_lines}
-    out: list[tuple[tuple[int, int, int], list[ScanLine]]] = []
+    out: list[tuple[tuple[bool, int, int, int], list[ScanLine]]] = []
     for i, (prev, cur) in enumerate(f.exchanges):
         lines = [
             ln
