@@ -417,6 +417,19 @@ def test_memories_show_only_entries_with_something_to_say_and_only_her_story(
     assert [s.path for s in hello.stages] == [story]
 
 
+def test_small_talk_names_no_topic(tmp_path: Path) -> None:
+    """博士来看你了，最近过得好吗 asks about nothing: her memories are the stages she carries
+    most, not one where she says 我来看看 (every greeting matched such lines)."""
+    big, small = "obt/main/level_t_01", "obt/main/level_t_02"
+    with small_world(tmp_path, {
+        big: [_d(big, i, "陈", f"龙门的第{i}道防线必须守住，所有人跟我来。") for i in range(1, 7)],
+        small: [_d(small, 1, "陈", "我来看看这个。"), _d(small, 2, "陈", "这里最近过得不太平。"),
+                _d(small, 3, "陈", "我来看看那边的情况。")],
+    }, summaries={big: "陈守卫龙门。", small: "陈从监控来看，情况不妙。"}) as w:  # fmt: skip
+        got = w.chat.memories(w.chat.speaker("陈"), "博士来看你了，最近过得好吗？", k=1)
+    assert [s.path for s in got.stages] == [big]
+
+
 def test_a_quoted_line_of_hers_does_not_go_on_from_one_left_out(tmp_path: Path) -> None:
     """然后让那个人的家族从叙拉古除名 ends a hypothetical: quoted alone it says something else,
     so another line of hers that fits is quoted first."""
