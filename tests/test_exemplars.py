@@ -403,7 +403,7 @@ def test_memories_show_only_entries_with_something_to_say_and_only_her_story(
     with small_world(tmp_path, {
         story: [_d(story, 1, "陈", "龙门的雨总是下个不停，我在屋檐下等了一整夜。")],
         bare: [_d(bare, 1, "陈", "走吧。"), _d(bare, 2, "星熊", "好。")],
-        dots: [_d(dots, 1, "陈", "还有——"), _d(dots, 2, "陈", "......")],
+        dots: [_d(dots, 1, "陈", "还有——"), _d(dots, 2, "陈", "......"), _d(dots, 3, "陈", "你还好吗？")],
         guide: [_d(guide, 1, "陈", "雨天部署近卫干员，可以阻挡雨中的敌人。")],
         fools: [_d(fools, 1, "陈", "雨停了，今天就由我来当罗德岛的老大！")],
         doctor: [_d(doctor, 1, "陈", "博士，资料我放在你桌上了，记得看。")],

@@ -42,13 +42,17 @@ _STOPWORDS = """
     因为 如果 虽然 还是 就是 只是 或者 而且 并且 那就 现在 以后 之后 以前 之前 当时 当年
     真的 到底 究竟 其实 当然 知道 觉得 记得 还会 今天 最近 时候 事情 东西
     你好 您好 早上好 中午好 下午好 晚上好 早安 午安 晚安 再见 谢谢 多谢 拜拜 嗨 哈喽 喂
-    来 去 来看 看看 见 见到 见面 过来 过得 忙 忙什么 好久不见 久违 聊聊 聊天 陪陪 坐坐 一趟
-    近况 还好 好吗 好久 不见
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
-"""Words that say nothing about a topic (chat messages are full of them: greetings too, and
-the small talk around them: 博士来看你了，最近过得好吗 names no topic, so a greeting's memories
-and scenes are her most telling ones, not those where somebody says 从…来看 or 过得)."""
+"""Words that say nothing about a topic (chat messages are full of them: greetings too)."""
+_SMALL_TALK = """
+    来 去 来看 看看 见 见到 见面 过来 过得 忙 忙什么 好久 不见 好久不见 久违 聊聊 聊天 陪陪 坐坐
+    一趟 近况 还好 好吗
+"""
+SMALL_TALK = frozenset(_SMALL_TALK.split())
+"""Words of a message's small talk, left out of the query only (her own lines keep them: 我去
+找她 is what she says): 博士来看你了，最近过得好吗 names no topic, so a greeting's memories and
+scenes are her most telling ones, not those where somebody says 从…来看 or 过得."""
 
 _PUNCT = re.compile(r"^[\W_]+$", re.UNICODE)
 
@@ -113,7 +117,7 @@ class Tokenizer:
 
     def query(self, text: str) -> list[str]:
         """Content tokens of a message (search mode: the parts of long words too), once each."""
-        return list(dict.fromkeys(self._cut(text, search=True)))
+        return list(dict.fromkeys(t for t in self._cut(text, search=True) if t not in SMALL_TALK))
 
 
 class BM25:

@@ -56,9 +56,9 @@ QUOTES = 2
 """Her own lines an appearance carries at most (the second only when it fits the message)."""
 SPARE = 3
 """Appearances ranked per one shown, so that one with nothing to show can give way."""
-QUOTE_MIN = 4
-"""Characters of substance (letters, digits, CJK) a quoted line of hers needs: ``还有——`` or
-``......`` quotes nothing."""
+QUOTE_MIN = 6
+"""Distinct characters of substance (letters, digits, CJK) a quoted line of hers needs:
+``还有——``, ``......让我过去！让我......`` or ``你还好吗？`` quote nothing out of their scene."""
 QUOTE_CHARS = 80
 """Her lines longer than this are quoted only when no shorter one of hers is there."""
 RECALL_CACHE = 64
