@@ -77,6 +77,16 @@ def test_voice_choice_follows_the_rule(charword: dict) -> None:
     assert n == 16
 
 
+def test_a_battle_line_to_an_enemy_is_never_a_quote() -> None:
+    """作战中: 你 is the enemy; in a chat with the Doctor it would be the Doctor."""
+    me = "char_999_newcomer"
+    enemy = VoiceLine(f"{me}_CN_020", me, "作战中1", 20, "所有的路都通向灯塔，但你的好像走不到了。")
+    cry = VoiceLine(f"{me}_CN_021", me, "作战中2", 21, "雾散了，跟上我的脚步，前进！")
+    talk = VoiceLine(f"{me}_CN_002", me, "交谈1", 2, "你要是累了，就在灯塔下面歇一会儿吧。")
+    picked, n = choose_voice([talk, enemy, cry])
+    assert [v.word_id for v in picked] == [talk.word_id, cry.word_id] and n == 2
+
+
 def test_choice_is_deterministic_whatever_the_input_order(charword: dict) -> None:
     lines = voice_lines_from_table(charword, T)
     first = choose_quotes(lines)

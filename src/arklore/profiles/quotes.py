@@ -23,7 +23,8 @@ order):
    character shows most), *daily* (任命助理, 干员报到, 问候, 闲置, 精英化晋升, ...) and
    *battle* (行动, 部署, 作战中, ...). 标题 and 戳一下 are never used. Within a group the
    picks are spread evenly over the candidates in ``voiceIndex`` order (see :func:`spread`);
-   a group with too few candidates leaves its slots to the next groups.
+   a group with too few candidates leaves its slots to the next groups. A battle line with
+   你/您 in it is said to an enemy, never a quote.
 3. When voice gives fewer than :data:`MIN_QUOTES` (the 2021 voice table does not know
    newer operators), story lines fill up to :data:`TARGET_QUOTES`: her stages in story
    order (release order, then path), the picked stages spread evenly over them, and from
@@ -107,6 +108,12 @@ def normalize_ws(text: str) -> str:
 
 
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def _to_an_enemy(v: VoiceLine) -> bool:
+    """A battle line with 你/您 is said to an enemy (阿's 所有的生命都平等，但你的好像有点例外。);
+    quoted in a chat with the Doctor, its 你 is the Doctor."""
+    return voice_group(v.title) == BATTLE and any(w in v.text for w in ("你", "您"))
 
 
 _THIRD_PERSON = ("他", "她", "它")
@@ -285,7 +292,13 @@ def choose_voice(
 ) -> tuple[list[VoiceLine], int]:
     """Rule 2: (picked voice lines in index order, number of candidates)."""
     cands = _dedupe(
-        (v for v in lines if voice_group(v.title) and is_candidate(v.text, MAX_VOICE_CHARS)),
+        (
+            v
+            for v in lines
+            if voice_group(v.title)
+            and is_candidate(v.text, MAX_VOICE_CHARS)
+            and not _to_an_enemy(v)
+        ),
         lambda v: v.text,
     )
     groups: dict[str, list[VoiceLine]] = {g: [] for g, _ in VOICE_QUOTAS}
