@@ -681,18 +681,23 @@ def test_a_stage_summary_that_does_not_name_her_says_so(tmp_path: Path) -> None:
     """The game's summary of a stage may tell another thread of it: the entry says the
     summary does not name her, so her lines under it are not read as what it tells."""
     mine, theirs = "obt/main/level_sum_01", "obt/main/level_sum_02"
+    titled = "obt/main/level_sum_03"
     with small_world(
         tmp_path,
         {
             mine: [_d(mine, 1, "陈", "近卫局今天的巡逻由我带队，所有人注意安全。")],
             theirs: [_d(theirs, 1, "陈", "这里交给我，你们先去下城区巡逻。")],
+            titled: [_d(titled, 1, "陈", "沙滩上的巡逻也不能马虎。")],
         },
         summaries={
             mine: "陈带队巡逻下城区。",
             # the name only past the part shown (whole sentences up to 60 characters)
             theirs: "星熊久违地骑上机车，度过难得的假日。" + "车道很长。" * 10 + "终点站着陈。",
+            # her form 假日威龙陈's title names her (耀骑士 for 临光)
+            titled: "假日威龙在沙滩上巡逻。",
         },
     ) as w:
-        text = w.chat.memories(w.chat.speaker("陈"), "巡逻").text
+        text = w.chat.memories(w.chat.speaker("陈"), "巡逻", k=3).text
     assert "：陈带队巡逻下城区。\n" in text
     assert "车道很长。（概要未提到陈）\n" in text
+    assert "：假日威龙在沙滩上巡逻。\n" in text

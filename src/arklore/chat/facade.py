@@ -543,9 +543,16 @@ class ChatFacade:
         )
 
     def _her_names(self, sp: Speaker) -> frozenset[str]:
-        """Every name she goes by: her display name, her aliases and her speaker labels."""
+        """Every name she goes by: her display name, her aliases, her speaker labels, her
+        forms' names and the titles they put before her name (耀骑士临光: a summary that says
+        血骑士倒在了耀骑士的怀中 names her)."""
         names = self.names
-        return frozenset({sp.name, *names.aliases_of(sp.family), *names.labels_of(sp.family)})
+        base = names.display_name(sp.family[0]) if sp.family else sp.name
+        forms = [names.display_name(c) for c in sp.family]
+        titles = [f[: -len(base)] for f in forms if f.endswith(base) and len(f) - len(base) >= 3]
+        return frozenset(
+            {sp.name, *forms, *titles, *names.aliases_of(sp.family), *names.labels_of(sp.family)}
+        )
 
     def _appearance_text(self, m: MemoryItem, name: str, hers: frozenset[str]) -> str:
         """An appearance: where, the game's summary, then her own lines there (verbatim), or
