@@ -333,8 +333,10 @@ class MemoryService:
             hers = rec.index.her_lines(fam, [apps[i].stage_path for i in ranked]) if rec else {}
             items: dict[int, MemoryItem] = {}
             for i in ranked:  # an entry with neither a summary nor a line of hers says nothing
+                if len(items) == k:
+                    break
                 quotes = _quotes(hers.get(apps[i].stage_path, []), q, rec, people) if rec else []
-                if len(items) < k and (quotes or (apps[i].summary or "").strip()):
+                if quotes or (apps[i].summary or "").strip():
                     score = round(scores[i], 4) if query else None
                     items[i] = _appearance_item(apps[i], len(present[i]), score, quotes)
             base.items = [items[i] for i in sorted(items)]  # shown in story order

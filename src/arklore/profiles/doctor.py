@@ -60,6 +60,7 @@ from arklore.profiles.quotes import (
     BATTLE,
     MAX_STORY_CHARS,
     MIN_VOICE_CJK,
+    SECOND_PERSON,
     TALK,
     Quote,
     StoryLine,
@@ -85,7 +86,6 @@ TRUST_NOTE = re.compile(r"〔信赖≥(\d+)〕")
 """How a line's note says it is trust-unlocked (the voice table's FAVOR unlock)."""
 
 _FIRST_PERSON = ("我",)
-_SECOND_PERSON = ("你", "您")
 
 
 def names_doctor(text: str) -> bool:
@@ -109,7 +109,7 @@ def speaks_of_doctor(text: str) -> bool:
     return (
         names_doctor(text)
         and not addresses_doctor(text)
-        and not any(w in text for w in _SECOND_PERSON)
+        and not any(w in text for w in SECOND_PERSON)
     )
 
 
@@ -118,9 +118,7 @@ def story_score(line: StoryLine) -> tuple[bool, int, int]:
     herself + to someone + the placeholder, Chinese characters). Higher is better."""
     t = line.text
     score = (
-        any(w in t for w in _FIRST_PERSON)
-        + any(w in t for w in _SECOND_PERSON)
-        + (PLACEHOLDER in t)
+        any(w in t for w in _FIRST_PERSON) + any(w in t for w in SECOND_PERSON) + (PLACEHOLDER in t)
     )
     return addresses_doctor(t), score, _cjk(t)
 

@@ -110,10 +110,13 @@ def normalize_ws(text: str) -> str:
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
+SECOND_PERSON = ("你", "您")
+
+
 def _to_an_enemy(v: VoiceLine) -> bool:
     """A battle line with 你/您 is said to an enemy (阿's 所有的生命都平等，但你的好像有点例外。);
     quoted in a chat with the Doctor, its 你 is the Doctor."""
-    return voice_group(v.title) == BATTLE and any(w in v.text for w in ("你", "您"))
+    return voice_group(v.title) == BATTLE and any(w in v.text for w in SECOND_PERSON)
 
 
 _THIRD_PERSON = ("他", "她", "它")

@@ -4,8 +4,8 @@ technique, arXiv 2308.09597, on this corpus), with no model.
 **Windows** (built once for every operator, :meth:`ExemplarIndex.build`): in each stage of the
 primary corpus she speaks in that tells a story (:func:`arklore.core.blocks.is_story`: no
 how-to-play, no April Fools' joke), runs of at most :data:`WINDOW_LINES` consecutive lines
-(dialogue, choices, narration, subtitles; stickers left out) around her lines: up to :data:`LEAD` lines
-before her line (what she answers), then onwards. A window never mixes alternative choice
+(dialogue, choices, narration, subtitles; stickers left out) around her lines: up to
+:data:`LEAD` lines before her line (what she answers), then onwards. A window never mixes alternative choice
 branches: two lines of different options of one Decision (``branch`` ``"12:1"`` against
 ``"12:2"``, nested Decisions followed up to the top) end the window. Every window holds at
 least one line of hers (uncertain speakers such as ``凯尔希？`` are context, never hers). A
