@@ -60,18 +60,27 @@ def test_a_title_the_tables_already_wrap_is_wrapped_once() -> None:
 
 
 def test_an_appearance_names_its_event_unless_the_event_is_its_title() -> None:
+    """One rule (StageRef.heading) for the chat block, the appearance text of the CLI and
+    HTTP memories: an operator record's event is its own title and is said once."""
     from arklore.chat.facade import _appearance_head
-    from arklore.events.memories import MemoryItem
+    from arklore.events.appearances import Appearance
+    from arklore.events.memories import MemoryItem, appearance_text
 
-    def head(name: str, event: str) -> str:
+    def heads(name: str, event: str) -> set[str]:
         m = MemoryItem(
             "", "obt/memory/x", None, event, [], "appearance", None, 0, name, None, "幕间"
         )
-        return _appearance_head(m, "")
+        a = Appearance("obt/memory/x", None, None, None, event, name, "幕间", None)
+        return {
+            _appearance_head(m, "").removeprefix("- "),
+            appearance_text(a),
+            m.ref.heading("幕间"),
+        }
 
-    assert head("我，即是“我”", "我，即是“我”") == "- 幕间 《我，即是“我”》"
-    assert head("《管理法修正案》", "《管理法修正案》") == "- 幕间 《管理法修正案》"
-    assert head("暗夜", "生于黑夜") == "- 幕间 《暗夜》（生于黑夜）"
+    assert heads("我，即是“我”", "我，即是“我”") == {"幕间 《我，即是“我”》"}
+    assert heads("《管理法修正案》", "《管理法修正案》") == {"幕间 《管理法修正案》"}
+    assert heads("暗夜", "生于黑夜") == {"幕间 《暗夜》（生于黑夜）"}
+    assert StageRef("a/b", "1-7", None, "某活动").heading() == "1-7 「某活动」关卡中的对话"
 
 
 def test_a_how_to_play_or_an_april_fools_stage_is_not_her_story() -> None:

@@ -37,7 +37,6 @@ from arklore.core.blocks import (
     RELATIONS,
     Block,
     StageRef,
-    book_title,
     empty_block,
     fit_lines,
     fitted_block,
@@ -505,8 +504,7 @@ class ChatFacade:
         if kind == "memories":
             header = f"【{sp.name}的记忆】"
             lines = [
-                render_nickname(f"- 在{self._ref(m).label()}里：{m.text}", self.nickname)
-                for m in items
+                render_nickname(f"- 在{m.ref.label()}里：{m.text}", self.nickname) for m in items
             ]
             text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
         else:  # fewer of her lines per appearance before fewer appearances
@@ -537,7 +535,7 @@ class ChatFacade:
             total=len(items),
             kept=len(kept),
             line_ids=unique(x for m in picked for x in m.line_ids),
-            stages=[self._ref(m) for m in picked],
+            stages=[m.ref for m in picked],
             items=[m.to_dict() for m in picked],
             meta=meta,
         )
@@ -573,10 +571,6 @@ class ChatFacade:
         ) else ""  # fmt: skip
         head = render_nickname(_appearance_head(m, summary) + aside, self.nickname)
         return "\n".join([head, *quotes])
-
-    @staticmethod
-    def _ref(m: MemoryItem) -> StageRef:
-        return StageRef(m.stage_path, m.stage_code, m.story_name, m.event_name)
 
     # -- the turn ----------------------------------------------------------------------------
     def turn(
@@ -657,12 +651,5 @@ def _with_quotes(m: MemoryItem, n: int) -> MemoryItem:
 
 def _appearance_head(m: MemoryItem, summary: str) -> str:
     """Where, and the game's ``summary`` of the stage as the entry shows it."""
-    where = " ".join(x for x in (m.stage_code, m.avg_tag) if x)
-    name = book_title(m.story_name)
-    ref = StageRef(m.stage_path, m.stage_code, m.story_name, m.event_name)
-    title = name or ref.untitled()
-    event_name = (m.event_name or "").strip()
-    # an operator record's event is its own title (幕间 《我，即是“我”》): said once
-    event = f"（{event_name}）" if name and event_name and book_title(event_name) != name else ""
-    head = " ".join(x for x in (where, title + event) if x)
+    head = m.ref.heading(m.avg_tag)
     return f"- {head}" + (f"：{summary}" if summary else "")

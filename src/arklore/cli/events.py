@@ -64,7 +64,7 @@ def memories(
         return
     console.print(f"{result.operator} [{result.kind}] {result.reason}")
     for item in result.items:
-        where = " ".join(p for p in (item.event_name, item.stage_code, item.story_name) if p)
+        where = item.ref.heading(item.avg_tag)
         score = f" {item.score:.3f}" if item.score is not None else ""
         console.print(f"- ({item.kind}{score}) {where} [{item.stage_path}]")
         console.print(f"  {item.text}")

@@ -118,6 +118,18 @@ class StageRef:
         parts = [p for p in (self.code, book_title(self.name)) if p]
         return " ".join(parts) or self.untitled()
 
+    def heading(self, tag: str | None = None) -> str:
+        """Where the stage sits and what it is called, as an entry shows it: the code (and
+        ``tag``, e.g. 行动前), the title or :meth:`untitled`, and the event in brackets unless
+        it is the title itself (an operator record's event is its own name: said once)."""
+        where = " ".join(x for x in (self.code, tag) if x)
+        name = book_title(self.name)
+        event = (self.event or "").strip()
+        title = name or self.untitled()
+        if name and event and book_title(event) != name:
+            title += f"（{event}）"
+        return " ".join(x for x in (where, title) if x)
+
     def untitled(self) -> str:
         """A stage the tables give no title (a level's or a training's dialogue): its event's
         in-level dialogue; with no event either (1,104 real stages), its game mode's dialogue

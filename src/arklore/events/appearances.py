@@ -52,6 +52,10 @@ class Appearance:
     def how(self) -> str:
         return "speaks" if self.spoken else "addressed"
 
+    @property
+    def ref(self) -> StageRef:
+        return StageRef(self.stage_path, self.stage_code, self.story_name, self.event_name)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"how": self.how}
 

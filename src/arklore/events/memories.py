@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from arklore.core.blocks import is_story
+from arklore.core.blocks import StageRef, is_story
 from arklore.core.model import DOCTOR_NAMES
 from arklore.core.text import goes_on, render_nickname, substance
 from arklore.corpus.lexical import BM25
@@ -87,6 +87,10 @@ class MemoryItem:
     shared: int = 0  # appearances: how many of the people the query names are there too
     quotes: list[dict[str, str]] = field(default_factory=list)  # appearances: her lines there
 
+    @property
+    def ref(self) -> StageRef:
+        return StageRef(self.stage_path, self.stage_code, self.story_name, self.event_name)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -127,9 +131,9 @@ def memory_passage(row: events_db.MemoryRow) -> str:
 
 def appearance_text(app: Appearance) -> str:
     """An appearance as a chat sees it: where, and the game's own summary of the stage."""
-    where = " ".join(p for p in (app.event_name, app.stage_code, app.story_name, app.avg_tag) if p)
+    where = app.ref.heading(app.avg_tag)
     summary = " ".join((app.summary or "").split())
-    return f"{where}：{summary}" if summary else where or app.stage_path
+    return f"{where}：{summary}" if summary else where
 
 
 @dataclass
