@@ -75,6 +75,25 @@ def test_which_lines_speak_to_or_of_the_doctor() -> None:
     assert not speaks_of_doctor("博士，你来了。") and not speaks_of_doctor("雾散了以后。")
 
 
+def test_the_doctor_called_between_pauses_is_addressed_named_in_a_sentence_is_not() -> None:
+    # called on his own mid-line, after an aside, or with {@Nickname} as one writer spells it
+    assert addresses_doctor("是的，博士，我们到了。") and addresses_doctor(
+        "走吧，Dr.{@nickname}，别停下。"
+    )
+    assert addresses_doctor("（小声）博士，这边。") and addresses_doctor(
+        "交给你了，{@nickname}博士。"
+    )
+    assert addresses_doctor("下次再说吧，{@Nickname}。") and addresses_doctor(
+        "Dr.{@nickname}......"
+    )
+    # the placeholder inside a sentence speaks of him: 你 there is somebody else
+    said_to_another = "除了你和Dr.{@nickname}，其他人都留下。"
+    assert not addresses_doctor(said_to_another) and not speaks_of_doctor(said_to_another)
+    assert not addresses_doctor("我也相信阿米娅和Dr.{@nickname}。")
+    assert speaks_of_doctor("我也相信阿米娅和Dr.{@nickname}。")
+    assert not addresses_doctor("他们说的“博士”就是他？")  # a word in quotes is a mention
+
+
 def test_rule_picks_her_doctor_lines_in_unlock_order_with_trust_last() -> None:
     got = choose_doctor_lines(VOICE, UNLOCKS, STORY, doctor_stages=DOCTOR_STAGES)
     ids = [q.source_id for q in got.quotes]

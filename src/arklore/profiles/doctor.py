@@ -10,9 +10,10 @@ trusts them. Sources, each cited like a quote (:mod:`arklore.profiles.quotes`):
   信赖提升后交谈, spoken to the Doctor whether or not they name them) or when they name the
   Doctor (:data:`DOCTOR_WORDS`); 标题 and 戳一下 never;
 * **story lines** (``story:<line_id>``): her dialogue lines that *address* the Doctor -- they
-  contain the script's player placeholder (``Dr.{@nickname}``, ``{@nickname}``) or call
-  ``博士`` in address position (:func:`arklore.core.vocatives.addressed`: ``博士，……``,
-  ``……，博士？``) -- and, ranked below them, lines that *speak of* the Doctor (any of
+  call him (``博士`` or the script's player placeholder ``Dr.{@nickname}``) on his own between
+  pauses (``是的，博士，……``) or in address position (:func:`arklore.core.vocatives.addressed`:
+  ``博士，……``, ``……，博士？``); the placeholder inside a sentence is not a call (陈's
+  除了你和Dr.{@nickname}，其他人…… is said to 阿米娅) -- and, ranked below them, lines that *speak of* the Doctor (any of
   :data:`DOCTOR_WORDS`) in a stage where the corpus shows the Doctor present (a choice, a line
   spoken as 博士, a placeholder line: :meth:`arklore.corpus.store.Store.doctor_stages`), so
   that 博士 is the player and not somebody's title (赫默博士), and with no 你/您 in it: such
@@ -97,10 +98,23 @@ def _doctor_word(word: str) -> str | None:
     return word if word in DOCTOR_NAMES else None
 
 
+_PAUSE = "，,。！!？?…~～—：:.；;\\s"
+_CALL = re.compile(
+    f"(?:^|(?<=[{_PAUSE}「（(）)]))"
+    r"(?:Dr\.\{@nickname\}|(?<!Dr\.)\{@nickname\}(?:博士)?|博士|刀客塔)"
+    f"(?=[{_PAUSE}」）)]|$)",
+    re.IGNORECASE,  # W writes {@Nickname}
+)
+"""The Doctor's name standing alone between pauses: a call (``那么走吧，Dr.{@nickname}，别让…``,
+``交给你了，{@nickname}博士。``), where the vocative rule knows only a sentence's first and
+last words."""
+
+
 def addresses_doctor(text: str) -> bool:
-    """A story line that speaks to the Doctor: the player placeholder, or 博士 (any of the
-    Doctor's names) in address position."""
-    return PLACEHOLDER in text or bool(addressed(text, _doctor_word))
+    """A story line that speaks to the Doctor: one of the Doctor's names (the player
+    placeholder included) called on its own or in address position. The placeholder alone is
+    not enough: 「除了你和Dr.{@nickname}，其他人……」 speaks to somebody else of the Doctor."""
+    return bool(_CALL.search(text)) or bool(addressed(text, _doctor_word))
 
 
 def speaks_of_doctor(text: str) -> bool:
