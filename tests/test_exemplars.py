@@ -243,6 +243,20 @@ def test_windows_never_mix_branches_on_generated_stages() -> None:
         _check_windows(lines, "陈")
 
 
+def test_a_window_never_crosses_a_scene_cut() -> None:
+    """Her line closing one scene and the next scene's talk are no exchange: the window
+    around her line stops at the cut, before and after."""
+    lines = [
+        _d("s", 1, "星熊", "今天就到这里。"),
+        _d("s", 2, "陈", "明天见。"),
+        _d("s", 3, "诗怀雅", "（第二天）早上好！", scene=1),
+        _d("s", 4, "陈", "......你来得真早。", scene=1),
+        _d("s", 5, "诗怀雅", "当然。", scene=1),
+    ]
+    wins = [[ln.line_no for ln in w] for w, _ in windows(lines, lambda ln: ln.speaker == "陈", {})]
+    assert wins == [[1, 2], [3, 4, 5]]
+
+
 def test_a_choice_shows_the_option_its_window_takes() -> None:
     lines = LINES[P3]
     paths = branch_paths(lines)

@@ -150,6 +150,18 @@ def test_turns_skip_alternative_branches_and_unnamed_speakers(world, people) -> 
     )
 
 
+def test_a_turn_never_crosses_a_scene_cut(people) -> None:
+    """Two lines either side of a cut (a new background, a fade to black) are no turn."""
+
+    def said(no: int, node: str, scene: int) -> interaction.ScanLine:
+        return interaction.ScanLine("s", no, node, "嗯。", None, f"s#{no}", True, scene)
+
+    pairs: interaction.Pairs = {}
+    lines = [said(1, ELV, 0), said(2, MOX, 0), said(3, ELV, 1), said(4, MOX, 2)]
+    interaction.scan(lines, people, pairs)
+    assert pairs[(ELV, MOX)].turns == pairs[(MOX, ELV)].turns == 1  # only 1 -> 2
+
+
 def test_doctor_is_the_fixed_npc_node(world, people) -> None:
     g = _build(world, people)
     assert g.nodes[DOCTOR_ID].kind == "npc" and g.nodes[DOCTOR_ID].name == "博士"

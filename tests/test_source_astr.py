@@ -236,3 +236,50 @@ def test_popup_dialog_element_gives_the_same_line_as_the_raw_script() -> None:
         (2, "$avatar_beta", True),
         (3, "", False),
     ]
+
+
+SCENES_RAW = """[Blocker(a=1, r=0, g=0, b=0, fadetime=1, block=true)]
+[Background(image="bg_street")]
+[Blocker(a=0, fadetime=1, block=true)]
+[name="甲"]走吧。
+[Background(image="bg_street", x=40)]
+[Blocker(a=1, r=1, g=1, b=1, fadetime=0.1)]
+[Image(image="cg_flash")]
+[name="乙"]好。
+[Blocker(a=1, r=0, g=0, b=0, fadetime=2, block=true)]
+[Background]
+[Background(image="bg_room")]
+[Blocker(a=0, fadetime=2, block=true)]
+到了。
+[Blocker(a=1, fadetime=1)]
+[Blocker(a=0, fadetime=1)]
+[name="甲"]天亮了。
+"""
+
+
+def test_a_new_background_or_a_fade_to_black_starts_a_scene_in_both_readers() -> None:
+    """The first background is the stage's first scene; the same background moved, a white
+    flash or a CG is no cut; a fade to black and a new background with no line between them
+    are one cut; a fade to black on the same background is one too (time has passed)."""
+    raw = avg.parse_avg(SCENES_RAW, SP)
+    assert [(x.text, x.scene) for x in raw] == [
+        ("走吧。", 0), ("好。", 0), ("到了。", 1), ("天亮了。", 2),
+    ]  # fmt: skip
+    story = doc(
+        el("Blocker", a=1.0, r=0.0, g=0.0, b=0.0, fadetime=1.0),
+        el("Background", image="bg_street"),
+        el("name", content="走吧。", name="甲"),
+        el("Background", image="bg_street", x=40.0),
+        el("Blocker", a=1.0, r=1.0, g=1.0, b=1.0),
+        el("Image", image="cg_flash"),
+        el("name", content="好。", name="乙"),
+        el("Blocker", a=1.0, r=0.0, g=0.0, b=0.0),
+        el("Background"),
+        el("Background", image="bg_room"),
+        el("Blocker", a=0.0),
+        el("name", content="到了。"),
+        el("Blocker", a=1.0),
+        el("Blocker", a=0.0),
+        el("name", content="天亮了。", name="甲"),
+    )
+    assert parse_astr(story, SP) == raw

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arklore.core.errors import MalformedSourceError
-from arklore.core.model import DOCTOR, Branch, LineKind, Source, content_hash
+from arklore.core.model import DOCTOR, LINES_VERSION, Branch, LineKind, Source, content_hash
 from arklore.sources import avg
 from arklore.sources._commands import warning_kind
 from arklore.sources.avg import iter_avg_files, parse_avg, read_avg_stage, stage_path_for
@@ -40,9 +40,11 @@ def test_stage_path_is_posix_relative_without_extension() -> None:
 
 
 def test_read_stage_records_source_path_and_hash_of_bytes(fx_stage) -> None:
+    """The hash is of the bytes and of how lines are built: a new LINES_VERSION re-reads."""
     assert fx_stage.source is Source.AVG
     assert fx_stage.source_path == "obt/main/level_fx_01_beg.txt"
-    assert fx_stage.content_hash == hashlib.sha1(FX_FILE.read_bytes()).hexdigest()
+    version = f"lines:{LINES_VERSION}\n".encode()
+    assert fx_stage.content_hash == hashlib.sha1(version + FX_FILE.read_bytes()).hexdigest()
     assert fx_stage.story_name is None and fx_stage.event_id is None
 
 

@@ -60,9 +60,13 @@ def test_a_shared_label_is_told_apart_by_the_picture_on_screen(monkeypatch) -> N
 
 def test_the_stage_digest_carries_the_entries_that_can_apply(monkeypatch) -> None:
     data = SCRIPT.encode()
-    bare = hashlib.sha1(data).hexdigest()
+    bare_prefix = f"lines:{speakers.LINES_VERSION}\n".encode()
+    bare = hashlib.sha1(bare_prefix + data).hexdigest()
     monkeypatch.setattr(speakers, "speakers", lambda: Speakers())
     assert speakers.stage_digest(data, SP) == bare
+    with monkeypatch.context() as m:  # a new way of building lines reads every stage again
+        m.setattr(speakers, "LINES_VERSION", speakers.LINES_VERSION + 1)
+        assert speakers.stage_digest(data, SP) != bare
     monkeypatch.setattr(speakers, "speakers", lambda: Speakers(players={SP: "某人"}))
     first = speakers.stage_digest(data, SP)
     monkeypatch.setattr(speakers, "speakers", lambda: Speakers(players={SP: "另一人"}))
@@ -70,7 +74,8 @@ def test_the_stage_digest_carries_the_entries_that_can_apply(monkeypatch) -> Non
     pic = Speakers(pictures={("医生", "avg_900_doc_1"): "某医生"})
     monkeypatch.setattr(speakers, "speakers", lambda: pic)
     assert speakers.stage_digest(data, SP) != bare  # its bytes hold the label
-    assert speakers.stage_digest(b'[name="X"]hi', SP) == hashlib.sha1(b'[name="X"]hi').hexdigest()
+    other = b'[name="X"]hi'  # without the label: the entry cannot apply
+    assert speakers.stage_digest(other, SP) == hashlib.sha1(bare_prefix + other).hexdigest()
 
 
 @pytest.mark.parametrize(

@@ -66,6 +66,11 @@ class Branch:
         return cls(int(no), tuple(v for v in values.split(";") if v))
 
 
+LINES_VERSION = 2
+"""How a story file becomes :class:`Line` s; the stage digest holds it, so a new version reads
+every stage again at the next ingest (2: ``scene``)."""
+
+
 @dataclass(slots=True)
 class Line:
     stage_path: str
@@ -80,6 +85,7 @@ class Line:
     addresses_doctor: bool = False  # text contains Dr.{@nickname}
     options: tuple[str, ...] = ()  # choice lines: the options offered
     option_values: tuple[str, ...] = ()  # choice lines: their values
+    scene: int = 0  # cuts before it in its stage (sources._commands.SceneTracker)
 
     @property
     def line_id(self) -> str:

@@ -100,9 +100,15 @@ CREATE TABLE IF NOT EXISTS parse_warnings (
 );
 """
 
+_LINE_SCENES = """
+ALTER TABLE lines ADD COLUMN scene INTEGER NOT NULL DEFAULT 0;  -- cuts before it (Line.scene)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("corpus", "001_stages_lines_speakers", _CORE),
     Migration("corpus", "002_speakers_without_char_id", run=_drop_speaker_char_id),
     Migration("corpus", "003_ingest_runs", _INGEST_RUNS),
     Migration("corpus", "004_parse_warnings", _PARSE_WARNINGS),
+    # filled by the next ingest: the stage digest holds LINES_VERSION, so every stage is read again
+    Migration("corpus", "005_line_scenes", _LINE_SCENES),
 )

@@ -37,6 +37,7 @@ class SpokenLine:
     text: str
     branch: str | None
     line_id: str
+    scene: int = 0  # cuts before it in its stage (Line.scene)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +171,8 @@ class Store:
         )
         c.executemany(
             "INSERT INTO lines (source, stage_path, line_no, line_id, kind, speaker, speaker_raw,"
-            " uncertain, text, figure_art, branch, addresses_doctor, options)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " uncertain, text, figure_art, branch, addresses_doctor, options, scene)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [_line_row(str(stage.source), ln) for ln in stage.lines],
         )
 
@@ -211,7 +212,8 @@ class Store:
                 return []
         rows = self.conn.execute(
             "SELECT stage_path, line_no, kind, text, speaker, speaker_raw, uncertain, figure_art,"
-            " branch, addresses_doctor, options FROM lines WHERE source = ? AND stage_path = ?"
+            " branch, addresses_doctor, options, scene FROM lines"
+            " WHERE source = ? AND stage_path = ?"
             " ORDER BY line_no",
             (source, stage_path),
         )
@@ -271,12 +273,12 @@ class Store:
     def spoken_lines(self) -> Iterator[SpokenLine]:
         """Dialogue and choice lines of the primary corpus in (stage, line_no) order."""
         rows = self.conn.execute(
-            "SELECT stage_path, line_no, kind, speaker, uncertain, text, branch, line_id"
+            "SELECT stage_path, line_no, kind, speaker, uncertain, text, branch, line_id, scene"
             " FROM primary_lines WHERE kind IN ('dialogue', 'choice')"
             " ORDER BY stage_path, line_no"
         )
-        for path, no, kind, speaker, uncertain, text, branch, line_id in rows:
-            yield SpokenLine(path, no, kind, speaker, bool(uncertain), text, branch, line_id)
+        for path, no, kind, speaker, uncertain, text, branch, line_id, scene in rows:
+            yield SpokenLine(path, no, kind, speaker, bool(uncertain), text, branch, line_id, scene)
 
     def dialogue_portraits(self) -> Iterator[tuple[str, str | None, int]]:
         """(speaker, portrait on screen, lines) over the attributed dialogue lines of the
@@ -369,13 +371,15 @@ class Store:
         # ``primary_lines`` view for a scan (its NOT EXISTS runs per row).
         primary = dict(self.conn.execute("SELECT stage_path, source FROM primary_stages"))
         rows = self.conn.execute(
-            "SELECT source, stage_path, line_no, kind, speaker, uncertain, text, branch, line_id"
-            f" FROM lines WHERE kind IN ('dialogue', 'choice') AND {where} {order}",
+            "SELECT source, stage_path, line_no, kind, speaker, uncertain, text, branch, line_id,"
+            f" scene FROM lines WHERE kind IN ('dialogue', 'choice') AND {where} {order}",
             list(args),
         )
-        for source, path, no, kind, speaker, uncertain, text, branch, line_id in rows:
+        for source, path, no, kind, speaker, uncertain, text, branch, line_id, scene in rows:
             if primary.get(path) == source:
-                yield SpokenLine(path, no, kind, speaker, bool(uncertain), text, branch, line_id)
+                yield SpokenLine(
+                    path, no, kind, speaker, bool(uncertain), text, branch, line_id, scene
+                )
 
     def doctor_stages(self) -> set[str]:
         """Primary stages where the corpus alone shows the Doctor present: a choice line (the
@@ -572,6 +576,7 @@ def _line_row(source: str, ln: Line) -> tuple:
         ln.branch.key() if ln.branch else None,
         int(ln.addresses_doctor),
         options,
+        ln.scene,
     )
 
 
@@ -588,6 +593,7 @@ def _row_line(r: Iterable) -> Line:
         branch,
         addresses_doctor,
         options,
+        scene,
     ) = r
     opts, vals = orjson.loads(options) if options else ([], [])
     return Line(
@@ -603,4 +609,5 @@ def _row_line(r: Iterable) -> Line:
         addresses_doctor=bool(addresses_doctor),
         options=tuple(opts),
         option_values=tuple(vals),
+        scene=scene,
     )

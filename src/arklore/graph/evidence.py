@@ -94,7 +94,7 @@ def _unordered(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-FACTS_VERSION = "2"
+FACTS_VERSION = "3"  # 3: no exchange across a scene cut
 """Bump when :func:`pair_facts` or what it returns changes: stored facts of another version
 are computed again (:meth:`arklore.graph.facade.GraphFacade.facts`)."""
 

@@ -5,7 +5,8 @@ Read from the primary corpus (dialogue and choice lines only, in stage order):
 * **turns** -- two consecutive spoken lines by two different people, with at most
   :data:`MAX_GAP` - 1 non-spoken lines (narration, stickers) between them. Lines in
   *different* options of the same decision are alternatives, not a sequence, and are never
-  paired. An unnamed speaker (``？？？``) breaks the chain. Counted for the unordered pair.
+  paired, nor are lines either side of a scene cut (:attr:`arklore.core.model.Line.scene`).
+  An unnamed speaker (``？？？``) breaks the chain. Counted for the unordered pair.
 * **vocatives** -- a line that calls another person by name (:mod:`arklore.core.vocatives`:
   ``凯尔希，……``, ``……是你吗，凯尔希？``, also with a title: ``凯尔希医生，``): directed,
   speaker -> addressee, each addressee once per line.
@@ -66,6 +67,7 @@ class ScanLine:
     branch: str | None
     line_id: str
     dialogue: bool  # False for a choice line (the Doctor's pick)
+    scene: int = 0  # cuts before it in its stage: a turn never crosses one
 
 
 @dataclass(slots=True)
@@ -141,6 +143,7 @@ def load_spoken(
             ln.branch,
             ln.line_id,
             ln.kind == "dialogue",
+            ln.scene,
         )
         for ln in (store.spoken_lines() if stages is None else store.spoken_lines_in(stages))
     ]
@@ -225,6 +228,7 @@ def scan(
                 prev_line, prev_node = prev
                 if (
                     prev_node != cur
+                    and ln.scene == prev_line.scene
                     and ln.line_no - prev_line.line_no <= MAX_GAP
                     and _branches_compatible(prev_line.branch, ln.branch)
                 ):

@@ -7,7 +7,8 @@ how-to-play, no April Fools' joke), runs of at most :data:`WINDOW_LINES` consecu
 (dialogue, choices, narration, subtitles; stickers left out) around her lines: up to
 :data:`LEAD` lines before her line (what she answers), then onwards. A window never mixes alternative choice
 branches: two lines of different options of one Decision (``branch`` ``"12:1"`` against
-``"12:2"``, nested Decisions followed up to the top) end the window. Every window holds at
+``"12:2"``, nested Decisions followed up to the top) end the window, and so does a scene cut
+(:attr:`arklore.core.model.Line.scene`: a new background, a fade to black). Every window holds at
 least one line of hers (uncertain speakers such as ``凯尔希？`` are context, never hers). A
 choice line keeps the option the window's branch takes (the first when none is taken).
 
@@ -46,10 +47,10 @@ from arklore.corpus.lexical import BM25, Tokenizer
 from arklore.corpus.store import Store
 from arklore.extract.presence import doctor_signal
 
-VERSION = "3"
+VERSION = "4"
 """The windowing rule's version: a change rebuilds the windows (2: a speaker the story marks
 uncertain keeps its question mark; 3: only stages that tell her story, never a how-to-play
-or an April Fools' joke: :func:`arklore.core.blocks.is_story`)."""
+or an April Fools' joke: :func:`arklore.core.blocks.is_story`; 4: never across a scene cut)."""
 
 WINDOW_LINES = 6
 LEAD = 2
@@ -211,13 +212,19 @@ def windows(
             continue
         constraint = dict(paths.get(line.line_no, {}))
         start = h
-        while start - 1 > covered and h - (start - 1) <= LEAD:
+        while (
+            start - 1 > covered and h - (start - 1) <= LEAD and seq[start - 1].scene == line.scene
+        ):
             merged = _merge(constraint, paths.get(seq[start - 1].line_no, {}))
             if merged is None:
                 break
             constraint, start = merged, start - 1
         end = h
-        while end + 1 < len(seq) and end + 1 - start < WINDOW_LINES:
+        while (
+            end + 1 < len(seq)
+            and end + 1 - start < WINDOW_LINES
+            and seq[end + 1].scene == line.scene
+        ):
             merged = _merge(constraint, paths.get(seq[end + 1].line_no, {}))
             if merged is None:
                 break

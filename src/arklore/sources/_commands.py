@@ -191,6 +191,41 @@ class FigureTracker:
             self._set(self._slots.get(focus.lower()), focus.lower())
 
 
+class SceneTracker:
+    """Which scene of the stage a line is in: a cut comes with a new background picture or a
+    fade to black (``Background`` with another ``image``, ``Blocker`` to opaque black); a run
+    of such commands with no line between them is one cut. A CG (``Image``), a flash of
+    colour or the same background shown again is not a cut."""
+
+    def __init__(self) -> None:
+        self.scene = 0
+        self._background: str | None = None
+        self._cut = False
+
+    def on_command(self, prop: str, attrs: dict[str, Any]) -> None:
+        if prop == "background":
+            image = attr_str(attrs, "image") or None
+            if image != self._background:
+                self._background, self._cut = image, True
+        elif prop == "blocker" and _to_black(attrs):
+            self._cut = True
+
+    def next_line(self, first: bool) -> int:
+        """The scene of the next line (``first``: the stage has no line yet)."""
+        if self._cut and not first:
+            self.scene += 1
+        self._cut = False
+        return self.scene
+
+
+def _to_black(attrs: dict[str, Any]) -> bool:
+    """A ``Blocker`` that fades the screen to opaque black (colour channels default to 0)."""
+    a = _number(attrs.get("a"))
+    return (
+        a is not None and a >= 1 and all((_number(attrs.get(c)) or 0) == 0 for c in ("r", "g", "b"))
+    )
+
+
 @dataclass(slots=True)
 class _Frame:
     line_no: int
@@ -332,6 +367,7 @@ def build_lines(
     lines: list[Line] = []
     branches = BranchTracker()
     figures = FigureTracker() if track_figures else None
+    scenes = SceneTracker()
     table = speakers()
     player = table.player(stage_path)  # who the choices speak as, when not the Doctor
 
@@ -341,6 +377,7 @@ def build_lines(
 
     for element in elements:
         prop, attrs = element.prop, element.attrs
+        scenes.on_command(prop, attrs)
         if prop == "predicate":
             problem = branches.on_predicate(split_list(attr_str(attrs, "references")))
             if problem:
@@ -365,7 +402,8 @@ def build_lines(
                 lines.append(
                     Line(stage_path, line_no, LineKind.DIALOGUE, said, speaker=player,
                          speaker_raw=None, branch=branch,
-                         addresses_doctor=NICKNAME_TOKEN in said)
+                         addresses_doctor=NICKNAME_TOKEN in said,
+                         scene=scenes.next_line(not lines))
                 )  # fmt: skip
                 continue
             lines.append(
@@ -380,6 +418,7 @@ def build_lines(
                     addresses_doctor=NICKNAME_TOKEN in text,
                     options=options,
                     option_values=values,
+                    scene=scenes.next_line(not lines),
                 )
             )
             continue
@@ -408,6 +447,7 @@ def build_lines(
                 figure_art=figure,
                 branch=branches.current,
                 addresses_doctor=NICKNAME_TOKEN in text,
+                scene=scenes.next_line(not lines),
             )
         )
     return lines

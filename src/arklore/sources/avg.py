@@ -81,6 +81,8 @@ _READ_ATTRS = frozenset(
         "sticker",
         "multiline",
         "popupdialog",
+        "background",
+        "blocker",
     }
 )
 _QUOTED = r'"(?:\\"|[^"])*"'

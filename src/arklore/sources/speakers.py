@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from arklore.core.errors import InputFileError
+from arklore.core.model import LINES_VERSION
 
 _KEYS = {"player": frozenset({"stage", "speaker", "note"}),
          "picture": frozenset({"label", "picture", "speaker", "note"})}  # fmt: skip
@@ -127,7 +128,8 @@ def speakers() -> Speakers:
 
 
 def stage_digest(data: bytes, stage_path: str) -> str:
-    """What ingest compares to know a stage changed: its file's bytes, and the entries of
-    the table that can apply to it (a changed entry re-reads those stages)."""
+    """What ingest compares to know a stage changed: its file's bytes, the entries of the
+    table that can apply to it (a changed entry re-reads those stages) and how lines are
+    built (:data:`~arklore.core.model.LINES_VERSION`)."""
     extra = speakers().digest_part(data, stage_path)
-    return hashlib.sha1(data + extra.encode() if extra else data).hexdigest()
+    return hashlib.sha1(f"lines:{LINES_VERSION}\n".encode() + data + extra.encode()).hexdigest()
