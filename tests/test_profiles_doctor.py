@@ -129,6 +129,17 @@ def test_rule_picks_her_doctor_lines_in_unlock_order_with_trust_last() -> None:
     assert choose_doctor_lines(VOICE, UNLOCKS, STORY, doctor_stages=DOCTOR_STAGES) == got
 
 
+def test_a_bare_greeting_or_a_cut_off_line_to_the_doctor_is_not_her_view_of_him() -> None:
+    S_D, S_E = "test/walk_04", "test/walk_05"
+    bare = _s(S_D, 4, 1, "......博士，你也到了。")  # 你也到了: 4 characters of substance
+    cut = _s(S_D, 4, 2, "博士，你那边......")
+    says = _s(S_E, 5, 1, "谢谢你扶着我，Dr.{@nickname}。")  # 谢你扶着我: 5
+    stages = DOCTOR_STAGES | {S_D, S_E}
+    got = choose_doctor_lines([], {}, [bare, cut, says], doctor_stages=stages)
+    assert [q.source_id for q in got.quotes] == [says.source_id]
+    assert all(addresses_doctor(x.text) for x in (bare, cut, says))  # all three call him
+
+
 def test_a_small_budget_keeps_the_deepest_trust_line_and_a_story_line_first() -> None:
     deepest, story = VOICE[5], STORY[1]
     budget = quote_tokens(deepest.text) + quote_tokens(story.text)

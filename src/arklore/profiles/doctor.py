@@ -30,8 +30,9 @@ trusts them. Sources, each cited like a quote (:mod:`arklore.profiles.quotes`):
    :data:`MAX_VOICE_CHARS` (every trust line of the 2021 table fits), story lines up to
    :data:`~arklore.profiles.quotes.MAX_STORY_CHARS`; both with at least
    :data:`~arklore.profiles.quotes.MIN_VOICE_CJK` Chinese characters (a short line to the
-   Doctor still says how she speaks to them: 来得刚好，Dr.{@nickname}。). Repeated texts
-   count once.
+   Doctor still says how she speaks to them: 来得刚好，Dr.{@nickname}。), a story line with
+   :data:`STORY_MIN_SUBSTANCE` characters of substance besides his names (no bare greeting).
+   Repeated texts count once.
 2. The most telling first, until :data:`SECTION_TOKENS` (counted on the lines as a chat
    receives them) or the caps are reached: the trust lines, deepest trust first,
    interleaved with her story lines (one per stage, ranked by :func:`story_score`: lines that
@@ -55,6 +56,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arklore.core.model import DOCTOR_NAMES
+from arklore.core.text import substance
 from arklore.core.tokens import count_tokens
 from arklore.core.vocatives import addressed
 from arklore.profiles.quotes import (
@@ -69,12 +71,17 @@ from arklore.profiles.quotes import (
     is_candidate,
     normalize_ws,
     voice_group,
+    without_doctor,
 )
 
 DOCTOR_WORDS: tuple[str, ...] = ("{@nickname}", "博士", "Dr.", "刀客塔", "Doctor")
 """A voice line that contains one of these names the Doctor."""
 PLACEHOLDER = "{@nickname}"
 
+STORY_MIN_SUBSTANCE = 5
+"""Distinct characters of substance (:func:`arklore.core.text.substance`) a story line needs
+besides the Doctor's names: 「......博士，阿米娅。」 or 「博士，你那边......」 is a greeting or a
+line cut off, not how she stands with him; 「谢谢你扶着我，Dr.{@nickname}。」 says it."""
 MAX_VOICE_CHARS = 110
 MAX_TRUST = 3
 MAX_STORY = 3
@@ -210,7 +217,9 @@ def choose_doctor_lines(
             addresses_doctor(s.text) or (s.stage_path in doctor_stages and speaks_of_doctor(s.text))
         ):
             continue
-        if not is_candidate(text, MAX_STORY_CHARS, MIN_VOICE_CJK):
+        if not is_candidate(text, MAX_STORY_CHARS, MIN_VOICE_CJK) or (
+            substance(without_doctor(text)) < STORY_MIN_SUBSTANCE
+        ):
             continue
         seen.add(text)
         n_story += 1

@@ -132,7 +132,8 @@ def _cjk(text: str) -> int:
     return len(_CJK.findall(text))
 
 
-def _without_doctor(text: str) -> str:
+def without_doctor(text: str) -> str:
+    """``text`` with the Doctor's names taken out (what the line says besides calling him)."""
     for tok in DOCTOR_TOKENS:
         text = text.replace(tok, "")
     return text
@@ -143,7 +144,7 @@ def is_candidate(text: str, max_chars: int, min_cjk: int = MIN_VOICE_CJK) -> boo
     t = normalize_ws(text)
     if not MIN_CHARS <= len(t) <= max_chars or _cjk(t) < min_cjk:
         return False
-    return len(normalize_ws(_without_doctor(t))) >= MIN_CHARS
+    return len(normalize_ws(without_doctor(t))) >= MIN_CHARS
 
 
 def spread(n: int, k: int) -> list[int]:
