@@ -92,6 +92,9 @@ def test_the_doctor_called_between_pauses_is_addressed_named_in_a_sentence_is_no
     assert not addresses_doctor("我也相信阿米娅和Dr.{@nickname}。")
     assert speaks_of_doctor("我也相信阿米娅和Dr.{@nickname}。")
     assert not addresses_doctor("他们说的“博士”就是他？")  # a word in quotes is a mention
+    # telling him who he is
+    assert addresses_doctor("你就是那位Dr.{@nickname}？") and addresses_doctor("您就是博士吧？")
+    assert not addresses_doctor("他就是那位Dr.{@nickname}。")
 
 
 def test_rule_picks_her_doctor_lines_in_unlock_order_with_trust_last() -> None:
@@ -131,9 +134,9 @@ def test_rule_picks_her_doctor_lines_in_unlock_order_with_trust_last() -> None:
 
 def test_a_bare_greeting_or_a_cut_off_line_to_the_doctor_is_not_her_view_of_him() -> None:
     S_D, S_E = "test/walk_04", "test/walk_05"
-    bare = _s(S_D, 4, 1, "......博士，你也到了。")  # 你也到了: 4 characters of substance
+    bare = _s(S_D, 4, 1, "......博士，阿米娅。")  # 阿米娅: 3 characters of substance
     cut = _s(S_D, 4, 2, "博士，你那边......")
-    says = _s(S_E, 5, 1, "谢谢你扶着我，Dr.{@nickname}。")  # 谢你扶着我: 5
+    says = _s(S_E, 5, 1, "呜呜呜，头好痛，Dr.{@nickname}。")  # 呜头好痛: 4
     stages = DOCTOR_STAGES | {S_D, S_E}
     got = choose_doctor_lines([], {}, [bare, cut, says], doctor_stages=stages)
     assert [q.source_id for q in got.quotes] == [says.source_id]

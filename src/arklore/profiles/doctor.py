@@ -78,10 +78,10 @@ DOCTOR_WORDS: tuple[str, ...] = ("{@nickname}", "博士", "Dr.", "刀客塔", "D
 """A voice line that contains one of these names the Doctor."""
 PLACEHOLDER = "{@nickname}"
 
-STORY_MIN_SUBSTANCE = 5
+STORY_MIN_SUBSTANCE = 4
 """Distinct characters of substance (:func:`arklore.core.text.substance`) a story line needs
 besides the Doctor's names: 「......博士，阿米娅。」 or 「博士，你那边......」 is a greeting or a
-line cut off, not how she stands with him; 「谢谢你扶着我，Dr.{@nickname}。」 says it."""
+line cut off, not how she stands with him; 「呜呜呜，头好痛，博士。」 says something."""
 MAX_VOICE_CHARS = 110
 MAX_TRUST = 3
 MAX_STORY = 3
@@ -106,15 +106,13 @@ def _doctor_word(word: str) -> str | None:
 
 
 _PAUSE = "，,。！!？?…~～—：:.；;\\s"
-_CALL = re.compile(
-    f"(?:^|(?<=[{_PAUSE}「（(）)]))"
-    r"(?:Dr\.\{@nickname\}|(?<!Dr\.)\{@nickname\}(?:博士)?|博士|刀客塔)"
-    f"(?=[{_PAUSE}」）)]|$)",
-    re.IGNORECASE,  # W writes {@Nickname}
-)
+_NAME = r"(?:Dr\.\{@nickname\}|(?<!Dr\.)\{@nickname\}(?:博士)?|博士|刀客塔)"
+_ALONE = f"(?:^|(?<=[{_PAUSE}「（(）)])){_NAME}(?=[{_PAUSE}」）)]|$)"
+_WHO_HE_IS = f"[你您]就?是[^{_PAUSE}]*{_NAME}"
+_CALL = re.compile(f"{_ALONE}|{_WHO_HE_IS}", re.IGNORECASE)  # W writes {@Nickname}
 """The Doctor's name standing alone between pauses: a call (``那么走吧，Dr.{@nickname}，别让…``,
 ``交给你了，{@nickname}博士。``), where the vocative rule knows only a sentence's first and
-last words."""
+last words; or telling him who he is (``你就是罗德岛的那位Dr.{@nickname}？``)."""
 
 
 def addresses_doctor(text: str) -> bool:
