@@ -437,7 +437,9 @@ def run(mutant: str | None, limit: float | None = None) -> tuple[int | None, int
     if mutant:
         cmd.append("-x")  # one failing test catches the mutant: the rest need not run
     cmd += ["-m", "not realdata", "-p", "bench.check_gate_mutants", "-o", "addopts="]
-    cmd += ["-p", "no:schemathesis"]  # its plugin costs ~2 s a start; no gate test uses it
+    # plugins no gate test needs cost ~2.5 s a start (33 starts): schemathesis, and the
+    # hypothesis and anyio integrations (hypothesis's @given works without its plugin)
+    cmd += ["-p", "no:schemathesis", "-p", "no:hypothesispytest", "-p", "no:anyio"]
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=limit)
