@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arklore.corpus.store import Store
-from arklore.sources import astr, avg
+from arklore.sources import avg
 from arklore.sources._commands import warning_kind
 
 pytestmark = pytest.mark.realdata
@@ -71,22 +71,15 @@ def test_scripts_left_without_lines_hold_no_story_text(
     assert len(empty) <= 300
 
 
-@pytest.mark.slow
-def test_parse_warnings_per_kind(gamedata_root: Path, astr_root: Path, metrics) -> None:
+def test_parse_warnings_per_kind(real_store_path: Path, metrics) -> None:
+    """Counted on the shared ingest, which keeps every stage's parse warnings."""
     counts: dict[str, Counter] = {"avg": Counter(), "astr": Counter()}
     warned: dict[str, set[str]] = {"avg": set(), "astr": set()}
-    roots = {"avg": gamedata_root, "astr": astr_root}
-    readers = {
-        "avg": (avg.iter_avg_files, avg.read_avg_stage),
-        "astr": (astr.iter_astr_files, astr.read_astr_stage),
-    }
-    for src, (files, read) in readers.items():
-        story = roots[src] / "zh_CN/gamedata/story"
-        for f in files(story):
-            stage = read(story, f)
-            counts[src].update(warning_kind(w) for w in stage.parse_warnings)
-            if stage.parse_warnings:
-                warned[src].add(stage.stage_path)
+    with Store(real_store_path) as store:
+        rows = store.conn.execute("SELECT source, stage_path, warning FROM parse_warnings")
+        for src, stage_path, warning in rows:
+            counts[src][warning_kind(warning)] += 1
+            warned[src].add(stage_path)
     for src, c in counts.items():
         metrics(f"parse warnings {src}: {sum(c.values())} in {len(warned[src])} stages: {dict(c)}")
     assert "other" not in counts["avg"] and "other" not in counts["astr"]

@@ -171,9 +171,19 @@ def test_no_model_three_operators_and_persona(
     close_workspace()
 
 
+_THIRTY: list[str] = []
+
+
 def _thirty(ws: Workspace) -> list[str]:
     """30 operators: the 24 with the most story lines, and 6 story-only ones (the older
-    voice table does not know them)."""
+    voice table does not know them). Chosen once for the module (it reads every operator's
+    inputs, ~25 s; the store is the same copy for every test)."""
+    if not _THIRTY:
+        _THIRTY.extend(_choose_thirty(ws))
+    return list(_THIRTY)
+
+
+def _choose_thirty(ws: Workspace) -> list[str]:
     from arklore.graph.curate import central_operators
 
     store = ws.corpus.store()
