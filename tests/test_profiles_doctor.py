@@ -10,6 +10,7 @@ from arklore.profiles.charfile import ABOUT_DOCTOR, CharProfile
 from arklore.profiles.doctor import (
     SECTION_TOKENS,
     addresses_doctor,
+    calls_another,
     choose_doctor_lines,
     names_doctor,
     quote_tokens,
@@ -141,6 +142,20 @@ def test_a_bare_greeting_or_a_cut_off_line_to_the_doctor_is_not_her_view_of_him(
     got = choose_doctor_lines([], {}, [bare, cut, says], doctor_stages=stages)
     assert [q.source_id for q in got.quotes] == [says.source_id]
     assert all(addresses_doctor(x.text) for x in (bare, cut, says))  # all three call him
+
+
+def test_a_line_that_also_calls_somebody_else_with_a_you_is_not_to_the_doctor() -> None:
+    """Her 你 may be the other one she calls by a title (煌's 说得好，博士！长官，你…)."""
+    S_F, S_G, S_H = "test/walk_06", "test/walk_07", "test/walk_08"  # one line a stage
+    both = _s(S_F, 6, 1, "说得好，博士！队长，你当然知道该怎么做，对吗？")
+    greets = _s(S_G, 7, 1, "......您好，白鸽小姐，博士。")
+    clause = _s(S_H, 8, 1, "博士，你别忘了，我是医生。")  # 我是医生 is a clause, not a call
+    stages = DOCTOR_STAGES | {S_F, S_G, S_H}
+    got = choose_doctor_lines([], {}, [both, greets, clause], doctor_stages=stages)
+    assert [q.source_id for q in got.quotes] == [clause.source_id]
+    assert calls_another("凯尔希医生，博士，你们先走。") and not calls_another(
+        "总之，博士，你要小心。"
+    )
 
 
 def test_a_small_budget_keeps_the_deepest_trust_line_and_a_story_line_first() -> None:

@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from arklore.core.model import DOCTOR_NAMES
 from arklore.core.text import substance
 from arklore.core.tokens import count_tokens
-from arklore.core.vocatives import addressed
+from arklore.core.vocatives import HONORIFICS, addressed
 from arklore.profiles.quotes import (
     BATTLE,
     MAX_STORY_CHARS,
@@ -120,6 +120,25 @@ def addresses_doctor(text: str) -> bool:
     placeholder included) called on its own or in address position. The placeholder alone is
     not enough: 「除了你和Dr.{@nickname}，其他人……」 speaks to somebody else of the Doctor."""
     return bool(_CALL.search(text)) or bool(addressed(text, _doctor_word))
+
+
+_PHRASE = re.compile(
+    f"(?:^|(?<=[{_PAUSE}「（(）)]))([^{_PAUSE}「」（）()]{{1,8}})(?=[{_PAUSE}」）)]|$)"
+)
+_TITLES = HONORIFICS
+_CLAUSE = re.compile("[我你您他她它是的了个这那]")
+"""A phrase with one of these is a clause (我是医生), not somebody called (凯尔希医生)."""
+
+
+def calls_another(text: str) -> bool:
+    """Somebody besides the Doctor is called by a title on his own between pauses (煌's
+    说得好，博士！长官，你当然需要我们…, 夜莺's 您好，砾小姐，博士。): a 你/您 in the line may
+    be that person, not the Doctor."""
+    for m in _PHRASE.finditer(text):
+        word = m.group(1)
+        if word.endswith(_TITLES) and not names_doctor(word) and not _CLAUSE.search(word):
+            return True
+    return False
 
 
 def speaks_of_doctor(text: str) -> bool:
@@ -215,6 +234,8 @@ def choose_doctor_lines(
             addresses_doctor(s.text) or (s.stage_path in doctor_stages and speaks_of_doctor(s.text))
         ):
             continue
+        if calls_another(text) and any(w in text for w in SECOND_PERSON):
+            continue  # her 你 may be the other one she calls
         if not is_candidate(text, MAX_STORY_CHARS, MIN_VOICE_CJK) or (
             substance(without_doctor(text)) < STORY_MIN_SUBSTANCE
         ):
