@@ -301,7 +301,7 @@ def test_scenes_render_as_a_script_under_their_stage(ws: Workspace) -> None:
     assert b.items[0]["stage_path"] == P3 and b.items[0]["doctor"] == 2
     assert b.text.splitlines()[:5] == [
         "【陈在剧情里说过的话（原文）】",
-        "〔V-3 《第3幕》〕",
+        "〔V-3 行动前 《第3幕》（声音篇）〕",  # the tag: a level's 行动前 and 行动后 are two stages
         "陈：博士，你来得正好，帮忙看看这份报告。",
         "博士：我来帮忙。",
         "陈：那就拜托你了，博士。",

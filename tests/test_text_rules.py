@@ -74,13 +74,17 @@ def test_an_appearance_names_its_event_unless_the_event_is_its_title() -> None:
         return {
             _appearance_head(m, "").removeprefix("- "),
             appearance_text(a),
-            m.ref.heading("幕间"),
+            m.ref.heading(),
         }
 
     assert heads("我，即是“我”", "我，即是“我”") == {"幕间 《我，即是“我”》"}
     assert heads("《管理法修正案》", "《管理法修正案》") == {"幕间 《管理法修正案》"}
     assert heads("暗夜", "生于黑夜") == {"幕间 《暗夜》（生于黑夜）"}
     assert StageRef("a/b", "1-7", None, "某活动").heading() == "1-7 「某活动」关卡中的对话"
+    # 行动前 and 行动后 of one level are two stages: their headings differ
+    beg, end = (StageRef("a/c", "CB-4", "7:59P.M.", "喧闹法则", t) for t in ("行动前", "行动后"))
+    assert beg.label() == end.label() and beg.heading() != end.heading()
+    assert end.heading() == "CB-4 行动后 《7:59P.M.》（喧闹法则）"
 
 
 def test_a_how_to_play_or_an_april_fools_stage_is_not_her_story() -> None:

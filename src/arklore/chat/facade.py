@@ -404,7 +404,7 @@ class ChatFacade:
     def _scene_text(self, ref: StageRef, scene: Scene) -> str:
         """One scene as a short script under its stage label: ``名字：台词``, narration in
         （）, the Doctor's choices as 博士：…; the player's placeholder rendered."""
-        out = [f"〔{ref.label()}〕"]
+        out = [f"〔{ref.heading()}〕"]
         for ln in scene.lines:
             said = render_nickname(ln.shown(), self.nickname)
             if ln.kind == "choice":
@@ -651,5 +651,5 @@ def _with_quotes(m: MemoryItem, n: int) -> MemoryItem:
 
 def _appearance_head(m: MemoryItem, summary: str) -> str:
     """Where, and the game's ``summary`` of the stage as the entry shows it."""
-    head = m.ref.heading(m.avg_tag)
+    head = m.ref.heading()
     return f"- {head}" + (f"：{summary}" if summary else "")

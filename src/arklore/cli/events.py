@@ -64,7 +64,7 @@ def memories(
         return
     console.print(f"{result.operator} [{result.kind}] {result.reason}")
     for item in result.items:
-        where = item.ref.heading(item.avg_tag)
+        where = item.ref.heading()
         score = f" {item.score:.3f}" if item.score is not None else ""
         console.print(f"- ({item.kind}{score}) {where} [{item.stage_path}]")
         console.print(f"  {item.text}")

@@ -113,16 +113,18 @@ class StageRef:
     code: str | None = None  # story code, e.g. "0-1"
     name: str | None = None  # story name
     event: str | None = None  # event name
+    tag: str | None = None  # where in the stage's level: 行动前, 行动后, 幕间…
 
     def label(self) -> str:
         parts = [p for p in (self.code, book_title(self.name)) if p]
         return " ".join(parts) or self.untitled()
 
-    def heading(self, tag: str | None = None) -> str:
-        """Where the stage sits and what it is called, as an entry shows it: the code (and
-        ``tag``, e.g. 行动前), the title or :meth:`untitled`, and the event in brackets unless
-        it is the title itself (an operator record's event is its own name: said once)."""
-        where = " ".join(x for x in (self.code, tag) if x)
+    def heading(self) -> str:
+        """Where the stage sits and what it is called, as an entry shows it: the code and
+        the tag (行动前 and 行动后 of one level are two stages), the title or :meth:`untitled`,
+        and the event in brackets unless it is the title itself (an operator record's event
+        is its own name: said once)."""
+        where = " ".join(x for x in (self.code, self.tag) if x)
         name = book_title(self.name)
         event = (self.event or "").strip()
         title = name or self.untitled()
@@ -145,7 +147,13 @@ class StageRef:
         return GUIDE if is_guide(self.path) else UNTITLED
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "code": self.code, "name": self.name, "event": self.event}
+        return {
+            "path": self.path,
+            "code": self.code,
+            "name": self.name,
+            "event": self.event,
+            "tag": self.tag,
+        }
 
 
 @dataclass(slots=True)

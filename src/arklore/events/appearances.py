@@ -54,7 +54,9 @@ class Appearance:
 
     @property
     def ref(self) -> StageRef:
-        return StageRef(self.stage_path, self.stage_code, self.story_name, self.event_name)
+        return StageRef(
+            self.stage_path, self.stage_code, self.story_name, self.event_name, self.avg_tag
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"how": self.how}
@@ -62,7 +64,9 @@ class Appearance:
 
 def stage_ref(info: StageInfo) -> StageRef:
     """A stage as a chat block cites it."""
-    return StageRef(info.stage_path, info.story_code, info.story_name, info.event_name)
+    return StageRef(
+        info.stage_path, info.story_code, info.story_name, info.event_name, info.avg_tag
+    )
 
 
 def whitelist(speakers: Iterable[str]) -> set[str]:

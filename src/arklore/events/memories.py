@@ -89,7 +89,9 @@ class MemoryItem:
 
     @property
     def ref(self) -> StageRef:
-        return StageRef(self.stage_path, self.stage_code, self.story_name, self.event_name)
+        return StageRef(
+            self.stage_path, self.stage_code, self.story_name, self.event_name, self.avg_tag
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,7 +133,7 @@ def memory_passage(row: events_db.MemoryRow) -> str:
 
 def appearance_text(app: Appearance) -> str:
     """An appearance as a chat sees it: where, and the game's own summary of the stage."""
-    where = app.ref.heading(app.avg_tag)
+    where = app.ref.heading()
     summary = " ".join((app.summary or "").split())
     return f"{where}：{summary}" if summary else where
 
