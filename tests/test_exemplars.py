@@ -197,7 +197,9 @@ def _check_windows(lines: list[Line], speaker: str) -> list[list[Line]]:
     seq = [ln.line_no for ln in lines if ln.kind in KINDS and ln.text.strip()]
     paths = _paths(lines)
     for w in wins:
-        assert 1 <= len(w) <= WINDOW_LINES
+        assert 1 <= len(w) <= WINDOW_LINES + 1
+        # past the cap only to end on her answer
+        assert len(w) <= WINDOW_LINES or (w[-1].speaker == speaker != w[-2].speaker)
         assert any(ln.speaker == speaker for ln in w), "a window without her line"
         nos = [ln.line_no for ln in w]
         start = seq.index(nos[0])
@@ -255,6 +257,22 @@ def test_a_window_never_crosses_a_scene_cut() -> None:
     ]
     wins = [[ln.line_no for ln in w] for w, _ in windows(lines, lambda ln: ln.speaker == "陈", {})]
     assert wins == [[1, 2], [3, 4, 5]]
+
+
+def test_a_window_that_would_stop_on_the_doctors_choice_keeps_her_answer() -> None:
+    lines = [
+        _d("s", 1, "星熊", "你来得正好。"),
+        _d("s", 2, "星熊", "那边怎么样？"),
+        _d("s", 3, "陈", "一切顺利。"),
+        _d("s", 4, "星熊", "那就好。"),
+        _d("s", 5, "星熊", "博士也在？"),
+        _c("s", 6, ["我相信你。"], ["1"]),
+        _d("s", 7, "陈", "不管怎么样，我也相信你一次。"),
+        _d("s", 8, "星熊", "走吧。"),
+    ]
+    wins = [[ln.line_no for ln in w] for w, _ in windows(lines, lambda ln: ln.speaker == "陈", {})]
+    assert wins[0] == [1, 2, 3, 4, 5, 6, 7]  # one past WINDOW_LINES, to end on her answer
+    assert len(wins[0]) == WINDOW_LINES + 1
 
 
 def test_a_choice_shows_the_option_its_window_takes() -> None:

@@ -8,7 +8,9 @@ how-to-play, no April Fools' joke), runs of at most :data:`WINDOW_LINES` consecu
 :data:`LEAD` lines before her line (what she answers), then onwards. A window never mixes alternative choice
 branches: two lines of different options of one Decision (``branch`` ``"12:1"`` against
 ``"12:2"``, nested Decisions followed up to the top) end the window, and so does a scene cut
-(:attr:`arklore.core.model.Line.scene`: a new background, a fade to black). Every window holds at
+(:attr:`arklore.core.model.Line.scene`: a new background, a fade to black). A window that
+would stop on somebody else's line (the Doctor's choice) with her answer next takes the answer
+(one line past :data:`WINDOW_LINES`). Every window holds at
 least one line of hers (uncertain speakers such as ``凯尔希？`` are context, never hers). A
 choice line keeps the option the window's branch takes (the first when none is taken).
 
@@ -47,10 +49,11 @@ from arklore.corpus.lexical import BM25, Tokenizer
 from arklore.corpus.store import Store
 from arklore.extract.presence import doctor_signal
 
-VERSION = "4"
+VERSION = "5"
 """The windowing rule's version: a change rebuilds the windows (2: a speaker the story marks
 uncertain keeps its question mark; 3: only stages that tell her story, never a how-to-play
-or an April Fools' joke: :func:`arklore.core.blocks.is_story`; 4: never across a scene cut)."""
+or an April Fools' joke: :func:`arklore.core.blocks.is_story`; 4: never across a scene cut;
+5: her answer to the window's last line is kept)."""
 
 WINDOW_LINES = 6
 LEAD = 2
@@ -229,6 +232,18 @@ def windows(
             if merged is None:
                 break
             constraint, end = merged, end + 1
+        # a window that stops on somebody else's line (the Doctor's choice) when her answer
+        # comes next takes that answer too: one line past the cap
+        nxt = end + 1
+        if (
+            nxt < len(seq)
+            and not hers(seq[end])
+            and hers(seq[nxt])
+            and seq[nxt].scene == line.scene
+        ):
+            merged = _merge(constraint, paths.get(seq[nxt].line_no, {}))
+            if merged is not None:
+                constraint, end = merged, nxt
         out.append((seq[start : end + 1], constraint))
         covered = end
     return out
