@@ -12,6 +12,7 @@ Every subsystem that feeds a chat returns a :class:`Block`: the memories of the 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +72,7 @@ NOT_STORY_MODES = frozenset({"愚人节活动"})
 Rhodes Island over) is not what she lived."""
 
 
+@functools.lru_cache(maxsize=1 << 14)  # per stage path, asked about per line
 def mode_of(path: str) -> str | None:
     """The game mode a stage's folder belongs to (:data:`MODES`), or None."""
     return next((m for folder, m in MODES if path.startswith(folder)), None)
@@ -86,6 +88,7 @@ def is_guide(path: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def is_story(path: str) -> bool:
     """Does a stage tell her story? Not a how-to-play (年 explaining 辞岁行's tiles: “食”，会
     生成能给我方干员提供技力的炊事) nor an April Fools' joke (:data:`NOT_STORY_MODES`): her

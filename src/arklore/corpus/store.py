@@ -421,11 +421,14 @@ class Store:
             if max_chars is not None:
                 q += " AND length(text) <= ?"
                 args.append(max_chars)
-            for line_id, path, no, speaker, text in self.conn.execute(q, args).fetchall():
-                info = infos.get(path) or self.stage_info(path)
+            rows = self.conn.execute(q, args).fetchall()
+            missing = {r[1] for r in rows} - infos.keys()
+            if missing:  # one query for the stages' metadata (one per stage: 2 ms each)
+                infos.update((i.stage_path, i) for i in self.stage_infos(missing))
+            for line_id, path, no, speaker, text in rows:
+                info = infos.get(path)
                 if info is None:  # primary_lines joins primary_stages: only a racing delete
                     continue
-                infos[path] = info
                 yield line_id, path, no, info.order_rank or 0, speaker, text, info
 
     def all_speaker_stage_counts(self) -> list[tuple[str, str, int]]:

@@ -11,6 +11,7 @@ could act on. Also renders the exchanges a model is shown for the LLM describer
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,7 +135,12 @@ def little_contact(f: PairFacts | None) -> bool:
 
 
 def _said(ln: ScanLine) -> str:
-    return render_nickname(" ".join(ln.text.split()))
+    return _said_text(ln.text)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a line is shown many times over its pair's candidates
+def _said_text(text: str) -> str:
+    return render_nickname(" ".join(text.split()))
 
 
 def render_exchange(lines: list[ScanLine], name: Callable[[str | None], str]) -> str:
@@ -185,19 +191,18 @@ def pick_exchange(
     when none fits."""
     if f is None or room <= 0:
         return []
-    found = [
-        lines
-        for lines in _exchange_candidates(f)
-        if len(render_exchange(lines, name)) <= room
-        and substance(render_exchange(lines, name)) >= EXCHANGE_MIN
-    ]
-    short = [ls for ls in found if all(len(_said(ln)) <= LINE_SOFT for ln in ls)]
-    rich = [
-        ls
-        for ls in short
-        if any(ln.node == f.source and substance(_said(ln)) >= LINE_RICH for ln in ls)
-    ]
-    return (rich or short or found or [[]])[0]
+    found: list[ScanLine] | None = None
+    short: list[ScanLine] | None = None
+    for lines in _exchange_candidates(f):  # in order: the first rich one ends the search
+        shown = render_exchange(lines, name)
+        if len(shown) > room or substance(shown) < EXCHANGE_MIN:
+            continue
+        found = found or lines
+        if all(len(_said(ln)) <= LINE_SOFT for ln in lines):
+            short = short or lines
+            if any(ln.node == f.source and substance(_said(ln)) >= LINE_RICH for ln in lines):
+                return lines
+    return short or found or []
 
 
 def fact_counts(edge: Edge, f: PairFacts | None) -> dict[str, Any]:
