@@ -58,9 +58,11 @@ demo: $(STAMP)
 test: $(STAMP) web browser-deps
 	$(BIN)/python -m pytest -q
 
-# everything except the real-data and the slow (> ~20 s) tests: the loop while editing
+# everything except the real-data and the slow (> ~20 s) tests: the loop while editing, on
+# TEST_WORKERS processes (pytest-xdist; the tests share no state but their fixtures' folders)
+TEST_WORKERS ?= 2
 test-fast: $(STAMP) web
-	$(BIN)/python -m pytest -q -m 'not realdata and not slow'
+	$(BIN)/python -m pytest -q -m 'not realdata and not slow' -n $(TEST_WORKERS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -87,14 +87,30 @@ def real_index_built(real_workspace, real_graph_built):
     return report
 
 
-_METRICS: list[str] = []
+MEASURED = "measured"
 
 
 @pytest.fixture
-def metrics():
+def metrics(request: pytest.FixtureRequest):
     """``metrics("text")`` records a measured figure; they are printed at the end of the run
-    (the terminal summary), so CI logs show them without ``-s``."""
-    return _METRICS.append
+    (the terminal summary), so CI logs show them without ``-s``. Kept in the test's report
+    (``user_properties``), so they reach the summary from pytest-xdist's workers too."""
+
+    def record(text: str) -> None:
+        request.node.user_properties.append((MEASURED, text))
+
+    return record
+
+
+def _measured(terminalreporter) -> list[str]:
+    """Every figure the run's tests recorded, once each, in the order their tests ended."""
+    seen: dict[tuple[str, str], None] = {}
+    for reports in terminalreporter.stats.values():
+        for rep in reports:
+            for key, text in getattr(rep, "user_properties", ()):
+                if key == MEASURED:
+                    seen.setdefault((rep.nodeid, text), None)
+    return [text for _, text in seen]
 
 
 BROWSER_TESTS = "tests/test_service_browser.py"
@@ -119,7 +135,7 @@ def _browser_count(terminalreporter) -> str | None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
-    lines = list(_METRICS)
+    lines = _measured(terminalreporter)
     browser = _browser_count(terminalreporter)
     if browser:
         lines.append(browser)
