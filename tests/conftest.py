@@ -14,6 +14,20 @@ pytest_plugins = ["llm_stub"]
 STORY = Path("zh_CN/gamedata/story")
 
 
+REAL_FIXTURES = frozenset({"real_workspace", "real_store_path", "real_graph_built",
+                           "real_index_built"})  # fmt: skip
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``) the real-data tests run in one worker, one
+    after another, so the real corpus is ingested (and its graph and index built) once per
+    run; the other worker takes the rest of the suite meanwhile."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if item.get_closest_marker("realdata") or fixtures & REAL_FIXTURES:
+            item.add_marker(pytest.mark.xdist_group("realdata"))
+
+
 def _real(var: str) -> Path | None:
     value = os.environ.get(var)
     if value and (Path(value) / STORY).is_dir():
