@@ -52,15 +52,19 @@ browser-deps:
 	  echo "note: the browser tests need Debian's $(BROWSER_PKGS) (sudo apt-get install $(BROWSER_PKGS)); without them they skip (fail with CI set)"; \
 	fi
 
+# pytest-xdist processes for `make test` and `make test-fast` (the tests share no state but
+# their fixtures' folders)
+TEST_WORKERS ?= 2
+
 demo: $(STAMP)
 	$(BIN)/arklore demo
 
+# on TEST_WORKERS processes; the real-data tests are one group (tests/conftest.py): one
+# worker runs them in order, sharing one ingest of the real corpus
 test: $(STAMP) web browser-deps
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
-# everything except the real-data and the slow (> ~20 s) tests: the loop while editing, on
-# TEST_WORKERS processes (pytest-xdist; the tests share no state but their fixtures' folders)
-TEST_WORKERS ?= 2
+# everything except the real-data and the slow (> ~20 s) tests: the loop while editing
 test-fast: $(STAMP) web
 	$(BIN)/python -m pytest -q -m 'not realdata and not slow' -n $(TEST_WORKERS)
 

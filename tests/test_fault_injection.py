@@ -52,7 +52,8 @@ CLI = (
     else [sys.executable, "-c", "from arklore.cli.app import main; main()"]
 )
 # ~20 subprocesses that each import the whole CLI: part of `make test`, not the fast loop
-pytestmark = pytest.mark.slow
+# one pytest-xdist worker takes the whole module: its fixture runs every selected scenario
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("fault_injection")]
 PARALLEL = 4
 TIMEOUT = 180
 
