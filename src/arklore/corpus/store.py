@@ -272,13 +272,7 @@ class Store:
 
     def spoken_lines(self) -> Iterator[SpokenLine]:
         """Dialogue and choice lines of the primary corpus in (stage, line_no) order."""
-        rows = self.conn.execute(
-            "SELECT stage_path, line_no, kind, speaker, uncertain, text, branch, line_id, scene"
-            " FROM primary_lines WHERE kind IN ('dialogue', 'choice')"
-            " ORDER BY stage_path, line_no"
-        )
-        for path, no, kind, speaker, uncertain, text, branch, line_id, scene in rows:
-            yield SpokenLine(path, no, kind, speaker, bool(uncertain), text, branch, line_id, scene)
+        return self._spoken("1 = 1", [], "ORDER BY stage_path, line_no")
 
     def dialogue_portraits(self) -> Iterator[tuple[str, str | None, int]]:
         """(speaker, portrait on screen, lines) over the attributed dialogue lines of the

@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from arklore.core.model import DOCTOR_NAMES
 from arklore.core.text import substance
 from arklore.core.tokens import count_tokens
-from arklore.core.vocatives import HONORIFICS, addressed
+from arklore.core.vocatives import HONORIFICS, PAUSE, SENTENCE_END, addressed
 from arklore.profiles.quotes import (
     BATTLE,
     MAX_STORY_CHARS,
@@ -105,7 +105,11 @@ def _doctor_word(word: str) -> str | None:
     return word if word in DOCTOR_NAMES else None
 
 
-_PAUSE = "，,。！!？?…~～—：:.；;\\s"
+_PAUSE = re.escape("".join(sorted(PAUSE | SENTENCE_END | set("；;")))) + r"\s"
+"""What may stand either side of a call: the vocative rule's pauses and sentence ends."""
+_ANY_NAME = frozenset(n.lower() for n in DOCTOR_NAMES)
+"""A line that calls the Doctor holds one of his names (as the call is case-blind): a cheap test
+before the rules."""
 _NAME = r"(?:Dr\.\{@nickname\}|(?<!Dr\.)\{@nickname\}(?:博士)?|博士|刀客塔)"
 _ALONE = f"(?:^|(?<=[{_PAUSE}「（(）)])){_NAME}(?=[{_PAUSE}」）)]|$)"
 _WHO_HE_IS = f"[你您]就?是[^{_PAUSE}]*{_NAME}"
@@ -125,14 +129,9 @@ def addresses_doctor(text: str) -> bool:
     return bool(_CALL.search(text)) or bool(addressed(text, _doctor_word))
 
 
-_ANY_NAME = ("博士", "dr", "刀客塔", "doctor", "nickname")
-"""A line that calls the Doctor holds one of these (lower-cased): a cheap test first."""
-
-
 _PHRASE = re.compile(
     f"(?:^|(?<=[{_PAUSE}「（(）)]))([^{_PAUSE}「」（）()]{{1,8}})(?=[{_PAUSE}」）)]|$)"
 )
-_TITLES = HONORIFICS
 _CLAUSE = re.compile("[我你您他她它是的了个这那]")
 """A phrase with one of these is a clause (我是医生), not somebody called (凯尔希医生)."""
 
@@ -143,7 +142,7 @@ def calls_another(text: str) -> bool:
     be that person, not the Doctor."""
     for m in _PHRASE.finditer(text):
         word = m.group(1)
-        if word.endswith(_TITLES) and not names_doctor(word) and not _CLAUSE.search(word):
+        if word.endswith(HONORIFICS) and not names_doctor(word) and not _CLAUSE.search(word):
             return True
     return False
 

@@ -202,6 +202,16 @@ def _merge(
     return out
 
 
+def _joined(
+    constraint: dict[int, frozenset[str]], ln: Line, scene: int, paths: Paths
+) -> dict[int, frozenset[str]] | None:
+    """The window's branch constraint with ``ln`` in the window, None when ``ln`` is across a
+    scene cut or on an alternative branch."""
+    if ln.scene != scene:
+        return None
+    return _merge(constraint, paths.get(ln.line_no, {}))
+
+
 def windows(
     lines: Sequence[Line], hers: Callable[[Line], bool], paths: Paths
 ) -> list[tuple[list[Line], dict[int, frozenset[str]]]]:
@@ -215,35 +225,23 @@ def windows(
             continue
         constraint = dict(paths.get(line.line_no, {}))
         start = h
-        while (
-            start - 1 > covered and h - (start - 1) <= LEAD and seq[start - 1].scene == line.scene
-        ):
-            merged = _merge(constraint, paths.get(seq[start - 1].line_no, {}))
+        while start - 1 > covered and h - (start - 1) <= LEAD:
+            merged = _joined(constraint, seq[start - 1], line.scene, paths)
             if merged is None:
                 break
             constraint, start = merged, start - 1
         end = h
-        while (
-            end + 1 < len(seq)
-            and end + 1 - start < WINDOW_LINES
-            and seq[end + 1].scene == line.scene
-        ):
-            merged = _merge(constraint, paths.get(seq[end + 1].line_no, {}))
+        while end + 1 < len(seq) and end + 1 - start < WINDOW_LINES:
+            merged = _joined(constraint, seq[end + 1], line.scene, paths)
             if merged is None:
                 break
             constraint, end = merged, end + 1
         # a window that stops on somebody else's line (the Doctor's choice) when her answer
         # comes next takes that answer too: one line past the cap
-        nxt = end + 1
-        if (
-            nxt < len(seq)
-            and not hers(seq[end])
-            and hers(seq[nxt])
-            and seq[nxt].scene == line.scene
-        ):
-            merged = _merge(constraint, paths.get(seq[nxt].line_no, {}))
+        if end + 1 < len(seq) and not hers(seq[end]) and hers(seq[end + 1]):
+            merged = _joined(constraint, seq[end + 1], line.scene, paths)
             if merged is not None:
-                constraint, end = merged, nxt
+                constraint, end = merged, end + 1
         out.append((seq[start : end + 1], constraint))
         covered = end
     return out
