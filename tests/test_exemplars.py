@@ -711,25 +711,47 @@ def test_a_line_about_her_gives_the_name_the_story_mostly_calls_her_by(tmp_path:
 
 def test_a_stage_summary_that_does_not_name_her_says_so(tmp_path: Path) -> None:
     """The game's summary of a stage may tell another thread of it: the entry says the
-    summary does not name her, so her lines under it are not read as what it tells."""
-    mine, theirs = "obt/main/level_sum_01", "obt/main/level_sum_02"
+    summary does not name her, so her lines under it are not read as what it tells; one
+    that names her only past the part that fits is shown from the sentence naming her."""
+    mine, late, theirs = "obt/main/level_sum_01", "obt/main/level_sum_02", "obt/main/level_sum_04"
     titled = "obt/main/level_sum_03"
     with small_world(
         tmp_path,
         {
             mine: [_d(mine, 1, "陈", "近卫局今天的巡逻由我带队，所有人注意安全。")],
-            theirs: [_d(theirs, 1, "陈", "这里交给我，你们先去下城区巡逻。")],
+            late: [_d(late, 1, "陈", "这里交给我，你们先去下城区巡逻。")],
             titled: [_d(titled, 1, "陈", "沙滩上的巡逻也不能马虎。")],
+            theirs: [_d(theirs, 1, "陈", "巡逻车我借走了，记在近卫局账上。")],
         },
         summaries={
             mine: "陈带队巡逻下城区。",
             # the name only past the part shown (whole sentences up to 60 characters)
-            theirs: "星熊久违地骑上机车，度过难得的假日。" + "车道很长。" * 10 + "终点站着陈。",
+            late: "星熊久违地骑上机车，度过难得的假日。" + "车道很长。" * 10 + "终点站着陈。",
             # her form 假日威龙陈's title names her (耀骑士 for 临光)
             titled: "假日威龙在沙滩上巡逻。",
+            theirs: "星熊久违地骑上机车，度过难得的假日。",
         },
     ) as w:
-        text = w.chat.memories(w.chat.speaker("陈"), "巡逻", k=3).text
+        text = w.chat.memories(w.chat.speaker("陈"), "巡逻", k=4).text
     assert "：陈带队巡逻下城区。\n" in text
-    assert "车道很长。（概要未提到陈）\n" in text
+    assert "：……终点站着陈。\n" in text and "车道很长" not in text
     assert "：假日威龙在沙滩上巡逻。\n" in text
+    assert "：星熊久违地骑上机车，度过难得的假日。（概要未提到陈）\n" in text
+
+
+def test_a_stage_whose_summary_names_her_is_remembered_before_one_that_does_not(
+    tmp_path: Path,
+) -> None:
+    """Two stages alike in her lines and in the message's words: the one whose summary tells
+    what she did comes before another thread she has lines in (k=1 shows one of them)."""
+    hers, theirs = "obt/main/level_about_02", "obt/main/level_about_01"
+    lines = ["近卫局今天的巡逻由我带队，所有人注意安全。", "下城区的巡逻路线我来定。",
+             "有情况立刻向我报告。"]  # fmt: skip
+    with small_world(
+        tmp_path,
+        {p: [_d(p, i + 1, "陈", t) for i, t in enumerate(lines)] for p in (theirs, hers)},
+        summaries={hers: "陈带着近卫局的小队巡逻下城区。", theirs: "星熊在办公室里处理文件。"},
+        memory_k=1,
+    ) as w:
+        block = w.chat.memories(w.chat.speaker("陈"), "你好")
+    assert [s.path for s in block.stages] == [hers]

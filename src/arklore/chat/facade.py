@@ -45,10 +45,10 @@ from arklore.core.blocks import (
 )
 from arklore.core.errors import ArkloreError, UnknownNameError
 from arklore.core.model import DOCTOR as DOCTOR_NAME
-from arklore.core.text import check_message, render_nickname, shorten
+from arklore.core.text import check_message, render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.events.facade import EventsFacade
-from arklore.events.memories import Memories, MemoryItem
+from arklore.events.memories import Memories, MemoryItem, names_her, summary_shown
 from arklore.graph.facade import GraphFacade
 from arklore.graph.model import DOCTOR_ID
 from arklore.graph.named import Span, named_ids
@@ -103,7 +103,8 @@ NAME_ONLY = "  （这一段里没有本人的台词，只是被人叫到名字�
 """Under an appearance where she has no line (:meth:`ChatFacade._appearance_text`)."""
 NOT_IN_SUMMARY = "（概要未提到{name}）"
 """After a stage summary that names none of her names (:meth:`ChatFacade._appearance_text`):
-48% of the summaries shown over 50 real operators tell another thread of the stage."""
+it tells another thread of the stage (18% of the entries shown over 80 real operators, once
+a summary naming her ranks a stage higher: :data:`arklore.events.memories.W_ABOUT`)."""
 
 
 class ChatFacade:
@@ -509,7 +510,7 @@ class ChatFacade:
             text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
         else:  # fewer of her lines per appearance before fewer appearances
             header = f"【{sp.name}的出场记录（按发布顺序）】"
-            hers = self._her_names(sp)
+            hers = self.names.known_as(sp.family) | {sp.name}
             best: tuple[list[MemoryItem], str, list[int]] | None = None
             for n in range(max(len(m.quotes) for m in items), -1, -1):
                 shown = [_with_quotes(m, n) for m in items]
@@ -540,18 +541,6 @@ class ChatFacade:
             meta=meta,
         )
 
-    def _her_names(self, sp: Speaker) -> frozenset[str]:
-        """Every name she goes by: her display name, her aliases, her speaker labels, her
-        forms' names and the titles they put before her name (耀骑士临光: a summary that says
-        血骑士倒在了耀骑士的怀中 names her)."""
-        names = self.names
-        base = names.display_name(sp.family[0]) if sp.family else sp.name
-        forms = [names.display_name(c) for c in sp.family]
-        titles = [f[: -len(base)] for f in forms if f.endswith(base) and len(f) - len(base) >= 3]
-        return frozenset(
-            {sp.name, *forms, *titles, *names.aliases_of(sp.family), *names.labels_of(sp.family)}
-        )
-
     def _appearance_text(self, m: MemoryItem, name: str, hers: frozenset[str]) -> str:
         """An appearance: where, the game's summary, then her own lines there (verbatim), or
         that she has none there: a stage where she is only called by name (or talked about
@@ -565,10 +554,8 @@ class ChatFacade:
         ]
         if m.kind == "appearance" and not m.spoken:
             quotes.append(NAME_ONLY)
-        summary = shorten(m.summary or "", SUMMARY_CHARS)  # the part the entry shows
-        aside = NOT_IN_SUMMARY.format(name=name) if summary and not any(
-            x in summary for x in hers
-        ) else ""  # fmt: skip
+        summary = summary_shown(m.summary or "", hers, SUMMARY_CHARS)  # the part it shows
+        aside = NOT_IN_SUMMARY.format(name=name) if summary and not names_her(summary, hers) else ""
         head = render_nickname(_appearance_head(m, summary) + aside, self.nickname)
         return "\n".join([head, *quotes])
 

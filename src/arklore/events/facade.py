@@ -217,7 +217,9 @@ class EventsFacade:
         family = self.names.family(char_id)
         if named is None:
             named = self.named(char_id, query or "")
-        return self.memory_service().memories(char_id, family, query, k, named=named)
+        return self.memory_service().memories(
+            char_id, family, query, k, named=named, known_as=self.names.known_as(family)
+        )
 
     def named(self, char_id: str, text: str) -> list[str]:
         """The people ``text`` names (graph nodes), by the rule the workspace wired in."""

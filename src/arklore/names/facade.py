@@ -310,6 +310,17 @@ class NamesFacade:
                     out.setdefault(m.surface, who)
         return list(out.items())
 
+    def known_as(self, family: Sequence[str]) -> frozenset[str]:
+        """Every name she goes by (``family``: her forms, base first): the forms' display
+        names, the titles they put before her name (耀骑士临光: a summary that says
+        血骑士倒在了耀骑士的怀中 names her), her aliases and her speaker labels."""
+        if not family:
+            return frozenset()
+        base = self.display_name(family[0])
+        forms = [self.display_name(c) for c in family]
+        titles = [f[: -len(base)] for f in forms if f.endswith(base) and len(f) - len(base) >= 3]
+        return frozenset({*forms, *titles, *self.aliases_of(family), *self.labels_of(family)})
+
     def labels_of(self, char_ids: Iterable[str]) -> list[str]:
         """The story speaker labels that resolve to one of ``char_ids``."""
         wanted = set(char_ids)
