@@ -117,6 +117,24 @@ def test_memories_are_the_same_with_and_without_a_query(http: TestClient, query:
     assert from_http["block"]["items"] == from_cli["items"]
 
 
+def test_memories_as_text_say_each_heading_once_and_quote_her_lines(home: Path) -> None:
+    """The text form of the same answer: a stage's heading once per entry, then the game's
+    summary and her own lines there, as the JSON gives them."""
+    with kb_workspace(home) as ws:
+        ws.rag.index_exemplars()  # her lines are quoted once her scenes are built
+    code, data = cli("memories", "阿米娅", "星熊", "--k", "2", "--json")
+    assert code == 0 and data["kind"] == "appearances"
+    r = CliRunner().invoke(app, ["memories", "阿米娅", "星熊", "--k", "2"])
+    assert r.exit_code == 0, r.output
+    quotes = [q for item in data["items"] for q in item["quotes"]]
+    assert quotes, "the knowledge base gives her lines to quote"
+    for item in data["items"]:
+        heading = item["text"].split("：")[0]
+        assert r.stdout.count(heading) == 1, heading
+    for q in quotes:
+        assert f"{q['speaker']}：「{q['text']}」" in r.stdout
+
+
 @pytest.mark.parametrize("args", [{"operator": "阿米娅"}, {"operator": "陈"}, {"event": "test_1"}])
 def test_timeline_is_one_json_shape(http: TestClient, args: dict[str, str]) -> None:
     flags = [x for k, v in args.items() for x in (f"--{k}", v)]

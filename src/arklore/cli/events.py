@@ -67,5 +67,9 @@ def memories(
         where = item.ref.heading()
         score = f" {item.score:.3f}" if item.score is not None else ""
         console.print(f"- ({item.kind}{score}) {where} [{item.stage_path}]")
-        console.print(f"  {item.text}")
+        body = item.summary if item.kind == "appearance" else item.text  # not the heading again
+        if body:
+            console.print(f"  {body}", markup=False)
+        for q in item.quotes:
+            console.print(f"  {q['speaker']}：「{q['text']}」", markup=False)
         console.print(f"  lines: {', '.join(item.line_ids)}")
