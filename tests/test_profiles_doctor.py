@@ -144,6 +144,21 @@ def test_a_bare_greeting_or_a_cut_off_line_to_the_doctor_is_not_her_view_of_him(
     assert all(addresses_doctor(x.text) for x in (bare, cut, says))  # all three call him
 
 
+def test_a_line_of_how_she_stands_with_him_outranks_a_longer_errand() -> None:
+    """Four stages, three story lines kept: the short line of trust is one of them, before
+    the longer errands that only pass him orders (凯尔希's 帕拉斯…和你慢慢详说)."""
+    paths = [f"test/errand_{i}" for i in range(4)]
+    errands = [
+        _s(paths[0], 10, 1, "博士，我把补给清单放在你桌上了，核对完以后记得签字交回后勤部。"),
+        _s(paths[1], 11, 1, "博士，我去把车开过来，你在门口等着，十分钟后在东门集合出发。"),
+        _s(paths[2], 12, 1, "这些是你要的报告，博士，剩下的部分我明天上午之前会送到办公室。"),
+    ]
+    trust = _s(paths[3], 13, 1, "博士，不管别人怎么说，我都相信你。")
+    got = choose_doctor_lines([], {}, [*errands, trust], doctor_stages=frozenset(paths))
+    assert trust.source_id in [q.source_id for q in got.quotes]
+    assert len(got.quotes) == 3
+
+
 def test_a_line_that_also_calls_somebody_else_with_a_you_is_not_to_the_doctor() -> None:
     """Her 你 may be the other one she calls by a title (煌's 说得好，博士！长官，你…)."""
     S_F, S_G, S_H = "test/walk_06", "test/walk_07", "test/walk_08"  # one line a stage
