@@ -23,6 +23,7 @@ from arklore.core.model import Branch, Line, LineKind, Source, Stage
 from arklore.core.operators import Operator
 from arklore.core.text import render_nickname
 from arklore.corpus.lexical import BM25, Tokenizer
+from arklore.events.memories import STANCE_CHARS
 from arklore.graph.io import save_graph
 from arklore.graph.model import Edge, Node, RelationGraph
 from arklore.rag.context import Relation, render
@@ -737,6 +738,33 @@ def test_a_stage_summary_that_does_not_name_her_says_so(tmp_path: Path) -> None:
     assert "：……终点站着陈。\n" in text and "车道很长" not in text
     assert "：假日威龙在沙滩上巡逻。\n" in text
     assert "：星熊久违地骑上机车，度过难得的假日。（概要未提到陈）\n" in text
+
+
+def test_her_quoted_line_is_one_saying_how_she_stands_over_a_longer_errand(
+    tmp_path: Path,
+) -> None:
+    """A greeting names no topic: under a stage she is quoted where she says how she stands
+    (我 and 相信/希望/对不起…), at least STANCE_CHARS long, before a longer errand; a short one
+    (我记得的) says too little out of its scene."""
+    long_, short = "obt/main/level_stand_01", "obt/main/level_stand_02"
+    errand = "补给车下午三点到，东门的仓库还空着，把药品和弹药分开放在左右两边的货架上。"
+    stands = "不管别人怎么看你，我都愿意相信你，这一点从来没有变过。"
+    assert len(stands) >= STANCE_CHARS > len("我记得的，只是刚刚没反应过来。")
+    with small_world(
+        tmp_path,
+        {
+            long_: [_d(long_, 1, "陈", errand), _d(long_, 2, "陈", stands)],
+            short: [
+                _d(short, 1, "陈", errand),
+                _d(short, 2, "陈", "我记得的，只是刚刚没反应过来。"),
+            ],
+        },
+        summaries={long_: "陈在营地整理补给。", short: "陈在营地清点物资。"},
+    ) as w:
+        items = w.chat.memories(w.chat.speaker("陈"), "你好").items
+    quoted = {it["stage_path"]: [q["text"] for q in it["quotes"]] for it in items}
+    assert quoted[long_] == [stands]
+    assert quoted[short] == [errand]
 
 
 def test_a_stage_whose_summary_names_her_is_remembered_before_one_that_does_not(

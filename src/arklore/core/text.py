@@ -147,6 +147,21 @@ def substance(text: str) -> int:
     return len(set(_SUBSTANCE.findall(text)))
 
 
+STANCE: tuple[str, ...] = (
+    "相信", "信任", "信赖", "希望", "保护", "守护", "担心", "关心", "谢谢", "感谢", "多亏",
+    "抱歉", "对不起", "原谅", "愿意", "答应", "发誓", "誓言", "承诺", "陪", "喜欢", "讨厌",
+    "恨", "想念", "记得", "忘", "永远", "依靠", "托付", "期待", "欠",
+)  # fmt: skip
+"""Words of how she stands with somebody (trust, care, thanks, apology, promise, memory):
+凯尔希's 即使我时常向你表现出恶意，我也希望你不要在乎这些 tells more of her and the Doctor
+than 情况就是这样…详细的事情会由…帕拉斯…和你慢慢详说 (:func:`stance`)."""
+
+
+def stance(text: str) -> bool:
+    """Does she say something of herself and how she stands (我 and a word of :data:`STANCE`)?"""
+    return "我" in text and any(w in text for w in STANCE)
+
+
 _GOES_ON = re.compile(
     r"^(?:然后|所以|而且|并且|但是?|可是|不过|而(?![且已])|那就|那么|因此|于是|否则|接着|不仅如此)"
 )

@@ -42,6 +42,7 @@ from arklore.core.text import (
     render_nickname,
     sentence_pieces,
     shorten,
+    stance,
     substance,
 )
 from arklore.corpus.lexical import BM25
@@ -72,6 +73,9 @@ QUOTE_MIN = 6
 ``还有——``, ``......让我过去！让我......`` or ``你还好吗？`` quote nothing out of their scene."""
 QUOTE_CHARS = 80
 """Her lines longer than this are quoted only when no shorter one of hers is there."""
+STANCE_CHARS = 24
+"""A line of hers saying how she stands is quoted first only from this length: shorter ones
+(我记得的，只是刚刚没反应过来) say too little out of their scene."""
 RECALL_CACHE = 64
 """Operators whose stage documents are held in memory."""
 
@@ -415,8 +419,9 @@ def _quotes(
     lines: Sequence[SceneLine], query: Sequence[str], rec: _Recall, named: Sequence[str]
 ) -> list[dict[str, str]]:
     """One or two of her lines that fit the query best: its words (weighted by how rare
-    they are among her stages) and the names of the people it names; then a line of some
-    substance. The second only when it fits the query too."""
+    they are among her stages) and the names of the people it names; then one where she
+    says how she stands (:func:`arklore.core.text.stance`); then a line of some substance.
+    The second only when it fits the query too."""
     if not lines:
         return []
     names = [n[4:] for n in named if n.startswith("npc:")]
@@ -432,8 +437,11 @@ def _quotes(
             1.0 for n in names if n in ln.text
         )
 
+    def telling(ln: SceneLine) -> bool:  # says how she stands, and says enough to stand alone
+        return len(ln.text) >= STANCE_CHARS and stance(ln.text)
+
     fits = {ln.line_id: fit(ln) for ln in short}
-    ranked = sorted(short, key=lambda ln: (-fits[ln.line_id], -min(len(ln.text), 40)))
+    ranked = sorted(short, key=lambda ln: (-fits[ln.line_id], -telling(ln), -min(len(ln.text), 40)))
     picked = [ranked[0]] + [ln for ln in ranked[1:QUOTES] if fits[ln.line_id] > 0]
     order = {ln.line_id: i for i, ln in enumerate(lines)}
     picked.sort(key=lambda ln: order[ln.line_id])

@@ -37,7 +37,7 @@ trusts them. Sources, each cited like a quote (:mod:`arklore.profiles.quotes`):
    receives them) or the caps are reached: the trust lines, deepest trust first,
    interleaved with her story lines (one per stage, ranked by :func:`story_score`: lines that
    address the Doctor first, then those speaking of herself, to the Doctor, with the
-   placeholder, with a word of how she stands with him (:data:`STANCE`), then length), then the other voice lines
+   placeholder, with a word of how she stands with him (:data:`arklore.core.text.STANCE`), then length), then the other voice lines
    that name the Doctor (talk categories before daily ones before battle ones, longer
    first). A line that does not fit is skipped and the next one tried.
 3. The section lists them in unlock order with the trust-unlocked lines last: the voice
@@ -56,7 +56,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arklore.core.model import DOCTOR_NAMES
-from arklore.core.text import substance
+from arklore.core.text import STANCE, substance
 from arklore.core.tokens import count_tokens
 from arklore.core.vocatives import HONORIFICS, PAUSE, SENTENCE_END, addressed
 from arklore.profiles.quotes import (
@@ -94,14 +94,6 @@ TRUST_NOTE = re.compile(r"〔信赖≥(\d+)〕")
 """How a line's note says it is trust-unlocked (the voice table's FAVOR unlock)."""
 
 _FIRST_PERSON = ("我",)
-STANCE: tuple[str, ...] = (
-    "相信", "信任", "信赖", "希望", "保护", "守护", "担心", "关心", "谢谢", "感谢", "多亏",
-    "抱歉", "对不起", "原谅", "愿意", "答应", "发誓", "誓言", "承诺", "陪", "喜欢", "讨厌",
-    "恨", "想念", "记得", "忘", "永远", "依靠", "托付", "期待", "欠",
-)  # fmt: skip
-"""Words of how she stands with the one she speaks to (trust, care, thanks, apology,
-promise, memory): 凯尔希's 即使我时常向你表现出恶意，我也希望你不要在乎这些 tells more of her
-and the Doctor than 情况就是这样…详细的事情会由…帕拉斯…和你慢慢详说."""
 
 
 def names_doctor(text: str) -> bool:
@@ -167,7 +159,7 @@ def speaks_of_doctor(text: str) -> bool:
 
 def story_score(line: StoryLine) -> tuple[bool, int, int]:
     """How telling a story line about the Doctor is: (it addresses the Doctor, she speaks of
-    herself + to someone + the placeholder + a word of :data:`STANCE`, Chinese characters).
+    herself + to someone + the placeholder + a word of :data:`~arklore.core.text.STANCE`, Chinese characters).
     Higher is better."""
     t = line.text
     score = (
