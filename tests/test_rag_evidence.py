@@ -312,3 +312,21 @@ def test_a_pair_that_only_shares_scenes_cites_both_first_lines_there(world):
     assert f.representative() == ["s/x#3:0a1b2c3d", "s/x#7:4e5f6a7b"]
     voc = PairFacts("a", "b", shared_lines=["s/x#3:0a1b2c3d"])
     assert PairFacts("a", "b").representative() == [] and voc.representative() == voc.shared_lines
+
+
+def test_an_exchange_where_she_says_how_she_stands_comes_before_small_talk():
+    """Both exchanges are hers to him, in stages ranked alike: the one where she says how she
+    stands (我 and 相信/担心/谢谢…) is quoted, even from the stage they talk in less; a lone
+    line of hers does not win that way over an exchange with his answer."""
+    a, b = "char_1", "char_2"
+    name = {a: "甲", b: "乙"}.get
+    small = _line("s/x", 1, a, "今天的雨下得真大，路上全是积水。")
+    reply = _line("s/x", 2, b, "是啊，鞋都湿透了。")
+    stands = _line("s/y", 1, a, "不管别人怎么说，我都相信你会回来。")
+    back = _line("s/y", 2, b, "我答应过你的。")
+    f = PairFacts(a, b, turns=2, stage_turns=[("s/x", 3), ("s/y", 1)],
+                  exchanges=[(small, reply), (stands, back)])  # fmt: skip
+    assert pick_exchange(f, name, 200) == [stands, back]
+    silent = _line("s/y", 2, b, "......")
+    f.exchanges = [(small, reply), (stands, silent)]  # his answer says nothing: left out
+    assert pick_exchange(f, name, 200) == [small, reply]
