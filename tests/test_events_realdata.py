@@ -75,7 +75,8 @@ def test_kaltsit_without_events_gets_appearances_with_summaries(real_workspace, 
     mem = ws.events.memories("凯尔希")
     assert mem.kind == "appearances" and "no story events extracted" in mem.reason
     assert len(mem.items) == 3 and all(i.kind == "appearance" for i in mem.items)
-    assert all(i.line_ids and i.stage_code for i in mem.items)
+    assert all(i.line_ids and i.story_name for i in mem.items)  # her records have no code
+    assert any(i.stage_code for i in mem.items)
     assert [i.order for i in mem.items] == sorted(i.order for i in mem.items)
     metrics(
         f"appearances 凯尔希: {len(apps)} stages ({len(summarized)} with an official summary) "

@@ -716,6 +716,7 @@ def test_a_stage_summary_that_does_not_name_her_says_so(tmp_path: Path) -> None:
     that names her only past the part that fits is shown from the sentence naming her."""
     mine, late, theirs = "obt/main/level_sum_01", "obt/main/level_sum_02", "obt/main/level_sum_04"
     titled = "obt/main/level_sum_03"
+    record = f"obt/memory/story_{CHEN.rsplit('_', 1)[-1]}_1_1"  # her own operator record
     with small_world(
         tmp_path,
         {
@@ -723,6 +724,7 @@ def test_a_stage_summary_that_does_not_name_her_says_so(tmp_path: Path) -> None:
             late: [_d(late, 1, "陈", "这里交给我，你们先去下城区巡逻。")],
             titled: [_d(titled, 1, "陈", "沙滩上的巡逻也不能马虎。")],
             theirs: [_d(theirs, 1, "陈", "巡逻车我借走了，记在近卫局账上。")],
+            record: [_d(record, 1, "陈", "那天的巡逻，我一个人走完了全程。")],
         },
         summaries={
             mine: "陈带队巡逻下城区。",
@@ -731,13 +733,15 @@ def test_a_stage_summary_that_does_not_name_her_says_so(tmp_path: Path) -> None:
             # her form 假日威龙陈's title names her (耀骑士 for 临光)
             titled: "假日威龙在沙滩上巡逻。",
             theirs: "星熊久违地骑上机车，度过难得的假日。",
+            record: "一个人走完的一段巡逻路。",  # her record's summary need not name her
         },
     ) as w:
-        text = w.chat.memories(w.chat.speaker("陈"), "巡逻", k=4).text
+        text = w.chat.memories(w.chat.speaker("陈"), "巡逻", k=5).text
     assert "：陈带队巡逻下城区。\n" in text
     assert "：……终点站着陈。\n" in text and "车道很长" not in text
     assert "：假日威龙在沙滩上巡逻。\n" in text
     assert "：星熊久违地骑上机车，度过难得的假日。（概要未提到陈）\n" in text
+    assert "：一个人走完的一段巡逻路。\n" in text
 
 
 def test_her_quoted_line_is_one_saying_how_she_stands_over_a_longer_errand(

@@ -330,3 +330,18 @@ def test_an_exchange_where_she_says_how_she_stands_comes_before_small_talk():
     silent = _line("s/y", 2, b, "......")
     f.exchanges = [(small, reply), (stands, silent)]  # his answer says nothing: left out
     assert pick_exchange(f, name, 200) == [small, reply]
+
+
+def test_the_doctors_choice_is_never_quoted_as_what_he_said():
+    """A choice line holds the options the player may pick (joined by ;): an exchange keeps
+    her answer to it, never the options as one thing the Doctor said."""
+    a, doctor = "char_1", "npc:博士"
+    name = {a: "甲", doctor: "博士"}.get
+    choice = ScanLine("s/x", 1, doctor, "所以你更要做些什么了。;......;那你还好吗？", None,
+                      "s/x#1:00000001", False)  # fmt: skip
+    answer = _line("s/x", 2, a, "我就是因为想做些什么才来的。")
+    f = PairFacts(a, doctor, turns=1, stage_turns=[("s/x", 1)], exchanges=[(choice, answer)])
+    assert pick_exchange(f, name, 200) == [answer]
+    one = ScanLine("s/x", 1, doctor, "我才刚坐下......", None, "s/x#1:00000001", False)
+    f.exchanges = [(one, answer)]  # a choice of one option is what he says
+    assert pick_exchange(f, name, 200) == [one, answer]

@@ -48,7 +48,7 @@ from arklore.core.model import DOCTOR as DOCTOR_NAME
 from arklore.core.text import check_message, render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.events.facade import EventsFacade
-from arklore.events.memories import Memories, MemoryItem, names_her, summary_shown
+from arklore.events.memories import Memories, MemoryItem, about_her, summary_shown
 from arklore.graph.facade import GraphFacade
 from arklore.graph.model import DOCTOR_ID
 from arklore.graph.named import Span, named_ids
@@ -514,7 +514,7 @@ class ChatFacade:
             best: tuple[list[MemoryItem], str, list[int]] | None = None
             for n in range(max(len(m.quotes) for m in items), -1, -1):
                 shown = [_with_quotes(m, n) for m in items]
-                lines = [self._appearance_text(m, sp.name, hers) for m in shown]
+                lines = [self._appearance_text(m, sp, hers) for m in shown]
                 text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
                 if best is None or len(kept) > len(best[2]):
                     best = (shown, text, kept)
@@ -541,12 +541,12 @@ class ChatFacade:
             meta=meta,
         )
 
-    def _appearance_text(self, m: MemoryItem, name: str, hers: frozenset[str]) -> str:
+    def _appearance_text(self, m: MemoryItem, sp: Speaker, hers: frozenset[str]) -> str:
         """An appearance: where, the game's summary, then her own lines there (verbatim), or
         that she has none there: a stage where she is only called by name (or talked about
         in a way that reads like it) must not read as one she took part in. A summary that
-        names none of her names says so (:data:`NOT_IN_SUMMARY`): it tells another thread of
-        the stage, which a model must not take for what she did."""
+        names none of her names, outside her own records, says so (:data:`NOT_IN_SUMMARY`):
+        it tells another thread of the stage, which a model must not take for what she did."""
         told: set[str] = set()
         quotes = [
             f"  {self._label(q['speaker'], told)}：「{render_nickname(q['text'], self.nickname)}」"
@@ -555,7 +555,8 @@ class ChatFacade:
         if m.kind == "appearance" and not m.spoken:
             quotes.append(NAME_ONLY)
         summary = summary_shown(m.summary or "", hers, SUMMARY_CHARS)  # the part it shows
-        aside = NOT_IN_SUMMARY.format(name=name) if summary and not names_her(summary, hers) else ""
+        about = about_her(m.stage_path, summary, hers, sp.family)
+        aside = NOT_IN_SUMMARY.format(name=sp.name) if summary and not about else ""
         head = render_nickname(_appearance_head(m, summary) + aside, self.nickname)
         return "\n".join([head, *quotes])
 

@@ -20,6 +20,10 @@ from enum import StrEnum
 DOCTOR = "博士"
 """Speaker name given to choice lines: the player (the Doctor) picks them."""
 
+OPTION_SEP = ";"
+"""How a choice line's text separates the options it offers (the scripts' own
+``[Decision(options="a;b")]``)."""
+
 NICKNAME_TOKEN = "Dr.{@nickname}"
 """How the scripts write the player's name; kept verbatim in text."""
 

@@ -71,6 +71,17 @@ def record_owner(stage_path: str) -> str | None:
     return m.group(1) if m else None
 
 
+def record_key(char_id: str) -> str:
+    """The key her own records use (``char_498_inside`` -> ``inside``: ``story_inside_1_1``)."""
+    return char_id.rsplit("_", 1)[-1]
+
+
+def is_own_record(stage_path: str, family: Iterable[str]) -> bool:
+    """Is the stage an operator record of hers (``family``: her forms' ids)?"""
+    owner = record_owner(stage_path)
+    return owner is not None and owner in {record_key(c) for c in family}
+
+
 def order_key(stage_path: str, meta: StageMeta | None) -> OrderKey:
     """A deterministic sort key approximating release order (see the module docstring)."""
     sort = meta.story_sort if meta is not None and meta.story_sort is not None else _LAST

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from arklore.core.text import (
     substance,
 )
 from arklore.corpus.lexical import BM25
+from arklore.corpus.order import is_own_record
 from arklore.corpus.store import Store
 from arklore.events import store as events_db
 from arklore.events.appearances import Appearance
@@ -343,7 +344,7 @@ class MemoryService:
                 (lexical.get(i, 0.0) / top if top > 0 else 0.0)
                 + (W_NAMED * len(present[i]) / len(people) if people else 0.0)
                 + W_PROMINENT * math.log1p(a.spoken + a.addressed) / most
-                + (W_ABOUT if names_her(a.summary, known_as) else 0.0)
+                + (W_ABOUT if about_her(a.stage_path, a.summary, known_as, fam) else 0.0)
                 for i, a in enumerate(apps)
             ]
             # a stage where she has no line (only called by name) comes after every stage
@@ -377,6 +378,13 @@ class MemoryService:
 def names_her(summary: str | None, names: Collection[str]) -> bool:
     """Whether a stage summary names her by any of ``names`` (every name she goes by)."""
     return summary is not None and any(n in summary for n in names if n)
+
+
+def about_her(stage_path: str, summary: str | None, names: Collection[str],
+              family: Iterable[str]) -> bool:  # fmt: skip
+    """Does the game's summary of a stage tell what she did: it names her, or the stage is her
+    own operator record, whose summary need not (星极's 《启明》: 一段短暂失明后重见天日的故事)."""
+    return is_own_record(stage_path, family) or names_her(summary, names)
 
 
 def summary_shown(summary: str, names: Collection[str], max_chars: int) -> str:

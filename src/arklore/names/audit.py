@@ -45,6 +45,7 @@ from typing import Any
 import ahocorasick
 
 from arklore.core.operators import Alias, Operator
+from arklore.corpus.order import record_key, record_owner
 from arklore.corpus.store import Store
 from arklore.names.build import (
     load_alias_table,
@@ -61,7 +62,6 @@ SUSPECT_LINES = 10
 ARCHIVE_SPEAKER_LINES = 20
 ARCHIVE_MIN_MENTIONS = 2
 RECORD_MIN_LINES = 10
-_RECORD = re.compile(r"^obt/memory/story_([a-z0-9]+)_\d+_\d+$")
 
 
 @dataclass
@@ -168,11 +168,6 @@ def portrait_conflicts(
     return out
 
 
-def _record_owner(char_id: str) -> str:
-    """The id stem her own records use (``char_498_inside`` -> ``inside``)."""
-    return char_id.rsplit("_", 1)[-1]
-
-
 def identity_links(
     store: Store,
     ops: Sequence[Operator],
@@ -210,11 +205,11 @@ def identity_links(
     ]
     records: dict[tuple[str, str], int] = {}
     for path, sp, n in store.speaker_stage_counts(sorted({sp for sp, _, _ in cands})):
-        m = _RECORD.match(path)
-        if m:
-            records[(sp, m.group(1))] = records.get((sp, m.group(1)), 0) + n
+        owner = record_owner(path)
+        if owner:
+            records[(sp, owner)] = records.get((sp, owner), 0) + n
     for sp, cid, found in cands:
-        rec = records.get((sp, _record_owner(cid)), 0)
+        rec = records.get((sp, record_key(cid)), 0)
         if found["mentions"] < ARCHIVE_MIN_MENTIONS and rec < RECORD_MIN_LINES:
             continue
         if sp in family_names[base[cid]]:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arklore.core.model import OPTION_SEP
 from arklore.core.predicates import OTHER
 from arklore.core.text import render_nickname, stance, substance
 from arklore.core.tokens import TokenCounter, count_tokens
@@ -149,6 +150,11 @@ def render_exchange(lines: list[ScanLine], name: Callable[[str | None], str]) ->
     return "".join(f"{name(ln.node)}：「{_said(ln)}」" for ln in lines)
 
 
+def _said_for_sure(ln: ScanLine) -> bool:
+    """A dialogue line, or the Doctor's choice when it offers one option only."""
+    return ln.dialogue or OPTION_SEP not in ln.text
+
+
 def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
     """Exchanges that show the pair, best first: A calling B by name with the line around it
     (B's answer, else what B said before), in the stages where they talk most; then the other
@@ -157,9 +163,11 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
     stands (:func:`arklore.core.text.stance`) before the stage ranks (a blind judge preferred
     the texts for 28 of 30 pairs). An exchange A opens with a line that answers somebody
     else (:attr:`~arklore.graph.evidence.PairFacts.answering`) and does not call B comes after
-    all of those: shown as A then B, it reads as said to B. A line that says
-    nothing (:data:`LINE_MIN`) is dropped from its exchange; an exchange left with B alone
-    is no view of A's."""
+    all of those: shown as A then B, it reads as said to B. A line that says nothing
+    (:data:`LINE_MIN`) is dropped from its exchange, and so is the Doctor's choice: its
+    options are what the player may pick, not what he said (灰喉 was shown 博士：「所以你更要做些
+    什么了。;......;那你现在参与行动，真的好吗？」), unless it offers one. An exchange left with B
+    alone is no view of A's."""
     rank = {stage: i for i, (stage, _) in enumerate(f.stage_turns)}
     far = len(rank)
     voc = {id(ln) for ln in f.vocative_lines}
@@ -168,7 +176,9 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
         lines = [
             ln
             for ln in (prev, cur)
-            if substance(_said(ln)) >= LINE_MIN and not _ASIDE.match(_said(ln))
+            if _said_for_sure(ln)
+            and substance(_said(ln)) >= LINE_MIN
+            and not _ASIDE.match(_said(ln))
         ]
         if not lines or (len(lines) == 1 and lines[0].node != f.source):
             continue

@@ -30,6 +30,7 @@ from arklore.core.errors import MalformedSourceError
 from arklore.core.model import (
     DOCTOR,
     NICKNAME_TOKEN,
+    OPTION_SEP,
     Branch,
     Line,
     LineKind,
@@ -97,7 +98,9 @@ def split_list(value: str | None) -> tuple[str, ...]:
 
 def _aligned(value: str | None) -> tuple[str, ...]:
     """``"a;;b"`` -> ``("a", "", "b")``: empty items kept so options line up with values."""
-    return tuple(item.strip() for item in value.split(";")) if value and value.strip() else ()
+    return (
+        tuple(item.strip() for item in value.split(OPTION_SEP)) if value and value.strip() else ()
+    )
 
 
 def decision_lists(attrs: dict[str, Any]) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
@@ -111,7 +114,7 @@ def decision_lists(attrs: dict[str, Any]) -> tuple[str, tuple[str, ...], tuple[s
             n += 1
         options = tuple((attr_str(attrs, f"option{i}") or "").strip() for i in range(1, n + 1))
         values = tuple((attr_str(attrs, f"value{i}") or "").strip() for i in range(1, n + 1))
-        return ";".join(options), options, values
+        return OPTION_SEP.join(options), options, values
     return text or "", _aligned(text), _aligned(raw_values)
 
 
