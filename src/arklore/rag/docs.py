@@ -163,7 +163,7 @@ class RelationDoc:
         return doc_rank(self.source, self.generated_by, self.basis)
 
 
-DOCS_VERSION = "docs-4"
+DOCS_VERSION = "docs-5"
 """The rules that make relation documents from their sources: change it with them, so an
 index built by the old rules is rebuilt (``rag build`` skips when its inputs are the same)."""
 
