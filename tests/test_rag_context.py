@@ -168,6 +168,9 @@ def test_the_doctor_never_takes_an_anchor_slot(home):
     rag = make_rag(home, g)
     assert "npc:博士" not in [r.target_id for r in rag.get_anchor_relations(AMIYA)]
     assert "npc:博士" in [e.target for e in g.get_top_anchor_relations(AMIYA, 5)]  # still an edge
+    # a message calling him names nobody: her view of him has its own block
+    ctx = rag.build_context(AMIYA, "博士，好久不见。你还记得那天吗？")
+    assert "npc:博士" not in [r.target_id for r in ctx.anchors + ctx.contextual]
 
 
 def test_fuzz_budget_and_order(rag):

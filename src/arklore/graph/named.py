@@ -25,7 +25,10 @@ Three kinds of mention, each resolved *for her* (graph node ``node``):
   before it are related (年和夕是姐妹) is about them; a word that alone means the speaker's
   own (和家人去看山) counts only with 你/您 (:attr:`arklore.core.kinship.Term.owned`).
 
-Several people for one word (两个妹妹) come in her anchor order.
+Several people for one word (两个妹妹) come in her anchor order. The Doctor (``npc:博士``) is
+never one of them: every chat is with him, her view of him has its own block, and a message
+that calls him (博士，好久不见) is no question about somebody else (星熊 was given a relation
+entry 星熊与博士交集不多 for it).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from arklore.core.kinship import (
     wanted,
 )
 from arklore.core.predicates import DIRECTED
-from arklore.graph.model import INTERACTION, Edge, RelationGraph
+from arklore.graph.model import DOCTOR_ID, INTERACTION, Edge, RelationGraph
 from arklore.names.aliases import fold
 from arklore.names.rules import RuleConfig, classify, decide
 
@@ -69,7 +72,7 @@ def people_named(
             continue
         spans += [(nid, start, end) for nid in kin_people(graph, node, term)]
     spans.sort(key=lambda s: (s[1], s[2]))
-    return [s for s in spans if s[0] != node]
+    return [s for s in spans if s[0] not in (node, DOCTOR_ID)]
 
 
 def _hers(text: str, start: int, end: int, names: list[tuple[int, int]]) -> bool:
