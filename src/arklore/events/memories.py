@@ -61,10 +61,11 @@ W_NAMED = 1.0
 lexical relevance (1 for the best stage)."""
 W_PROMINENT = 0.2
 """Weight of how much she is in a stage (her lines and lines calling her, log scale)."""
-ELLIPSIS = "……"
 W_ABOUT = 0.5
-"""Weight of the game's summary of a stage naming her: the stage tells what she did, not
-another thread she has a line in (40% of the appearances shown over 80 operators)."""
+"""Weight of a stage being about her (:func:`about_her`): it tells what she did, not another
+thread she has a line in (40% of the appearances shown over 80 operators were such threads)."""
+ELLIPSIS = "……"
+"""Marks a summary shown from a later sentence (:func:`summary_shown`)."""
 QUOTES = 2
 """Her own lines an appearance carries at most (the second only when it fits the message)."""
 SPARE = 3
