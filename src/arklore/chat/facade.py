@@ -510,7 +510,7 @@ class ChatFacade:
             text, kept = fit_lines(header, lines, budget, self.counter, drop_order=weakest)
         else:  # fewer of her lines per appearance before fewer appearances
             header = f"【{sp.name}的出场记录（按发布顺序）】"
-            hers = self.names.known_as(sp.family) | {sp.name}
+            hers = self.names.known_as(sp.family)  # her display name among them
             best: tuple[list[MemoryItem], str, list[int]] | None = None
             for n in range(max(len(m.quotes) for m in items), -1, -1):
                 shown = [_with_quotes(m, n) for m in items]

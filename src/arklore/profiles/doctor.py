@@ -13,15 +13,15 @@ trusts them. Sources, each cited like a quote (:mod:`arklore.profiles.quotes`):
   call him (``博士`` or the script's player placeholder ``Dr.{@nickname}``) on his own between
   pauses (``是的，博士，……``) or in address position (:func:`arklore.core.vocatives.addressed`:
   ``博士，……``, ``……，博士？``); the placeholder inside a sentence is not a call (陈's
-  除了你和Dr.{@nickname}，其他人…… is said to 阿米娅) -- and, ranked below them, lines that *speak of* the Doctor (any of
-  :data:`DOCTOR_WORDS`) in a stage where the corpus shows the Doctor present (a choice, a line
-  spoken as 博士, a placeholder line: :meth:`arklore.corpus.store.Store.doctor_stages`), so
-  that 博士 is the player and not somebody's title (赫默博士), and with no 你/您 in it: such
-  a line speaks to somebody else (凯尔希 to 嘉维尔 既然你主动提出…付出一次博士…的假期, 歌蕾蒂娅
-  to 斯卡蒂 你留下来，保护博士的安全), and a chat reads every 你 in the section as the
-  Doctor (:func:`speaks_of_doctor`). On the real corpus the
-  placeholder alone finds lines for 36 operators, the vocative for 121, speaking of the
-  Doctor for 42 more: most of the story calls the player 博士.
+  除了你和Dr.{@nickname}，其他人…… is said to 阿米娅) -- and, ranked below them, lines that
+  *speak of* the Doctor (any of :data:`DOCTOR_WORDS`) in a stage where the corpus shows the
+  Doctor present (a choice, a line spoken as 博士, a placeholder line:
+  :meth:`arklore.corpus.store.Store.doctor_stages`), so that 博士 is the player and not
+  somebody's title (赫默博士), and with no 你/您 in it: such a line speaks to somebody else
+  (凯尔希 to 嘉维尔 既然你主动提出…付出一次博士…的假期, 歌蕾蒂娅 to 斯卡蒂 你留下来，保护博士的安全),
+  and a chat reads every 你 in the section as the Doctor (:func:`speaks_of_doctor`). On the
+  real corpus the placeholder alone finds lines for 36 operators, the vocative for 121,
+  speaking of the Doctor for 42 more: most of the story calls the player 博士.
 
 **The rule** (:func:`choose_doctor_lines`, deterministic):
 
@@ -37,9 +37,10 @@ trusts them. Sources, each cited like a quote (:mod:`arklore.profiles.quotes`):
    receives them) or the caps are reached: the trust lines, deepest trust first,
    interleaved with her story lines (one per stage, ranked by :func:`story_score`: lines that
    address the Doctor first, then those speaking of herself, to the Doctor, with the
-   placeholder, with a word of how she stands with him (:data:`arklore.core.text.STANCE`), then length), then the other voice lines
-   that name the Doctor (talk categories before daily ones before battle ones, longer
-   first). A line that does not fit is skipped and the next one tried.
+   placeholder, with a word of how she stands with him (:data:`arklore.core.text.STANCE`),
+   then length), then the other voice lines that name the Doctor (talk categories before
+   daily ones before battle ones, longer first). A line that does not fit is skipped and the
+   next one tried.
 3. The section lists them in unlock order with the trust-unlocked lines last: the voice
    lines available from the start and after promotion (voice index order), then the story
    lines (story order), then the trust lines (by the trust they need). A chat that must cut
@@ -159,8 +160,8 @@ def speaks_of_doctor(text: str) -> bool:
 
 def story_score(line: StoryLine) -> tuple[bool, int, int]:
     """How telling a story line about the Doctor is: (it addresses the Doctor, she speaks of
-    herself + to someone + the placeholder + a word of :data:`~arklore.core.text.STANCE`, Chinese characters).
-    Higher is better."""
+    herself + to someone + the placeholder + a word of :data:`~arklore.core.text.STANCE`,
+    Chinese characters). Higher is better."""
     t = line.text
     score = (
         any(w in t for w in _FIRST_PERSON)
