@@ -103,7 +103,7 @@ NAME_ONLY = "  （这一段里没有本人的台词，只是被人叫到名字�
 """Under an appearance where she has no line (:meth:`ChatFacade._appearance_text`)."""
 NOT_IN_SUMMARY = "（概要未提到{name}）"
 """After a stage summary that names none of her names (:meth:`ChatFacade._appearance_text`):
-it tells another thread of the stage (17% of the entries shown over 80 real operators, once
+it tells another thread of the stage (15% of the entries shown over 80 real operators, once
 a summary naming her ranks a stage higher: :data:`arklore.events.memories.W_ABOUT`)."""
 
 
