@@ -32,7 +32,8 @@ OPS = [
 ]
 REGISTRY = Registry({o.char_id: o for o in OPS})
 
-STAGES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+Stages = dict[str, tuple[str, list[tuple[str, str]]]]  # path -> (event, [(speaker, line)])
+STAGES: Stages = {
     "test/e1": ("灯塔篇", [
         ("艾尔维娜", "墨弦姐姐，灯还亮着吗？"),
         ("墨弦", "亮着，别担心。"),
@@ -62,22 +63,24 @@ STAGES: dict[str, tuple[str, list[tuple[str, str]]]] = {
 }  # fmt: skip
 
 
-def stage_lines(path: str) -> list[Line]:
+def stage_lines(path: str, stages: Stages = STAGES) -> list[Line]:
     return [
         Line(path, i, LineKind.DIALOGUE, text, speaker=who, speaker_raw=who)
-        for i, (who, text) in enumerate(STAGES[path][1], start=1)
+        for i, (who, text) in enumerate(stages[path][1], start=1)
     ]
 
 
-def line_id(path: str, no: int) -> str:
-    return stage_lines(path)[no - 1].line_id
+def line_id(path: str, no: int, stages: Stages = STAGES) -> str:
+    return stage_lines(path, stages)[no - 1].line_id
 
 
-def make_store(path: Path) -> Store:
+def make_store(path: Path, stages: Stages = STAGES) -> Store:
+    """The invented corpus ingested (``stages``: another one over the same people)."""
     return ingested_store(
         path,
         [Stage(sp, Source.AVG, sp + ".txt", event_id=event, event_name=event,
-               content_hash=sp, lines=stage_lines(sp)) for sp, (event, _) in STAGES.items()],
+               content_hash=sp, lines=stage_lines(sp, stages))
+         for sp, (event, _) in stages.items()],
         REGISTRY,
     )  # fmt: skip
 

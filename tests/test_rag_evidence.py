@@ -6,7 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from evidence_world import ANV, ELV, HAWK, MOX, SPR, SUP, line_id, make_graph, make_people
+from evidence_world import (
+    ANV,
+    ELV,
+    HAWK,
+    MOX,
+    SPR,
+    SUP,
+    Stages,
+    line_id,
+    make_graph,
+    make_people,
+)
 from evidence_world import make_store as make_world_store
 from rag_helpers import build, make_rag
 
@@ -14,10 +25,14 @@ from arklore.extract.gates import GatedEdge
 from arklore.extract.store import write_chunk
 from arklore.graph.evidence import PairFacts, pair_facts
 from arklore.graph.interaction import ScanLine
-from arklore.graph.model import Edge
+from arklore.graph.model import DOCTOR_ID, Edge, Node, RelationGraph
 from arklore.rag import docs as D
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, doc_rank, fact_pairs
 from arklore.rag.evidence import evidence_text, pick_exchange, pick_exchanges
+
+
+def make_store_with(tmp_path: Path, stages: Stages):
+    return make_world_store(tmp_path / "arklore.sqlite3", stages)
 
 
 @pytest.fixture
@@ -302,6 +317,104 @@ def test_a_line_answering_somebody_else_is_not_shown_as_said_to_him(world):
     assert pick_exchange(f, {a: "甲", b: "乙", c: "丙"}.get, 200) == [mine, sure]
     f.answering = set()
     assert pick_exchange(f, {a: "甲", b: "乙", c: "丙"}.get, 200) == [aside, hello]
+
+
+def test_a_curated_description_shows_an_exchange_of_theirs_a_cited_line_first(world):
+    """The matrix says what she feels in our words; one verbatim exchange shows how she says
+    it to him, from the lines the entry cites before the pair's usual best (their first
+    exchange, where she calls him 墨弦姐姐)."""
+    store, people = world
+    graph = make_graph(curated="艾尔维娜最信任的朋友。")
+    cited = line_id("test/e1", 5)  # 知道啦，墨弦。
+    graph.get_relation(ELV, MOX)[0].evidence_line_ids = [cited]
+    d = _docs(store, people, graph)[("matrix", ELV, MOX)]
+    assert d.generated_by == "as_written"
+    assert d.text == "艾尔维娜最信任的朋友。墨弦：「小心台阶。」艾尔维娜：「知道啦，墨弦。」"
+    assert d.evidence_line_ids == [line_id("test/e1", 4), cited]  # the quote leads
+    graph.get_relation(ELV, MOX)[0].evidence_line_ids = []  # nothing cited: their best
+    d = _docs(store, people, graph)[("matrix", ELV, MOX)]
+    assert (
+        d.text
+        == "艾尔维娜最信任的朋友。艾尔维娜：「墨弦姐姐，灯还亮着吗？」墨弦：「亮着，别担心。」"
+    )
+    long = "艾尔维娜最信任的朋友" + "，" * (D.MAX_CHARS - 20) + "。"
+    graph.get_relation(ELV, MOX)[0].description = long  # no room left: as written
+    assert _docs(store, people, graph)[("matrix", ELV, MOX)].text == long
+
+
+def test_her_curated_view_of_the_doctor_quotes_nothing():
+    """Her lines to the Doctor are the doctor block's (every turn gets it): the matrix
+    document about him stays as written, while one about anyone else quotes them."""
+    a, c = "char_1", "char_3"
+    g = RelationGraph(
+        {a: Node(a, "甲", "operator", {}), c: Node(c, "丙", "operator", {}),
+         DOCTOR_ID: Node(DOCTOR_ID, "博士", "npc", {})},
+        [Edge(a, t, "战友", 0.9, ["matrix"], {}, [], description="她最信任的人。")
+         for t in (DOCTOR_ID, c)],
+    )  # fmt: skip
+    facts = {
+        (a, t): PairFacts(a, t, turns=1, stage_turns=[("s/x", 1)], exchanges=[(
+            _line("s/x", 1, a, "我一直相信你，这次也一样。"), _line("s/x", 2, t, "我知道。")
+        )])
+        for t in (DOCTOR_ID, c)
+    }  # fmt: skip
+    docs = {d.target_id: d for d in collect_documents(SourceContext(graph=g, facts=facts))}
+    assert docs[DOCTOR_ID].text == "她最信任的人。"
+    assert docs[c].text == "她最信任的人。甲：「我一直相信你，这次也一样。」丙：「我知道。」"
+
+
+CALLS: Stages = {
+    "test/c1": ("港口", [
+        ("灰隼", "收到。"), ("铁砧", "好。"),
+        *(("队长", f"第{i}小队出发。") for i in range(20)),  # enough lines to be somebody
+    ]),
+    "test/c2": ("港口", [
+        ("苏珀", "灰隼，风向变了，快把帆收起来。"),
+        ("艾尔维娜", "我来帮你一起收帆吧。"),
+        ("苏珀", "队长，缆绳已经系好了。"),
+        ("艾尔维娜", "辛苦了，我们回港。"),
+        ("灰隼", "收到。"),
+        ("队长", "出发。"),
+    ]),
+    "test/c3": ("灯塔", [
+        ("艾尔维娜", "苏珀，灯塔那边怎么样？"),
+        ("苏珀", "灰隼，你也听听，灯塔一切都好。"),
+        ("艾尔维娜", "铁砧，你先回去休息。"),
+        ("灰隼", "我在听。"),
+    ]),
+}  # fmt: skip
+
+
+def test_her_line_calling_only_somebody_else_by_name_is_not_quoted_as_hers_to_him(tmp_path):
+    """苏珀 calls 灰隼, who is there, by name: in 苏珀's view of 艾尔维娜 that line would read
+    as said to her (乌尔比安's 别这么着急，歌蕾蒂娅 in his view of 斯卡蒂). Not so a role word
+    (德克萨斯's 老板 is 大帝, though a speaker 老板 is somebody else), a name nobody there speaks
+    under (灰毫's 索娜 is 远牙), or the answer to a line that calls its speaker by name. In
+    艾尔维娜's view the same line stays: it is what she answers."""
+    store = make_store_with(tmp_path, CALLS)
+    people = make_people(store)
+    facts = pair_facts(store, people, [(SUP, ELV), (ELV, SUP)])
+    c = lambda path, no: line_id(path, no, CALLS)  # noqa: E731
+    f = facts[(SUP, ELV)]
+    assert f.turns == 5 and f.to_others == {c("test/c2", 1)} == facts[(ELV, SUP)].to_others
+    name = {ELV: "艾尔维娜", SUP: "苏珀"}.get
+    for cited in ((), [c("test/c2", 1)]):  # not even when a curator cites it
+        assert c("test/c2", 1) not in [ln.line_id for ln in pick_exchange(f, name, 200, cited)]
+    hers = pick_exchange(facts[(ELV, SUP)], name, 200, [c("test/c2", 1)])
+    assert [ln.line_id for ln in hers] == [c("test/c2", 1), c("test/c2", 2)]
+    store.close()
+
+
+def test_a_pair_that_rarely_talks_is_never_said_to_talk_most_somewhere():
+    """No line of theirs is worth quoting (……, 嗯): the text says they seldom talk, and the
+    event they share is where they are seen together, not where they talk."""
+    a, b = "char_1", "char_2"
+    e = Edge(a, b, "interaction", 0.7, ["interaction"], {"turns": 1}, [])
+    dots, hm = _line("s/x", 1, a, "……"), _line("s/x", 2, b, "嗯。")
+    f = PairFacts(a, b, turns=1, stage_turns=[("s/x", 1)], exchanges=[(dots, hm)],
+                  events=[("灯塔篇", 1)])  # fmt: skip
+    got = evidence_text(e, "甲", "乙", f)
+    assert got is not None and got.text == "甲与乙同场过，却少有交谈。两人多在「灯塔篇」中同场。"
 
 
 def test_a_pair_that_only_shares_scenes_cites_both_first_lines_there(world):

@@ -190,6 +190,12 @@ def _word_re() -> re.Pattern[str]:
     return _alternation([*_word_index(), *BLOCKERS])
 
 
+def is_term_word(word: str) -> bool:
+    """Whether ``word`` is a kinship or role word (父亲, 队长, 老板): calling someone by it does
+    not say who (德克萨斯's 老板 is 大帝, but the speaker label 老板 is somebody else)."""
+    return word in _word_index() or word in _form_index()
+
+
 _HEAD_END = re.compile(r"[，,；;。！？!?]")
 
 

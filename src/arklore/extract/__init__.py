@@ -11,7 +11,7 @@ from arklore.extract.relations import (
     chunk_lines,
     parse_response,
 )
-from arklore.extract.shape import ResponseShapeError
+from arklore.llm.shape import ResponseShapeError
 
 __all__ = [
     "PROMPT_VERSION",

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from arklore.core.model import DOCTOR, Line
 from arklore.extract.relations import chunk_lines, stage_messages
-from arklore.extract.shape import Shape, decode_shape, validate_shape
+from arklore.llm.shape import Shape, decode_shape, validate_shape
 
 PROMPT_VERSION = "events-v1"
 TASK = "events"

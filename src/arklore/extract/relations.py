@@ -14,7 +14,7 @@ import orjson
 
 from arklore.core.model import DOCTOR, Line, LineKind
 from arklore.core.predicates import BASES, KINDS, PREDICATES
-from arklore.extract.shape import Shape, decode_shape, validate_shape
+from arklore.llm.shape import Shape, decode_shape, validate_shape
 
 PROMPT_VERSION = "relations-v1"
 TASK = "relations"

@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from arklore.core.kinship import is_term_word
 from arklore.corpus.store import Store
 from arklore.graph.interaction import Pairs, ScanLine, VocativeFinder, load_spoken, scan
 from arklore.graph.people import People
@@ -45,6 +46,7 @@ class PairFacts:
     events: list[tuple[str, int]] = field(default_factory=list)  # (event name, turns)
     exchanges: list[tuple[ScanLine, ScanLine]] = field(default_factory=list)  # story order
     answering: set[str] = field(default_factory=set)  # ids of exchange openers said to a third
+    to_others: set[str] = field(default_factory=set)  # ids of exchange lines calling only others
     vocative_lines: list[ScanLine] = field(default_factory=list)  # A calling B by name
     shared_lines: list[str] = field(
         default_factory=list
@@ -94,7 +96,7 @@ def _unordered(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-FACTS_VERSION = "3"  # 3: no exchange across a scene cut
+FACTS_VERSION = "4"  # 3: no exchange across a scene cut; 4: PairFacts.to_others
 """Bump when :func:`pair_facts` or what it returns changes: stored facts of another version
 are computed again (:meth:`arklore.graph.facade.GraphFacade.facts`)."""
 
@@ -141,8 +143,14 @@ def pair_facts(
             ):
                 answering[key].add(prev.line_id)
 
+    calls: dict[str, list[str]] = {}  # line id -> whom it calls by a name (not 父亲, 队长)
+
     def on_line(ln: ScanLine, targets: list[str], _pairs: Pairs) -> None:
         me = ln.node
+        if targets:
+            named = [nid for nid, form in voc.forms(ln.text) if not is_term_word(form)]
+            if named:
+                calls[ln.line_id] = named
         if me is None or not targets or not any((me, t) in wanted or (t, me) in wanted
                                                 for t in targets):  # fmt: skip
             return
@@ -157,6 +165,20 @@ def pair_facts(
                 d.lines.append(ln)
 
     scan(lines, people, {}, on_line=on_line, on_turn=on_turn)
+
+    def _to_others(ln: ScanLine, a: str, b: str) -> bool:
+        """The line calls by name only people other than A and B, one of whom speaks in its
+        stage: 陈's 塔露拉，你做的这些… between 阿米娅 and 陈 is not to 阿米娅. A name nobody
+        speaks under there is often one of theirs the scan does not tie to them (灰毫's 索娜
+        is 远牙, 水灯心's 提奥 is 苇草), so it proves nothing; nor does the answer to a line
+        that calls its speaker by name (埃芒加德's 锡人先生，… after 渡桥's …埃芒加德小姐，您有什么
+        要吩咐的吗？). The other way round proves nothing: 阿米娅's 麻烦你，陈长官！ follows 陈's
+        line to 塔露拉."""
+        named = calls.get(ln.line_id)
+        if not named or a in named or b in named:
+            return False
+        return any(n in speakers[ln.stage_path] for n in named)
+
     events = event_names(store)
     by_first: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for key in unordered:
@@ -191,6 +213,13 @@ def pair_facts(
         if both:
             f.exchanges = list(both)
             f.answering = set(answering.get(key, ()))
+            answers = {cur.line_id for prev, cur in both if cur.node in calls.get(prev.line_id, ())}
+            f.to_others = {
+                ln.line_id
+                for turn in both
+                for ln in turn
+                if ln.line_id not in answers and _to_others(ln, a, b)
+            }
             f.turns = len(both)
             f.a_answers = sum(cur.node == a for _, cur in both)
             f.b_answers = f.turns - f.a_answers

@@ -11,17 +11,9 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
-
 from arklore.core.text import SENTENCE_END, one_line
 
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
-
-
-class Shape(BaseModel):
-    """Base of the response models: unknown keys ignored, no coercion of types."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 def cjk_count(text: str) -> int:

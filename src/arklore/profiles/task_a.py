@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import field_validator
 
 from arklore.llm import ChatRequest
+from arklore.llm.shape import Shape
 from arklore.profiles.archive import (
     BASIC,
     CORE,
@@ -27,7 +28,7 @@ from arklore.profiles.archive import (
 )
 from arklore.profiles.inputs import OperatorInputs
 from arklore.profiles.results import FAILED, OK, SKIPPED, TaskResult
-from arklore.profiles.rules import Shape, check_text
+from arklore.profiles.rules import check_text
 
 LETTER = "A"
 TASK = "distill_a"

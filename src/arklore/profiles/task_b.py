@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pydantic import field_validator
 
 from arklore.llm import ChatRequest
+from arklore.llm.shape import Shape
 from arklore.profiles.archive import gaps_line
 from arklore.profiles.inputs import OperatorInputs
 from arklore.profiles.quotes import (
@@ -35,7 +36,7 @@ from arklore.profiles.quotes import (
     voice_group,
 )
 from arklore.profiles.results import FAILED, OK, SKIPPED, TaskResult
-from arklore.profiles.rules import Shape, check_text
+from arklore.profiles.rules import check_text
 
 LETTER = "B"
 TASK = "distill_b"

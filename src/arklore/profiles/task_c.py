@@ -19,12 +19,13 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from arklore.llm import ChatRequest
+from arklore.llm.shape import Shape
 from arklore.profiles.archive import gaps_line
 from arklore.profiles.doctor import choose_doctor_lines
 from arklore.profiles.inputs import OperatorInputs
 from arklore.profiles.quotes import BATTLE, Quote, normalize_ws, verify_quotes, voice_group
 from arklore.profiles.results import FAILED, OK, SKIPPED, TaskResult
-from arklore.profiles.rules import Shape, check_text
+from arklore.profiles.rules import check_text
 from arklore.profiles.task_a import SKIP_SECTIONS
 
 LETTER = "C"

@@ -19,9 +19,10 @@ from pydantic import field_validator
 
 from arklore.core.model import DOCTOR
 from arklore.llm import ChatRequest
+from arklore.llm.shape import Shape
 from arklore.profiles.inputs import OperatorInputs
 from arklore.profiles.results import FAILED, OK, SKIPPED, TaskResult
-from arklore.profiles.rules import Shape, check_text
+from arklore.profiles.rules import check_text
 from arklore.rag.docs import RelationDoc
 
 LETTER = "D"

@@ -7,7 +7,7 @@ source (e.g. ``char_anchor``: people named in a profile's 核心经历) is one d
 Built-in sources:
 
 * ``matrix``     graph edges that came from the hand-written matrix: ``Edge.description``
-                 used as written;
+                 as written, then one verbatim exchange of the pair (a line it cites first);
 * ``graph_edge`` other graph edges with strength > 0.6 and every operator's anchors:
                  described from what the corpus proves about the pair
                  (:mod:`arklore.rag.evidence`, ``generated_by = "evidence"``: how A addresses
@@ -40,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from arklore.core.blocks import unique
 from arklore.core.predicates import BASIS_RANK, PREDICATE_FAMILY
 from arklore.extract.store import kept_edges
 from arklore.graph.evidence import PairFacts, event_names
@@ -47,6 +48,7 @@ from arklore.graph.model import DOCTOR_ID, Edge, RelationGraph, standing
 from arklore.rag.evidence import (
     FEW_STAGES,
     FEW_TURNS,
+    curated_text,
     evidence_ids,
     evidence_text,
     fact_counts,
@@ -163,7 +165,7 @@ class RelationDoc:
         return doc_rank(self.source, self.generated_by, self.basis)
 
 
-DOCS_VERSION = "docs-5"
+DOCS_VERSION = "docs-6"
 """The rules that make relation documents from their sources: change it with them, so an
 index built by the old rules is rebuilt (``rag build`` skips when its inputs are the same)."""
 
@@ -380,6 +382,7 @@ def fact_pairs(ctx: SourceContext) -> set[tuple[str, str]]:
     """The ordered pairs whose documents use corpus facts (graph edges to describe and
     extracted relations): what :func:`arklore.graph.evidence.pair_facts` should gather."""
     out = {(e.source, e.target) for e in _edges_to_describe(ctx)}
+    out.update((e.source, e.target) for e in _quoted_matrix_edges(ctx))
     out.update((a, b) for a, b, _ in ctx.story_groups() if ctx.speaks_in_chat(a))
     return out
 
@@ -417,14 +420,31 @@ def _matrix_text(edge: Edge) -> str | None:
     return None
 
 
+def _quoted_matrix_edges(ctx: SourceContext) -> Iterator[Edge]:
+    """The matrix edges whose documents quote the pair (every operator's view but of the
+    Doctor: her lines to him are the doctor block's)."""
+    for e in ctx.graph.edges():
+        if _matrix_text(e) is not None and ctx.speaks_in_chat(e.source) and e.target != DOCTOR_ID:
+            yield e
+
+
 @document_source("matrix")
 def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
+    """The matrix's description as written, then one verbatim exchange of the pair
+    (:func:`~arklore.rag.evidence.curated_text`); its lines lead the document's evidence."""
+    quoted = {(e.source, e.target, e.predicate) for e in _quoted_matrix_edges(ctx)}
     for e in ctx.graph.edges():
         text = _matrix_text(e)
         if text is None or not ctx.speaks_in_chat(e.source):
             continue
         path = (e.signals or {}).get("matrix_path") or ctx.graph.meta.get("matrix_path")
-        yield _edge_doc(e, "matrix", text, str(path or ctx.graph_path), "as_written")
+        lead: list[str] = []
+        if (e.source, e.target, e.predicate) in quoted:
+            got = curated_text(text, e, ctx.facts.get((e.source, e.target)), ctx.name)
+            text, lead = got.text, got.line_ids
+        doc = _edge_doc(e, "matrix", text, str(path or ctx.graph_path), "as_written")
+        doc.evidence_line_ids = unique([*lead, *doc.evidence_line_ids])
+        yield doc
 
 
 def _edges_to_describe(ctx: SourceContext) -> list[Edge]:

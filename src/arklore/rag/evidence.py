@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,7 +164,10 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
     the texts for 28 of 30 pairs). An exchange A opens with a line that answers somebody
     else (:attr:`~arklore.graph.evidence.PairFacts.answering`) and does not call B comes after
     all of those: shown as A then B, it reads as said to B. A line that says nothing
-    (:data:`LINE_MIN`) is dropped from its exchange, and so is the Doctor's choice: its
+    (:data:`LINE_MIN`) is dropped from its exchange, and so is a line of A's that calls only
+    somebody else by name (:attr:`~arklore.graph.evidence.PairFacts.to_others`: 乌尔比安's 别这么
+    着急，歌蕾蒂娅 after 斯卡蒂's 队长？！ is not his view of her; B's such line stays, it is what
+    A answers, and a blind judge preferred the texts with it), and the Doctor's choice: its
     options are what the player may pick, not what he said (灰喉 was shown 博士：「所以你更要做些
     什么了。;......;那你现在参与行动，真的好吗？」), unless it offers one. An exchange left with B
     alone is no view of A's."""
@@ -177,6 +180,7 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
             ln
             for ln in (prev, cur)
             if _said_for_sure(ln)
+            and not (ln.node == f.source and ln.line_id in f.to_others)
             and substance(_said(ln)) >= LINE_MIN
             and not _ASIDE.match(_said(ln))
         ]
@@ -195,18 +199,25 @@ def _exchange_candidates(f: PairFacts) -> list[list[ScanLine]]:
 
 
 def pick_exchange(
-    f: PairFacts | None, name: Callable[[str | None], str], room: int
+    f: PairFacts | None,
+    name: Callable[[str | None], str],
+    room: int,
+    cited: Collection[str] = (),
 ) -> list[ScanLine]:
     """The one exchange (<= 2 lines) a document quotes: the best of
     :func:`_exchange_candidates` whose rendering fits ``room`` characters and says something
     (:data:`EXCHANGE_MIN`): exchanges of lines of at most :data:`LINE_SOFT` characters where
     she says a whole sentence (:data:`LINE_RICH`) first, then any short one, then any; []
-    when none fits."""
+    when none fits. Exchanges with a line of ``cited`` (the evidence a curator chose for the
+    pair) come before all others, in the same order among themselves."""
     if f is None or room <= 0:
         return []
+    candidates = _exchange_candidates(f)
+    if cited:
+        candidates.sort(key=lambda lines: not any(ln.line_id in cited for ln in lines))
     found: list[ScanLine] | None = None
     short: list[ScanLine] | None = None
-    for lines in _exchange_candidates(f):  # in order: the first rich one ends the search
+    for lines in candidates:  # in order: the first rich one ends the search
         shown = render_exchange(lines, name)
         if len(shown) > room or substance(shown) < EXCHANGE_MIN:
             continue
@@ -289,13 +300,28 @@ def evidence_text(
         elif not parts:
             parts.append(f"{a}与{b}同场过，却少有交谈。")
     if f is not None and f.events:
-        where = f"两人多在「{f.events[0][0]}」中交谈。"
+        verb = "同场" if parts[-1].endswith("少有交谈。") else "交谈"  # never both in one text
+        where = f"两人多在「{f.events[0][0]}」中{verb}。"
         if len(first) + sum(map(len, parts)) + len(where) <= MAX_CHARS:
             parts.append(where)
     text = first + "".join(parts)
     if len(text) < MIN_CHARS or len(text) > MAX_CHARS:
         return None
     return PairText(text, [ln.line_id for ln in lines])
+
+
+def curated_text(
+    description: str,
+    edge: Edge,
+    f: PairFacts | None,
+    name: Callable[[str | None], str],
+) -> PairText:
+    """A curated description (the matrix, written in our words) with one verbatim exchange of
+    the pair after it when one fits :data:`MAX_CHARS`, those with a line the entry cites
+    first: the sentence says what she feels, the exchange shows how she says it to them."""
+    room = MAX_CHARS - len(description)
+    lines = pick_exchange(f, name, room, set(edge.evidence_line_ids)) if f is not None else []
+    return PairText(description + render_exchange(lines, name), [ln.line_id for ln in lines])
 
 
 def evidence_description(edge: Edge, a: str, b: str, f: PairFacts | None) -> str | None:

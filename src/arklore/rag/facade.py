@@ -22,6 +22,7 @@ from arklore.core.text import check_message
 from arklore.corpus.anchors import Citation
 from arklore.corpus.lexical import Tokenizer, name_words
 from arklore.corpus.store import Store
+from arklore.graph.evidence import FACTS_VERSION
 from arklore.graph.facade import GraphFacade
 from arklore.graph.io import load_graph
 from arklore.graph.model import Edge, RelationGraph
@@ -257,6 +258,7 @@ class RagFacade:
             names = "no store"
         parts = [
             DOCS_VERSION,
+            FACTS_VERSION,  # the corpus facts the documents quote
             graph_sha,
             names,
             self._extra_state(),

@@ -1,6 +1,7 @@
-"""The response shapes of the extraction tasks: the shape is checked here and nothing else
-(the gates and checks judge the values), and a reply of the wrong shape is one error,
-:class:`~arklore.core.errors.ResponseShapeError`, whichever task asked."""
+"""The base of every task's response shape (extraction and profile tasks alike): the shape is
+checked here and nothing else (gates and rule checks judge the values), and a reply of the
+wrong shape is one error, :class:`~arklore.core.errors.ResponseShapeError`, whichever task
+asked."""
 
 from __future__ import annotations
 
