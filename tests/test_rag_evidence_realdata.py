@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from arklore.core.text import render_nickname
+from arklore.graph.model import DOCTOR_ID
 from arklore.rag.docs import MAX_CHARS, MIN_CHARS, SourceContext, collect_documents, fact_pairs
 
 pytestmark = pytest.mark.realdata
@@ -52,3 +54,30 @@ def test_real_graph_edge_documents_are_distinct_texts(real_workspace, real_graph
         for d in docs
         if d.generated_by == "evidence"
     )
+
+
+def test_real_matrix_documents_quote_their_pair_verbatim(real_workspace, real_graph_built, metrics):
+    """A curated description is followed by one exchange of the pair: every quoted line is
+    the story line its document cites first, to the character; her view of the Doctor quotes
+    nothing (the doctor block quotes her to him)."""
+    ws, graph = real_workspace, real_graph_built
+    store = ws.corpus.store()
+    facts = ws.graph.facts(graph, lambda g, st: fact_pairs(SourceContext(graph=g, store=st)))
+    docs = collect_documents(SourceContext(graph=graph, store=store, facts=facts), ["matrix"])
+    about_doctor = [d for d in docs if d.target_id == DOCTOR_ID]
+    others = [d for d in docs if d.target_id != DOCTOR_ID]
+    quoted = [d for d in others if "：「" in d.text]
+    lines = store.lines_by_id(x for d in quoted for x in d.evidence_line_ids)
+    metrics(f"matrix documents (real graph): {len(quoted)} of {len(others)} quote the pair")
+    assert about_doctor and not [d.text for d in about_doctor if "「" in d.text]
+    assert len(quoted) >= 0.9 * len(others)
+    for d in quoted:
+        written = next(e.description for e in graph.get_relation(d.operator_id, d.target_id)
+                       if e.predicate == d.predicate).strip()  # fmt: skip
+        assert d.text.startswith(written), d.doc_id
+        shown = d.text[len(written) :]
+        lead = d.evidence_line_ids[: shown.count("：「")]
+        for lid in lead:
+            said = render_nickname(" ".join(lines[lid][1].split()))
+            assert f"：「{said}」" in shown, (d.doc_id, lid)
+    assert all(len(d.text) <= MAX_CHARS for d in quoted)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.4.5"
+__version__ = "0.4.6"
 
 _PUBLIC: dict[str, str] = {
     "ArkloreError": "arklore.core.errors",

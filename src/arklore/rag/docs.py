@@ -379,8 +379,9 @@ class SourceContext:
 
 
 def fact_pairs(ctx: SourceContext) -> set[tuple[str, str]]:
-    """The ordered pairs whose documents use corpus facts (graph edges to describe and
-    extracted relations): what :func:`arklore.graph.evidence.pair_facts` should gather."""
+    """The ordered pairs whose documents use corpus facts (graph edges to describe, matrix
+    entries whose text quotes the pair, extracted relations): what
+    :func:`arklore.graph.evidence.pair_facts` should gather."""
     out = {(e.source, e.target) for e in _edges_to_describe(ctx)}
     out.update((e.source, e.target) for e in _quoted_matrix_edges(ctx))
     out.update((a, b) for a, b, _ in ctx.story_groups() if ctx.speaks_in_chat(a))
