@@ -319,27 +319,35 @@ def test_a_line_answering_somebody_else_is_not_shown_as_said_to_him(world):
     assert pick_exchange(f, {a: "甲", b: "乙", c: "丙"}.get, 200) == [aside, hello]
 
 
-def test_a_curated_description_shows_an_exchange_of_theirs_a_cited_line_first(world):
+def test_a_curated_description_shows_an_exchange_of_theirs(world):
     """The matrix says what she feels in our words; one verbatim exchange shows how she says
-    it to him, from the lines the entry cites before the pair's usual best (their first
-    exchange, where she calls him 墨弦姐姐)."""
+    it to him, its lines leading the evidence; with no room left the text stays as written."""
     store, people = world
     graph = make_graph(curated="艾尔维娜最信任的朋友。")
-    cited = line_id("test/e1", 5)  # 知道啦，墨弦。
-    graph.get_relation(ELV, MOX)[0].evidence_line_ids = [cited]
     d = _docs(store, people, graph)[("matrix", ELV, MOX)]
     assert d.generated_by == "as_written"
-    assert d.text == "艾尔维娜最信任的朋友。墨弦：「小心台阶。」艾尔维娜：「知道啦，墨弦。」"
-    assert d.evidence_line_ids == [line_id("test/e1", 4), cited]  # the quote leads
-    graph.get_relation(ELV, MOX)[0].evidence_line_ids = []  # nothing cited: their best
-    d = _docs(store, people, graph)[("matrix", ELV, MOX)]
     assert (
         d.text
         == "艾尔维娜最信任的朋友。艾尔维娜：「墨弦姐姐，灯还亮着吗？」墨弦：「亮着，别担心。」"
     )
+    assert d.evidence_line_ids == [line_id("test/e1", 1), line_id("test/e1", 2)]
     long = "艾尔维娜最信任的朋友" + "，" * (D.MAX_CHARS - 20) + "。"
-    graph.get_relation(ELV, MOX)[0].description = long  # no room left: as written
+    graph.get_relation(ELV, MOX)[0].description = long
     assert _docs(store, people, graph)[("matrix", ELV, MOX)].text == long
+
+
+def test_an_exchange_with_a_line_the_curator_cites_comes_first():
+    a, b = "char_1", "char_2"
+    name = {a: "甲", b: "乙"}.get
+    first = _line("s/x", 1, a, "乙，今天的巡逻路线改过了。")
+    ok = _line("s/x", 2, b, "知道了，我马上出发。")
+    cited = _line("s/y", 1, a, "乙，那年冬天你替我挡下的那一刀。")
+    then = _line("s/y", 2, b, "都过去这么久了。")
+    f = PairFacts(a, b, turns=2, stage_turns=[("s/x", 3), ("s/y", 1)],
+                  exchanges=[(first, ok), (cited, then)], vocative_lines=[first, cited],
+                  forms=[("乙", 2)])  # fmt: skip
+    assert pick_exchange(f, name, 200) == [first, ok]
+    assert pick_exchange(f, name, 200, [cited.line_id]) == [cited, then]
 
 
 def test_her_curated_view_of_the_doctor_quotes_nothing():
@@ -443,6 +451,21 @@ def test_an_exchange_where_she_says_how_she_stands_comes_before_small_talk():
     silent = _line("s/y", 2, b, "......")
     f.exchanges = [(small, reply), (stands, silent)]  # his answer says nothing: left out
     assert pick_exchange(f, name, 200) == [small, reply]
+
+
+def test_a_line_that_only_calls_him_by_name_is_not_a_sentence_of_hers():
+    """凯尔希's ......Mon3tr。 has as many characters as a sentence, all of them his name: an
+    exchange where she says something comes first, even from the stage they talk in less."""
+    a, b = "char_1", "char_2"
+    name = {a: "甲", b: "阿丝忒希娅"}.get
+    call = _line("s/x", 1, a, "......阿丝忒希娅。")
+    yes = _line("s/x", 2, b, "我在这里，有什么事吗？")
+    says = _line("s/y", 1, a, "阿丝忒希娅，船已经修好了，明早出发。")
+    nod = _line("s/y", 2, b, "那就拜托你了。")
+    f = PairFacts(a, b, turns=2, stage_turns=[("s/x", 3), ("s/y", 1)],
+                  exchanges=[(call, yes), (says, nod)], vocative_lines=[call, says],
+                  forms=[("阿丝忒希娅", 2)])  # fmt: skip
+    assert pick_exchange(f, name, 200) == [says, nod]
 
 
 def test_the_doctors_choice_is_never_quoted_as_what_he_said():

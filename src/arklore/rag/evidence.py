@@ -114,9 +114,9 @@ LINE_MIN = 2
 """... and each line of it: a bare ``……？`` or a pant (``哈……哈……``) is left out of the
 exchange (her line alone is quoted), never shown as what the other said."""
 LINE_RICH = 5
-"""A line with this many distinct characters of substance is a sentence, not a cry or a name
-called out (``斯卡蒂——``): exchanges where her own line is one are quoted first (the other's
-answer may be short: ``客气。``)."""
+"""A line with this many distinct characters of substance besides the pair's names is a
+sentence, not a cry or a name called out (``斯卡蒂——``, ``......Mon3tr。``): exchanges where her
+own line is one are quoted first (the other's answer may be short: ``客气。``)."""
 LINE_SOFT = 45
 """Characters a quoted line should not exceed: a long speech crowds the relations block, so
 it is quoted only when the pair has no exchange of shorter lines."""
@@ -217,6 +217,7 @@ def pick_exchange(
         candidates.sort(key=lambda lines: not any(ln.line_id in cited for ln in lines))
     found: list[ScanLine] | None = None
     short: list[ScanLine] | None = None
+    names = [n for n in {name(f.source), name(f.target), *(x for x, _ in f.forms)} if n]
     for lines in candidates:  # in order: the first rich one ends the search
         shown = render_exchange(lines, name)
         if len(shown) > room or substance(shown) < EXCHANGE_MIN:
@@ -224,9 +225,20 @@ def pick_exchange(
         found = found or lines
         if all(len(_said(ln)) <= LINE_SOFT for ln in lines):
             short = short or lines
-            if any(ln.node == f.source and substance(_said(ln)) >= LINE_RICH for ln in lines):
+            if any(
+                ln.node == f.source and substance(_unnamed(_said(ln), names)) >= LINE_RICH
+                for ln in lines
+            ):
                 return lines
     return short or found or []
+
+
+def _unnamed(text: str, names: Collection[str]) -> str:
+    """``text`` without the pair's names: what a line says besides calling somebody
+    (凯尔希's ......Mon3tr。 says nothing)."""
+    for n in sorted(names, key=len, reverse=True):
+        text = text.replace(n, "")
+    return text
 
 
 def fact_counts(edge: Edge, f: PairFacts | None) -> dict[str, Any]:
