@@ -3,6 +3,7 @@ notes stay metadata, and the one ranking rule, on a tiny invented corpus."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -336,18 +337,27 @@ def test_a_curated_description_shows_an_exchange_of_theirs(world):
     assert _docs(store, people, graph)[("matrix", ELV, MOX)].text == long
 
 
-def test_an_exchange_with_a_line_the_curator_cites_comes_first():
+def _two_exchanges(
+    first: tuple[str, str], second: tuple[str, str], his_name: str = "乙"
+) -> tuple[PairFacts, Callable[[str | None], str | None], list[ScanLine]]:
+    """Her exchange with him in the stage they talk in most, then one in another stage; she
+    calls him by name in both."""
     a, b = "char_1", "char_2"
-    name = {a: "甲", b: "乙"}.get
-    first = _line("s/x", 1, a, "乙，今天的巡逻路线改过了。")
-    ok = _line("s/x", 2, b, "知道了，我马上出发。")
-    cited = _line("s/y", 1, a, "乙，那年冬天你替我挡下的那一刀。")
-    then = _line("s/y", 2, b, "都过去这么久了。")
+    lines = [_line("s/x", 1, a, first[0]), _line("s/x", 2, b, first[1]),
+             _line("s/y", 1, a, second[0]), _line("s/y", 2, b, second[1])]  # fmt: skip
     f = PairFacts(a, b, turns=2, stage_turns=[("s/x", 3), ("s/y", 1)],
-                  exchanges=[(first, ok), (cited, then)], vocative_lines=[first, cited],
-                  forms=[("乙", 2)])  # fmt: skip
-    assert pick_exchange(f, name, 200) == [first, ok]
-    assert pick_exchange(f, name, 200, [cited.line_id]) == [cited, then]
+                  exchanges=[(lines[0], lines[1]), (lines[2], lines[3])],
+                  vocative_lines=[lines[0], lines[2]], forms=[(his_name, 2)])  # fmt: skip
+    return f, {a: "甲", b: his_name}.get, lines
+
+
+def test_an_exchange_with_a_line_the_curator_cites_comes_first():
+    f, name, lines = _two_exchanges(
+        ("乙，今天的巡逻路线改过了。", "知道了，我马上出发。"),
+        ("乙，那年冬天你替我挡下的那一刀。", "都过去这么久了。"),
+    )
+    assert pick_exchange(f, name, 200) == lines[:2]
+    assert pick_exchange(f, name, 200, [lines[2].line_id]) == lines[2:]
 
 
 def test_her_curated_view_of_the_doctor_quotes_nothing():
@@ -456,16 +466,12 @@ def test_an_exchange_where_she_says_how_she_stands_comes_before_small_talk():
 def test_a_line_that_only_calls_him_by_name_is_not_a_sentence_of_hers():
     """凯尔希's ......Mon3tr。 has as many characters as a sentence, all of them his name: an
     exchange where she says something comes first, even from the stage they talk in less."""
-    a, b = "char_1", "char_2"
-    name = {a: "甲", b: "阿丝忒希娅"}.get
-    call = _line("s/x", 1, a, "......阿丝忒希娅。")
-    yes = _line("s/x", 2, b, "我在这里，有什么事吗？")
-    says = _line("s/y", 1, a, "阿丝忒希娅，船已经修好了，明早出发。")
-    nod = _line("s/y", 2, b, "那就拜托你了。")
-    f = PairFacts(a, b, turns=2, stage_turns=[("s/x", 3), ("s/y", 1)],
-                  exchanges=[(call, yes), (says, nod)], vocative_lines=[call, says],
-                  forms=[("阿丝忒希娅", 2)])  # fmt: skip
-    assert pick_exchange(f, name, 200) == [says, nod]
+    f, name, lines = _two_exchanges(
+        ("......阿丝忒希娅。", "我在这里，有什么事吗？"),
+        ("阿丝忒希娅，船已经修好了，明早出发。", "那就拜托你了。"),
+        his_name="阿丝忒希娅",
+    )
+    assert pick_exchange(f, name, 200) == lines[2:]
 
 
 def test_the_doctors_choice_is_never_quoted_as_what_he_said():
