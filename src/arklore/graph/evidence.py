@@ -146,16 +146,17 @@ def pair_facts(
     calls: dict[str, list[str]] = {}  # line id -> whom it calls by a name (not 父亲, 队长)
 
     def on_line(ln: ScanLine, targets: list[str], _pairs: Pairs) -> None:
+        if not targets:
+            return
         me = ln.node
-        if targets:
-            named = [nid for nid, form in voc.forms(ln.text) if not is_term_word(form)]
-            if named:
-                calls[ln.line_id] = named
-        if me is None or not targets or not any((me, t) in wanted or (t, me) in wanted
-                                                for t in targets):  # fmt: skip
+        forms = voc.forms(ln.text)
+        named = [nid for nid, form in forms if not is_term_word(form)]
+        if named:
+            calls[ln.line_id] = named
+        if me is None or not any((me, t) in wanted or (t, me) in wanted for t in targets):
             return
         seen: set[tuple[str, str]] = set()  # (addressee, form)
-        for nid, form in voc.forms(ln.text):
+        for nid, form in forms:
             if nid == me or (nid, form) in seen:
                 continue
             seen.add((nid, form))

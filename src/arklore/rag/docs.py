@@ -383,7 +383,7 @@ def fact_pairs(ctx: SourceContext) -> set[tuple[str, str]]:
     entries whose text quotes the pair, extracted relations): what
     :func:`arklore.graph.evidence.pair_facts` should gather."""
     out = {(e.source, e.target) for e in _edges_to_describe(ctx)}
-    out.update((e.source, e.target) for e in _quoted_matrix_edges(ctx))
+    out.update((e.source, e.target) for e, _ in _matrix_edges(ctx) if _quotes_pair(e))
     out.update((a, b) for a, b, _ in ctx.story_groups() if ctx.speaks_in_chat(a))
     return out
 
@@ -421,26 +421,28 @@ def _matrix_text(edge: Edge) -> str | None:
     return None
 
 
-def _quoted_matrix_edges(ctx: SourceContext) -> Iterator[Edge]:
-    """The matrix edges whose documents quote the pair (every operator's view but of the
-    Doctor: her lines to him are the doctor block's)."""
+def _matrix_edges(ctx: SourceContext) -> Iterator[tuple[Edge, str]]:
+    """The matrix edges a chat can use (an operator's view), with their text as written."""
     for e in ctx.graph.edges():
-        if _matrix_text(e) is not None and ctx.speaks_in_chat(e.source) and e.target != DOCTOR_ID:
-            yield e
+        text = _matrix_text(e)
+        if text is not None and ctx.speaks_in_chat(e.source):
+            yield e, text
+
+
+def _quotes_pair(e: Edge) -> bool:
+    """Whether a matrix document quotes the pair: every view but of the Doctor (her lines to
+    him are the doctor block's)."""
+    return e.target != DOCTOR_ID
 
 
 @document_source("matrix")
 def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
     """The matrix's description as written, then one verbatim exchange of the pair
     (:func:`~arklore.rag.evidence.curated_text`); its lines lead the document's evidence."""
-    quoted = {(e.source, e.target, e.predicate) for e in _quoted_matrix_edges(ctx)}
-    for e in ctx.graph.edges():
-        text = _matrix_text(e)
-        if text is None or not ctx.speaks_in_chat(e.source):
-            continue
+    for e, text in _matrix_edges(ctx):
         path = (e.signals or {}).get("matrix_path") or ctx.graph.meta.get("matrix_path")
         lead: list[str] = []
-        if (e.source, e.target, e.predicate) in quoted:
+        if _quotes_pair(e):
             got = curated_text(text, e, ctx.facts.get((e.source, e.target)), ctx.name)
             text, lead = got.text, got.line_ids
         doc = _edge_doc(e, "matrix", text, str(path or ctx.graph_path), "as_written")

@@ -332,7 +332,7 @@ def curated_text(
     the pair after it when one fits :data:`MAX_CHARS`, those with a line the entry cites
     first: the sentence says what she feels, the exchange shows how she says it to them."""
     room = MAX_CHARS - len(description)
-    lines = pick_exchange(f, name, room, set(edge.evidence_line_ids)) if f is not None else []
+    lines = pick_exchange(f, name, room, set(edge.evidence_line_ids))
     return PairText(description + render_exchange(lines, name), [ln.line_id for ln in lines])
 
 
