@@ -18,13 +18,14 @@ REAL_FIXTURES = frozenset({"real_workspace", "real_store_path", "real_graph_buil
                            "real_index_built"})  # fmt: skip
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``--dist loadgroup``) the real-data tests run in one worker, one
-    after another, so the real corpus is ingested (and its graph and index built) once per
-    run; the other worker takes the rest of the suite meanwhile."""
+    """Under pytest-xdist (``--dist loadgroup``) the tests that share the one ingest of the
+    real corpus (and its graph and index: :data:`REAL_FIXTURES`) run in one worker, one after
+    another, so it is made once per run; the other worker takes the rest of the suite
+    meanwhile, the real-data tests that read the data files themselves included."""
     for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        if item.get_closest_marker("realdata") or fixtures & REAL_FIXTURES:
+        if set(getattr(item, "fixturenames", ())) & REAL_FIXTURES:
             item.add_marker(pytest.mark.xdist_group("realdata"))
 
 
