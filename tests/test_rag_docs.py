@@ -201,3 +201,18 @@ def test_a_weak_view_says_little_contact_only_when_the_edge_agrees():
 
     assert view(2).startswith("陈与阿米娅交集不多")
     assert "交集不多" not in view(D.FEW_STAGES) and view(D.FEW_STAGES).startswith("陈称阿米娅为")
+
+
+def test_the_views_asked_for_are_built_as_they_are_among_everyones(tmp_path):
+    st = _store_with(tmp_path, {"s/a": [_edge("s/a", CHEN, "战友", "并肩作战", "s/a#3:aaaa0001")]})
+    g = small_graph()
+    every = collect_documents(SourceContext(graph=g, store=st))
+    assert {d.source for d in every if d.operator_id == AMIYA} == {"matrix", "graph_edge", "story"}
+    assert {d.operator_id for d in every} > {AMIYA}  # other views, to be left out
+
+    def shown(docs: list[RelationDoc]) -> list[tuple]:
+        return [(d.doc_id, d.text, d.evidence_line_ids, d.facts) for d in docs]
+
+    for views in ({AMIYA}, {AMIYA, CHEN}, set()):
+        some = collect_documents(SourceContext(graph=g, store=st, views=frozenset(views)))
+        assert shown(some) == shown([d for d in every if d.operator_id in views]), views

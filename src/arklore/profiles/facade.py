@@ -354,10 +354,20 @@ class ProfilesFacade:
             self.tables(),
             operators,
             graph=graph,
-            docs_by_operator=self.rag.documents(TASK_D_SOURCES) if graph is not None else None,
+            docs_by_operator=self._relation_docs(operators, graph),
             display=self.names.display_name,
             form_stages=self.names.form_stages,
         )
+
+    def _relation_docs(
+        self, operators: Sequence[Operator], graph: RelationGraph | None
+    ) -> dict[str, list[RelationDoc]] | None:
+        """The relation documents of these operators' views (task D's sources), by graph
+        node; None without a graph."""
+        if graph is None:
+            return None
+        views = {graph.resolve(o.char_id) or o.char_id for o in operators}
+        return self.rag.documents(TASK_D_SOURCES, views=views)
 
     def out_dir(self, out: Path | None) -> Path:
         """Where generated profiles go; never the user's folder."""
@@ -472,7 +482,7 @@ class ProfilesFacade:
             load_results(self._store()),
             profiles={cid: (f.path, f.profile) for cid, f in found.items()},
             has_story=profile_sources.operators_with_story_lines(self._store()),
-            relation_docs=self.rag.documents(TASK_D_SOURCES),
+            relation_docs=self._relation_docs(ops, self.graph.current_or_none()) or {},
             graph=self.graph.current_or_none(),
             seed=seed,
             display=self.names.display_name,

@@ -330,6 +330,7 @@ class SourceContext:
     threshold: float = DESCRIBE_THRESHOLD
     extra: list[RelationDoc] = field(default_factory=list)  # documents built by upper layers
     facts: dict[tuple[str, str], PairFacts] = field(default_factory=dict)  # graph.evidence
+    views: frozenset[str] | None = None  # whose views to build: these nodes (None: everyone's)
     _groups: dict[tuple[str, str, str], _StoryGroup] | None = field(
         default=None, init=False, repr=False
     )
@@ -344,9 +345,14 @@ class SourceContext:
 
     def speaks_in_chat(self, node_id: str) -> bool:
         """Only an operator's view can reach a chat (a chat speaks as an operator): no
-        document is built for anyone else's view."""
+        document is built for anyone else's view, nor for one outside :attr:`views` (a
+        caller asking about a few operators does not pay for every view)."""
         node = self.graph.nodes.get(node_id)
-        return node is not None and node.kind == "operator"
+        return (
+            node is not None
+            and node.kind == "operator"
+            and (self.views is None or node_id in self.views)
+        )
 
     def story_groups(self) -> dict[tuple[str, str, str], _StoryGroup]:
         """Kept extracted relations grouped per (subject, object, predicate), node ids
@@ -456,8 +462,8 @@ def _edges_to_describe(ctx: SourceContext) -> list[Edge]:
     g = ctx.graph
     anchors = {
         (e.source, e.target, e.predicate)
-        for op, node in g.nodes.items()
-        if node.kind == "operator"
+        for op in g.nodes
+        if ctx.speaks_in_chat(op)
         for e in anchor_edges(g, op)
     }
     return [

@@ -283,9 +283,12 @@ class RagFacade:
         ambiguous name (the names layer's matcher): what :func:`people_named` starts from."""
         return spans_from_mentions(self.names.find_mentions)(message)
 
-    def documents(self, sources: Sequence[str]) -> dict[str, list[RelationDoc]]:
+    def documents(
+        self, sources: Sequence[str], views: Iterable[str] | None = None
+    ) -> dict[str, list[RelationDoc]]:
         """Graph node -> the relation documents of her view from ``sources``, built without a
-        model and validated; {} when no graph was built."""
+        model and validated, for the nodes in ``views`` (None: every operator); {} when no
+        graph was built."""
         graph = self.graph.current_or_none()
         if graph is None:
             return {}
@@ -294,6 +297,7 @@ class RagFacade:
             graph_path=str(self.graph.path),
             store=self._store_or_none(),
             facts=self._facts(graph),
+            views=None if views is None else frozenset(views),
         )
         ok, _ = validate_docs(collect_documents(ctx, list(sources)), graph)
         out: dict[str, list[RelationDoc]] = {}
