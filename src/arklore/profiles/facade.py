@@ -476,14 +476,15 @@ class ProfilesFacade:
         self.require_tables("the review queue compares each operator's profile with")
         ops = self.names.select(operators)
         found = {op.char_id: f for op in ops if (f := self.find(op.char_id, own=True))}
+        graph = self.graph.current_or_none()
         return profile_review.build_queue(
             ops,
             self.tables(),
             load_results(self._store()),
             profiles={cid: (f.path, f.profile) for cid, f in found.items()},
             has_story=profile_sources.operators_with_story_lines(self._store()),
-            relation_docs=self._relation_docs(ops, self.graph.current_or_none()) or {},
-            graph=self.graph.current_or_none(),
+            relation_docs=self._relation_docs(ops, graph) or {},
+            graph=graph,
             seed=seed,
             display=self.names.display_name,
         )
