@@ -407,7 +407,7 @@ def test_her_line_calling_only_somebody_else_by_name_is_not_quoted_as_hers_to_hi
     """苏珀 calls 灰隼, who is there, by name: in 苏珀's view of 艾尔维娜 that line would read
     as said to her (乌尔比安's 别这么着急，歌蕾蒂娅 in his view of 斯卡蒂). Not so a role word
     (德克萨斯's 老板 is 大帝, though a speaker 老板 is somebody else), a name nobody there speaks
-    under (灰毫's 索娜 is 远牙), or the answer to a line that calls its speaker by name. In
+    under (someone called from afar), or the answer to a line that calls its speaker by name. In
     艾尔维娜's view the same line stays: it is what she answers."""
     store = make_store_with(tmp_path, CALLS)
     people = make_people(store)

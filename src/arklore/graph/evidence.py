@@ -170,9 +170,9 @@ def pair_facts(
     def _to_others(ln: ScanLine, a: str, b: str) -> bool:
         """The line calls by name only people other than A and B, one of whom speaks in its
         stage: 陈's 塔露拉，你做的这些… between 阿米娅 and 陈 is not to 阿米娅. A name nobody
-        speaks under there is often one of theirs the scan does not tie to them (灰毫's 索娜
-        is 远牙, 水灯心's 提奥 is 苇草), so it proves nothing; nor does the answer to a line
-        that calls its speaker by name (埃芒加德's 锡人先生，… after 渡桥's …埃芒加德小姐，您有什么
+        speaks under there proves nothing (someone called from afar, or one of the two shown
+        under a name the scan does not tie to them); nor does the answer to a line
+        that calls its speaker by name (埃芒加德's 锡人先生，… after 珀耳's …埃芒加德小姐，您有什么
         要吩咐的吗？). The other way round proves nothing: 阿米娅's 麻烦你，陈长官！ follows 陈's
         line to 塔露拉."""
         named = calls.get(ln.line_id)
