@@ -9,9 +9,8 @@ import pytest
 pytestmark = pytest.mark.realdata
 
 
-def test_a_test_of_the_shared_real_corpus_is_in_its_group(
-    request: pytest.FixtureRequest, real_store_path
-) -> None:
+@pytest.mark.usefixtures("real_store_path")  # a test of the shared real corpus
+def test_a_test_of_the_shared_real_corpus_is_in_its_group(request: pytest.FixtureRequest) -> None:
     if not request.config.getoption("loadgroup", False):
         pytest.skip("only under pytest-xdist's --dist loadgroup (make test)")
     # xdist's worker renames the test for its group; the scheduler keeps a group together

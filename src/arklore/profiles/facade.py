@@ -361,11 +361,11 @@ class ProfilesFacade:
 
     def _relation_docs(
         self, operators: Sequence[Operator], graph: RelationGraph | None
-    ) -> dict[str, list[RelationDoc]] | None:
+    ) -> dict[str, list[RelationDoc]]:
         """The relation documents of these operators' views (task D's sources), by graph
-        node; None without a graph."""
+        node; {} without a graph."""
         if graph is None:
-            return None
+            return {}
         views = {graph.resolve(o.char_id) or o.char_id for o in operators}
         return self.rag.documents(TASK_D_SOURCES, views=views)
 
@@ -483,7 +483,7 @@ class ProfilesFacade:
             load_results(self._store()),
             profiles={cid: (f.path, f.profile) for cid, f in found.items()},
             has_story=profile_sources.operators_with_story_lines(self._store()),
-            relation_docs=self._relation_docs(ops, graph) or {},
+            relation_docs=self._relation_docs(ops, graph),
             graph=graph,
             seed=seed,
             display=self.names.display_name,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,7 +217,11 @@ def pick_exchange(
         candidates.sort(key=lambda lines: not any(ln.line_id in cited for ln in lines))
     found: list[ScanLine] | None = None
     short: list[ScanLine] | None = None
-    names = [n for n in {name(f.source), name(f.target), *(x for x, _ in f.forms)} if n]
+    names = sorted(  # longest first, for _unnamed
+        {n for n in (name(f.source), name(f.target), *(x for x, _ in f.forms)) if n},
+        key=len,
+        reverse=True,
+    )
     for lines in candidates:  # in order: the first rich one ends the search
         shown = render_exchange(lines, name)
         if len(shown) > room or substance(shown) < EXCHANGE_MIN:
@@ -233,10 +237,11 @@ def pick_exchange(
     return short or found or []
 
 
-def _unnamed(text: str, names: Collection[str]) -> str:
-    """``text`` without the pair's names: what a line says besides calling somebody
-    (凯尔希's ......Mon3tr。 says nothing)."""
-    for n in sorted(names, key=len, reverse=True):
+def _unnamed(text: str, names: Sequence[str]) -> str:
+    """``text`` without the pair's ``names`` (longest first, so a name inside a longer one
+    goes with it): what a line says besides calling somebody (凯尔希's ......Mon3tr。 says
+    nothing)."""
+    for n in names:
         text = text.replace(n, "")
     return text
 
