@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 
 from arklore.build import STEPS, BuildState, run_build
 from arklore.cli.app import app
+from arklore.extract import store as edges_db
+from arklore.extract.gates import GatedEdge, GatedEvidence
 
 
 @pytest.fixture
@@ -148,6 +150,36 @@ def test_a_replaced_graph_file_is_rebuilt(tmp_path: Path, data: tuple[Path, Path
     build(home, data)
     (home / "relation_graph.json").unlink()
     assert "graph" in ran(build(home, data))
+
+
+def test_new_extracted_relations_redo_the_graph_and_what_is_built_from_it(
+    tmp_path: Path, data: tuple[Path, Path]
+) -> None:
+    """`arklore extract relations` (the LLM) stores kept edges; they are graph inputs, so the
+    next build merges them into the graph, and the steps built from the graph follow."""
+    home = tmp_path / "home"
+    build(home, data)
+    stage = "obt/main/level_test_01_beg"
+    ws = make_workspace(home, *data, embedder="hash", matrix=matrix_file(home))
+    try:
+        store = ws.corpus.open()
+        first = store.lines(stage)[0].line_id
+        edge = GatedEdge(
+            subject="测试员", subject_kind="character", predicate="战友", object="向导",
+            object_kind="character", basis_claimed="direct", basis="direct",
+            predicate_family="comradeship", stage=stage, evidence_line_ids=[first],
+            evidence=[GatedEvidence(1, "direct", line_id=first)],
+        )  # fmt: skip
+        edges_db.write_chunk(
+            store, stage, 0, [edge], job_key="k", fingerprint="f", model="scripted",
+            prompt_version="test", line_span=(1, 2), from_cache=False,
+        )  # fmt: skip
+    finally:
+        ws.close()
+    assert ran(build(home, data)) == ["ingest", "graph", "profiles", "index"]
+    saved = orjson.loads((home / "relation_graph.json").read_bytes())
+    assert saved["meta"]["extracted_rows"] == 1
+    assert ran(build(home, data)) == ["ingest"]
 
 
 def test_the_command_prints_each_step_and_what_to_try_next(

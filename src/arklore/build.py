@@ -157,11 +157,7 @@ def run_build(
         built = ws.graph.build(progress=progress)
         return {"counts": built.graph.meta.get("counts", {}), "sha256": _file_sha(ws.paths.graph)}
 
-    graph_inputs = _digest(
-        names,
-        [(p.name, _file_sha(p)) for p in ws.graph.imports()],
-        _file_sha(ws.graph.matrix),
-    )
+    graph_inputs = ws.graph.inputs()  # names, matrix, imports, extracted relations
     if _file_sha(ws.paths.graph) != (state.data.get("graph") or {}).get("summary", {}).get(
         "sha256"
     ):

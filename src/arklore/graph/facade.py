@@ -14,14 +14,14 @@ import pickle
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from arklore.base.files import atomic_write_bytes
+from arklore.base.files import atomic_write_bytes, file_fingerprint
 from arklore.base.userfiles import read_user_bytes
 from arklore.core.errors import (
     AmbiguousNameError,
@@ -32,7 +32,7 @@ from arklore.core.errors import (
 )
 from arklore.corpus.anchors import Citation
 from arklore.corpus.store import Store
-from arklore.graph import curate
+from arklore.graph import curate, story
 from arklore.graph.build import build_graph
 from arklore.graph.citations import curated_citations, graph_citations
 from arklore.graph.curated_check import check_curated
@@ -242,6 +242,23 @@ class GraphFacade:
             ]
         report["seconds"] = round(time.perf_counter() - t0, 2)
         return GraphBuild(graph, report)
+
+    def inputs(self) -> str:
+        """A digest of everything :meth:`build` reads: the corpus and the names (their state),
+        the curated matrix, the registered imports and the kept extracted relations (stored by
+        ``arklore extract relations``). ``arklore build`` records it for its graph step, so an
+        extraction reaches the graph, and what is built from it, at the next build."""
+
+        def sha(path: Path) -> str | None:
+            return str(file_fingerprint(path)["sha256"]) if path.is_file() else None
+
+        parts = [
+            self.names.state(),
+            [(p.name, sha(p)) for p in self.imports()],
+            sha(self.matrix),
+            [asdict(row) for row in story.load_rows(self._store())],
+        ]
+        return hashlib.sha256(orjson.dumps(parts)).hexdigest()[:16]
 
     def install(self, data: bytes, where: str) -> RelationGraph:
         """Install relation_graph.json bytes (an export) as the current graph."""
