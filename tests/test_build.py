@@ -39,6 +39,27 @@ def build(home: Path, data: tuple[Path, Path], **kw):  # noqa: ANN201
         ws.close()
 
 
+def store_extracted_edge(home: Path, data: tuple[Path, Path], *, note: str = "") -> None:
+    """What `arklore extract relations` leaves for a build: one kept edge of a test stage."""
+    stage = "obt/main/level_test_01_beg"
+    ws = make_workspace(home, *data, embedder="hash", matrix=matrix_file(home))
+    try:
+        store = ws.corpus.open()
+        first = store.lines(stage)[0].line_id
+        edge = GatedEdge(
+            subject="测试员", subject_kind="character", predicate="战友", object="向导",
+            object_kind="character", basis_claimed="direct", basis="direct",
+            predicate_family="comradeship", stage=stage, evidence_line_ids=[first],
+            evidence=[GatedEvidence(1, "direct", line_id=first)], note=note,
+        )  # fmt: skip
+        edges_db.write_chunk(
+            store, stage, 0, [edge], job_key="k", fingerprint="f", model="scripted",
+            prompt_version="test", line_span=(1, 2), from_cache=False,
+        )  # fmt: skip
+    finally:
+        ws.close()
+
+
 def ran(report) -> list[str]:  # noqa: ANN001
     return [s.name for s in report.steps if not s.skipped]
 
@@ -159,27 +180,24 @@ def test_new_extracted_relations_redo_the_graph_and_what_is_built_from_it(
     next build merges them into the graph, and the steps built from the graph follow."""
     home = tmp_path / "home"
     build(home, data)
-    stage = "obt/main/level_test_01_beg"
-    ws = make_workspace(home, *data, embedder="hash", matrix=matrix_file(home))
-    try:
-        store = ws.corpus.open()
-        first = store.lines(stage)[0].line_id
-        edge = GatedEdge(
-            subject="测试员", subject_kind="character", predicate="战友", object="向导",
-            object_kind="character", basis_claimed="direct", basis="direct",
-            predicate_family="comradeship", stage=stage, evidence_line_ids=[first],
-            evidence=[GatedEvidence(1, "direct", line_id=first)],
-        )  # fmt: skip
-        edges_db.write_chunk(
-            store, stage, 0, [edge], job_key="k", fingerprint="f", model="scripted",
-            prompt_version="test", line_span=(1, 2), from_cache=False,
-        )  # fmt: skip
-    finally:
-        ws.close()
+    store_extracted_edge(home, data)
     assert ran(build(home, data)) == ["ingest", "graph", "profiles", "index"]
     saved = orjson.loads((home / "relation_graph.json").read_bytes())
     assert saved["meta"]["extracted_rows"] == 1
     assert ran(build(home, data)) == ["ingest"]
+
+
+def test_a_new_note_on_an_extracted_relation_redoes_the_index_not_the_graph(
+    tmp_path: Path, data: tuple[Path, Path]
+) -> None:
+    """The graph keeps no notes, but the story documents carry them: a re-extraction that
+    changes only a note leaves the graph as it is and rebuilds the index."""
+    home = tmp_path / "home"
+    build(home, data)
+    store_extracted_edge(home, data, note="一起守过防线")
+    build(home, data)
+    store_extracted_edge(home, data, note="在防线上互相掩护")
+    assert ran(build(home, data)) == ["ingest", "index"]
 
 
 def test_the_command_prints_each_step_and_what_to_try_next(

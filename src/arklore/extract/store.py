@@ -8,6 +8,7 @@ chunk row is what resume trusts (the store, not the LLM progress file, is the tr
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, fields
@@ -135,6 +136,13 @@ def kept_edges(store: Store) -> list[GatedEdge]:
         " ORDER BY stage_path, chunk, idx"
     )
     return [_row_edge(r) for r in rows]
+
+
+def kept_state(store: Store) -> str:
+    """A digest of every kept edge, every field (notes too): what the relation documents
+    read from this table, so the index knows when an extraction changed them."""
+    rows = [e.to_dict() for e in kept_edges(store)]
+    return hashlib.sha256(orjson.dumps(rows, default=repr)).hexdigest()[:16]
 
 
 def has_chunks(store: Store, stage_path: str) -> bool:

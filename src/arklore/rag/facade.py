@@ -22,6 +22,7 @@ from arklore.core.text import check_message
 from arklore.corpus.anchors import Citation
 from arklore.corpus.lexical import Tokenizer, name_words
 from arklore.corpus.store import Store
+from arklore.extract.store import kept_state
 from arklore.graph.evidence import FACTS_VERSION
 from arklore.graph.facade import GraphFacade
 from arklore.graph.io import load_graph
@@ -254,13 +255,16 @@ class RagFacade:
         """A digest of everything the documents are made from (see :meth:`build`)."""
         try:
             names = self.names.state()
+            # the story documents read the kept extracted edges themselves (notes, stages)
+            extracted = kept_state(self._store())
         except ArkloreError:  # no store: the documents come from the graph alone
-            names = "no store"
+            names = extracted = "no store"
         parts = [
             DOCS_VERSION,
             FACTS_VERSION,  # the corpus facts the documents quote
             graph_sha,
             names,
+            extracted,
             self._extra_state(),
             embedder_signature(embedder or self.embedder_name),
             "llm" if (not no_llm and self._llm.configured(describe.TASK)) else "no-llm",
