@@ -64,8 +64,7 @@ def served(home: Path, *args: str, **env: str) -> Iterator[Served]:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "PROMETHEUS_"))}
     full.update(ARKLORE_HOME=str(home), ARKLORE_EMBEDDER="hash", NO_PROXY="127.0.0.1",
                 PYTHONPATH=SRC, **env)  # fmt: skip
-    cmd = [sys.executable, "-c", "import sys; from arklore.cli.app import main; "
-           "sys.argv[0] = 'arklore'; main()", "serve", "--port", str(port),
+    cmd = [sys.executable, "-m", "arklore", "serve", "--port", str(port),
            "--log-level", "warning", *args]  # fmt: skip
     log = open(home.parent / f"serve-{port}.log", "wb")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(cmd, env=full, stdout=log, stderr=subprocess.STDOUT)

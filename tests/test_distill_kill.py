@@ -19,8 +19,6 @@ from profiles_helpers import AT, make_home
 
 from arklore.profiles.charfile import CharProfile
 
-CLI = "from arklore.cli.app import main; main()"
-
 
 def _env(stub, home: Path, gamedata: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "ARKLORE_"))}
@@ -36,7 +34,7 @@ def _env(stub, home: Path, gamedata: Path) -> dict[str, str]:
 
 
 def _cmd() -> list[str]:
-    return [sys.executable, "-c", CLI, "distill", "--concurrency", "1", "--generated-at", AT]
+    return [sys.executable, "-m", "arklore", "distill", "--concurrency", "1", "--generated-at", AT]
 
 
 def _model_results(home: Path) -> int:

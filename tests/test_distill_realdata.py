@@ -273,7 +273,7 @@ def test_kill_and_resume_on_real_operators(
     ws.close()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "ARKLORE_"))}
     env |= stub_env(llm_stub) | _env(real_home, gamedata_root, astr_root)
-    base = [sys.executable, "-c", "from arklore.cli.app import main; main()", "distill"]
+    base = [sys.executable, "-m", "arklore", "distill"]
     base += [x for cid in ops for x in ("--op", cid)] + ["--concurrency", "2", "--generated-at", AT]
     full = subprocess.run([*base, "--out", str(real_home / "chars")], env=env,
                           capture_output=True, text=True, timeout=600)  # fmt: skip

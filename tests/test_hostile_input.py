@@ -280,8 +280,7 @@ def kb_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return env
 
 
-RUN = [sys.executable, "-c", "import sys; from arklore.cli.app import main; "
-       "sys.argv[0] = 'arklore'; main()"]  # fmt: skip
+RUN = [sys.executable, "-m", "arklore"]
 
 
 @pytest.mark.slow

@@ -547,7 +547,7 @@ def test_serve_refuses_to_listen_elsewhere_without_keys(tmp_path: Path) -> None:
         ARKLORE_EMBEDDER="hash",
         PYTHONPATH=str(Path(arklore.__file__).parents[1]),
     )  # this checkout's arklore
-    cmd = [sys.executable, "-c", "from arklore.cli.app import main; main()", "serve", "--host",
+    cmd = [sys.executable, "-m", "arklore", "serve", "--host",
            "0.0.0.0", "--port", "0"]  # fmt: skip
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2, p.stderr
