@@ -126,7 +126,7 @@ def test_a_dossier_excerpt_is_the_narrators_words_about_her() -> None:
 def test_a_dossier_excerpt_reads_without_the_paragraph_it_leaves_out() -> None:
     her = ["测试员"]
     # an opening word that points back at the paragraph before is left out
-    for opening in ("当然，", "正如上面提到的，", "不过，当然，", "而", "但"):
+    for opening in ("当然，", "正如上面提到的，", "不过，当然，", "而", "但", "其二，", "首先，"):
         text = f"{opening}测试员在北境的雾里走路的时候从来不看地图。"
         assert dossier_excerpt(text, her) == "测试员在北境的雾里走路的时候从来不看地图。", opening
     kept = "正如测试员自己说的那样，她只是一个路过北境的旅人。"  # her words, not a back reference
@@ -157,6 +157,8 @@ def test_a_dossier_excerpt_reads_without_the_paragraph_it_leaves_out() -> None:
         "其二是测试员的伞。",
         "根据测试员的强烈意愿，在资料中为她加入上述话语。",  # 上述 anywhere in it
         "这样的测试员，是北境巡逻队里每一个新人都值得尊敬和学习的榜样。",  # a conclusion
+        "这就是测试员，一个总在雾里画地图、却从来不看地图的巡逻队员。",
+        "那并没有持续多久，测试员很快又回到了雾里去画她的地图。",
     ):
         assert dossier_excerpt(f"{back}\n{answer}", her) == answer, back
     # the sentence that is left opens on a word pointing back: the word goes too

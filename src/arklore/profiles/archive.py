@@ -361,11 +361,13 @@ def _dossier(
 _BACK_REFERENCE = re.compile(
     r"^(?:(?:当然啦?|不过|但是|然而|因此|所以|此外|另外|同时|除此之外|除此以外|也就是说?|于是|总之|"
     r"况且|而且|并且|可是|接着|由此可见|综上所述|从以上[^，。！？]{0,8}|同样[的地]?|为了这个[^，。！？]{0,4}|"
+    r"首先|其次|再次|最后|其[一二三四五六七八九十]|"
     r"正如(?:上面|前面|上文|前文|之前|先前)[^，。！？]{0,8})，|(?:但|而|然而|不过|可是)(?![且是])|"
     r"(?:\.{3,}|…+))"
 )
 """A paragraph's opening word that points back at the one before it (当然，… 正如上面提到的，…
-而凯尔希医生则怀疑…): left out of an excerpt, which is read without that paragraph."""
+而凯尔希医生则怀疑…), or that numbers a step of a list (其二，他在加入罗德岛后…): left out of an
+excerpt, which is read without that paragraph."""
 
 
 def dossier_excerpt(text: str, names: list[str], *, opening: bool = False) -> str | None:
@@ -414,12 +416,14 @@ _LEADS_ON = re.compile(
 其中有三个例外。 / ……一定都对这几句话很熟悉。)."""
 _POINTS_BACK = re.compile(
     r"^(?:[^，。！？]{0,12}，)?[^，。！？]{0,2}(?:这|那)(?:些(?!年)|种|样|也|份|对|时)|上述|^(?:前者|后者)|"
-    r"其中一员|这样的人|前一种|后一种|这个问题|^其[二三四五六七八九十]是"
+    r"其中一员|这样的人|前一种|后一种|这个问题|^其[二三四五六七八九十]是|"
+    r"^(?:那|这)(?:并|就|便|也|却)"
 )
 """An opening sentence about what the paragraph before it said (华法琳小姐并不是这样的人。 /
 干员送葬人就是其中一员。 / 对于这样的结果，…… / 这样的嘉维尔小姐，是……: the conclusion of what
 it leaves out), or one pointing back with 上述 wherever it stands (根据干员红豆的个人强烈意愿，在
-资料中为她加入上述话语。)."""
+资料中为她加入上述话语。), or one opening on a bare 这/那 (这就是奥达，… / 那并没有维持多久，…).
+Over the real archives these rules change 3 of 1,006 excerpts (奥达, 龙舌兰, 缪尔赛思)."""
 
 
 def _no_dangling_start(pieces: list[str]) -> list[str]:
