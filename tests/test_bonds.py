@@ -274,3 +274,16 @@ def test_a_named_person_below_the_threshold_gets_a_weak_contact_view(chen_home: 
         other = ws.chat.turn("陈", "今天天气不错").block("relations")
         assert [i["kind"] for i in other.items] == ["anchor"] * 5
         assert SWIRE in [i["target_id"] for i in other.items]
+
+
+def test_a_group_chat_gives_a_person_below_the_threshold_the_same_weak_contact_view(
+    chen_home: Path,
+):
+    with kb_workspace(chen_home) as ws:
+        named = ws.chat.turn("陈", "阿米娅最近怎么样？").block("relations")
+        (weak,) = [i for i in named.items if i["kind"] == "contextual"]
+        group = ws.chat.turn("陈", "大家好", participants=["阿米娅"]).block("group")
+        (seen,) = [i for i in group.items if i["from_name"] == "陈"]
+        assert seen["target_id"] == AMIYA and seen["source"] == "weak_contact"
+        assert seen["text"] == weak["text"] and f"陈→阿米娅：{weak['text']}" in group.text
+        assert lid(S3, 2) in group.line_ids  # the exchange it quotes is cited

@@ -452,8 +452,8 @@ class RelationRAG:
                 if edges:
                     r.strength = max(r.strength, edges[0].strength)
                 out.append(r)
-            elif edges:
-                out.append(self._relation_for_edge(op, edges[0]))
+            elif (weak := self._weak_relation(op, pid)) is not None:
+                out.append(weak)  # the view a turn naming them gets, not the bare template
         return sorted(out, key=lambda r: -r.strength)
 
     def get_relation_background(
