@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from arklore import __version__
-from arklore.base.files import atomic_write_bytes, file_fingerprint
+from arklore.base.files import atomic_write_bytes, file_sha
 from arklore.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]
@@ -111,10 +111,6 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256(orjson.dumps(parts, default=str)).hexdigest()[:16]
 
 
-def _file_sha(path: Path) -> str | None:
-    return str(file_fingerprint(path)["sha256"]) if path.is_file() else None
-
-
 def _dir_state(path: Path | None) -> list[tuple[str, int, int]]:
     if path is None or not path.is_dir():
         return []
@@ -155,15 +151,13 @@ def run_build(
 
     def graph() -> dict[str, Any]:
         built = ws.graph.build(progress=progress)
-        return {"counts": built.graph.meta.get("counts", {}), "sha256": _file_sha(ws.paths.graph)}
+        return {"counts": built.graph.meta.get("counts", {}), "sha256": file_sha(ws.paths.graph)}
 
     graph_inputs = ws.graph.inputs()  # names, matrix, imports, extracted relations
-    if _file_sha(ws.paths.graph) != (state.data.get("graph") or {}).get("summary", {}).get(
-        "sha256"
-    ):
+    if file_sha(ws.paths.graph) != (state.data.get("graph") or {}).get("summary", {}).get("sha256"):
         state.forget(("graph",))  # the graph file was replaced or removed since
     run("graph", graph_inputs, graph)
-    graph_sha = _file_sha(ws.paths.graph)
+    graph_sha = file_sha(ws.paths.graph)
 
     # A step that runs does its work even when its own store says it is current: its inputs
     # here include the arklore version, which the store's own check does not know.

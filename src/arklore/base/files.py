@@ -71,3 +71,8 @@ def file_fingerprint(path: Path | str) -> dict[str, int | str]:
     st = path.stat()
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
+
+
+def file_sha(path: Path) -> str | None:
+    """The sha256 of a file, None where there is none: what a step's recorded inputs hold."""
+    return str(file_fingerprint(path)["sha256"]) if path.is_file() else None

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from arklore.base.files import atomic_write_bytes, file_fingerprint
+from arklore.base.files import atomic_write_bytes, file_sha
 from arklore.base.userfiles import read_user_bytes
 from arklore.core.errors import (
     AmbiguousNameError,
@@ -248,14 +248,10 @@ class GraphFacade:
         the curated matrix, the registered imports and the kept extracted relations (stored by
         ``arklore extract relations``). ``arklore build`` records it for its graph step, so an
         extraction reaches the graph, and what is built from it, at the next build."""
-
-        def sha(path: Path) -> str | None:
-            return str(file_fingerprint(path)["sha256"]) if path.is_file() else None
-
         parts = [
             self.names.state(),
-            [(p.name, sha(p)) for p in self.imports()],
-            sha(self.matrix),
+            [(p.name, file_sha(p)) for p in self.imports()],
+            file_sha(self.matrix),
             [asdict(row) for row in story.load_rows(self._store())],
         ]
         return hashlib.sha256(orjson.dumps(parts)).hexdigest()[:16]

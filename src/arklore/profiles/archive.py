@@ -423,7 +423,7 @@ _POINTS_BACK = re.compile(
 干员送葬人就是其中一员。 / 对于这样的结果，…… / 这样的嘉维尔小姐，是……: the conclusion of what
 it leaves out), or one pointing back with 上述 wherever it stands (根据干员红豆的个人强烈意愿，在
 资料中为她加入上述话语。), or one opening on a bare 这/那 (这就是奥达，… / 那并没有维持多久，…).
-Over the real archives these rules change 3 of 1,006 excerpts (奥达, 龙舌兰, 缪尔赛思)."""
+On the real data these rules change the excerpts of 3 of 433 profiles (奥达, 龙舌兰, 缪尔赛思)."""
 
 
 def _no_dangling_start(pieces: list[str]) -> list[str]:

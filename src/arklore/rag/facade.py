@@ -16,7 +16,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from arklore.base.files import file_fingerprint
+from arklore.base.files import file_fingerprint, file_sha
 from arklore.core.errors import ArkloreError
 from arklore.core.text import check_message
 from arklore.corpus.anchors import Citation
@@ -248,8 +248,7 @@ class RagFacade:
         """A digest of everything the documents are made from: what :meth:`build` compares
         with the live index's, and what ``arklore build`` records for its index step."""
         gpath = graph_path or self.graph.path
-        sha = str(file_fingerprint(gpath)["sha256"]) if gpath.is_file() else "no graph"
-        return self._inputs(sha, embedder, no_llm)
+        return self._inputs(file_sha(gpath) or "no graph", embedder, no_llm)
 
     def _inputs(self, graph_sha: str, embedder: str | None, no_llm: bool) -> str:
         """A digest of everything the documents are made from (see :meth:`build`)."""
