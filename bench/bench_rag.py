@@ -84,7 +84,8 @@ def _messages(graph, ops: list[str], n: int = 1000) -> list[tuple[str, str]]:
 def main() -> None:
     if not os.environ.get("ARKLORE_GAMEDATA") and (SHARED / "gamedata").is_dir():
         os.environ["ARKLORE_GAMEDATA"] = str(SHARED / "gamedata")
-    from arklore.rag.context import RelationRAG, spans_from_mentions
+    from arklore.graph.named import spans_from_mentions
+    from arklore.rag.context import RelationRAG
     from arklore.rag.index import build_index
     from arklore.settings import Settings
     from arklore.workspace import Workspace, open_store

@@ -339,7 +339,7 @@ def _chance(rag, op: str, msg: str, full: list[str], rnd: random.Random, draws: 
 def main() -> None:
     if not os.environ.get("ARKLORE_GAMEDATA") and (SHARED / "gamedata").is_dir():
         os.environ["ARKLORE_GAMEDATA"] = str(SHARED / "gamedata")
-    from arklore.rag.context import spans_from_mentions
+    from arklore.graph.named import spans_from_mentions
     from arklore.settings import Settings
     from arklore.workspace import Workspace
 

@@ -86,7 +86,7 @@ def _ensure_built(ws) -> None:
         open_active(ws.paths.rag, ws.rag.embedder(), ws.rag.chroma())
     except ArkloreError:
         print(f"no index for embedder {ws.settings.embedder}: building it (minutes)…", flush=True)
-        ws.rag.build(no_llm=True)
+        ws.build_index(no_llm=True)
     if not ws.events.indexed():
         print("no appearances index: building it…", flush=True)
         ws.events.index()

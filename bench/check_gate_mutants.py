@@ -340,9 +340,9 @@ def _scene_not_verbatim(_: Any) -> None:
 
 
 def _nickname_unrendered(_: Any) -> None:
-    from arklore.chat import facade
+    from arklore.chat import context
 
-    facade.render_nickname = lambda text, nickname="博士": text
+    context.render_nickname = lambda text, nickname="博士": text  # every block's Layers.shown
 
 
 EXTRACT = "tests/test_extract_gates.py"

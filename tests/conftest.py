@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from corpus_tree import make_workspace
+from support.tree_world import make_workspace
 
-pytest_plugins = ["llm_stub"]
+pytest_plugins = ["support.llm_stub"]
 
 STORY = Path("zh_CN/gamedata/story")
 
@@ -95,7 +95,7 @@ def real_index_built(real_workspace, real_graph_built):
     s = real_workspace.settings
     ws = make_workspace(s.home, s.gamedata, s.astr, embedder="hash")
     try:
-        report = ws.rag.build(no_llm=True)
+        report = ws.build_index(no_llm=True)
     finally:
         ws.close()
     assert report.documents > 500 and report.rejected == 0

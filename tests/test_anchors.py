@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from corpus_tree import avg_file, write_tree
+from support.tree_world import avg_file, write_tree
 
 from arklore.corpus.anchors import DriftKind, verify_anchors
 from arklore.corpus.ingest import ingest

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from service_kb import (
+from support.service_world import (
     AMIYA,
     AUDREY,
     CHEN,

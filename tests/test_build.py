@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from corpus_tree import AVG_STAGE_A, STORY, make_workspace, write_tree
+from support.tree_world import AVG_STAGE_A, STORY, make_workspace, write_tree
 from typer.testing import CliRunner
 
 from arklore.build import STEPS, BuildState, run_build

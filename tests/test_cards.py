@@ -1,7 +1,7 @@
 """SillyTavern cards and lorebooks (`arklore export`): what goes into a card, read back by an
 independent reader (the ``tavern-card`` package from PyPI) and by ours, byte for byte.
 
-The invented 银灰 world of ``sisters_kb``; voice lines below are made up for this test.
+The invented 银灰 world of ``support.sisters_world``; voice lines below are made up for this test.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import tavern_card
-from sisters_kb import (
+from support.sisters_world import (
     CLIFFHEART,
     PRAMANIX,
     SILVERASH,

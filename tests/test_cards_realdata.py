@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import tavern_card
-from corpus_tree import make_workspace
+from support.tree_world import make_workspace
 
 from arklore.cards.lint import MAX_FALSE_RATE
 

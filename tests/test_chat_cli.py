@@ -7,8 +7,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from llm_stub import Reply, StubServer, stub_env
-from service_kb import AMIYA, KALTS, make_kb
+from support.llm_stub import Reply, StubServer, stub_env
+from support.service_world import AMIYA, KALTS, make_kb
 from typer.testing import CliRunner
 
 from arklore.cli.app import app

@@ -5,10 +5,11 @@ Doctor, and the player placeholder kept out of every prompt, on the invented wor
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from doctor_world import (
+from support.doctor_world import (
     AMIYA,
     CHEN,
     HOSHI,
@@ -21,7 +22,7 @@ from doctor_world import (
     world_workspace,
 )
 
-from arklore.chat.doctor import doctor_block, lines_header
+from arklore.chat.blocks.doctor import doctor_block, lines_header
 from arklore.core.text import render_nickname
 from arklore.graph.model import DOCTOR_ID
 from arklore.profiles.charfile import ABOUT_DOCTOR, CharProfile, body_hash
@@ -93,10 +94,10 @@ def test_a_profile_without_the_section_and_no_relation_says_why(ws) -> None:
 
 def test_tier_c_gets_nothing_unless_the_user_opts_in() -> None:
     rel = Relation(DOCTOR_ID, "博士", "战友", 0.9, f"她信任{PH}。", "matrix", "d1", None, ["x#1:1"])
-    nobody = Persona(HOSHI, "星熊", "C", None, False)
-    block = doctor_block(nobody, rel, budget=300, relation_allowed=False)
+    nobody = Persona(HOSHI, "星熊", "C", None, False, relation_context=False)
+    block = doctor_block(nobody, rel, budget=300)
     assert block.empty and "tier C" in block.reason and "ARKLORE_TIER_C_RELATIONS" in block.reason
-    opted = doctor_block(nobody, rel, budget=300, relation_allowed=True)
+    opted = doctor_block(replace(nobody, relation_context=True), rel, budget=300)
     assert opted.text == "【星熊眼中的博士】\n- 她信任博士。" and opted.line_ids == ["x#1:1"]
 
 

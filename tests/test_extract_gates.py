@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
+from support.lines import line
 
 from arklore.core.model import DOCTOR, NICKNAME_TOKEN, Line, LineKind
 from arklore.core.predicates import OTHER, PREDICATE_FAMILY, PREDICATE_NAMES
@@ -62,31 +63,13 @@ CHOICE_AT = 19
 SPEAKERS = {"洛文", "米拉", "赛恩", "维嘉", DOCTOR}
 
 
-def _line(no: int, speaker: str | None, text: str) -> Line:
-    if no == CHOICE_AT:
-        options = tuple(text.split(" / "))
-        return Line(
-            STAGE,
-            no,
-            LineKind.CHOICE,
-            text,
-            speaker=DOCTOR,
-            options=options,
-            option_values=("1", "2"),
-        )
-    kind = LineKind.NARRATION if speaker is None else LineKind.DIALOGUE
-    return Line(
-        STAGE,
-        no,
-        kind,
-        text,
-        speaker=speaker or "",
-        speaker_raw=speaker,
-        addresses_doctor=NICKNAME_TOKEN in text,
-    )
-
-
-LINES = [_line(i, speaker, text) for i, (speaker, text) in enumerate(_SCRIPT, start=1)]
+LINES = [
+    line(STAGE, no, DOCTOR, text, kind=LineKind.CHOICE, speaker_raw=None,
+         options=tuple(text.split(" / ")), option_values=("1", "2"))
+    if no == CHOICE_AT
+    else line(STAGE, no, speaker, text)
+    for no, (speaker, text) in enumerate(_SCRIPT, start=1)
+]  # fmt: skip
 BY_NO = {line.line_no: line for line in LINES}
 
 

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from corpus_tree import make_workspace, write_tree
-from llm_stub import Reply, StubServer, stub_env
+from support.llm_stub import Reply, StubServer, stub_env
+from support.tree_world import make_workspace, write_tree
 from typer.testing import CliRunner
 
 from arklore.cli.app import app

@@ -1,5 +1,5 @@
 """The relation-extraction run against the local stub server: gating, storing, resume,
-cache, failures, export and the CLI. Stories are invented (tests/corpus_tree.py) except in
+cache, failures, export and the CLI. Stories are invented (tests/support/tree_world.py) except in
 the ``realdata`` tests, which copy real stage files into a tmp tree (never into the repo)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus_tree import make_workspace, write_tree
-from llm_stub import Reply, StubServer, llm_files, make_llm, stub_env
+from support.llm_stub import Reply, StubServer, llm_files, make_llm, stub_env
+from support.tree_world import make_workspace, write_tree
 from typer.testing import CliRunner
 
 from arklore.cli.app import app

@@ -1,7 +1,7 @@
 """Fault injection: the real `arklore` command, one subprocess per failing scenario.
 
 Every scenario builds its own ARKLORE_HOME and data checkouts (the invented tree of
-``corpus_tree``), injects one fault, runs the command and checks the contract of
+``support.tree_world``), injects one fault, runs the command and checks the contract of
 ``arklore.core.errors``: (a) the documented exit code, (b) one line on stderr naming the
 cause and what to do, (c) no traceback anywhere, (d) nothing lost -- every file that was under
 ARKLORE_HOME before (store, relation_graph.json, index) and the user files are byte-identical
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from corpus_tree import EXCEL, STORY, astr_file, make_workspace, write_tree
-from llm_stub import TEST_KEY, Reply, StubServer
+from support.llm_stub import TEST_KEY, Reply, StubServer
+from support.tree_world import EXCEL, STORY, astr_file, make_workspace, write_tree
 
 from arklore.core.errors import (
     EXIT_CONFIG,
@@ -138,7 +138,7 @@ def build(case: Case, upto: str) -> None:
         if upto in ("graph", "index"):
             ws.graph.build(matrix=case.user / "matrix.toml")
         if upto == "index":
-            ws.rag.build(no_llm=True)
+            ws.build_index(no_llm=True)
 
 
 def snapshot(*roots: Path) -> dict[str, str]:

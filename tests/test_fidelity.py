@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 import typer
-from llm_stub import Reply, StubServer, make_llm, stub_env
-from service_kb import S1, S2, S3, lid, make_kb
+from support.llm_stub import Reply, StubServer, make_llm, stub_env
+from support.service_world import S1, S2, S3, lid, make_kb
 from typer.testing import CliRunner
 
 from arklore.chat.fidelity import (
@@ -133,7 +133,7 @@ def test_a_good_line_loads_with_its_qa(tmp_path: Path) -> None:
 # -- the scorer on the invented knowledge base ---------------------------------------------
 @pytest.fixture(scope="module")
 def kb_ws(tmp_path_factory: pytest.TempPathFactory):
-    from service_kb import kb_workspace
+    from support.service_world import kb_workspace
 
     home = make_kb(tmp_path_factory.mktemp("fid") / "home")
     ws = kb_workspace(home, tier_c_relations=True)
@@ -187,7 +187,7 @@ def test_anchor_counts_anchors_only(kb_ws) -> None:
 
 
 def test_an_empty_relations_block_fails_with_its_reason(tmp_path: Path) -> None:
-    from service_kb import kb_workspace
+    from support.service_world import kb_workspace
 
     with kb_workspace(make_kb(tmp_path / "home")) as ws:  # 星熊 has no profile: tier C
         ok, why = _one(ws, _item("anchor", "星熊", "最近好吗？", {"anchor": ["陈"]}))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_tree import make_workspace
+from support.tree_world import make_workspace
 
 from arklore.chat.fidelity import KINDS, load_items, missing_cites, score, store_line_speaker
 from arklore.profiles.draft import draft_all, write_draft

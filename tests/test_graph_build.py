@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from support.lines import line, stage
 from support.store import ingested_store
 from typer.testing import CliRunner
 
 from arklore.core.errors import InputFileError
-from arklore.core.model import Branch, Line, LineKind, Source, Stage
+from arklore.core.model import Branch, LineKind
 from arklore.core.operators import Operator
 from arklore.corpus.store import Store
 from arklore.graph import interaction, story
@@ -35,37 +36,29 @@ TEAMS = {"testland": "测试国", "farland": "远方", "blue": "蓝队"}
 REGISTRY = Registry({o.char_id: o for o in OPS}, team_names=dict(TEAMS))
 
 
-def _line(path: str, no: int, speaker: str, text: str, kind=LineKind.DIALOGUE, branch=None) -> Line:
-    return Line(path, no, kind, text, speaker=speaker, speaker_raw=speaker or None, branch=branch)
-
-
-def _stage(path: str, lines: list[Line]) -> Stage:
-    return Stage(path, Source.AVG, path + ".txt", content_hash=path, lines=lines)
-
-
 def make_store(path: Path) -> Store:
     """Two invented stages: talk, a vocative, a mention, a decision with two branches."""
     s1 = "test/s1"
     b1, b2 = Branch(4, ("1",)), Branch(4, ("2",))
     lines1 = [
-        _line(s1, 1, "艾尔维娜", "墨弦，今天走哪条路？"),
-        _line(s1, 2, "墨弦", "北边。苏珀说那边的桥修好了。"),
-        _line(s1, 3, "", "风很大。", LineKind.NARRATION),
-        _line(s1, 4, "博士", "走北边", LineKind.CHOICE),
-        _line(s1, 5, "墨弦", "好。", branch=b1),
-        _line(s1, 6, "苏珀", "我带路。", branch=b2),
-        _line(s1, 7, "艾尔维娜", "出发。"),
-        _line(s1, 8, "？？？", "等等我！"),
-        _line(s1, 9, "苏珀", "谁？"),
+        line(s1, 1, "艾尔维娜", "墨弦，今天走哪条路？"),
+        line(s1, 2, "墨弦", "北边。苏珀说那边的桥修好了。"),
+        line(s1, 3, "", "风很大。"),
+        line(s1, 4, "博士", "走北边", kind=LineKind.CHOICE),
+        line(s1, 5, "墨弦", "好。", branch=b1),
+        line(s1, 6, "苏珀", "我带路。", branch=b2),
+        line(s1, 7, "艾尔维娜", "出发。"),
+        line(s1, 8, "？？？", "等等我！"),
+        line(s1, 9, "苏珀", "谁？"),
     ]
     s2 = "test/s2"
     lines2 = []
     for i in range(1, 13):
         who = ("艾尔维娜", "墨弦", "老船长")[i % 3]
-        lines2.append(_line(s2, i, who, f"第{i}句。"))
+        lines2.append(line(s2, i, who, f"第{i}句。"))
     return ingested_store(
         path,
-        [_stage(s1, lines1), _stage(s2, lines2)],
+        [stage(s1, lines1), stage(s2, lines2)],
         REGISTRY,
         principal={s1: ["艾尔维娜", "墨弦"], s2: ["艾尔维娜", "墨弦", "老船长"]},
     )
@@ -453,7 +446,7 @@ def test_cli_import_registers_a_wiki_export_for_every_build(cli, tmp_path: Path)
 
 
 def test_pair_facts_are_kept_on_disk_per_corpus_names_and_pairs(tmp_path, monkeypatch) -> None:
-    from service_kb import kb_workspace, make_kb
+    from support.service_world import kb_workspace, make_kb
 
     import arklore.graph.facade as facade
     from arklore.rag.docs import SourceContext, fact_pairs

@@ -19,7 +19,7 @@ import typer
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from service_kb import AMIYA, kb_workspace, make_kb
+from support.service_world import AMIYA, kb_workspace, make_kb
 
 from arklore.cli.app import app as cli_app
 from arklore.cli.app import main

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from corpus_tree import astr_file, avg_file, write_tree
+from support.tree_world import astr_file, avg_file, write_tree
 
 from arklore.corpus import ingest as ingest_mod
 from arklore.corpus.ingest import ingest

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from llm_stub import (
+from support.llm_stub import (
     Reply,
     StubServer,
     llm_stub_fixture,  # noqa: F401  (fixture `llm_stub`)

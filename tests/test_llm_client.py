@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from llm_stub import (
+from pydantic import BaseModel
+from support.llm_stub import (
     TEST_KEY,
     Reply,
     StubServer,
@@ -13,7 +14,6 @@ from llm_stub import (
     make_llm,
     stub_env,
 )
-from pydantic import BaseModel
 
 from arklore.core.errors import PermanentLLMError, TransientLLMError
 from arklore.llm import ChatRequest

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from llm_stub import (
+from support.llm_stub import (
     TEST_KEY,
     Reply,
     StubServer,
@@ -151,7 +151,7 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_llm_jobs import make_jobs
-from llm_stub import make_llm
+from support.llm_stub import make_llm
 from arklore.llm import run_jobs
 import sqlite3
 

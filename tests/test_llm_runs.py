@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from llm_stub import (
+from support.llm_stub import (
     Reply,
     StubServer,
     llm_files,

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from corpus_tree import EXCEL, STORY, make_workspace, write_tree
+from support.tree_world import EXCEL, STORY, make_workspace, write_tree
 
 from arklore.core.errors import InputFileError
 from arklore.names.aliases import load_user_aliases

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from corpus_tree import EXCEL, STORY, make_workspace, write_tree
+from support.tree_world import EXCEL, STORY, make_workspace, write_tree
 
 from arklore.names.aliases import load_user_aliases
 from arklore.names.build import load_alias_table, portrait_stats, speaker_ids, store_matcher

@@ -1,6 +1,6 @@
 """The CLI and the HTTP service call the same facade step, so the same input gives the same
 answer: one test per CLI/HTTP pair (persona, approve, memories with and without a query,
-timeline, relation, operator) on the invented knowledge base of ``service_kb``."""
+timeline, relation, operator) on the invented knowledge base of ``support.service_world``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 from fastapi.testclient import TestClient
-from service_kb import AMIYA, CHEN, KALTS, kb_workspace, make_kb
+from support.service_world import AMIYA, CHEN, KALTS, kb_workspace, make_kb
 from typer.testing import CliRunner
 
 from arklore.cli.app import app

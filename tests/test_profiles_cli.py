@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.lines import line, stage
 from support.store import ingested_store
 from typer.testing import CliRunner
 
 from arklore.core.errors import UsageError
-from arklore.core.model import Line, LineKind, Source, Stage
 from arklore.core.operators import Operator
 from arklore.corpus.store import Store
 from arklore.names.registry import Registry
@@ -33,23 +33,19 @@ NEW_LINES = [
 ]
 
 
-def _line(path: str, no: int, speaker: str, text: str, uncertain: bool = False) -> Line:
-    return Line(
-        path, no, LineKind.DIALOGUE, text, speaker=speaker, speaker_raw=speaker, uncertain=uncertain
-    )
-
-
 def make_store(path: Path) -> Store:
     stages = []
     for k in range(4):
         sp = f"test/s{k}"
-        lines = [_line(sp, i + 1, "岚烟", t) for i, t in enumerate(NEW_LINES[k::4])]
-        lines.append(_line(sp, 10, "测试员", "北边的桥每到雨季就会松动，要小心。"))
-        lines.append(_line(sp, 11, "岚烟", "这一句的说话人带着问号，不能算是她说的。", True))
-        stages.append(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=lines))
+        lines = [line(sp, i + 1, "岚烟", t) for i, t in enumerate(NEW_LINES[k::4])]
+        lines.append(line(sp, 10, "测试员", "北边的桥每到雨季就会松动，要小心。"))
+        lines.append(
+            line(sp, 11, "岚烟", "这一句的说话人带着问号，不能算是她说的。", uncertain=True)
+        )
+        stages.append(stage(sp, lines))
     for sp in ("test/training/t_01", "activities/act7fun/level_act7fun_01_end"):  # not story
-        line = _line(sp, 1, "岚烟", "这一句出自玩法教学或愚人节活动，不是她的故事。")
-        stages.append(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=[line]))
+        said = line(sp, 1, "岚烟", "这一句出自玩法教学或愚人节活动，不是她的故事。")
+        stages.append(stage(sp, [said]))
     return ingested_store(path, stages, Registry({o.char_id: o for o in OPS}))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import orjson
-from rag_helpers import AMIYA, CHEN, names_store, small_graph, write_graph
+from support.rag_world import AMIYA, CHEN, names_store, small_graph, write_graph
 from typer.testing import CliRunner
 
 from arklore.cli.app import app
@@ -68,25 +68,30 @@ def test_build_dry_run_estimates_the_llm_descriptions_and_builds_nothing(home, m
 def test_an_unchanged_build_reads_nothing_and_a_changed_input_rebuilds(tmp_path, monkeypatch):
     """Nothing the documents are made from changed: no corpus pass, no embedding, and the
     reported time is the whole step's."""
-    from service_kb import kb_workspace, make_kb
+    from support.service_world import kb_workspace, make_kb
 
     from arklore.graph.facade import GraphFacade
+    from arklore.profiles.facade import ProfilesFacade
 
     home = make_kb(tmp_path / "home", index=False)
     ws = kb_workspace(home)
-    first = ws.rag.build()
+    first = ws.build_index()
     assert not first.unchanged and first.documents > 0
     assert first.seconds >= sum(v for k, v in first.timings.items() if k != "client_thread") * 0.9
-    calls = []
+    calls, read = [], []
     real = GraphFacade.facts
     monkeypatch.setattr(GraphFacade, "facts", lambda *a, **k: calls.append(1) or real(*a, **k))
-    again = ws.rag.build()
-    assert again.unchanged and again.documents == first.documents and calls == []
+    real_docs = ProfilesFacade.anchor_documents
+    monkeypatch.setattr(
+        ProfilesFacade, "anchor_documents", lambda *a, **k: read.append(1) or real_docs(*a, **k)
+    )
+    again = ws.build_index()
+    assert again.unchanged and again.documents == first.documents and calls == read == []
     chars = home / "chars"
     (chars / "char_003_kalts.char").write_text(
         (chars / "char_003_kalts.char").read_text(encoding="utf-8") + "\n补一句。\n", "utf-8"
     )  # a profile edited: its documents may differ
-    third = ws.rag.build()
-    assert calls == [1] and third.documents == first.documents
-    assert ws.rag.build().unchanged and calls == [1]
+    third = ws.build_index()
+    assert calls == read == [1] and third.documents == first.documents
+    assert ws.build_index().unchanged and calls == [1]
     ws.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from rag_helpers import (
+from support.rag_world import (
     AMIYA,
     AUDREY,
     CHEN,
@@ -22,7 +22,8 @@ from rag_helpers import (
 )  # fmt: skip
 
 from arklore.core import tokens
-from arklore.rag.context import RelationRAG, fit_budget, render, spans_from_mentions
+from arklore.graph.named import spans_from_mentions
+from arklore.rag.context import RelationRAG, fit_budget, render
 from arklore.rag.embedders import HashEmbedder
 
 ANCHOR_HEAD, CTX_HEAD = "【阿米娅身边的人】", "【本轮提到的人】"
@@ -157,7 +158,7 @@ def test_up_to_five_anchors_when_the_budget_allows_the_last_two_go_first(rag):
 
 
 def test_the_doctor_never_takes_an_anchor_slot(home):
-    from rag_helpers import edge
+    from support.rag_world import edge
 
     from arklore.graph.model import Node
 

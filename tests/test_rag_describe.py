@@ -7,17 +7,17 @@ import json
 from pathlib import Path
 
 import pytest
-from evidence_world import ANV, ELV, MOX, OPS, SPR, line_id, make_graph, make_people
-from evidence_world import make_store as make_world_store
-from llm_stub import Reply, StubServer, make_llm, stub_env
-from rag_helpers import build
+from support.evidence_world import ANV, ELV, MOX, OPS, SPR, line_id, make_graph, make_people
+from support.evidence_world import make_store as make_world_store
+from support.llm_stub import Reply, StubServer, make_llm, stub_env
+from support.rag_world import build
 
 from arklore.extract.gates import GatedEdge
 from arklore.extract.store import write_chunk
 from arklore.graph.evidence import pair_facts
+from arklore.graph.named import spans_from_mentions
 from arklore.llm import estimate
 from arklore.names.matcher import build_matcher
-from arklore.rag.context import spans_from_mentions
 from arklore.rag.describe import (
     PROMPT_VERSION,
     TASK,

@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import orjson
-from rag_helpers import AMIYA, AUDREY, CHEN, KALTS, SWIRE, THERESA, VERONICA, edge, small_graph
+from support.rag_world import (
+    AMIYA,
+    AUDREY,
+    CHEN,
+    KALTS,
+    SWIRE,
+    THERESA,
+    VERONICA,
+    edge,
+    small_graph,
+)
 
 from arklore.rag import docs as D
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, document_source

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from evidence_world import (
+from support.evidence_world import (
     ANV,
     ELV,
     HAWK,
@@ -19,8 +19,8 @@ from evidence_world import (
     make_graph,
     make_people,
 )
-from evidence_world import make_store as make_world_store
-from rag_helpers import build, make_rag
+from support.evidence_world import make_store as make_world_store
+from support.rag_world import build, make_rag
 
 from arklore.extract.gates import GatedEdge
 from arklore.extract.store import write_chunk
@@ -106,15 +106,15 @@ def test_calling_him_by_his_name_is_no_clause_another_form_is():
     assert vocative_clause("艾尔维娜", "墨弦", both) == "艾尔维娜称墨弦为“墨弦”“墨弦姐姐”"
 
 
-def _line(stage: str, no: int, node: str, text: str) -> ScanLine:
+def _scan_line(stage: str, no: int, node: str, text: str) -> ScanLine:
     return ScanLine(stage, no, node, text, None, f"{stage}#{no}:0000000{no}", True)
 
 
 def test_the_exchange_is_verbatim_at_most_two_lines_with_the_players_name_rendered():
     a, b = ("char_1", "char_2")
-    call = _line("s/x", 1, a, "Dr.{@nickname}说过，{@nickname}会回来的，对吧，老杜？")
-    answer = _line("s/x", 2, b, "会的。")
-    tiny = _line("s/y", 1, a, "……？")
+    call = _scan_line("s/x", 1, a, "Dr.{@nickname}说过，{@nickname}会回来的，对吧，老杜？")
+    answer = _scan_line("s/x", 2, b, "会的。")
+    tiny = _scan_line("s/y", 1, a, "……？")
     f = PairFacts(a, b, forms=[("老杜", 1)], turns=2, stage_turns=[("s/x", 1), ("s/y", 1)],
                   exchanges=[(tiny, answer), (call, answer)], vocative_lines=[call])  # fmt: skip
     e = Edge(a, b, "interaction", 0.7, ["interaction"], {"turns": 2}, [], None, ["s/x"])
@@ -128,14 +128,14 @@ def test_the_exchange_is_verbatim_at_most_two_lines_with_the_players_name_render
     name = {a: "甲", b: "乙"}.get
     f.exchanges, f.vocative_lines = [(tiny, answer)], []
     assert pick_exchange(f, name, 200) == []
-    silent = _line("s/y", 2, b, "......")
+    silent = _scan_line("s/y", 2, b, "......")
     f.exchanges = [(call, silent)]
     assert pick_exchange(f, name, 200) == [call]
     # a long speech only when there is nothing shorter
-    speech = _line("s/x", 3, a, "我" + "说" * 60 + "。")  # in the stage they talk most
+    speech = _scan_line("s/x", 3, a, "我" + "说" * 60 + "。")  # in the stage they talk most
     f.exchanges = [(speech, answer)]
     assert pick_exchange(f, name, 200) == [speech, answer]
-    later = _line("s/y", 3, a, "老杜，今天的雨好大啊。")
+    later = _scan_line("s/y", 3, a, "老杜，今天的雨好大啊。")
     f.exchanges = [(speech, answer), (later, answer)]
     assert pick_exchange(f, name, 200) == [later, answer]
 
@@ -155,8 +155,8 @@ def test_a_team_or_group_they_both_belong_to_is_said_first_never_their_nation():
     nation_only = RelationGraph({a: Node(a, "甲", "operator", {"nation": "北国"}),
                                  c: Node(c, "丙", "operator", {"nation": "北国"})}, [])  # fmt: skip
     assert nation_only.shared_unit(a, c) is None
-    call = _line("s/x", 1, a, "老杜，灯还亮着吗？")
-    answer = _line("s/x", 2, b, "亮着，别担心。")
+    call = _scan_line("s/x", 1, a, "老杜，灯还亮着吗？")
+    answer = _scan_line("s/x", 2, b, "亮着，别担心。")
     f = PairFacts(a, b, forms=[("老杜", 2)], turns=2, stage_turns=[("s/x", 1)],
                   exchanges=[(call, answer)], vocative_lines=[call])  # fmt: skip
     e = Edge(a, b, "interaction", 0.7, ["interaction"], {"turns": 2}, [], None, ["s/x"])
@@ -309,10 +309,10 @@ def test_a_line_answering_somebody_else_is_not_shown_as_said_to_him(world):
     assert f.answering == {line_id("test/e2", 3)}
     assert pair_facts(store, people, [(ELV, MOX)])[(ELV, MOX)].answering == set()
     a, b, c = "char_1", "char_2", "char_3"
-    aside = _line("s/x", 2, a, "你很有天赋，一定会有那天的。")
-    hello = _line("s/x", 3, b, "嗨！你们在聊什么呢？")
-    mine = _line("s/y", 1, a, "今天的曲子你来挑吧，我都听你的。")
-    sure = _line("s/y", 2, b, "那就弹那首老歌。")
+    aside = _scan_line("s/x", 2, a, "你很有天赋，一定会有那天的。")
+    hello = _scan_line("s/x", 3, b, "嗨！你们在聊什么呢？")
+    mine = _scan_line("s/y", 1, a, "今天的曲子你来挑吧，我都听你的。")
+    sure = _scan_line("s/y", 2, b, "那就弹那首老歌。")
     f = PairFacts(a, b, turns=2, stage_turns=[("s/x", 1), ("s/y", 1)],
                   exchanges=[(aside, hello), (mine, sure)], answering={aside.line_id})  # fmt: skip
     assert pick_exchange(f, {a: "甲", b: "乙", c: "丙"}.get, 200) == [mine, sure]
@@ -343,8 +343,8 @@ def _two_exchanges(
     """Her exchange with him in the stage they talk in most, then one in another stage; she
     calls him by name in both."""
     a, b = "char_1", "char_2"
-    lines = [_line("s/x", 1, a, first[0]), _line("s/x", 2, b, first[1]),
-             _line("s/y", 1, a, second[0]), _line("s/y", 2, b, second[1])]  # fmt: skip
+    lines = [_scan_line("s/x", 1, a, first[0]), _scan_line("s/x", 2, b, first[1]),
+             _scan_line("s/y", 1, a, second[0]), _scan_line("s/y", 2, b, second[1])]  # fmt: skip
     f = PairFacts(a, b, turns=2, stage_turns=[("s/x", 3), ("s/y", 1)],
                   exchanges=[(lines[0], lines[1]), (lines[2], lines[3])],
                   vocative_lines=[lines[0], lines[2]], forms=[(his_name, 2)])  # fmt: skip
@@ -372,7 +372,7 @@ def test_her_curated_view_of_the_doctor_quotes_nothing():
     )  # fmt: skip
     facts = {
         (a, t): PairFacts(a, t, turns=1, stage_turns=[("s/x", 1)], exchanges=[(
-            _line("s/x", 1, a, "我一直相信你，这次也一样。"), _line("s/x", 2, t, "我知道。")
+            _scan_line("s/x", 1, a, "我一直相信你，这次也一样。"), _scan_line("s/x", 2, t, "我知道。")
         )])
         for t in (DOCTOR_ID, c)
     }  # fmt: skip
@@ -428,7 +428,7 @@ def test_a_pair_that_rarely_talks_is_never_said_to_talk_most_somewhere():
     event they share is where they are seen together, not where they talk."""
     a, b = "char_1", "char_2"
     e = Edge(a, b, "interaction", 0.7, ["interaction"], {"turns": 1}, [])
-    dots, hm = _line("s/x", 1, a, "……"), _line("s/x", 2, b, "嗯。")
+    dots, hm = _scan_line("s/x", 1, a, "……"), _scan_line("s/x", 2, b, "嗯。")
     f = PairFacts(a, b, turns=1, stage_turns=[("s/x", 1)], exchanges=[(dots, hm)],
                   events=[("灯塔篇", 1)])  # fmt: skip
     got = evidence_text(e, "甲", "乙", f)
@@ -451,14 +451,14 @@ def test_an_exchange_where_she_says_how_she_stands_comes_before_small_talk():
     line of hers does not win that way over an exchange with his answer."""
     a, b = "char_1", "char_2"
     name = {a: "甲", b: "乙"}.get
-    small = _line("s/x", 1, a, "今天的雨下得真大，路上全是积水。")
-    reply = _line("s/x", 2, b, "是啊，鞋都湿透了。")
-    stands = _line("s/y", 1, a, "不管别人怎么说，我都相信你会回来。")
-    back = _line("s/y", 2, b, "我答应过你的。")
+    small = _scan_line("s/x", 1, a, "今天的雨下得真大，路上全是积水。")
+    reply = _scan_line("s/x", 2, b, "是啊，鞋都湿透了。")
+    stands = _scan_line("s/y", 1, a, "不管别人怎么说，我都相信你会回来。")
+    back = _scan_line("s/y", 2, b, "我答应过你的。")
     f = PairFacts(a, b, turns=2, stage_turns=[("s/x", 3), ("s/y", 1)],
                   exchanges=[(small, reply), (stands, back)])  # fmt: skip
     assert pick_exchange(f, name, 200) == [stands, back]
-    silent = _line("s/y", 2, b, "......")
+    silent = _scan_line("s/y", 2, b, "......")
     f.exchanges = [(small, reply), (stands, silent)]  # his answer says nothing: left out
     assert pick_exchange(f, name, 200) == [small, reply]
 
@@ -481,7 +481,7 @@ def test_the_doctors_choice_is_never_quoted_as_what_he_said():
     name = {a: "甲", doctor: "博士"}.get
     choice = ScanLine("s/x", 1, doctor, "所以你更要做些什么了。;......;那你还好吗？", None,
                       "s/x#1:00000001", False)  # fmt: skip
-    answer = _line("s/x", 2, a, "我就是因为想做些什么才来的。")
+    answer = _scan_line("s/x", 2, a, "我就是因为想做些什么才来的。")
     f = PairFacts(a, doctor, turns=1, stage_turns=[("s/x", 1)], exchanges=[(choice, answer)])
     assert pick_exchange(f, name, 200) == [answer]
     one = ScanLine("s/x", 1, doctor, "我才刚坐下......", None, "s/x#1:00000001", False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from filelock import FileLock
-from rag_helpers import AMIYA, KALTS, build, make_rag, small_graph, story_edges_graph
+from support.rag_world import AMIYA, KALTS, build, make_rag, small_graph, story_edges_graph
 
 from arklore.core.errors import ConfigError
 from arklore.rag.embedders import (

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from rag_helpers import story_edges_graph, write_graph
+from support.rag_world import story_edges_graph, write_graph
 
 from arklore.graph.model import RelationGraph
 
@@ -95,7 +95,7 @@ def _build(home: Path, kill_after: float | None = None, after_batch: bool = Fals
 
 @pytest.mark.slow
 def test_kill_rag_build_at_random_points(home):
-    from rag_helpers import make_rag
+    from support.rag_world import make_rag
 
     rnd = random.Random(int(os.environ.get("ARKLORE_KILL_SEED", "7")))
     a, b = _version(1, 20), _version(2, 21)

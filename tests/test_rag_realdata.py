@@ -9,10 +9,11 @@ import random
 from pathlib import Path
 
 import pytest
-from rag_helpers import build
+from support.rag_world import build
 
 from arklore.core.tokens import count_tokens
-from arklore.rag.context import RelationRAG, spans_from_mentions
+from arklore.graph.named import spans_from_mentions
+from arklore.rag.context import RelationRAG
 from arklore.rag.embedders import HashEmbedder
 
 pytestmark = pytest.mark.realdata

@@ -4,7 +4,7 @@ distances-only query path (same ranking as the documents-returning one)."""
 from __future__ import annotations
 
 import pytest
-from rag_helpers import AMIYA, CHEN, HOSHI, SWIRE, build, make_rag, small_graph
+from support.rag_world import AMIYA, CHEN, HOSHI, SWIRE, build, make_rag, small_graph
 
 from arklore.rag.context import QUERY_MAX_CHARS, QUERY_SIDE, RelationRAG, query_window
 from arklore.rag.docs import RelationDoc

@@ -12,8 +12,8 @@ from urllib.parse import quote
 import orjson
 import pytest
 from fastapi.testclient import TestClient
-from llm_stub import Reply, StubServer, stub_env
-from service_kb import (
+from support.llm_stub import Reply, StubServer, stub_env
+from support.service_world import (
     AMIYA,
     CHEN,
     KALTS,

@@ -24,9 +24,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from service_kb import S1, SWIRE, kb_workspace, make_kb, write_swire_profile
+from support.service_world import S1, SWIRE, kb_workspace, make_kb, write_swire_profile
 
-from arklore.core.blocks import BLOCK_ORDER
+from arklore.chat.blocks import BLOCK_NAMES
 from arklore.service.app import create_app
 from arklore.service.web import cytoscape_installed, swagger_installed
 
@@ -170,7 +170,7 @@ def test_chat_preview_shows_the_blocks(server: str, page) -> None:
     blocks = page.eval_on_selector_all(
         ".turn:first-child .block", "els => els.map(e => e.dataset.block)"
     )
-    assert blocks == list(BLOCK_ORDER)
+    assert blocks == list(BLOCK_NAMES)
     first = page.inner_text(".turn:first-child")
     assert "阿米娅" in first and "tier B" in first and "【在场者之间的关系】" in first
     assert "tokens" in first and "T-1" in first

@@ -18,7 +18,7 @@ import schemathesis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
-from service_kb import kb_settings, make_kb
+from support.service_world import kb_settings, make_kb
 
 from arklore.service.app import create_app
 from arklore.workspace import Workspace

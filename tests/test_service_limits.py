@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from serve_proc import Served, served
-from service_kb import AMIYA, make_kb
+from support.serve_proc import Served, served
+from support.service_world import AMIYA, make_kb
 
 pytestmark = pytest.mark.slow
 

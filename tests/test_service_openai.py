@@ -22,9 +22,9 @@ import openai
 import orjson
 import pytest
 from fastapi.testclient import TestClient
-from llm_stub import TEST_KEY, Reply, StubServer
-from service_kb import kb_settings
-from sisters_kb import (
+from support.llm_stub import TEST_KEY, Reply, StubServer
+from support.service_world import kb_settings
+from support.sisters_world import (
     CLIFFHEART,
     PRAMANIX,
     SILVERASH,

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 from fastapi.testclient import TestClient
-from service_kb import (
+from support.service_world import (
     CHEN,
     HOSHI,
     S2,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serve_proc import served
-from service_kb import AMIYA, make_kb
+from support.serve_proc import served
+from support.service_world import AMIYA, make_kb
 
 pytestmark = pytest.mark.slow
 

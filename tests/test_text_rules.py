@@ -62,7 +62,7 @@ def test_a_title_the_tables_already_wrap_is_wrapped_once() -> None:
 def test_an_appearance_names_its_event_unless_the_event_is_its_title() -> None:
     """One rule (StageRef.heading) for the chat block, the appearance text of the CLI and
     HTTP memories: an operator record's event is its own title and is said once."""
-    from arklore.chat.facade import _appearance_head
+    from arklore.chat.blocks.memories import _appearance_head
     from arklore.events.appearances import Appearance
     from arklore.events.memories import MemoryItem, appearance_text
 

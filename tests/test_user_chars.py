@@ -1,7 +1,7 @@
 """The user's own .char files (ARKLORE_CHARS_DIR), whatever their names and in the design's
 spelling of the headings: what a chat injects, `arklore chars check`, never written to.
 
-The invented 银灰 world of ``sisters_kb``; every profile sentence here is made up.
+The invented 银灰 world of ``support.sisters_world``; every profile sentence here is made up.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from profiles_helpers import FIXTURES as PROFILE_TABLES
-from sisters_kb import (
+from support.profiles_world import FIXTURES as PROFILE_TABLES
+from support.sisters_world import (
     CLIFFHEART,
     PRAMANIX,
     SILVERASH,

@@ -1,6 +1,6 @@
 """verify-anchors checks what a chat can cite: matrix evidence, graph edges, index documents.
 
-An invented corpus (``corpus_tree``), a user matrix citing one of its lines, the graph built
+An invented corpus (``support.tree_world``), a user matrix citing one of its lines, the graph built
 from it and a relation index over the ``hash`` embedder; then the cited line is edited, or the
 matrix cites a line the stage does not hold, and the command must exit 5 naming the relation.
 """
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus_tree import avg_file, write_tree
+from support.tree_world import avg_file, write_tree
 
 from arklore.cli.app import main
 from arklore.core.errors import EXIT_FINDINGS

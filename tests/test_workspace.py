@@ -10,7 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from corpus_tree import make_workspace, write_tree
+from support.tree_world import make_workspace, write_tree
 
 import arklore
 from arklore.base.db import Migration, split_sql, table_columns
@@ -173,10 +173,6 @@ def test_commands_refuse_a_store_whose_last_ingest_did_not_finish(tmp_path: Path
 
 
 # -- one home for each rule ------------------------------------------------------------------
-def _line(no: int, speaker: str, text: str) -> Line:
-    return Line("t/s", no, LineKind.DIALOGUE, text, speaker=speaker, speaker_raw=speaker)
-
-
 @pytest.mark.parametrize(
     "text,addressee",
     [
@@ -261,7 +257,7 @@ def test_every_file_arklore_writes_goes_through_the_atomic_writer(tmp_path: Path
     graph, an export and the index pointer all have them."""
     import os
 
-    from rag_helpers import build, small_graph
+    from support.rag_world import build, small_graph
 
     from arklore.graph.io import save_graph
 

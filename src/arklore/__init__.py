@@ -5,13 +5,11 @@ ingest, checks) -> ``names`` -> ``llm`` -> ``extract`` -> ``graph`` -> ``rag``, 
 for plain data types and rules that do no I/O, ``base`` for I/O primitives, ``settings`` for
 every setting and ``workspace`` as the one composition root. The names in ``__all__`` are the
 public API (the README documents them); they are imported on first use, so importing one
-layer does not load the others.
+layer does not load the others; the package's namespace holds nothing else (a test reads its
+``vars``).
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import Any
+import importlib as _importlib
 
 __version__ = "0.4.6"
 
@@ -35,11 +33,11 @@ _PUBLIC: dict[str, str] = {
 __all__ = ["__version__", *sorted(_PUBLIC)]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'arklore' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 

@@ -20,7 +20,8 @@ from typing import Any
 from arklore.chat.turn import Turn
 from arklore.events.memories import Memories
 from arklore.names.matcher import Mention, MentionContext
-from arklore.rag.context import ANCHOR_K, CONTEXT_K, Relation, RelationRAG
+from arklore.rag.context import CONTEXT_K, Relation, RelationRAG
+from arklore.rag.docs import ANCHOR_K
 from arklore.settings import Settings
 from arklore.workspace import Workspace
 

@@ -178,14 +178,14 @@ def run_build(
     run("profiles", profile_inputs, profiles)
 
     def index() -> dict[str, Any]:
-        rep = ws.rag.build(no_llm=True, force=True, progress=progress)
+        rep = ws.build_index(no_llm=True, force=True, progress=progress)
         return {"documents": rep.documents, "embedded": rep.embedded, "cached": rep.cached,
                 "unchanged": rep.unchanged, "embedder": rep.embedder,
                 "by_source": rep.by_source}  # fmt: skip
 
     # the index's own digest: graph, names, profiles (every .char folder), embedder and its
     # document rules
-    index_inputs = ws.rag.inputs(no_llm=True)
+    index_inputs = ws.index_inputs(no_llm=True)
     if not ws.rag.built():
         state.forget(("index",))
     run("index", index_inputs, index)

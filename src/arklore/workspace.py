@@ -58,6 +58,7 @@ from arklore.profiles import schema as profiles_schema
 from arklore.profiles.facade import ProfilesFacade
 from arklore.rag import schema as rag_schema
 from arklore.rag.facade import RagFacade
+from arklore.rag.index import BuildReport
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
 
@@ -203,8 +204,6 @@ class Workspace:
             budget=st.rag_token_budget,
             chroma_host=st.chroma_host,
             chroma_port=st.chroma_port,
-            extra_documents=lambda graph: self.profiles.anchor_documents(graph),
-            extra_state=lambda: self.profiles.state(),
         )
         self.events = EventsFacade(
             store,
@@ -214,10 +213,8 @@ class Workspace:
             embedder=self.rag.embedder,
             embed_cache=paths.embed_cache,
             exports=paths.event_exports,
+            graph=self.graph,
             scenes=self.rag.scene_index,
-            named=lambda cid, text: self.chat.named(
-                self.chat.speaker(cid, check_manifest=False), text
-            ),
         )
         self.profiles = ProfilesFacade(
             store,
@@ -242,7 +239,6 @@ class Workspace:
             budgets=Budgets.from_settings(st),
             nickname=st.nickname,
             max_message_chars=st.max_message_chars,
-            tier_c_relations=st.tier_c_relations,
         )
         self.cards = CardsFacade(self.chat)
 
@@ -307,6 +303,45 @@ class Workspace:
         self.corpus.finish_ingest(run)
         self.reload()
         return report
+
+    def build_index(
+        self,
+        *,
+        embedder: str | None = None,
+        no_llm: bool = False,
+        force: bool = False,
+        graph_path: Path | None = None,
+        progress: Progress | None = None,
+    ) -> BuildReport:
+        """The relation index (:meth:`RagFacade.build`) with every profile's anchor documents
+        (:meth:`ProfilesFacade.anchor_documents`), passed in: the profiles are read only
+        when the index is built again, not when it is :meth:`~RagFacade.unchanged`."""
+        state = self.profiles.state()
+        if not force:
+            done = self.rag.unchanged(
+                extra_state=state, embedder=embedder, no_llm=no_llm, graph_path=graph_path
+            )
+            if done is not None:
+                return done
+        graph = self.graph.read(graph_path)
+        return self.rag.build(
+            extra_state=state,
+            extra_documents=self.profiles.anchor_documents(graph),
+            embedder=embedder,
+            no_llm=no_llm,
+            force=force,
+            graph_path=graph_path,
+            progress=progress,
+        )
+
+    def index_inputs(self, *, no_llm: bool = False) -> str:
+        """A digest of what :meth:`build_index` makes the index from (``arklore build``)."""
+        return self.rag.inputs(extra_state=self.profiles.state(), no_llm=no_llm)
+
+    def fingerprint(self) -> tuple[str, ...]:
+        """What a server compares to notice a rebuild under its home (an ingest, a graph or
+        an index build): the facades' own states of their files, cheap to read."""
+        return (self.corpus.state(), self.graph.state(), self.rag.state())
 
     def counts(self) -> dict[str, int]:
         """What the store holds (corpus and names)."""

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from arklore.core.errors import StoreError
 
@@ -153,7 +154,7 @@ class Database:
                 raise
             self.conn.execute("COMMIT")
 
-    def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return self.conn.execute(sql, params).fetchall()
 

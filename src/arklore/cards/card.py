@@ -132,7 +132,7 @@ def personality(p: Persona) -> str:
     return user_text(sec.text) if sec is not None else ""
 
 
-def quote_sources(p: Persona) -> list[str]:
+def _quote_sources(p: Persona) -> list[str]:
     sec = next((s for s in p.sections if s.title == QUOTES), None)
     if sec is None:
         return []
@@ -204,7 +204,7 @@ def relation_entry(me: str, r: RelationInput) -> BookEntry:
     )
 
 
-def memory_entry(me: str, m: MemoryInput) -> BookEntry:
+def _memory_entry(me: str, m: MemoryInput) -> BookEntry:
     head = f"【{me}的记忆：{m.event}】" if m.kind == "memories" else f"【{me}在{m.event}】"
     return BookEntry(
         keys=list(m.keys),
@@ -221,7 +221,7 @@ def memory_entry(me: str, m: MemoryInput) -> BookEntry:
     )
 
 
-def book_entries(inp: CardInputs) -> tuple[list[BookEntry], list[tuple[str, str]]]:
+def _book_entries(inp: CardInputs) -> tuple[list[BookEntry], list[tuple[str, str]]]:
     entries: list[BookEntry] = []
     skipped: list[tuple[str, str]] = []
     for r in inp.relations:
@@ -234,14 +234,14 @@ def book_entries(inp: CardInputs) -> tuple[list[BookEntry], list[tuple[str, str]
             why = "; ".join(f"{k}: {w}" for k, w in m.dropped_keys.items()) or "no title"
             skipped.append((f"memory {m.event}", f"no safe key ({why})"))
         else:
-            entries.append(memory_entry(inp.name, m))
+            entries.append(_memory_entry(inp.name, m))
     return entries, skipped
 
 
 # -- the card -------------------------------------------------------------------------------
 
 
-def creator_notes(inp: CardInputs, example_sources: list[str], example_kind: str) -> str:
+def _creator_notes(inp: CardInputs, example_sources: list[str], example_kind: str) -> str:
     p = inp.persona
     out = [
         f"由 arklore 从《明日方舟》剧情文本整理生成（{inp.char_id}）；图片只有名字，不含游戏美术。"
@@ -257,7 +257,7 @@ def creator_notes(inp: CardInputs, example_sources: list[str], example_kind: str
     if example_sources:
         what = "剧情原文场景" if example_kind == "scenes" else "语音"
         sources.append(f"对话示例（{what}）：" + "，".join(example_sources))
-    quotes = quote_sources(p)
+    quotes = _quote_sources(p)
     if quotes:
         sources.append("语录：" + "，".join(quotes))
     for r in inp.relations:
@@ -284,7 +284,7 @@ def assemble(
     fields of an earlier export to keep; ``keep_entry_extensions``: per entry key
     (``extensions.arklore.key``) the entry extension fields to keep."""
     examples, example_sources, example_kind = mes_example(inp.exemplars, inp.voices)
-    entries, skipped = book_entries(inp)
+    entries, skipped = _book_entries(inp)
     kept_entries = keep_entry_extensions or {}
     book = {
         "name": f"{inp.name}的人际与记忆",
@@ -317,7 +317,7 @@ def assemble(
         "scenario": "",
         "first_mes": user_text(inp.greeting.text) if inp.greeting else "",
         "mes_example": examples,
-        "creator_notes": creator_notes(inp, example_sources, example_kind),
+        "creator_notes": _creator_notes(inp, example_sources, example_kind),
         "system_prompt": "",
         "post_history_instructions": "",
         "alternate_greetings": [],
@@ -345,6 +345,7 @@ __all__ = [
     "description",
     "mes_example",
     "personality",
+    "relation_entry",
     "scene_example",
     "user_text",
 ]

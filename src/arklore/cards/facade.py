@@ -52,7 +52,6 @@ from arklore.graph.facade import GraphFacade
 from arklore.graph.strength import WORTH_DESCRIBING
 from arklore.names.evaluation import load_eval_set
 from arklore.names.facade import NamesFacade
-from arklore.profiles.charfile import TIER_C
 from arklore.profiles.facade import ProfilesFacade
 from arklore.rag.docs import ANCHOR_K
 from arklore.rag.facade import RagFacade
@@ -122,8 +121,9 @@ class CardsFacade:
     """Cards, lorebooks and their lint over the chat layer and the layers below."""
 
     def __init__(self, chat: ChatFacade, *, font: str | None = None) -> None:
-        """The layers below come through ``chat``, and with them the chat's settings (the
-        tier-C rule), so a card never disagrees with the chat it is made for."""
+        """The layers below come through ``chat``, and with them the chat's settings and
+        rules (the persona's tier decision), so a card never disagrees with the chat it is
+        made for."""
         self.chat = chat
         self.names: NamesFacade = chat.names
         self.graph: GraphFacade = chat.graph
@@ -164,7 +164,7 @@ class CardsFacade:
     # -- one card ----------------------------------------------------------------------------
     def _relations(self, cid: str, notes: list[str]) -> list[RelationInput]:
         p = self.profiles.persona(cid)
-        if p.tier == TIER_C and not self.chat.tier_c_relations:
+        if not p.relation_context:  # her persona's tier decision
             notes.append(
                 "没有 .char 档案（tier C）：按设计不写关系条目（ARKLORE_TIER_C_RELATIONS=1 可打开）"
             )

@@ -231,7 +231,7 @@ class KeyMaker:
         hosts = self._hosts.get(name)
         others = self._others_containing(name)
         if rules.classify(name) == "risky":
-            if name in self._bare and not hosts_inside(hosts) and not others:
+            if name in self._bare and not _hosts_inside(hosts) and not others:
                 return ""  # 吽: rarely a word on its own, and inside no word or name
             return "a single character" if len(name) == 1 else "a dictionary word"
         if hosts is not None and hosts.inside[1]:
@@ -335,7 +335,7 @@ class KeyMaker:
         return {pid: self.keys(pid) for pid in self.people}
 
 
-def hosts_inside(h: _Hosts | None) -> bool:
+def _hosts_inside(h: _Hosts | None) -> bool:
     return h is not None and h.inside[1] > 0
 
 

@@ -108,11 +108,11 @@ def strip_card(data: bytes) -> bytes:
     return SIGNATURE + b"".join(c.encode() for c in kept)
 
 
-def b64(text: str) -> str:
+def _b64(text: str) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
-def unb64(text: str, where: str) -> str:
+def _unb64(text: str, where: str) -> str:
     try:
         return base64.b64decode(text, validate=True).decode("utf-8")
     except (ValueError, UnicodeDecodeError) as exc:
@@ -123,7 +123,7 @@ def embed(image: bytes, v2_json: str, v3_json: str) -> bytes:
     """``image`` with the card: old card chunks removed, ``chara`` (V2) then ``ccv3`` (V3)
     inserted before ``IEND``, as SillyTavern writes them."""
     kept = [c for c in chunks(image) if (_keyword(c) or "").lower() not in CARD_KEYS]
-    new = [text_chunk(V2_KEY, b64(v2_json)), text_chunk(V3_KEY, b64(v3_json))]
+    new = [text_chunk(V2_KEY, _b64(v2_json)), text_chunk(V3_KEY, _b64(v3_json))]
     return SIGNATURE + b"".join(c.encode() for c in [*kept[:-1], *new, kept[-1]])
 
 
@@ -132,7 +132,7 @@ def card_texts(data: bytes, where: str = "PNG") -> dict[str, str]:
     found = {k.lower(): v for k, v in text_chunks(data, where).items() if k.lower() in CARD_KEYS}
     if not found:
         raise CardFileError(f"{where}: the PNG holds no chara or ccv3 text chunk")
-    return {k: unb64(v, where) for k, v in found.items()}
+    return {k: _unb64(v, where) for k, v in found.items()}
 
 
 # -- the image ----------------------------------------------------------------------------------

@@ -2,10 +2,10 @@
 
 :meth:`arklore.chat.facade.ChatFacade.turn` resolves the operator (any name the alias table
 knows; the manifest may make her "not available"), checks the message size, and builds the
-blocks, in this order:
+blocks (one module each, :mod:`arklore.chat.blocks`), in this order:
 
 * **persona** -- the sections of her ``.char`` profile her tier allows;
-* **doctor** -- her view of the Doctor, every turn (:mod:`arklore.chat.doctor`);
+* **doctor** -- her view of the Doctor, every turn (:mod:`arklore.chat.blocks.doctor`);
 * **relations** -- her strongest relations (anchors, top 3) and her view of the people the
   message names (contextual, top 2), without the people the other memory layer already
   recalled (``l3_targets``) or who are present in a group chat (the group block covers them);
@@ -14,7 +14,7 @@ blocks, in this order:
 * **group** -- in a group chat (two or more operators present, ``participants``), each
   present operator's relations with the others.
 
-Each block fits its own budget (settings, see :class:`~arklore.chat.facade.Budgets`) and
+Each block fits its own budget (settings, see :class:`~arklore.chat.context.Budgets`) and
 says why it is empty when it is; the total of the whole system prompt is reported.
 """
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -92,7 +92,9 @@ def ingest(
         raise typer.Exit(EXIT_PARTIAL)
 
 
-def print_problems(errors: list[dict], parse_warnings: list[dict], warnings: list[str]) -> None:
+def print_problems(
+    errors: list[dict[str, Any]], parse_warnings: list[dict[str, Any]], warnings: list[str]
+) -> None:
     """Files that failed (and whether an older version is kept), parse warnings, table warnings."""
     for e in errors[:20]:
         kept = " (kept the version ingested before)" if e.get("kept_previous") else ""

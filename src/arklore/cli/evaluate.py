@@ -6,7 +6,7 @@ This module owns its Typer app (the ``eval`` group), registered in :mod:`arklore
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -63,7 +63,7 @@ def fidelity_cmd(
     ws = workspace()
     store = ws.corpus.store()
 
-    def turn(operator: str, message: str) -> dict:
+    def turn(operator: str, message: str) -> dict[str, Any]:
         return ws.chat.turn(operator, message).to_dict()
 
     report = score(items, turn, store_line_speaker(store, ws.names))

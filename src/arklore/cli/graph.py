@@ -27,7 +27,7 @@ from arklore.graph.strength import contributions
 app = group("graph", "The relation graph (no LLM needed).")
 
 
-def print_build(report: dict) -> None:
+def print_build(report: dict[str, Any]) -> None:
     c = report["counts"]
     console.print(
         f"graph: {c['nodes']:,} nodes ({c['operator_nodes']} operators, "

@@ -66,7 +66,7 @@ def rag_build(
             console.print(f"relation descriptions: {est.line()}", highlight=False)
         return
     with progress_bar(not json) as progress:
-        report = workspace().rag.build(
+        report = workspace().build_index(
             embedder=embedder, no_llm=no_llm, force=force, graph_path=graph, progress=progress
         )
     if json:

@@ -25,10 +25,7 @@ RELATIONS = "relations"
 MEMORIES = "memories"
 GROUP = "group"
 EXEMPLARS = "exemplars"
-BLOCK_ORDER: tuple[str, ...] = (PERSONA, DOCTOR, RELATIONS, MEMORIES, GROUP, EXEMPLARS)
-"""The order blocks appear in a system prompt: who she is, how she stands with the Doctor
-(the chat is with the Doctor), her people, what she lived through, who is present, and last,
-nearest the conversation, examples of how she talks."""
+"""The blocks' names; the order a prompt shows them in is :data:`arklore.chat.blocks.BLOCK_ORDER`."""
 
 
 UNTITLED = "一段无标题的剧情"

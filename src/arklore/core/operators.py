@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(slots=True)
@@ -33,4 +34,4 @@ class Alias:
     alias: str
     char_id: str
     source: str  # registry | appellation | alternate_form | handbook | portrait | avatar | user
-    evidence: dict = field(default_factory=dict)  # e.g. {"share": 0.93, "lines": 412}
+    evidence: dict[str, Any] = field(default_factory=dict)  # e.g. {"share": 0.93, "lines": 412}

@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arklore.core.errors import ArkloreError, DataNotFoundError
 from arklore.core.model import Line, Source, Stage, content_hash, parse_line_id
@@ -96,7 +97,7 @@ class AnchorReport:
             out[d.kind] += 1
         return dict(out)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "anchors": self.anchors,
             "stages_checked": self.stages_checked,

@@ -9,13 +9,19 @@ files) one ingested from other checkouts than the settings name.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arklore.base.db import Migration
-from arklore.core.errors import DataRootsChangedError, IncompleteIngestError, NotIngestedError
+from arklore.core.errors import (
+    ArkloreError,
+    DataRootsChangedError,
+    IncompleteIngestError,
+    NotIngestedError,
+)
 from arklore.corpus import anchors, crosscheck
 from arklore.corpus.ingest import IngestReport, tables_fingerprint
 from arklore.corpus.ingest import ingest as ingest_corpus
@@ -90,6 +96,17 @@ class CorpusFacade:
                 raise DataRootsChangedError(
                     f"the store was ingested from {var}={was}, but {var} is now {now_s}"
                 )
+
+    def state(self) -> str:
+        """The last finished ingest run, as ``<id>:<finished at>`` ("" before the first, or
+        while a store is being rebuilt): what a server compares to notice a new ingest."""
+        if not self.exists():
+            return ""
+        try:
+            run = self.store().last_ingest_run()
+        except (ArkloreError, sqlite3.Error):  # being rebuilt: compare next time
+            return ""
+        return f"{run.id}:{run.finished_at}" if run is not None else ""
 
     def version(self) -> str:
         """What the corpus holds, as a short hash: every stored stage's content hash and the

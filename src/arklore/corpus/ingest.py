@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -57,9 +58,9 @@ class SourceReport:
 @dataclass
 class IngestReport:
     sources: dict[str, SourceReport] = field(default_factory=dict)
-    errors: list[dict] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
     #: {"source", "path", "warnings": [...]} per stage read with parse warnings
-    parse_warnings: list[dict] = field(default_factory=list)
+    parse_warnings: list[dict[str, Any]] = field(default_factory=list)
     post_processed: bool = False
     seconds: float = 0.0
     counts: dict[str, int] = field(default_factory=dict)
@@ -70,7 +71,7 @@ class IngestReport:
     def changed(self) -> bool:
         return any(r.added or r.updated or r.removed for r in self.sources.values())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "sources": {k: vars(v) for k, v in self.sources.items()},
             "errors": self.errors,

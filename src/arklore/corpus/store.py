@@ -555,7 +555,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _line_row(source: str, ln: Line) -> tuple:
+def _line_row(source: str, ln: Line) -> tuple[Any, ...]:
     options = (
         orjson.dumps([list(ln.options), list(ln.option_values)]).decode() if ln.options else None
     )
@@ -577,7 +577,7 @@ def _line_row(source: str, ln: Line) -> tuple:
     )
 
 
-def _row_line(r: Iterable) -> Line:
+def _row_line(r: Iterable[Any]) -> Line:
     (
         stage_path,
         line_no,

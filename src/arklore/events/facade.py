@@ -25,7 +25,10 @@ from arklore.events import store as events_db
 from arklore.events.appearances import Appearance
 from arklore.events.memories import Memories, MemoryService
 from arklore.events.timeline import Timeline, build_timeline
+from arklore.extract.events import TASK as EVENTS_TASK
 from arklore.extract.facade import ExtractFacade, RunOptions, run_stages
+from arklore.graph.facade import GraphFacade
+from arklore.graph.named import named_ids
 from arklore.llm import Estimate
 from arklore.llm.access import LLMAccess
 from arklore.llm.runs import Progress
@@ -47,15 +50,15 @@ class EventsFacade:
         embedder: Callable[[], Embedder],
         embed_cache: Path,
         exports: Path,
+        graph: GraphFacade,
         scenes: Callable[[], ExemplarIndex] | None = None,
-        named: Callable[[str, str], list[str]] | None = None,
     ) -> None:
-        """``scenes``: her scene windows (the rag layer's), for her lines in memories;
-        ``named``: (operator id, message) -> the people the message names as graph nodes
-        (the chat's one rule; without it, the operators the names layer finds)."""
+        """``graph``: who a message names (:meth:`GraphFacade.named_spans`, the rule every
+        block of a turn shares); ``scenes``: her scene windows (the rag layer's), for her
+        lines in memories."""
         self._store = store
         self._scenes = scenes
-        self._named = named
+        self.graph = graph
         self.names = names
         self.extract_layer = extract
         self._llm = llm
@@ -222,14 +225,10 @@ class EventsFacade:
         )
 
     def named(self, char_id: str, text: str) -> list[str]:
-        """The people ``text`` names (graph nodes), by the rule the workspace wired in."""
+        """The people ``text`` names for her (graph nodes), by the one rule of a turn."""
         if not text.strip():
             return []
-        if self._named is not None:
-            return self._named(char_id, text)
-        family = set(self.names.family(char_id))
-        found = (self.names.family(c)[0] for c in self.names.mentioned(text))
-        return list(dict.fromkeys(c for c in found if c not in family))
+        return named_ids(self.graph.named_spans(char_id, text))
 
     def has_memories(self, char_id: str) -> bool:
         return self.memory_service().has_memories(self.names.family(char_id))
@@ -260,7 +259,7 @@ class EventsFacade:
         return report
 
     def extract_dry_run(self, stage_paths: list[str], progress: Progress | None = None) -> Estimate:
-        return runner.dry_run(self._store(), stage_paths, self._llm.prices(runner.TASK), progress)
+        return runner.dry_run(self._store(), stage_paths, self._llm.prices(EVENTS_TASK), progress)
 
     def review(self, stage: str, *, html: bool = False) -> str:
         """Every extracted event of a stage with its memories, verdicts and lines."""

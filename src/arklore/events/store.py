@@ -112,13 +112,13 @@ _MEMORY_COLUMNS = (
 )  # fmt: skip
 
 
-def _event_row(e: CheckedEvent) -> tuple:
+def _event_row(e: CheckedEvent) -> tuple[Any, ...]:
     d = e.to_dict()
     d["stage_path"] = d.pop("stage")
     return tuple(_j(d[c]) if c in _EVENT_JSON else d[c] for c in _EVENT_COLUMNS)
 
 
-def _memory_rows(e: CheckedEvent) -> list[tuple]:
+def _memory_rows(e: CheckedEvent) -> list[tuple[Any, ...]]:
     return [
         (
             e.stage, e.idx, pos, m.actor, m.written_as, m.actor_id, int(m.doctor), m.text,
@@ -189,7 +189,7 @@ def revision(store: Store) -> tuple[int, float]:
     return int(n), float(last or 0.0)
 
 
-def _row_event(row: tuple, memories: list[CheckedMemory]) -> CheckedEvent:
+def _row_event(row: tuple[Any, ...], memories: list[CheckedMemory]) -> CheckedEvent:
     d = dict(zip(_EVENT_COLUMNS, row, strict=True))
     for c in _EVENT_JSON:
         d[c] = orjson.loads(d[c])
@@ -198,7 +198,7 @@ def _row_event(row: tuple, memories: list[CheckedMemory]) -> CheckedEvent:
     return CheckedEvent(**d, memories=memories)
 
 
-def _row_memory(row: tuple) -> CheckedMemory:
+def _row_memory(row: tuple[Any, ...]) -> CheckedMemory:
     d = dict(zip(_MEMORY_COLUMNS, row, strict=True))
     for c in ("stage_path", "event_idx", "pos"):
         d.pop(c)

@@ -14,6 +14,7 @@ from arklore.corpus.store import Store
 from arklore.extract import review as relations_review
 from arklore.extract import runner
 from arklore.extract import store as edges_db
+from arklore.extract.relations import TASK
 from arklore.llm import Estimate
 from arklore.llm.access import LLMAccess
 from arklore.llm.runs import Progress, TaskRunReport
@@ -79,7 +80,7 @@ class ExtractFacade:
         self, stage_paths: list[str], progress: Progress | None = None
     ) -> Estimate:
         """Tokens and cost of extracting ``stage_paths``; nothing is sent."""
-        return runner.dry_run(self._store(), stage_paths, self._llm.prices(runner.TASK), progress)
+        return runner.dry_run(self._store(), stage_paths, self._llm.prices(TASK), progress)
 
     def review(self, stage: str, *, html: bool = False, context: int = 2) -> str:
         """Every extracted edge of a stage with its evidence lines marked, as text or HTML."""

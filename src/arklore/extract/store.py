@@ -48,11 +48,11 @@ def _decode(name: str, value: Any) -> Any:
     return value
 
 
-def _edge_row(stage_path: str, chunk: int, idx: int, e: GatedEdge) -> tuple:
+def _edge_row(stage_path: str, chunk: int, idx: int, e: GatedEdge) -> tuple[Any, ...]:
     return (stage_path, chunk, idx, *(_encode(n, getattr(e, n)) for n in _RECORD_FIELDS))
 
 
-def _row_edge(row: tuple) -> GatedEdge:
+def _row_edge(row: tuple[Any, ...]) -> GatedEdge:
     values = dict(zip(COLUMNS, row, strict=True))
     return GatedEdge(
         stage=values["stage_path"], **{n: _decode(n, values[n]) for n in _RECORD_FIELDS}

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from arklore.core.predicates import PREDICATE_FAMILY
 from arklore.corpus.store import Store
@@ -47,12 +48,12 @@ class _Inputs:
     pairs: interaction.Pairs = field(default_factory=dict)
     story: dict[story.StoryKey, story.StoryRelation] = field(default_factory=dict)
     npc_names: dict[str, str] = field(default_factory=dict)
-    report: dict = field(default_factory=dict)
+    report: dict[str, Any] = field(default_factory=dict)
 
 
 def read_user_files(
     people: People, matrix_path: Path | None, import_paths: Iterable[Path]
-) -> tuple[list[Curated], dict]:
+) -> tuple[list[Curated], dict[str, Any]]:
     """Validate the matrix and every import file; raises InputFileError on the first problem."""
     resolve = people.user_node
     mpath = matrix_path if matrix_path is not None else default_matrix_path()

@@ -33,14 +33,8 @@ def graph_citations(graph: RelationGraph, kind: str = "graph") -> Iterator[Citat
         if not e.evidence_line_ids:
             continue
         label = (
-            f"{kind}: {node_name(graph, e.source)} -> {node_name(graph, e.target)} "
+            f"{kind}: {graph.node_name(e.source)} -> {graph.node_name(e.target)} "
             f"({e.predicate}, {'+'.join(e.origins)})"
         )
         for line_id in e.evidence_line_ids:
             yield line_id, label
-
-
-def node_name(graph: RelationGraph, node_id: str) -> str:
-    """A node's display name (an id the graph lacks: the id, without ``npc:``)."""
-    node = graph.nodes.get(node_id)
-    return node.name if node else node_id.removeprefix("npc:")

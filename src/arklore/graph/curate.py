@@ -184,9 +184,9 @@ class CandidateReport:
 
 @dataclass(slots=True)
 class _Acc:
-    signals: Counter = field(default_factory=Counter)
-    words: Counter = field(default_factory=Counter)
-    word_sides: Counter = field(default_factory=Counter)  # (word, "by"|"to")
+    signals: Counter[str] = field(default_factory=Counter)
+    words: Counter[str] = field(default_factory=Counter)
+    word_sides: Counter[tuple[str, str]] = field(default_factory=Counter)  # (word, "by"|"to")
     evidence: list[EvidenceItem] = field(default_factory=list)
     archive: list[ArchiveSentence] = field(default_factory=list)
 
@@ -287,7 +287,9 @@ class _Scan:
                     break
 
 
-def _archive(scan: _Scan, handbook: dict | None, me: str, npc_names: dict[str, str]) -> None:
+def _archive(
+    scan: _Scan, handbook: dict[str, Any] | None, me: str, npc_names: dict[str, str]
+) -> None:
     """Archive sentences of X naming Y (archive_by) and of Y naming X (archive_to)."""
     if not handbook:
         return
@@ -353,7 +355,7 @@ def candidates(
     who: str,
     *,
     graph: RelationGraph | None = None,
-    handbook: dict | None = None,
+    handbook: dict[str, Any] | None = None,
     limit: int = 15,
     per_signal: int = 3,
     only: str | None = None,
@@ -444,7 +446,7 @@ def _name(nid: str, people: People, graph: RelationGraph | None, npc: dict[str, 
     return people.operator_name(nid)
 
 
-def load_handbook(excel_root: Path | None) -> dict | None:
+def load_handbook(excel_root: Path | None) -> dict[str, Any] | None:
     """The parsed ``handbook_info_table.json`` under ``excel_root``, or None without it."""
     if excel_root is None:
         return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from arklore.core.model import DOCTOR, DOCTOR_NAMES, NICKNAME_TOKEN, Line, LineKind, parse_line_id
 from arklore.corpus.store import Store
@@ -168,7 +169,7 @@ def keep_checked(
     curated: list[Curated],
     store: Store,
     people: People,
-    report: dict,
+    report: dict[str, Any],
     *,
     require_evidence: Iterable[str] = (),
 ) -> list[Curated]:

@@ -77,7 +77,7 @@ class PairFacts:
 
 @dataclass(slots=True)
 class _Said:
-    forms: Counter = field(default_factory=Counter)
+    forms: Counter[str] = field(default_factory=Counter)
     lines: list[ScanLine] = field(default_factory=list)
 
 
@@ -117,7 +117,7 @@ def pair_facts(
     turns: dict[tuple[str, str], list[tuple[ScanLine, ScanLine]]] = defaultdict(list)  # sorted
     answering: dict[tuple[str, str], set[str]] = defaultdict(set)  # (see PairFacts.answering)
     said: dict[tuple[str, str], _Said] = defaultdict(_Said)  # (speaker, addressee)
-    speakers: dict[str, Counter] = defaultdict(Counter)  # stage -> node -> dialogue lines
+    speakers: dict[str, Counter[str]] = defaultdict(Counter)  # stage -> node -> dialogue lines
     first_line: dict[tuple[str, str], str] = {}  # (stage, node) -> its first dialogue line
     for ln in lines:
         if ln.node is not None and ln.dialogue:
@@ -184,9 +184,10 @@ def pair_facts(
     by_first: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for key in unordered:
         by_first[key[0]].append(key)
-    shared: Counter = Counter()
+    shared: Counter[tuple[str, str]] = Counter()
     first_shared: dict[tuple[str, str], str] = {}  # pair -> a stage both speak in
-    said_lines: Counter = Counter()  # (speaker, other) -> speaker's lines in shared stages
+    # (speaker, other) -> speaker's lines in shared stages
+    said_lines: Counter[tuple[str, str]] = Counter()
     for stage, nodes in speakers.items():
         for node in nodes:
             for key in by_first.get(node, ()):
@@ -226,7 +227,7 @@ def pair_facts(
             f.b_answers = f.turns - f.a_answers
             per_stage = Counter(prev.stage_path for prev, _ in both)
             f.stage_turns = sorted(per_stage.items(), key=lambda x: (-x[1], x[0]))
-            per_event: Counter = Counter()
+            per_event: Counter[str] = Counter()
             for stage, n in per_stage.items():
                 if stage in events:
                     per_event[events[stage]] += n

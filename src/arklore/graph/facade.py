@@ -13,7 +13,7 @@ import hashlib
 import pickle
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
@@ -43,7 +43,7 @@ from arklore.graph.interaction import load_spoken
 from arklore.graph.io import FORMATS_READ, load_graph, loads_graph, save_graph
 from arklore.graph.matrix import default_matrix_path, load_matrix
 from arklore.graph.model import GRAPH_FORMAT, Edge, RelationGraph
-from arklore.graph.named import Span, people_named
+from arklore.graph.named import Span, named_spans, spans_from_mentions
 from arklore.graph.people import People
 from arklore.names.facade import NamesFacade
 
@@ -119,6 +119,30 @@ class GraphFacade:
 
     def current_or_none(self) -> RelationGraph | None:
         return self.current() if self.exists() else None
+
+    def read(self, path: Path | None = None) -> RelationGraph:
+        """The graph saved at ``path`` (None: the saved graph, :meth:`current`)."""
+        return load_graph(path) if path is not None else self.current()
+
+    def state(self) -> str:
+        """The saved graph file's size and modification time ("" with none): what a server
+        compares to notice a graph build."""
+        try:
+            st = self.path.stat()
+        except OSError:
+            return ""
+        return f"{st.st_size}:{st.st_mtime_ns}"
+
+    def incoming(self, node: str, *, min_strength: float = 0.0, limit: int = 30) -> list[Edge]:
+        """The others' views of ``node``: each one's strongest edge to it (at least
+        ``min_strength``), strongest first (ties: by id), at most ``limit``."""
+        best: dict[str, Edge] = {}
+        for e in self.current().in_edges(node):
+            if e.strength >= min_strength and (
+                e.source not in best or e.strength > best[e.source].strength
+            ):
+                best[e.source] = e
+        return sorted(best.values(), key=lambda e: (-e.strength, e.source))[:limit]
 
     def people(self) -> People:
         """Names -> graph node ids (registry, alias table and corpus speakers)."""
@@ -367,10 +391,17 @@ class GraphFacade:
         return pair_facts(store, people, [pair], lines=lines)[pair]
 
     # -- people a message names --------------------------------------------------------------
-    def people_named(self, node: str, text: str, operator_spans: Iterable[Span]) -> list[Span]:
-        """Who ``text`` names for ``node`` (:func:`arklore.graph.named.people_named`: operators
-        from ``operator_spans``, people of the graph by name, kinship and role words)."""
-        return people_named(self.current(), node, text, operator_spans)
+    def named_spans(self, char_id: str, text: str) -> list[Span]:
+        """Who ``text`` names for operator ``char_id``, with where
+        (:func:`arklore.graph.named.named_spans`): operators by any alias (an ambiguous name:
+        the candidates she has a relation with), people of her graph by their name, and
+        kinship and role words resolved to the people her relations name (陈「舅舅…」->
+        魏彦吾); her own forms and the Doctor left out. The one rule of a turn's blocks and
+        of her memories."""
+        graph = self.current_or_none()
+        node = graph.resolve(char_id) if graph is not None else None
+        ops = spans_from_mentions(self.names.find_mentions)(text)
+        return named_spans(graph, node, self.names.family(char_id), text, ops)
 
     # -- citations ---------------------------------------------------------------------------
     def citations(self, matrices: Sequence[Path], notes: list[str]) -> Iterator[Citation]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -42,11 +43,11 @@ class GraphNotBuiltError(ArkloreError):
     default_hint = "run `arklore graph build` first"
 
 
-def _node_dict(n: Node) -> dict:
+def _node_dict(n: Node) -> dict[str, Any]:
     return {"id": n.id, "name": n.name, "kind": n.kind, "faction": dict(sorted(n.faction.items()))}
 
 
-def edge_record(e: Edge) -> dict:
+def edge_record(e: Edge) -> dict[str, Any]:
     """An edge as written to relation_graph.json (and shown by ``--json`` commands)."""
     return {
         "source": e.source,

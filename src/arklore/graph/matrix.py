@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from arklore.base.userfiles import read_user_text
 from arklore.core.errors import InputFileError
@@ -133,7 +134,7 @@ def check_record(
     )  # fmt: skip
 
 
-def _evidence(path: str, where: str, value: list) -> list[str]:
+def _evidence(path: str, where: str, value: list[Any]) -> list[str]:
     """1-3 distinct, well-formed line ids (``<stage_path>#<line_no>:<8 hex>``)."""
     at = f"{where} key 'evidence'"
     if not 1 <= len(value) <= MAX_EVIDENCE:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from arklore.core.kinship import description_bond
 from arklore.core.predicates import OTHER, bond_rank
@@ -54,7 +55,7 @@ class Edge:
     predicate: str  # a core.predicates name, or "interaction"
     strength: float  # [0, 1], see arklore.graph.strength
     origins: list[str]  # "matrix" | "import" | "story" | "interaction" | "mention"
-    signals: dict  # the numbers that produced strength (arklore.graph.strength.SIGNALS)
+    signals: dict[str, int]  # the numbers that produced strength (arklore.graph.strength.SIGNALS)
     evidence_line_ids: list[str]
     description: str | None = None  # matrix text as written (else the import label), else None
     stages: list[str] = field(default_factory=list)
@@ -67,7 +68,7 @@ FORM_MIN_STAGES = 2
 """Stages of that form a person must share with her to claim one."""
 
 
-def _rank_key(e: Edge) -> tuple:
+def _rank_key(e: Edge) -> tuple[float, str, str]:
     return (-e.strength, e.target, e.predicate)
 
 
@@ -109,7 +110,12 @@ def evidence_volume(e: Edge) -> int:
     return int(sum(s.get(k, 0) or 0 for k in keys))
 
 
-def anchor_key(e: Edge, target_name: str) -> tuple:
+AnchorKey = tuple[int, int, float, int, str, str, str]
+"""What :func:`anchor_key` sorts by: (standing, bond, -strength, -evidence volume, name,
+predicate, target id)."""
+
+
+def anchor_key(e: Edge, target_name: str) -> AnchorKey:
     """The anchor order: how the relation is known (:func:`standing`), then the kind of bond
     (:func:`bond`), then the evidence (strength, then its volume), then the person's name;
     never the id text (``char_…`` would always beat ``npc:…``)."""
@@ -126,11 +132,11 @@ class RelationGraph:
         edges: Iterable[Edge] = (),
         *,
         alternates: dict[str, str] | None = None,
-        meta: dict | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         self.nodes: dict[str, Node] = dict(nodes or {})
         self.alternates: dict[str, str] = dict(alternates or {})  # alternate id -> base id
-        self.meta: dict = dict(meta or {})  # build report; saved and loaded verbatim
+        self.meta: dict[str, Any] = dict(meta or {})  # build report; saved and loaded verbatim
         self._edges: list[Edge] = list(edges)
         self._pair: dict[tuple[str, str], list[Edge]] | None = None
         self._out: dict[str, list[Edge]] | None = None
@@ -181,6 +187,11 @@ class RelationGraph:
 
     def edges(self) -> Iterator[Edge]:
         return iter(self._edges)
+
+    def node_name(self, node_id: str) -> str:
+        """A node's display name (an id the graph lacks: the id, without ``npc:``)."""
+        node = self.nodes.get(node_id)
+        return node.name if node else node_id.removeprefix("npc:")
 
     def resolve(self, who: str) -> str | None:
         """A node id, alternate-form id or exact node name -> node id (None when unknown)."""
@@ -236,7 +247,7 @@ class RelationGraph:
         if hit is None:
             nodes = self.nodes
 
-            def key(e: Edge) -> tuple:
+            def key(e: Edge) -> AnchorKey:
                 node = nodes.get(e.target)
                 return anchor_key(e, node.name if node else e.target)
 

@@ -33,8 +33,9 @@ entry 星熊与博士交集不多 for it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
+from typing import Any
 
 from arklore.core.kinship import (
     BY_NAME,
@@ -53,8 +54,45 @@ from arklore.names.rules import RuleConfig, classify, decide
 Span = tuple[str, int, int]
 """(graph node id, start, end) of one mention in the message."""
 
+MentionFinder = Callable[[str], list[Span]]
+"""Text -> operator mentions as (char id, start, end); an ambiguous name: one per candidate."""
+
 NPC_RULES = RuleConfig(bare_rare=False)
 """The names layer's person-context rules for NPC names that are also words (see module doc)."""
+
+
+def spans_from_mentions(find: Callable[[str], Iterable[Any]]) -> MentionFinder:
+    """A :data:`MentionFinder` over a mention matcher's ``find`` (the names layer's): an
+    ambiguous surface yields every candidate (the rules below keep those she knows)."""
+
+    def spans(text: str) -> list[Span]:
+        out: list[Span] = []
+        for m in find(text):
+            for cid in (m.char_id,) if m.char_id else m.candidates:
+                out.append((cid, m.start, m.end))
+        return out
+
+    return spans
+
+
+def named_spans(
+    graph: RelationGraph | None,
+    node: str | None,
+    family: Sequence[str],
+    text: str,
+    operator_spans: Iterable[Span],
+) -> list[Span]:
+    """Who ``text`` names for the operator of ``family`` (her forms) and graph ``node``: the
+    one rule every block of a turn shares (:func:`people_named`), her forms left out.
+    Without a graph or a node of hers: the operators the names layer resolves (a name several
+    operators share is nobody, never a pick)."""
+    ops = [s for s in operator_spans if s[0] not in family]
+    if graph is None or node is None:
+        found: dict[tuple[int, int], list[str]] = {}
+        for cid, start, end in ops:
+            found.setdefault((start, end), []).append(cid)
+        return [(ids[0], s, e) for (s, e), ids in found.items() if len(ids) == 1]
+    return [x for x in people_named(graph, node, text, ops) if x[0] not in family]
 
 
 def people_named(

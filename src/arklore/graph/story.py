@@ -11,6 +11,7 @@ name for ``character`` parties (an NPC id); offices, roles and unnamed speakers 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from arklore.core.predicates import BASIS_RANK, PREDICATE_FAMILY
 from arklore.corpus.store import Store
@@ -48,7 +49,7 @@ class ExtractedRow:
     object_kind: str
     object_id: str | None
     basis: str | None
-    evidence: list[dict]  # [{line_id, supports, ...}]
+    evidence: list[dict[str, Any]]  # [{line_id, supports, ...}]
 
 
 def load_rows(store: Store) -> list[ExtractedRow]:

@@ -5,9 +5,17 @@ retries, a cost ledger and a resumable batch runner. Settings come from
 from arklore.llm.config import LLMConfig, Prices
 from arklore.llm.estimate import Estimate, estimate
 from arklore.llm.jobs import Job, JobsSummary, JobStore, run_jobs
-from arklore.llm.ledger import CostLedger, CostSummary, format_cost_line
+from arklore.llm.ledger import CostLedger, format_cost_line
 from arklore.llm.service import LLM
-from arklore.llm.types import ChatBackend, ChatModel, ChatRequest, ChatResult, LLMFiles, Usage
+from arklore.llm.types import (
+    ChatBackend,
+    ChatModel,
+    ChatRequest,
+    ChatResult,
+    CostSummary,
+    LLMFiles,
+    Usage,
+)
 
 __all__ = [
     "LLM",

@@ -20,8 +20,8 @@ from arklore.core.text import strip_json_fence
 from arklore.llm.cache import ResponseCache, cache_key
 from arklore.llm.client import OpenAIChatModel
 from arklore.llm.config import LLMConfig
-from arklore.llm.ledger import CostLedger, CostSummary, format_cost_line
-from arklore.llm.types import ChatBackend, ChatRequest, ChatResult, LLMFiles, Usage
+from arklore.llm.ledger import CostLedger, format_cost_line
+from arklore.llm.types import ChatBackend, ChatRequest, ChatResult, CostSummary, LLMFiles, Usage
 
 log = logging.getLogger("arklore.llm")
 
@@ -280,7 +280,7 @@ def _backoff(cfg: LLMConfig) -> Callable[[RetryCallState], float]:
     """Exponential backoff; a server's Retry-After wins when longer, capped at backoff_max."""
 
     def wait(state: RetryCallState) -> float:
-        delay = min(cfg.backoff_max, cfg.backoff_initial * 2 ** (state.attempt_number - 1))
+        delay: float = min(cfg.backoff_max, cfg.backoff_initial * 2 ** (state.attempt_number - 1))
         exc = state.outcome.exception() if state.outcome else None
         retry_after = getattr(exc, "retry_after", None)
         if retry_after:

@@ -22,10 +22,10 @@ class Shape(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True)
 
 
-S = TypeVar("S", bound=Shape)
+_S = TypeVar("_S", bound=Shape)
 
 
-def validate_shape(shape: type[S], data: Any) -> S:
+def validate_shape(shape: type[_S], data: Any) -> _S:
     """Validate already-decoded JSON (what the LLM service passes a schema callable)."""
     try:
         return shape.model_validate(data)
@@ -33,7 +33,7 @@ def validate_shape(shape: type[S], data: Any) -> S:
         raise ResponseShapeError(f"wrong shape: {exc.errors()[0]}") from None
 
 
-def decode_shape(shape: type[S], content: str) -> S:
+def decode_shape(shape: type[_S], content: str) -> _S:
     """Raw reply text -> validated shape; ResponseShapeError on non-JSON or wrong shape."""
     try:
         data = orjson.loads(strip_json_fence(content))

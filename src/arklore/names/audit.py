@@ -72,7 +72,7 @@ class Suspect:
     candidates: list[str] = field(default_factory=list)
 
 
-def audit(store: Store, user_aliases: Sequence[Alias] = ()) -> dict:
+def audit(store: Store, user_aliases: Sequence[Alias] = ()) -> dict[str, Any]:
     table = load_alias_table(store, user_aliases)
     ops = load_operators(store)
     auto = ahocorasick.Automaton()

@@ -51,11 +51,12 @@ def stored_registry(store: Store) -> Registry:
 
 def registry_warnings(store: Store) -> list[str]:
     """What the last rebuild could not read (optional tables missing or unreadable)."""
-    return orjson.loads(get_meta(store, "registry_warnings") or "[]")
+    warnings: list[str] = orjson.loads(get_meta(store, "registry_warnings") or "[]")
+    return warnings
 
 
 def operator_count(store: Store) -> int:
-    return store.conn.execute("SELECT count(*) FROM operators").fetchone()[0]
+    return int(store.conn.execute("SELECT count(*) FROM operators").fetchone()[0])
 
 
 def rebuild_names(

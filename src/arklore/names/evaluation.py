@@ -89,7 +89,7 @@ def operators_from_excel(excel_root: str | Path) -> list[Operator]:
     except Exception:  # noqa: BLE001 - fall back to the minimal reader below
         pass
 
-    def table(name: str) -> dict:
+    def table(name: str) -> dict[str, Any]:
         p = root / f"{name}.json"
         return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from arklore.core.operators import Alias
 
@@ -145,7 +146,7 @@ def portrait_aliases(
     own_names: Mapping[str, str] | None = None,
     min_lines: int = MIN_LINES,
     min_share: float = MIN_SHARE,
-) -> tuple[list[Alias], dict[str, dict]]:
+) -> tuple[list[Alias], dict[str, dict[str, Any]]]:
     """From (speaker, portrait, lines) counts, the aliases that pass the thresholds, and the
     statistics of every speaker that had an operator portrait (for audits). ``exchanges``:
     (speaker, portrait, next speaker, their portrait, times) of consecutive lines;
@@ -162,13 +163,13 @@ def portrait_aliases(
         if speaker and parts is not None and cid is not None:
             shown.append((speaker, cid, parts[1], lines))
     not_hers = _pictures_of_others(shown, own_names or {}, base_of or {})
-    counts: dict[str, Counter] = defaultdict(Counter)
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
     for speaker, cid, code, lines in shown:
         if (cid, code) not in not_hers:
             counts[speaker][cid] += lines
     talks = _talks_with_her(exchanges, by_number, own_names or {}, base_of or {})
     aliases: list[Alias] = []
-    stats: dict[str, dict] = {}
+    stats: dict[str, dict[str, Any]] = {}
     for speaker, c in counts.items():
         total = sum(c.values())
         (top, top_n), *rest = c.most_common(2)

@@ -229,8 +229,8 @@ def build_registry(excel_root: Path, chardict: Path | None = None) -> Registry:
     handbook = table("handbook_info_table")
     teams = table("handbook_team_table")
 
-    patch_chars: dict[str, dict] = patch.get("patchChars") or {}
-    book: dict[str, dict] = handbook.get("handbookDict") or {}
+    patch_chars: dict[str, dict[str, Any]] = patch.get("patchChars") or {}
+    book: dict[str, dict[str, Any]] = handbook.get("handbookDict") or {}
     skin_names = _skin_model_names(skins)
     codes = {cid: c for cid, e in book.items() if (c := _code_name(e))}
     astr: dict[str, str] = {}
@@ -284,8 +284,8 @@ _REQUIRED_HINT = (
 
 def _pick_name(
     cid: str,
-    chars: dict[str, dict],
-    patch_chars: dict[str, dict],
+    chars: dict[str, dict[str, Any]],
+    patch_chars: dict[str, dict[str, Any]],
     astr: dict[str, str],
     codes: dict[str, str],
     skin_names: dict[str, str],
@@ -303,7 +303,7 @@ def _pick_name(
 
 
 def _link_alternates(
-    ops: dict[str, Operator], groups: dict[str, list[str]], patch_infos: dict[str, dict]
+    ops: dict[str, Operator], groups: dict[str, list[str]], patch_infos: dict[str, dict[str, Any]]
 ) -> None:
     """spCharGroups: key = base; char_patch_table.infos: ``default`` = base."""
     families: list[tuple[str, list[str], str]] = [
@@ -331,7 +331,7 @@ _OPENING = re.compile(r"^\s*" + _NAME + r"[，,]")
 _REAL_NAME = re.compile(r"本名" + _NAME)
 
 
-def archive_names(entry: dict | None) -> list[dict[str, Any]]:
+def archive_names(entry: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Names an operator's archive gives in prose, with where and how often: the name her
     客观履历 opens with (``玛莉娅·临光，来自卡西米尔的……``; when the opening is her code name
     followed by a name, ``鞭刃佐菲娅，……``, that name) and any ``本名……``; for a full name also

@@ -50,6 +50,7 @@ from arklore.profiles.inputs import TASK_D_SOURCES, OperatorInputs
 from arklore.profiles.persona import Persona, persona
 from arklore.profiles.quotes import (
     QuoteSource,
+    StoryLine,
     VoiceLine,
     normalize_ws,
     voice_index,
@@ -277,7 +278,7 @@ class ProfilesFacade:
         index = self._voice_index()
         forms = list(dict.fromkeys([cid, *self.names.family(cid)]))
         voices = [index.get(c, []) for c in forms]
-        story: list = []
+        story: list[StoryLine] = []
         if not any(voices):
             by_op = profile_sources.story_lines(self._store(), forms)
             story = sorted(

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from arklore.graph.interaction import PairStats, ScanLine
 from arklore.graph.mentions import story_mention_hook
-from arklore.graph.model import INTERACTION, RelationGraph
+from arklore.graph.model import INTERACTION, Edge, RelationGraph
 from arklore.graph.people import People
 
 
@@ -56,7 +56,7 @@ def candidates_from_graph(
 ) -> list[RelationCandidate]:
     """Her out-edges with mention signals, most mentioned first (an alternate-form id reads
     her base node: the graph folds forms)."""
-    by_target: dict[str, list] = {}
+    by_target: dict[str, list[Edge]] = {}
     for e in graph.out_edges(char_id):
         if e.signals.get("mentions") or e.signals.get("voice_mentions"):
             by_target.setdefault(e.target, []).append(e)

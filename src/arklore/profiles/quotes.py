@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from arklore.core.text import goes_on
 
@@ -188,7 +188,7 @@ class StoryLine:
         return f"{STORY}:{self.line_id}"
 
 
-def voice_owner(word: Mapping) -> str | None:
+def voice_owner(word: Mapping[str, Any]) -> str | None:
     """The form a voice line belongs to: its ``wordKey`` without a ``#<n>`` voice-set
     suffix, else its ``charId`` (阿米娅's guard form's lines carry the base ``charId`` and
     their own ``wordKey``)."""
@@ -199,7 +199,7 @@ def voice_owner(word: Mapping) -> str | None:
     return cid if isinstance(cid, str) else None
 
 
-def voice_index(charword_table: Mapping | None) -> dict[str, list[VoiceLine]]:
+def voice_index(charword_table: Mapping[str, Any] | None) -> dict[str, list[VoiceLine]]:
     """Every voice line of ``charword_table.json`` (already parsed) by the form it belongs
     to, each list in voiceIndex order: one pass for all operators."""
     words = (charword_table or {}).get("charWords") or {}
@@ -224,7 +224,9 @@ def voice_index(charword_table: Mapping | None) -> dict[str, list[VoiceLine]]:
     return out
 
 
-def voice_lines_from_table(charword_table: Mapping | None, char_id: str) -> list[VoiceLine]:
+def voice_lines_from_table(
+    charword_table: Mapping[str, Any] | None, char_id: str
+) -> list[VoiceLine]:
     """Her voice lines from ``charword_table.json`` (already parsed), in voiceIndex order."""
     return voice_index(charword_table).get(char_id, [])
 

@@ -76,7 +76,7 @@ def save_results(store: Store, results: Iterable[TaskResult]) -> None:
         )
 
 
-def _row(row: tuple) -> TaskResult:
+def _row(row: tuple[Any, ...]) -> TaskResult:
     task, cid, status, reason, output, findings, model, fp, updated = row
     return TaskResult(
         task, cid, status, reason, orjson.loads(output), orjson.loads(findings), model, fp, updated

@@ -62,7 +62,7 @@ class ReviewEntry:
     findings: list[str] = field(default_factory=list)  # other items a gate dropped or added
     relation_sample: list[str] = field(default_factory=list)  # her relation documents, 10%
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def needs_attention(self) -> bool:
@@ -228,7 +228,7 @@ class Queue:
     def html(self) -> str:
         return markdown_to_html(self.markdown())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "seed": self.seed,
             "entries": [e.to_dict() for e in self.entries],

@@ -15,6 +15,8 @@ No model: skipped.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import field_validator
 
 from arklore.core.model import DOCTOR
@@ -109,7 +111,7 @@ def apply(inp: OperatorInputs, parsed: PeopleResponse, *, model: str) -> TaskRes
     """Items checked one by one; the failing ones dropped and reported."""
     docs = {d.doc_id: d for d in docs_for(inp)}
     targets = {d.target_id for d in docs.values()}
-    people: list[dict] = []
+    people: list[dict[str, Any]] = []
     findings: list[str] = []
     done: set[str] = set()
     for p in parsed.people:

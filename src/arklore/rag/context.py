@@ -27,7 +27,7 @@ from typing import Any
 
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.graph.model import Edge, RelationGraph
-from arklore.graph.named import Span, people_named
+from arklore.graph.named import MentionFinder, Span, people_named
 from arklore.rag.docs import (
     ANCHOR_CORE,
     ANCHOR_K,
@@ -46,26 +46,10 @@ QUERY_SIDE = 24  # characters kept either side of each name for the query embedd
 QUERY_MAX_CHARS = 96  # e5's cost grows with the tokens: ~1 token per Chinese character
 SENTENCE_END = frozenset("。！？!?；;…\n")
 
-MentionFinder = Callable[[str], list[Span]]
-"""Text -> operator mentions as (char id, start, end); an ambiguous name: one per candidate."""
 WeakView = Callable[[str, Edge], "RelationDoc | None"]
 """(her node, her edge to someone) -> her view of that person built for the turn, or None."""
 WEAK_CACHE = 4096
 """Weak-contact views kept per process (cleared when full or when the index changes)."""
-
-
-def spans_from_mentions(find: Callable[[str], Iterable[Any]]) -> MentionFinder:
-    """A :data:`MentionFinder` over a mention matcher's ``find``: an ambiguous surface yields
-    every candidate (the context keeps those the operator has relations with)."""
-
-    def spans(text: str) -> list[Span]:
-        out: list[Span] = []
-        for m in find(text):
-            for cid in (m.char_id,) if m.char_id else m.candidates:
-                out.append((cid, m.start, m.end))
-        return out
-
-    return spans
 
 
 @dataclass(slots=True)

@@ -58,7 +58,8 @@ def _normalise(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=np.float32)
     norms = np.linalg.norm(m, axis=-1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms
+    unit: np.ndarray = m / norms
+    return unit
 
 
 class HashEmbedder:
@@ -120,7 +121,7 @@ class E5SmallEmbedder:
     def token_count(self, text: str, *, query: bool = True) -> int:
         """Tokens the model runs for ``text`` (prefix and special tokens included): the cost
         of an embedding grows with it."""
-        return self._model.token_count(text, query)
+        return int(self._model.token_count(text, query))
 
 
 BGE_MODEL = "BAAI/bge-small-zh-v1.5"
@@ -166,7 +167,8 @@ class BgeSmallZhEmbedder:
         return self._encode(list(texts))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([BGE_QUERY_INSTRUCTION + text])[0]
+        row: np.ndarray = self._encode([BGE_QUERY_INSTRUCTION + text])[0]
+        return row
 
 
 MAX_E5_THREADS = 8

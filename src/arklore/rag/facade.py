@@ -27,12 +27,12 @@ from arklore.graph.evidence import FACTS_VERSION
 from arklore.graph.facade import GraphFacade
 from arklore.graph.io import load_graph
 from arklore.graph.model import Edge, RelationGraph
-from arklore.graph.named import Span
+from arklore.graph.named import Span, spans_from_mentions
 from arklore.llm import Estimate, estimate
 from arklore.llm.access import LLMAccess
 from arklore.names.facade import NamesFacade
 from arklore.rag import describe
-from arklore.rag.context import RelationContext, RelationRAG, spans_from_mentions
+from arklore.rag.context import RelationContext, RelationRAG
 from arklore.rag.docs import (
     DOCS_VERSION,
     RelationDoc,
@@ -51,12 +51,12 @@ from arklore.rag.index import (
     doc_citations,
     live_documents,
     make_client,
+    pointer_path,
     read_pointer,
 )
 from arklore.rag.validate import validate as validate_docs
 
 Progress = Callable[[str, int, int], None]
-ExtraDocs = Callable[[RelationGraph], list[RelationDoc]]
 
 NO_INDEX = (
     "no relation index yet: only her strongest relations are shown, none chosen for the "
@@ -81,8 +81,6 @@ class RagFacade:
         budget: int = 800,
         chroma_host: str | None = None,
         chroma_port: int = 8000,
-        extra_documents: ExtraDocs | None = None,
-        extra_state: Callable[[], str] | None = None,
     ) -> None:
         self.root = root
         self.graph = graph
@@ -94,8 +92,6 @@ class RagFacade:
         self.e5_threads = e5_threads
         self.budget = budget
         self.chroma_host, self.chroma_port = chroma_host, chroma_port
-        self._extra = extra_documents or (lambda graph: [])
-        self._extra_state = extra_state or (lambda: "")  # what the extra documents depend on
         self._embedders: dict[str, Embedder] = {}
         self._chroma: Any = None
         self._chroma_lock = threading.Lock()  # chromadb's client registry is not thread-safe
@@ -163,36 +159,63 @@ class RagFacade:
         except ArkloreError:
             return None
 
+    def unchanged(
+        self,
+        *,
+        extra_state: str = "",
+        embedder: str | None = None,
+        no_llm: bool = False,
+        graph_path: Path | None = None,
+    ) -> BuildReport | None:
+        """The live index's report when everything its documents are made from is what it
+        was built from (the graph file, the corpus and names, ``extra_state``: what the
+        documents of other layers are made from, the embedder, the document rules), else
+        None: the answer takes about a process start, not a corpus pass."""
+        t0 = time.perf_counter()
+        gpath = graph_path or self.graph.path
+        if not gpath.is_file():
+            load_graph(gpath)  # the one error for a graph never built, with what to do
+        inputs = self._inputs(file_sha(gpath) or "no graph", extra_state, embedder, no_llm)
+        ptr = read_pointer(self.root)
+        if ptr is None or ptr.get("inputs") != inputs:
+            return None
+        return BuildReport(
+            collection=str(ptr.get("collection")), unchanged=True,
+            documents=int(ptr.get("doc_count") or 0), cached=int(ptr.get("doc_count") or 0),
+            embedder=str(ptr.get("embedder")), embedder_version=str(ptr.get("embedder_version")),
+            content_hash=str(ptr.get("content_hash")), errors_path=str(self.rejects),
+            seconds=round(time.perf_counter() - t0, 3),
+            timings={"inputs": round(time.perf_counter() - t0, 4)},
+        )  # fmt: skip
+
     def build(
         self,
         *,
+        extra_state: str = "",
+        extra_documents: Sequence[RelationDoc] = (),
         embedder: str | None = None,
         no_llm: bool = False,
         force: bool = False,
         graph_path: Path | None = None,
         progress: Progress | None = None,
     ) -> BuildReport:
-        """Relation documents from the graph (and extracted relations) -> a new Chroma
-        collection, switched in atomically. When everything the documents are made from is
-        what the live index was built from (the graph file, the corpus and names, the
-        profiles, the embedder, the document rules) nothing is read or embedded: the answer
-        takes about a process start, not a corpus pass."""
+        """Relation documents from the graph (and extracted relations), with
+        ``extra_documents`` (another layer's, made from ``extra_state``) -> a new Chroma
+        collection, switched in atomically; nothing read or embedded when :meth:`unchanged`
+        (unless ``force``). The workspace's :meth:`~arklore.workspace.Workspace.build_index`
+        passes every profile's anchor documents."""
         t0 = time.perf_counter()
+        if not force:
+            done = self.unchanged(
+                extra_state=extra_state, embedder=embedder, no_llm=no_llm, graph_path=graph_path
+            )
+            if done is not None:
+                return done
         gpath = graph_path or self.graph.path
         if not gpath.is_file():
             load_graph(gpath)  # the one error for a graph never built, with what to do
         fingerprint = file_fingerprint(gpath)
-        inputs = self._inputs(str(fingerprint["sha256"]), embedder, no_llm)
-        ptr = read_pointer(self.root)
-        if not force and ptr is not None and ptr.get("inputs") == inputs:
-            return BuildReport(
-                collection=str(ptr.get("collection")), unchanged=True,
-                documents=int(ptr.get("doc_count") or 0), cached=int(ptr.get("doc_count") or 0),
-                embedder=str(ptr.get("embedder")), embedder_version=str(ptr.get("embedder_version")),
-                content_hash=str(ptr.get("content_hash")), errors_path=str(self.rejects),
-                seconds=round(time.perf_counter() - t0, 3),
-                timings={"inputs": round(time.perf_counter() - t0, 4)},
-            )  # fmt: skip
+        inputs = self._inputs(str(fingerprint["sha256"]), extra_state, embedder, no_llm)
         t = time.perf_counter()
         graph = load_graph(gpath) if graph_path is not None else self.graph.current()
         graph_s = time.perf_counter() - t
@@ -223,7 +246,7 @@ class RagFacade:
                 store=self._store_or_none(),
                 describer=describer,
                 facts=facts,
-                extra_documents=self._extra(graph),
+                extra_documents=list(extra_documents),
                 force=force,
                 progress=progress,
                 client_factory=self.chroma,  # made on a side thread while embedding runs
@@ -241,6 +264,7 @@ class RagFacade:
     def inputs(
         self,
         *,
+        extra_state: str = "",
         embedder: str | None = None,
         no_llm: bool = False,
         graph_path: Path | None = None,
@@ -248,10 +272,10 @@ class RagFacade:
         """A digest of everything the documents are made from: what :meth:`build` compares
         with the live index's, and what ``arklore build`` records for its index step."""
         gpath = graph_path or self.graph.path
-        return self._inputs(file_sha(gpath) or "no graph", embedder, no_llm)
+        return self._inputs(file_sha(gpath) or "no graph", extra_state, embedder, no_llm)
 
-    def _inputs(self, graph_sha: str, embedder: str | None, no_llm: bool) -> str:
-        """A digest of everything the documents are made from (see :meth:`build`)."""
+    def _inputs(self, graph_sha: str, extra_state: str, embedder: str | None, no_llm: bool) -> str:
+        """A digest of everything the documents are made from (see :meth:`unchanged`)."""
         try:
             names = self.names.state()
             # the story documents read the kept extracted edges themselves (notes, stages)
@@ -264,7 +288,7 @@ class RagFacade:
             graph_sha,
             names,
             extracted,
-            self._extra_state(),
+            extra_state,
             embedder_signature(embedder or self.embedder_name),
             "llm" if (not no_llm and self._llm.configured(describe.TASK)) else "no-llm",
         ]
@@ -280,11 +304,6 @@ class RagFacade:
             requests, prices=self._llm.prices(describe.TASK),
             expected_output_tokens=describe.MAX_TOKENS,
         )  # fmt: skip
-
-    def operator_spans(self, message: str) -> list[Span]:
-        """The operators ``message`` names, as (char id, start, end), every candidate of an
-        ambiguous name (the names layer's matcher): what :func:`people_named` starts from."""
-        return spans_from_mentions(self.names.find_mentions)(message)
 
     def documents(
         self, sources: Sequence[str], views: Iterable[str] | None = None
@@ -354,6 +373,14 @@ class RagFacade:
         return self.scene_index().fresh()
 
     # -- state -------------------------------------------------------------------------------
+    def state(self) -> str:
+        """The live index's pointer file's modification time ("" with none): what a server
+        compares to notice an index build (a new collection switched in)."""
+        try:
+            return str(pointer_path(self.root).stat().st_mtime_ns)
+        except OSError:
+            return ""
+
     def built(self) -> bool:
         return read_pointer(self.root) is not None
 

@@ -76,7 +76,8 @@ def make_client(root: Path, host: str | None = None, port: int = 8000) -> Any:
 
 def read_pointer(root: Path) -> dict[str, Any] | None:
     try:
-        return orjson.loads(pointer_path(root).read_bytes())
+        pointer: dict[str, Any] = orjson.loads(pointer_path(root).read_bytes())
+        return pointer
     except FileNotFoundError:
         return None
     except orjson.JSONDecodeError as exc:  # cannot happen with atomic writes, but say so
@@ -340,13 +341,13 @@ def _prune(root: Path, client: Any, keep: set[str | None], report: BuildReport) 
         if name.startswith(COLLECTION_PREFIX + "__") and name not in keep:
             client.delete_collection(name)
             report.removed_collections.append(name)
-    remove_orphan_segments(root)
+    _remove_orphan_segments(root)
 
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
-def remove_orphan_segments(root: Path) -> list[str]:
+def _remove_orphan_segments(root: Path) -> list[str]:
     """Segment folders under ``root/chroma`` that no segment of the embedded Chroma refers to
     (Chroma 1.x keeps a deleted collection's vector folder on disk). Only folders named like a
     segment id are considered; nothing is removed when Chroma's catalogue cannot be read."""
@@ -461,9 +462,12 @@ __all__ = [
     "RagIndexError",
     "Rejected",
     "build_index",
+    "content_hash",
+    "disk_bytes",
     "doc_citations",
     "live_documents",
     "make_client",
     "open_active",
+    "pointer_path",
     "read_pointer",
 ]

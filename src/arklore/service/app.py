@@ -14,6 +14,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
@@ -78,7 +79,7 @@ def create_app(workspace: Workspace, *, warm_up: bool = True, turn_processes: in
     web.mount(app)
     generated = app.openapi
 
-    def openapi() -> dict:
+    def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             app.openapi_schema = guard.document_rules(generated())
         return app.openapi_schema

@@ -48,16 +48,11 @@ def category(e: Edge) -> str:
     return "interaction"
 
 
-def node_name(graph: RelationGraph, nid: str) -> str:
-    node = graph.nodes.get(nid)
-    return node.name if node else nid.removeprefix("npc:")
-
-
 def node_dict(graph: RelationGraph, nid: str) -> dict[str, Any]:
     node = graph.nodes.get(nid)
     return {
         "id": nid,
-        "name": node_name(graph, nid),
+        "name": graph.node_name(nid),
         "kind": node.kind if node else ("npc" if nid.startswith("npc:") else "operator"),
         "faction": dict(node.faction) if node else {},
     }
@@ -66,9 +61,9 @@ def node_dict(graph: RelationGraph, nid: str) -> dict[str, Any]:
 def edge_dict(graph: RelationGraph, e: Edge, text: str | None = None) -> dict[str, Any]:
     return {
         "source": e.source,
-        "source_name": node_name(graph, e.source),
+        "source_name": graph.node_name(e.source),
         "target": e.target,
-        "target_name": node_name(graph, e.target),
+        "target_name": graph.node_name(e.target),
         "predicate": e.predicate,
         "strength": e.strength,
         "category": category(e),
@@ -127,7 +122,9 @@ class CitationIndex:
             return self._by_line
 
 
-def line_dict(ln: Any, cited: Iterable[Edge] = (), graph: RelationGraph | None = None) -> dict:
+def line_dict(
+    ln: Any, cited: Iterable[Edge] = (), graph: RelationGraph | None = None
+) -> dict[str, Any]:
     out = {
         "line_no": ln.line_no,
         "line_id": ln.line_id,
@@ -140,8 +137,8 @@ def line_dict(ln: Any, cited: Iterable[Edge] = (), graph: RelationGraph | None =
     }
     if graph is not None:
         out["cited_by"] = [
-            {"source": e.source, "source_name": node_name(graph, e.source), "target": e.target,
-             "target_name": node_name(graph, e.target), "predicate": e.predicate,
+            {"source": e.source, "source_name": graph.node_name(e.source), "target": e.target,
+             "target_name": graph.node_name(e.target), "predicate": e.predicate,
              "category": category(e)}
             for e in cited
         ]  # fmt: skip
@@ -158,7 +155,7 @@ def evidence(
     """Each cited line with ``context`` lines either side, the cited one flagged; a line id
     whose stage no longer has that line (same number and content hash) is marked stale."""
     out = []
-    by_stage: dict[str, list] = {}
+    by_stage: dict[str, list[Any]] = {}
     for lid in list(dict.fromkeys(line_ids))[:limit]:
         try:
             path, no, _ = parse_line_id(lid)

@@ -47,7 +47,7 @@ TOKEN_BUCKETS = (0, 25, 50, 100, 200, 300, 400, 600, 800, 1200, 2000)
 
 def multiprocess_mode() -> bool:
     """Whether prometheus_client was imported with ``PROMETHEUS_MULTIPROC_DIR`` set."""
-    return values.ValueClass.__name__ != "MutexValue"
+    return bool(values.ValueClass.__name__ != "MutexValue")
 
 
 class Metrics:
@@ -117,7 +117,8 @@ class Metrics:
     def exposition(self) -> tuple[bytes, str]:
         if multiprocess_mode():
             reg = CollectorRegistry()
-            multiprocess.MultiProcessCollector(reg)
+            # prometheus_client ships this class without annotations
+            multiprocess.MultiProcessCollector(reg)  # type: ignore[no-untyped-call]
             return generate_latest(reg), CONTENT_TYPE_LATEST
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
@@ -129,14 +130,14 @@ class MetricsMiddleware:
         self.app = app
         self.metrics = metrics
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         t0 = time.perf_counter()
         status = 500
 
-        async def send_wrapper(message: dict) -> None:
+        async def send_wrapper(message: dict[str, Any]) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]

@@ -56,6 +56,7 @@ from arklore.chat.session import CHAT_MAX_TOKENS, CHAT_TASK, CHAT_TEMPERATURE
 from arklore.chat.turn import Turn
 from arklore.core.errors import ArkloreError, ConfigError
 from arklore.llm.relay import ChatRelay, RelayError
+from arklore.service import turns
 from arklore.service.errors import (
     BodyTooLarge,
     ServiceError,
@@ -437,7 +438,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Res
     message, history = split_messages(body.messages)
     check_participants(st, body.model, body.participants)
     turn = await turn_runner(request).run(
-        "turn", body.model, message, history, body.participants, body.l3_targets
+        turns.turn, body.model, message, history, body.participants, body.l3_targets
     )
     request.app.state.metrics.observe_turn(turn)
     messages = [{"role": "system", "content": turn.system_prompt}, *body.messages]

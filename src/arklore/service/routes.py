@@ -21,6 +21,7 @@ from arklore.chat.session import CHAT_TASK, chat_request
 from arklore.core.errors import ArkloreError, LLMError
 from arklore.core.text import check_message
 from arklore.service import graphview as gv
+from arklore.service import turns
 from arklore.service.errors import ErrorOut, ServiceError, json_response
 from arklore.service.models import (
     RelationContextOut,
@@ -65,7 +66,7 @@ async def post_turn(body: TurnRequest, request: Request) -> Response:
         authorize(request, st.ws.settings)
     history = [h.model_dump() for h in body.history]
     turn = await turn_runner(request).run(
-        "turn", body.operator, body.message, history, body.participants, body.l3_targets
+        turns.turn, body.operator, body.message, history, body.participants, body.l3_targets
     )
     request.app.state.metrics.observe_turn(turn)
     out: dict[str, Any] = turn.to_dict()
@@ -116,7 +117,7 @@ async def post_relation_context(body: RelationContextRequest, request: Request) 
     context`` gives it: what a chat calls every turn when it assembles its own prompt."""
     service_state(request)
     sp, ctx = await turn_runner(request).run(
-        "relation_context", body.operator, body.message, body.l3_targets, body.budget
+        turns.relation_context, body.operator, body.message, body.l3_targets, body.budget
     )
     request.app.state.metrics.observe_relations(
         "relation_context", not ctx.text, len(ctx.contextual)
@@ -170,15 +171,7 @@ def get_relations(
         "categories": list(gv.CATEGORIES),
     }
     if incoming:
-        best: dict[str, Any] = {}
-        for e in graph.edges():
-            if (
-                e.target == node
-                and e.strength >= min_strength
-                and (e.source not in best or e.strength > best[e.source].strength)
-            ):
-                best[e.source] = e
-        ins = sorted(best.values(), key=lambda e: (-e.strength, e.source))[:limit]
+        ins = st.ws.graph.incoming(node, min_strength=min_strength, limit=limit)
         result["in"] = [gv.edge_dict(graph, e) for e in ins]
     return json_response(result)
 

@@ -3,9 +3,10 @@ knowledge base without a restart.
 
 A rebuild (``arklore ingest``, ``graph build``, ``rag build``) writes new files under the same
 ``ARKLORE_HOME``; every request first calls :meth:`ServiceState.watch`, which compares (at most
-once per :data:`WATCH_INTERVAL`) the graph file, the index pointer and the last finished
-ingest run with what it loaded, and drops the workspace's cached handles when one changed:
-the next request loads the new ones. Requests already running finish on the old handles.
+once per :data:`WATCH_INTERVAL`) the workspace's fingerprint (:meth:`Workspace.fingerprint`:
+the last finished ingest run, the graph file, the index pointer) with what it loaded, and
+drops the workspace's cached handles when it changed: the next request loads the new ones.
+Requests already running finish on the old handles.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from arklore.chat.session import CHAT_TASK
 from arklore.core.errors import ArkloreError
 from arklore.llm import LLM
 from arklore.llm.relay import ChatRelay
-from arklore.rag.index import open_active, pointer_path
+from arklore.rag.index import open_active
 from arklore.service.graphview import CitationIndex
 from arklore.workspace import Workspace
 
@@ -36,19 +37,12 @@ def service_state(request: Request) -> ServiceState:
     return st
 
 
-def _mtime(path: Any) -> int | None:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return None
-
-
 class ServiceState:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.citations = CitationIndex()
         self._lock = threading.Lock()
-        self._stamp: tuple[Any, ...] | None = None
+        self._stamp: tuple[str, ...] | None = None
         self._checked = 0.0
         self._llm: LLM | None = None
         self._relay: ChatRelay | None = None
@@ -57,14 +51,8 @@ class ServiceState:
         self.reloads = 0
 
     # -- rebuilds ----------------------------------------------------------------------------
-    def stamp(self) -> tuple[Any, ...]:
-        ws = self.ws
-        run = None
-        if ws.paths.db.exists():
-            with contextlib.suppress(Exception):  # a store being rebuilt: compare next time
-                r = ws.corpus.store().last_ingest_run()
-                run = (r.id, r.finished_at) if r is not None else None
-        return (_mtime(ws.paths.graph), _mtime(pointer_path(ws.paths.rag)), run)
+    def stamp(self) -> tuple[str, ...]:
+        return self.ws.fingerprint()
 
     def watch(self) -> None:
         now = time.monotonic()

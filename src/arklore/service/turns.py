@@ -11,9 +11,12 @@ its own workspace over the same ``ARKLORE_HOME`` (following rebuilds as the serv
 its event loop only parses, routes and writes. With 0 processes the thread pool is used: what
 :func:`~arklore.service.app.create_app` does by default (tests, programs embedding the app).
 
-The jobs (:data:`JOBS`) are plain functions of a workspace, the same in both modes; what they
-return (a :class:`~arklore.chat.turn.Turn`, a relation context) and raise (any
-:class:`~arklore.core.errors.ArkloreError`) crosses the process boundary unchanged.
+The jobs are plain module-level functions of a workspace (:func:`turn`,
+:func:`relation_context`), the same in both modes: :meth:`TurnRunner.run` takes the function
+itself, so mypy checks every call's arguments and result, and a worker process gets it by
+reference (it pickles by name). What they return (a :class:`~arklore.chat.turn.Turn`, a
+relation context) and raise (any :class:`~arklore.core.errors.ArkloreError`) crosses the
+process boundary unchanged.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -62,11 +65,8 @@ def _ready(ws: Workspace) -> None:
     """Nothing: answering it shows a worker process has started and warmed up."""
 
 
-JOBS: dict[str, Callable[..., Any]] = {
-    "turn": turn,
-    "relation_context": relation_context,
-    "ready": _ready,
-}
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 # -- inside a worker process -----------------------------------------------------------------
@@ -87,16 +87,18 @@ def _start(settings: Settings) -> None:
     _CHILD.warm_up()
 
 
-def _run(job: str, args: tuple[Any, ...]) -> Any:
+def _run(job: Callable[..., R], args: tuple[Any, ...], kwargs: dict[str, Any]) -> R:
+    """``job(workspace, *args, **kwargs)`` in a worker process (``job`` came by reference;
+    :meth:`TurnRunner.run` checked its arguments)."""
     assert _CHILD is not None, "a turn worker without its workspace"
     _CHILD.watch()  # a rebuild under ARKLORE_HOME is picked up here too
-    return JOBS[job](_CHILD.ws, *args)
+    return job(_CHILD.ws, *args, **kwargs)
 
 
 # -- in the server process -------------------------------------------------------------------
 class TurnRunner:
-    """Runs :data:`JOBS` out of the event loop: in ``processes`` worker processes (spawned on
-    first use or by :meth:`warm`), or in the thread pool with ``processes == 0``."""
+    """Runs jobs out of the event loop: in ``processes`` worker processes (spawned on first
+    use or by :meth:`warm`), or in the thread pool with ``processes == 0``."""
 
     def __init__(self, ws: Workspace, processes: int = 0) -> None:
         self.ws = ws
@@ -115,13 +117,16 @@ class TurnRunner:
                 )
             return self._pool
 
-    async def run(self, job: str, *args: Any) -> Any:
-        """``JOBS[job](workspace, *args)`` off the event loop; its exceptions are raised here."""
+    async def run(
+        self, job: Callable[Concatenate[Workspace, P], R], *args: P.args, **kwargs: P.kwargs
+    ) -> R:
+        """``job(workspace, *args, **kwargs)`` off the event loop (``job``: a module-level
+        function, so a worker process can be handed it); its exceptions are raised here."""
         if not self.processes:
-            return await run_in_threadpool(JOBS[job], self.ws, *args)
+            return await run_in_threadpool(job, self.ws, *args, **kwargs)
         pool = self.pool()
         try:
-            return await asyncio.wrap_future(pool.submit(_run, job, args))
+            return await asyncio.wrap_future(pool.submit(_run, job, args, kwargs))
         except BrokenProcessPool:
             self._drop(pool)
             raise ServiceError(
@@ -133,7 +138,7 @@ class TurnRunner:
         """Start every worker process and wait until each has loaded its workspace."""
         if self.processes:
             pool = self.pool()
-            for f in [pool.submit(_run, "ready", ()) for _ in range(self.processes)]:
+            for f in [pool.submit(_run, _ready, (), {}) for _ in range(self.processes)]:
                 f.result()
 
     def _drop(self, pool: ProcessPoolExecutor) -> None:

@@ -32,6 +32,10 @@ from arklore.sources._commands import (
 )
 from arklore.sources.speakers import stage_digest
 
+# stage_path_for is re-exported: each reader module offers the same three calls
+# (iter_*_files, stage_path_for, read_*_stage) to corpus ingest and crosscheck.
+__all__ = ["iter_astr_files", "parse_astr", "read_astr_stage", "stage_path_for"]
+
 
 def iter_astr_files(story_root: Path) -> Iterator[Path]:
     """Every stage file under ``story_root``, sorted."""
@@ -74,7 +78,9 @@ def read_astr_stage(story_root: Path, file: Path, data: bytes | None = None) -> 
     )
 
 
-def parse_astr(doc: dict, stage_path: str, *, warnings: list[str] | None = None) -> list[Line]:
+def parse_astr(
+    doc: dict[str, Any], stage_path: str, *, warnings: list[str] | None = None
+) -> list[Line]:
     """The lines of one parsed ASTR document (pure); MalformedSourceError on a wrong shape.
     ``warnings`` receives the malformed choice commands."""
     if not isinstance(doc, dict):

@@ -67,6 +67,10 @@ from arklore.sources._commands import (
 )
 from arklore.sources.speakers import stage_digest
 
+# stage_path_for is re-exported: each reader module offers the same three calls
+# (iter_*_files, stage_path_for, read_*_stage) to corpus ingest and crosscheck.
+__all__ = ["iter_avg_files", "parse_attrs", "parse_avg", "read_avg_stage", "stage_path_for"]
+
 SKIP_DIRS = frozenset({"[uc]info"})
 SKIP_FILES = frozenset({"avg_segment_report.txt"})
 TEXT_COMMANDS = frozenset({"narration", "title", "dialog", "voicewithin"})

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.store import ingested_store
-
-from arklore.core.model import Line, LineKind, Source, Stage
+from arklore.core.model import Line, Source, Stage
 from arklore.core.operators import Operator
 from arklore.corpus.store import Store
 from arklore.graph.model import Edge, Node, RelationGraph
 from arklore.graph.people import People
 from arklore.names.matcher import build_matcher
 from arklore.names.registry import Registry
+from support.lines import line
+from support.store import ingested_store
 
 ELV, MOX, SUP, ANV, SPR, HAWK = (
     "char_900_elvina", "char_901_moxian", "char_902_super", "char_903_anvil",
@@ -64,10 +64,7 @@ STAGES: Stages = {
 
 
 def stage_lines(path: str, stages: Stages = STAGES) -> list[Line]:
-    return [
-        Line(path, i, LineKind.DIALOGUE, text, speaker=who, speaker_raw=who)
-        for i, (who, text) in enumerate(stages[path][1], start=1)
-    ]
+    return [line(path, i, who, text) for i, (who, text) in enumerate(stages[path][1], start=1)]
 
 
 def line_id(path: str, no: int, stages: Stages = STAGES) -> str:

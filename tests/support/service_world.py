@@ -16,6 +16,7 @@ from arklore.graph.model import Edge, Node, RelationGraph
 from arklore.profiles.charfile import TIER_A, TIER_B, render_profile
 from arklore.rag.embedders import HashEmbedder
 from arklore.rag.index import build_index
+from support.lines import line
 
 AMIYA, KALTS, CHEN, CHEN2, HOSHI, SWIRE, LONELY = (
     "char_002_amiya", "char_003_kalts", "char_010_chen", "char_1013_chen2",
@@ -35,14 +36,6 @@ OPERATORS = [
 NAMES = {op.char_id: op.name for op in OPERATORS} | {
     THERESA: "特蕾西娅", AUDREY: "奥黛丽", VERONICA: "维罗妮卡"
 }  # fmt: skip
-
-
-def _d(path: str, no: int, speaker: str, text: str, **kw) -> Line:
-    return Line(path, no, LineKind.DIALOGUE, text, speaker=speaker, speaker_raw=speaker, **kw)
-
-
-def _n(path: str, no: int, text: str) -> Line:
-    return Line(path, no, LineKind.NARRATION, text)
 
 
 S1, S2, S3 = "obt/main/level_test_01_beg", "obt/main/level_test_01_end", "activities/act_test/st01"
@@ -99,33 +92,34 @@ STAGES: list[tuple[Stage, int]] = [
 ]
 LINES = {
     S1: [
-        _n(S1, 1, "甲板上起了风。"),
-        _d(S1, 2, "阿米娅", "凯尔希医生，今天的巡逻路线我已经画好了，您看看可以吗？"),
-        _d(S1, 3, "凯尔希", "阿米娅，北边的桥还没修好，换一条路线再给我看。"),
-        _d(S1, 4, "阿米娅", "好的，我这就改，北边那条路确实太危险了。"),
-        Line(
+        line(S1, 1, "", "甲板上起了风。"),
+        line(S1, 2, "阿米娅", "凯尔希医生，今天的巡逻路线我已经画好了，您看看可以吗？"),
+        line(S1, 3, "凯尔希", "阿米娅，北边的桥还没修好，换一条路线再给我看。"),
+        line(S1, 4, "阿米娅", "好的，我这就改，北边那条路确实太危险了。"),
+        line(
             S1,
             5,
-            LineKind.CHOICE,
+            "博士",
             "走南边",
-            speaker="博士",
+            kind=LineKind.CHOICE,
+            speaker_raw=None,
             options=("走南边", "再等等"),
             option_values=("1", "2"),
         ),  # fmt: skip
-        _d(S1, 6, "凯尔希", "南边要绕很远，不过这样更稳妥一些。", branch=Branch(5, ("1",))),
-        _d(S1, 7, "阿米娅", "那我们等雾散了再出发吧。", branch=Branch(5, ("2",))),
+        line(S1, 6, "凯尔希", "南边要绕很远，不过这样更稳妥一些。", branch=Branch(5, ("1",))),
+        line(S1, 7, "阿米娅", "那我们等雾散了再出发吧。", branch=Branch(5, ("2",))),
     ],
     S2: [
-        _d(S2, 1, "陈", "星熊，跟上，我们要在天黑之前赶到罗德岛。"),
-        _d(S2, 2, "星熊", "知道了，陈，你别一个人冲在最前面。"),
-        _d(S2, 3, "诗怀雅", "陈，你又抢在我前面了，这次的功劳可不能全算你的。"),
-        _d(S2, 4, "陈", "诗怀雅，现在不是争这个的时候，先把伤员送进去。"),
-        _d(S2, 5, "阿米娅", "陈小姐，谢谢你们赶来，伤员交给我们吧。"),
+        line(S2, 1, "陈", "星熊，跟上，我们要在天黑之前赶到罗德岛。"),
+        line(S2, 2, "星熊", "知道了，陈，你别一个人冲在最前面。"),
+        line(S2, 3, "诗怀雅", "陈，你又抢在我前面了，这次的功劳可不能全算你的。"),
+        line(S2, 4, "陈", "诗怀雅，现在不是争这个的时候，先把伤员送进去。"),
+        line(S2, 5, "阿米娅", "陈小姐，谢谢你们赶来，伤员交给我们吧。"),
     ],
     S3: [
-        _d(S3, 1, "阿米娅", "陈小姐，你还记得第一次来罗德岛的时候吗？"),
-        _d(S3, 2, "假日威龙陈", "记得，那天的雨下得很大，你撑着伞在门口等我。"),
-        _d(S3, 3, "阿米娅", "凯尔希医生那天也在，她说你一定会来的。"),
+        line(S3, 1, "阿米娅", "陈小姐，你还记得第一次来罗德岛的时候吗？"),
+        line(S3, 2, "假日威龙陈", "记得，那天的雨下得很大，你撑着伞在门口等我。"),
+        line(S3, 3, "阿米娅", "凯尔希医生那天也在，她说你一定会来的。"),
     ],
 }
 
@@ -143,9 +137,8 @@ def write_store(
 ) -> Path:
     """The store of this world (or of another invented one: ``operators``, ``stages`` with
     their story order and ``lines`` per stage path)."""
-    from support.store import ingested_store
-
     from arklore.names.registry import Registry
+    from support.store import ingested_store
 
     operators = OPERATORS if operators is None else operators
     stages = STAGES if stages is None else stages

@@ -111,15 +111,15 @@ def make_rag(home: Path, graph: RelationGraph, **kw) -> RelationRAG:
 def names_store(home: Path, graph: RelationGraph) -> Path:
     """A store whose registry holds the graph's operators (one invented stage, an ingest run
     recorded), so commands that detect names in a message work through the workspace."""
-    from support.store import ingested_store
-
-    from arklore.core.model import Line, LineKind, Source, Stage
+    from arklore.core.model import Source, Stage
     from arklore.core.operators import Operator
     from arklore.names.registry import Registry
+    from support.lines import line
+    from support.store import ingested_store
 
     ops = {i: Operator(i, n.name) for i, n in graph.nodes.items() if n.kind == "operator"}
     path = home / "arklore.sqlite3"
-    lines = [Line("test/x", 1, LineKind.DIALOGUE, "你好。", speaker="阿米娅", speaker_raw="阿米娅")]
+    lines = [line("test/x", 1, "阿米娅", "你好。")]
     stage = Stage("test/x", Source.AVG, "test/x.txt", content_hash="x", lines=lines)
     ingested_store(path, [stage], Registry(ops)).close()
     return path

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from service_kb import _d, _e, _n, build_rag, write_store
-
 from arklore.core.model import Source, Stage
 from arklore.core.operators import Operator
 from arklore.graph.io import save_graph
 from arklore.graph.model import Node, RelationGraph
 from arklore.profiles.charfile import TIER_A, render_profile
+from support.lines import line
+from support.service_world import _e, build_rag, write_store
 
 SILVERASH, PRAMANIX, CLIFFHEART, AMIYA = (
     "char_172_svrash", "char_174_slbell", "char_173_slchan", "char_002_amiya",
@@ -36,12 +36,12 @@ STAGES = [
 ]  # fmt: skip
 LINES = {
     RIDGE: [
-        _n(RIDGE, 1, "山脊上的风卷着雪粒。"),
-        _d(RIDGE, 2, "银灰", "初雪，跟紧我，风雪会把脚印盖住。"),
-        _d(RIDGE, 3, "初雪", "哥哥，我不是小孩子了，这条山路我自己也认得。"),
-        _d(RIDGE, 4, "崖心", "哥，初雪说得对，你别总把她当成要人照看的孩子。"),
-        _d(RIDGE, 5, "银灰", "崖心，我只是希望你们两个都平安回到家里。"),
-        _d(RIDGE, 6, "阿米娅", "银灰先生，前面的营地已经生好火了。"),
+        line(RIDGE, 1, "", "山脊上的风卷着雪粒。"),
+        line(RIDGE, 2, "银灰", "初雪，跟紧我，风雪会把脚印盖住。"),
+        line(RIDGE, 3, "初雪", "哥哥，我不是小孩子了，这条山路我自己也认得。"),
+        line(RIDGE, 4, "崖心", "哥，初雪说得对，你别总把她当成要人照看的孩子。"),
+        line(RIDGE, 5, "银灰", "崖心，我只是希望你们两个都平安回到家里。"),
+        line(RIDGE, 6, "阿米娅", "银灰先生，前面的营地已经生好火了。"),
     ],
 }
 

@@ -11,8 +11,8 @@ a request whose client hung up before the answer was complete (while the stub wa
 It also accepts absolute-form request lines, so it can act as an HTTP proxy for a
 made-up host like ``http://api.deepseek.test`` (host-dependent behaviour, no network).
 
-Use the ``llm_stub`` fixture: add ``pytest_plugins = ["llm_stub"]`` to tests/conftest.py
-(or ``from llm_stub import llm_stub_fixture`` in the test module).
+Use the ``llm_stub`` fixture: add ``pytest_plugins = ["support.llm_stub"]`` to
+tests/conftest.py (or ``from support.llm_stub import llm_stub_fixture`` in the test module).
 """
 
 from __future__ import annotations

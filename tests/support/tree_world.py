@@ -85,7 +85,7 @@ ASTR_STAGE_A = _astr_from_lines(
 )
 
 
-FIXTURE_EXCEL = Path(__file__).parent / "fixtures" / "excel"
+FIXTURE_EXCEL = Path(__file__).parents[1] / "fixtures" / "excel"
 
 
 def make_workspace(home: Path, gamedata: Path | None = None, astr: Path | None = None, **kw):

@@ -5,22 +5,49 @@ everything, B anchor, tags and verified quotes, C nothing), fitted to the block'
 In the prompt a quote is only her words (``- 「…」``): its source id goes to the block's
 sources, not to the model; the script's player placeholder is rendered
 (:func:`arklore.core.text.render_nickname`). ``## 我·关于博士`` is left to the doctor block
-(:mod:`arklore.chat.doctor`), and so are the quotes that block injects: no section and no
-line is injected twice. Over budget, quotes are dropped
+(:mod:`arklore.chat.blocks.doctor`), and so are the quotes that block injects (its claims):
+no section and no line is injected twice. Over budget, quotes are dropped
 from the last, then whole sections from the last, the anchor (``锚``) last of all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import Any
 
-from arklore.core.blocks import PERSONA, Block, empty_block, unique
+from arklore.chat.context import Layers, TurnContext
+from arklore.core.blocks import DOCTOR, PERSONA, Block, empty_block, unique
 from arklore.core.text import render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
-from arklore.profiles.charfile import ANCHOR, QUOTES, TIER_C, UsableSection
+from arklore.profiles.charfile import ABOUT_DOCTOR, ANCHOR, QUOTES, TIER_C, UsableSection
 from arklore.profiles.persona import Persona
 from arklore.profiles.quotes import parse_quote_line
+
+NAME = PERSONA
+AFTER = (DOCTOR,)  # the quotes the doctor block injects are left out here
+
+
+def build(ctx: TurnContext) -> Block:
+    return block(ctx.layers, ctx.persona, skip_quotes=ctx.claims.quotes)
+
+
+def block(
+    layers: Layers, persona: Persona, budget: int | None = None, skip_quotes: Iterable[str] = ()
+) -> Block:
+    """Her persona block, kept per persona, budget and ``skip_quotes`` (the source ids of
+    quotes another block of the turn injects already); ``## 我·关于博士`` is the doctor
+    block's."""
+    budget = budget or layers.budgets.persona
+    skip = frozenset(skip_quotes)
+    key = (persona.char_id, budget, skip)
+    hit = layers.personas.get(key, persona)
+    if hit is not None:
+        return hit
+    made = persona_block(
+        persona, budget=budget, counter=layers.counter, nickname=layers.nickname,
+        leave_out=(ABOUT_DOCTOR,), skip_quotes=skip,
+    )  # fmt: skip
+    return layers.personas.put(key, persona, made)
 
 
 def _section_lines(

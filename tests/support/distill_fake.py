@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from llm_stub import Reply
+from support.llm_stub import Reply
 
 _OP = re.compile(r"^干员：(?P<name>.+?)（(?P<id>[^）]+)）", re.M)
 _CAND = re.compile(r"^\[(?P<sid>(?:voice|story):[^\]]+)\]（[^）]*）(?P<text>.+)$", re.M)

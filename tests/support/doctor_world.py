@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from arklore.core.model import Line, LineKind, Source, Stage
+from arklore.core.model import LineKind, Source, Stage
 from arklore.core.operators import Operator
 from arklore.graph.io import save_graph
 from arklore.graph.model import DOCTOR_ID, Edge, Node, RelationGraph
 from arklore.rag.embedders import HashEmbedder
 from arklore.rag.index import build_index
+from support.lines import line
 
 AMIYA, KALTS, CHEN, HOSHI = "char_002_amiya", "char_003_kalts", "char_010_chen", "char_136_hsguma"
 OPERATORS = [
@@ -29,36 +30,32 @@ S1, S2, S3 = "obt/main/level_dw_01_beg", "obt/main/level_dw_01_end", "activities
 PH = "Dr.{@nickname}"
 
 
-def _d(path: str, no: int, speaker: str, text: str) -> Line:
-    return Line(path, no, LineKind.DIALOGUE, text, speaker=speaker, speaker_raw=speaker,
-                addresses_doctor=PH in text)  # fmt: skip
-
-
 LINES = {
     S1: [
-        Line(S1, 1, LineKind.NARRATION, "甲板上起了风，灯塔还没有亮。"),
-        _d(S1, 2, "阿米娅", f"{PH}，今天的巡逻路线我已经画好了，您看看可以吗？"),
-        _d(S1, 3, "凯尔希", f"{PH}，北边的桥还没修好，你不要一个人过去。"),
-        Line(
+        line(S1, 1, "", "甲板上起了风，灯塔还没有亮。"),
+        line(S1, 2, "阿米娅", f"{PH}，今天的巡逻路线我已经画好了，您看看可以吗？"),
+        line(S1, 3, "凯尔希", f"{PH}，北边的桥还没修好，你不要一个人过去。"),
+        line(
             S1,
             4,
-            LineKind.CHOICE,
+            "博士",
             "走南边",
-            speaker="博士",
+            kind=LineKind.CHOICE,
+            speaker_raw=None,
             options=("走南边",),
             option_values=("1",),
         ),  # fmt: skip
-        _d(S1, 5, "阿米娅", "博士，我会一直跟在你身边的，不管路有多远。"),
+        line(S1, 5, "阿米娅", "博士，我会一直跟在你身边的，不管路有多远。"),
     ],
     S2: [
-        _d(S2, 1, "陈", f"星熊，跟上，{PH}还在等我们。"),
-        _d(S2, 2, "星熊", "知道了，陈，你别一个人冲在最前面。"),
-        _d(S2, 3, "陈", "博士，我相信你的判断，这次就按你说的办。"),
-        _d(S2, 4, "阿米娅", "陈小姐，谢谢你们赶来，伤员交给我们吧。"),
+        line(S2, 1, "陈", f"星熊，跟上，{PH}还在等我们。"),
+        line(S2, 2, "星熊", "知道了，陈，你别一个人冲在最前面。"),
+        line(S2, 3, "陈", "博士，我相信你的判断，这次就按你说的办。"),
+        line(S2, 4, "阿米娅", "陈小姐，谢谢你们赶来，伤员交给我们吧。"),
     ],
     S3: [  # nobody plays the Doctor here
-        _d(S3, 1, "凯尔希", "赫默博士的报告，你今晚之前交给我。"),
-        _d(S3, 2, "阿米娅", "凯尔希医生，您真的不打算告诉赫默博士吗？"),
+        line(S3, 1, "凯尔希", "赫默博士的报告，你今晚之前交给我。"),
+        line(S3, 2, "阿米娅", "凯尔希医生，您真的不打算告诉赫默博士吗？"),
     ],
 }
 STAGES = [
@@ -105,9 +102,8 @@ def write_tables(gamedata: Path) -> Path:
 
 
 def write_store(home: Path) -> None:
-    from support.store import ingested_store
-
     from arklore.names.registry import Registry
+    from support.store import ingested_store
 
     stages = [
         Stage(path, Source.AVG, f"{path}.txt", "dw", "测试之旅", "MAINLINE", code, tag, name, info,

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from corpus_tree import EXCEL, STORY, write_tree
+from support.tree_world import EXCEL, STORY, write_tree
 
 HARBOUR = "activities/evtest/level_ev_01_beg"
 BEACH = "activities/evtest/level_ev_02_beg"

@@ -7,15 +7,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from support.store import ingested_store
-
-from arklore.core.model import Line, LineKind, Source, Stage
 from arklore.core.operators import Operator
 from arklore.graph.io import save_graph
 from arklore.graph.model import Edge, Node, RelationGraph
 from arklore.names.registry import Registry
+from support.lines import line, stage
+from support.store import ingested_store
 
-FIXTURES = Path(__file__).parent / "fixtures" / "profiles"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "profiles"
 T, G, NEW = "char_900_tester", "char_901_guide", "char_999_newcomer"
 OPS = [Operator(T, "测试员"), Operator(G, "向导"), Operator(NEW, "岚烟")]
 AT = "2026-03-04T05:06:07Z"
@@ -31,10 +30,6 @@ NEW_LINES = [
 ]
 
 
-def _line(path: str, no: int, speaker: str, text: str) -> Line:
-    return Line(path, no, LineKind.DIALOGUE, text, speaker=speaker, speaker_raw=speaker)
-
-
 def make_home(root: Path) -> tuple[Path, Path]:
     """(home, gamedata): a finished ingest of the invented lines, the invented tables, and a
     saved relation graph."""
@@ -44,10 +39,10 @@ def make_home(root: Path) -> tuple[Path, Path]:
     stages = []
     for k in range(4):
         sp = f"test/s{k}"
-        lines = [_line(sp, i + 1, "岚烟", t) for i, t in enumerate(NEW_LINES[k::4])]
-        lines.append(_line(sp, 10, "测试员", "北边的桥每到雨季就会松动，大家过桥时要小心。"))
-        lines.append(_line(sp, 11, "向导", "向导会走在最前面，跟紧我的脚步就不会迷路。"))
-        stages.append(Stage(sp, Source.AVG, sp + ".txt", content_hash=sp, lines=lines))
+        lines = [line(sp, i + 1, "岚烟", t) for i, t in enumerate(NEW_LINES[k::4])]
+        lines.append(line(sp, 10, "测试员", "北边的桥每到雨季就会松动，大家过桥时要小心。"))
+        lines.append(line(sp, 11, "向导", "向导会走在最前面，跟紧我的脚步就不会迷路。"))
+        stages.append(stage(sp, lines))
     ingested_store(home / "arklore.sqlite3", stages, Registry({o.char_id: o for o in OPS})).close()
     save_graph(small_graph(), home / "relation_graph.json")
     return home, gamedata

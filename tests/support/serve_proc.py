@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def free_port() -> int:

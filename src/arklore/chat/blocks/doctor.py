@@ -8,14 +8,18 @@ It is made of
   S/A everything, B only her verified lines to the Doctor, C nothing), each quote line given
   to the model as her words only (``- 「…」``), its source id in the block's sources;
 * her relation to the Doctor (graph node ``npc:博士``) when the relation index has a document
-  for it (curated, extracted, described or evidence-built), under the same tier-C rule as the
-  relations block. An evidence-built one (one exchange, how she calls him) is left out when
+  for it (curated, extracted, described or evidence-built), when her persona allows her
+  relations (the tier-C decision, ``persona.relation_context``). An evidence-built one (one exchange, how she calls him) is left out when
   her own lines to the Doctor are there: they say more, in her words.
 
 The script's player placeholder is rendered (:func:`arklore.core.text.render_nickname`).
 Over budget, lines are dropped in this order: her voice lines that are not trust-unlocked
 (earliest first), the relation text, her story lines (earliest first), her trust lines
 (lowest trust first), then any other text of the section.
+
+It claims what it injects (:class:`~arklore.chat.context.Claims`): the Doctor, when her
+relation to him is in, and the source ids of her lines it quotes, so the relations and
+persona blocks leave them out.
 """
 
 from __future__ import annotations
@@ -23,14 +27,53 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from arklore.chat.context import Claims, Layers, TurnContext
+from arklore.chat.turn import Speaker
 from arklore.core.blocks import DOCTOR, Block, empty_block, fit_reason, unique
+from arklore.core.errors import ArkloreError
 from arklore.core.text import render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
+from arklore.graph.model import DOCTOR_ID
 from arklore.profiles.charfile import ABOUT_DOCTOR, TIER_C
 from arklore.profiles.doctor import trust_of
 from arklore.profiles.persona import OPT_IN_VAR, Persona
 from arklore.profiles.quotes import parse_quote_line
 from arklore.rag.context import Relation
+
+NAME = DOCTOR
+AFTER: tuple[str, ...] = ()
+
+
+def build(ctx: TurnContext) -> Block:
+    return block(ctx.layers, ctx.speaker, ctx.persona, claims=ctx.claims)
+
+
+def block(
+    layers: Layers,
+    sp: Speaker,
+    persona: Persona,
+    budget: int | None = None,
+    claims: Claims | None = None,
+) -> Block:
+    """Her view of the Doctor within ``budget`` (default: the doctor budget); what it
+    injects goes to ``claims``."""
+    return doctor_block(
+        persona, doctor_relation(layers, sp) if persona.relation_context else None,
+        budget=budget or layers.budgets.doctor, nickname=layers.nickname,
+        counter=layers.counter, claims=claims,
+    )  # fmt: skip
+
+
+def doctor_relation(layers: Layers, sp: Speaker) -> Relation | None:
+    """Her relation to the Doctor as the relation index describes it (the document that
+    speaks for the pair); None without a graph node, an index or such a document."""
+    if sp.node_id is None:
+        return None
+    try:
+        rels = layers.rag.service().get_all_relationships_for(sp.node_id, [DOCTOR_ID])
+    except ArkloreError:
+        return None
+    return next((r for r in rels if r.doc_id is not None), None)
 
 
 def lines_header(name: str) -> str:
@@ -81,18 +124,18 @@ def doctor_block(
     relation: Relation | None,
     *,
     budget: int,
-    relation_allowed: bool = True,
     nickname: str = "博士",
     counter: TokenCounter = count_tokens,
+    claims: Claims | None = None,
 ) -> Block:
     """Her view of the Doctor (see the module docstring) within ``budget`` tokens;
-    ``relation``: her relation to the Doctor from the index (None: none), used only when
-    ``relation_allowed`` (the tier-C rule)."""
+    ``relation``: her relation to the Doctor from the index (None: none), used only when her
+    persona allows her relations (its tier decision); what it injects goes to ``claims``."""
     name = persona.name
     meta: dict[str, Any] = {"tier": persona.tier}
     if persona.profile_of:
         meta["profile_of"] = persona.profile_of
-    if persona.tier == TIER_C and not relation_allowed:
+    if not persona.relation_context:
         return empty_block(
             DOCTOR, budget,
             f"no profile for {name} (tier C): no view of the Doctor either "
@@ -103,7 +146,7 @@ def doctor_block(
     rows = [x for x in lines if not x.source_id] + [x for x in lines if x.source_id]
     if relation is not None and relation.generated_by in _THIN and any(x.source_id for x in rows):
         relation = None  # her own lines to him say more than one exchange of theirs
-    if relation is not None and relation_allowed:
+    if relation is not None:
         rows.insert(0, _Line(f"- {render_nickname(relation.text, nickname)}", _RELATION))
     if not rows:
         return empty_block(DOCTOR, budget, _why_empty(persona), **meta)
@@ -147,6 +190,10 @@ def doctor_block(
         "voice_ids": [s.removeprefix("voice:") for s in sources if s.startswith("voice:")],
         "relation": relation.source if has_relation and relation is not None else None,
     }
+    if claims is not None:
+        claims.quotes += sources
+        if meta["relation"]:  # each person once: her view of him is here
+            claims.people.append(DOCTOR_ID)
     return Block(
         DOCTOR,
         text,
