@@ -4,10 +4,17 @@ when ARKLORE_GAMEDATA / ARKLORE_ASTR do not point at it."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from support.tree_world import make_workspace
+
+if TYPE_CHECKING:
+    from arklore.graph.model import RelationGraph
+    from arklore.rag.index import BuildReport
+    from arklore.workspace import Workspace
 
 pytest_plugins = ["support.llm_stub"]
 
@@ -63,7 +70,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
-def real_workspace(gamedata_root: Path, astr_root: Path, tmp_path_factory: pytest.TempPathFactory):
+def real_workspace(
+    gamedata_root: Path, astr_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Workspace]:
     """One ingest of the whole real corpus (both sources) shared by every realdata test that
     only reads it (do not write to its store)."""
     ws = make_workspace(tmp_path_factory.mktemp("real-home"), gamedata_root, astr_root)
@@ -74,20 +83,20 @@ def real_workspace(gamedata_root: Path, astr_root: Path, tmp_path_factory: pytes
 
 
 @pytest.fixture(scope="session")
-def real_store_path(real_workspace) -> Path:
+def real_store_path(real_workspace: Workspace) -> Path:
     """The store of :func:`real_workspace`; open it with ``open_store(path)``, read only."""
     return real_workspace.paths.db
 
 
 @pytest.fixture(scope="session")
-def real_graph_built(real_workspace):
+def real_graph_built(real_workspace: Workspace) -> RelationGraph:
     """The relation graph of the whole real corpus, no LLM, built once (and saved in the
     shared workspace)."""
     return real_workspace.graph.build().graph
 
 
 @pytest.fixture(scope="session")
-def real_index_built(real_workspace, real_graph_built):
+def real_index_built(real_workspace: Workspace, real_graph_built: RelationGraph) -> BuildReport:
     """The relation index of the real graph (hash embedder, no LLM), built once in the shared
     workspace's home; ``arklore demo`` (test_demo_realdata) builds the same index there, so
     whichever comes second finds it unchanged. Open a workspace with ``embedder="hash"`` on
@@ -106,7 +115,7 @@ MEASURED = "measured"
 
 
 @pytest.fixture
-def metrics(request: pytest.FixtureRequest):
+def metrics(request: pytest.FixtureRequest) -> Callable[[str], None]:
     """``metrics("text")`` records a measured figure; they are printed at the end of the run
     (the terminal summary), so CI logs show them without ``-s``. Kept in the test's report
     (``user_properties``), so they reach the summary from pytest-xdist's workers too."""
@@ -117,7 +126,7 @@ def metrics(request: pytest.FixtureRequest):
     return record
 
 
-def _measured(terminalreporter) -> list[str]:
+def _measured(terminalreporter: pytest.TerminalReporter) -> list[str]:
     """Every figure the run's tests recorded, once each, in the order their tests ended."""
     seen: dict[tuple[str, str], None] = {}
     for reports in terminalreporter.stats.values():
@@ -131,7 +140,7 @@ def _measured(terminalreporter) -> list[str]:
 BROWSER_TESTS = "tests/test_service_browser.py"
 
 
-def _browser_count(terminalreporter) -> str | None:
+def _browser_count(terminalreporter: pytest.TerminalReporter) -> str | None:
     """How many browser tests ran, passed and were skipped (None: none was collected), so a
     run that skipped them all says so."""
     outcomes: dict[str, int] = {}
@@ -149,7 +158,11 @@ def _browser_count(terminalreporter) -> str | None:
     )
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter,
+    exitstatus: int,  # noqa: ARG001
+    config: pytest.Config,  # noqa: ARG001
+) -> None:
     lines = _measured(terminalreporter)
     browser = _browser_count(terminalreporter)
     if browser:

@@ -27,6 +27,7 @@ def env(tmp_path: Path):
 
 
 def _edit(settings: DataRoots, old: str, new: str) -> None:
+    assert settings.gamedata is not None
     f = avg_file(settings.gamedata, "level_test_01_end")
     text = f.read_text(encoding="utf-8")
     assert old in text
@@ -89,7 +90,7 @@ def test_cited_line_ids_are_checked_and_name_what_cites_them(env):
 
 
 @pytest.mark.realdata
-def test_drift_kinds_detected_on_real_stage_files(tmp_path, gamedata_root, astr_root):
+def test_drift_kinds_detected_on_real_stage_files(tmp_path: Path, gamedata_root, astr_root):
     """Real stage files copied to a temp dir and edited (the copies never leave tmp)."""
     from arklore.sources.avg import parse_avg
 

@@ -164,6 +164,7 @@ def test_the_chat_facade_is_small_and_each_block_has_a_module_of_its_own() -> No
 
     assert len((CHAT / "facade.py").read_text(encoding="utf-8").splitlines()) <= 250
     for module in BLOCK_ORDER:
+        assert isinstance(module, ModuleType), module
         path = Path(str(module.__file__))
         assert path.parent == CHAT / "blocks", module.__name__
         assert len(path.read_text(encoding="utf-8").splitlines()) <= 300, path.name
@@ -283,3 +284,16 @@ def test_the_wiring_scan_sees_a_call_upward() -> None:
     bound = ast.parse("RagFacade(extra=self.profiles.anchor_documents)").body[0]
     assert isinstance(bound, ast.Expr) and isinstance(bound.value, ast.Call)
     assert upward("rag", bound.value) == ["self.profiles.anchor_documents"]
+
+
+def test_the_type_stub_names_exactly_the_public_api() -> None:
+    """``__init__.pyi`` gives a type checker the lazy public names: the same ones, each from the
+    module ``__init__.py`` imports it from."""
+    tree = ast.parse((SRC / "__init__.pyi").read_text(encoding="utf-8"))
+    stubbed = {
+        a.asname: node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for a in node.names
+    }
+    assert stubbed == dict(arklore._PUBLIC)

@@ -140,7 +140,8 @@ def test_how_a_relation_is_known_comes_before_the_kind_of_bond():
 
 def test_every_relation_a_person_wrote_is_an_anchor_up_to_the_written_limit():
     """陈's rival 诗怀雅 is her sixth written relation by the kind of bond: it stays an anchor;
-    a relation known from contact alone still waits for ``k``."""
+    a written 相识 (they know each other, no more) never is one; a relation known from contact
+    alone still waits for ``k``."""
     from arklore.rag.docs import ANCHOR_K, ANCHOR_WRITTEN_MAX, anchor_edges
 
     kinds = ["近亲", "近亲", "上下级", "朋友", "合作", "竞争", "相识", "同事", "同事", "同事"]
@@ -149,10 +150,10 @@ def test_every_relation_a_person_wrote_is_an_anchor_up_to_the_written_limit():
     written = [_e(ME, p, kind) for p, kind in zip(people, kinds, strict=True)]
     few = _g([*written[:7], met], {**people, "npc:m": "遇"})
     got = [e.target for e in anchor_edges(few, ME)]
-    assert got == list(people)[:7]  # the rival (竞争, sixth) and the acquaintance stay
+    assert got == list(people)[:6]  # the rival (竞争, sixth) stays, the acquaintance not
     assert "npc:m" not in got  # contact only: past k, no slot
     many = _g([*written, met], {**people, "npc:m": "遇"})
-    ranked = [e.target for e in many.anchors(ME) if e.target != "npc:m"]  # 同事 before 相识
+    ranked = [e.target for e in many.anchors(ME) if e.target not in ("npc:m", "npc:w6")]
     assert [e.target for e in anchor_edges(many, ME)] == ranked[:ANCHOR_WRITTEN_MAX]
     # fewer written than k: k is filled from the story as before
     two = _g([*written[:2], met], {**people, "npc:m": "遇"})
@@ -241,8 +242,8 @@ def chen_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     g = graph()
     imp = {"import": 1}
     g.add_edge(Edge(CHEN, AUDREY, "近亲", 0.8, ["import"], imp, [], "她的舅舅，教过她剑术。"))
-    g.add_edge(Edge(CHEN, THERESA, "相识", 0.8, ["import"], imp, [], "见过几面的人。"))
-    g.add_edge(Edge(CHEN, VERONICA, "相识", 0.8, ["import"], imp, [], "偶尔来往的人。"))
+    g.add_edge(Edge(CHEN, THERESA, "合作", 0.8, ["import"], imp, [], "共事过几回的人。"))
+    g.add_edge(Edge(CHEN, VERONICA, "同事", 0.8, ["import"], imp, [], "偶尔来往的同僚。"))
     save_graph(g, home / "relation_graph.json")
     build_rag(home, g)
     return home

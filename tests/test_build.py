@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from arklore.build import STEPS, BuildState, run_build
 from arklore.cli.app import app
+from arklore.core.errors import ArkloreError
 from arklore.extract import store as edges_db
 from arklore.extract.gates import GatedEdge, GatedEvidence
 
@@ -222,4 +223,5 @@ def test_the_command_needs_the_data_roots(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.delenv("ARKLORE_GAMEDATA", raising=False)
     monkeypatch.delenv("ARKLORE_ASTR", raising=False)
     r = CliRunner().invoke(app, ["build"])
-    assert r.exit_code != 0 and "ARKLORE_GAMEDATA" in r.exception.one_line()
+    assert r.exit_code != 0 and isinstance(r.exception, ArkloreError)
+    assert "ARKLORE_GAMEDATA" in r.exception.one_line()

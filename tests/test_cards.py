@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tavern_card
@@ -44,7 +45,7 @@ VOICES = {
 }
 
 
-def charword_table() -> dict:
+def charword_table() -> dict[str, Any]:
     words = {}
     for wid, (title, idx, text) in VOICES.items():
         words[wid] = {
@@ -86,7 +87,7 @@ def exported(kb: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) ->
     return out
 
 
-def entry_about(card: dict, person: str) -> dict:
+def entry_about(card: dict[str, Any], person: str) -> dict[str, Any]:
     return next(
         e for e in card["data"]["character_book"]["entries"]
         if e["extensions"]["arklore"].get("person") == person
@@ -122,7 +123,7 @@ def test_silverash_card_read_by_an_independent_reader(exported: Path) -> None:
     assert v2["data"]["character_book"] == card["data"]["character_book"]
 
 
-def _match(entry: dict):
+def _match(entry: dict[str, Any]):
     from arklore.cards.lint import Matchable
 
     return Matchable.from_book_entry(entry)
@@ -133,6 +134,7 @@ def test_export_read_export_is_byte_identical(
 ) -> None:
     raw = (exported / "银灰.png").read_bytes()
     back = read_card(exported / "银灰.png")
+    assert back.image is not None
     assert write_png(back.card, back.image) == raw
     assert read_card(exported / "银灰.json").card == back.card
     assert back.v2 is not None and back.v2["data"] == back.card["data"]
@@ -197,7 +199,7 @@ def test_scenes_become_example_messages() -> None:
 
 
 def test_the_exemplar_scenes_reach_the_card_through_the_chat(kb, monkeypatch, tmp_path) -> None:
-    item = {"stage_path": "activities/act_snow/st01", "lines": [
+    item: dict[str, Any] = {"stage_path": "activities/act_snow/st01", "lines": [
         {"line_id": "activities/act_snow/st01#2:x", "kind": "dialogue", "speaker": "银灰",
          "text": "初雪，跟紧我。", "hers": True}]}  # fmt: skip
     with workspace(kb) as ws:
@@ -216,7 +218,8 @@ def test_greeting_falls_back_to_her_first_line_to_the_doctor() -> None:
     g = choose_greeting([[]], story)
     assert g is not None and (g.text, g.source_id) == ("博士，你来得正好。", "story:s#2:b")
     talk = VoiceLine("v2", SILVERASH, "交谈1", 2, "说吧。")
-    assert choose_greeting([[talk]], story).source_id == "voice:v2"
+    g = choose_greeting([[talk]], story)
+    assert g is not None and g.source_id == "voice:v2"
 
 
 def test_unknown_extension_fields_of_an_earlier_export_are_kept(kb, tmp_path: Path) -> None:
@@ -241,7 +244,7 @@ def test_the_lorebook_covers_every_operator_with_relations(kb, tmp_path: Path) -
         report = ws.cards.export_lorebook(out)
     data = json.loads(out.read_text(encoding="utf-8"))
     assert list(data["entries"]) == [str(i) for i in range(len(data["entries"]))]
-    by_op: dict[str, list[dict]] = {}
+    by_op: dict[str, list[dict[str, Any]]] = {}
     for uid, e in data["entries"].items():
         assert e["uid"] == int(uid)
         by_op.setdefault(e["extensions"]["arklore"]["operator"], []).append(e)
@@ -286,7 +289,7 @@ def test_lint_reports_a_key_that_fires_on_a_message_not_about_her() -> None:
         LintEntry("p", "初雪 (plain)", Matchable(("初雪",))),
         LintEntry("p2", "初雪 (confirmed)", Matchable(("初雪",), ("和初雪",), True)),
     ]
-    records = [
+    records: list[dict[str, Any]] = [
         {"text": "今年冬天想去看初雪", "mentions": []},
         {"text": "和初雪一起去", "mentions": [{"id": "p"}, {"id": "p2"}]},
     ]

@@ -33,6 +33,8 @@ def test_turn_json_and_text(kb_env: Path) -> None:
     assert out["operator"]["id"] == AMIYA and out["participants"] == [AMIYA, KALTS]
     assert [b["name"] for b in out["blocks"]] == [
         "persona",
+        "speech",
+        "now",
         "doctor",
         "relations",
         "memories",
@@ -94,7 +96,7 @@ def test_group_chat_lets_each_operator_answer_and_hear_the_others(
     r = CliRunner().invoke(app, ["chat", "--group", "阿米娅,凯尔希"], input="都在吗\n")
     assert r.exit_code == 0, r.output
     assert "阿米娅：我在。" in r.stdout and "凯尔希：我也在。" in r.stdout
-    a, k = llm_stub.requests
-    assert "你正在以《明日方舟》干员阿米娅" in a.body["messages"][0]["content"]
-    assert "【在场者之间的关系】" in k.body["messages"][0]["content"]
-    assert k.body["messages"][-1] == {"role": "user", "content": "【阿米娅】我在。"}
+    amiya, kaltsit = llm_stub.requests
+    assert "你正在以《明日方舟》干员阿米娅" in amiya.body["messages"][0]["content"]
+    assert "【在场者之间的关系】" in kaltsit.body["messages"][0]["content"]
+    assert kaltsit.body["messages"][-1] == {"role": "user", "content": "【阿米娅】我在。"}

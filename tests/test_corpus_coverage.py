@@ -73,7 +73,7 @@ def test_scripts_left_without_lines_hold_no_story_text(
 
 def test_parse_warnings_per_kind(real_store_path: Path, metrics) -> None:
     """Counted on the shared ingest, which keeps every stage's parse warnings."""
-    counts: dict[str, Counter] = {"avg": Counter(), "astr": Counter()}
+    counts: dict[str, Counter[str]] = {"avg": Counter(), "astr": Counter()}
     warned: dict[str, set[str]] = {"avg": set(), "astr": set()}
     with Store(real_store_path) as store:
         rows = store.conn.execute("SELECT source, stage_path, warning FROM parse_warnings")

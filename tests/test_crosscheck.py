@@ -45,7 +45,8 @@ def test_one_inserted_line_does_not_shift_the_rest_into_disagreement() -> None:
     assert cmp.fields["text"].agreeing == 20
     assert cmp.fields["text"].compared == 21
     assert cmp.category == "edit"
-    assert cmp.first_diff.avg_line_no is None and cmp.first_diff.astr_line_no == 6
+    first = cmp.first_diff
+    assert first is not None and first.avg_line_no is None and first.astr_line_no == 6
 
 
 def test_an_edited_line_is_reported_with_both_texts() -> None:
@@ -54,6 +55,7 @@ def test_an_edited_line_is_reported_with_both_texts() -> None:
     cmp = compare_stage(lines(*BASE), lines(*edited))
     assert cmp.category == "edit"
     diff = cmp.first_diff
+    assert diff is not None
     assert (diff.avg_line_no, diff.astr_line_no) == (4, 4)
     assert (diff.avg_text, diff.astr_text) == ("第4句。", "改过的第4句。")
     assert diff.fields == ("text",)
@@ -71,7 +73,7 @@ def test_systematic_speaker_mismatch_is_parser_suspect() -> None:
     other = [("乙", t) for _, t in BASE]
     cmp = compare_stage(lines(*BASE), lines(*other))
     assert cmp.category == "parser-suspect"
-    assert cmp.first_diff.fields == ("speaker",)
+    assert cmp.first_diff is not None and cmp.first_diff.fields == ("speaker",)
     assert any("speaker" in reason for reason in cmp.reasons)
 
 
@@ -109,7 +111,7 @@ def test_crosscheck_reports_an_edited_stage(tmp_path: Path) -> None:
     [stage] = report.disagreeing
     assert stage.stage_path == "obt/main/level_fx_01_beg"
     assert stage.category == "edit"
-    assert stage.first_diff.avg_text == "再等一下。"
+    assert stage.first_diff is not None and stage.first_diff.avg_text == "再等一下。"
     assert report.to_dict()["categories"] == {"edit": 1}
 
 

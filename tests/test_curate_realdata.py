@@ -7,6 +7,7 @@ from __future__ import annotations
 import tomllib
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ its evidence: descriptions are written in our own words."""
 
 
 @pytest.fixture(scope="module")
-def shipped(real_workspace, gamedata_root: Path) -> dict:
+def shipped(real_workspace, gamedata_root: Path) -> dict[str, Any]:
     excel = gamedata_root / "zh_CN/gamedata/excel"
     path = default_matrix_path()
     store, people = real_workspace.corpus.store(), real_workspace.graph.people()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import pytest
 
@@ -51,6 +52,6 @@ def test_demo_builds_then_shows_three_operators_with_their_people(
     )
 
 
-def _blocks(turn: dict) -> dict:
+def _blocks(turn: dict[str, Any]) -> dict[str, Any]:
     """A turn's blocks by name (the turn JSON lists them in prompt order)."""
     return {b["name"]: b for b in turn["blocks"]}

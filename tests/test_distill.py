@@ -11,7 +11,7 @@ import orjson
 import pytest
 from support.distill_fake import Fake
 from support.llm_stub import Reply, stub_env
-from support.profiles_world import AT, NEW, G, T, make_home
+from support.profiles_world import AT, NEW, G, T, make_home, section
 
 from arklore.core.errors import EXIT_FINDINGS, EXIT_OK, EXIT_PARTIAL
 from arklore.profiles.charfile import (
@@ -21,6 +21,7 @@ from arklore.profiles.charfile import (
     PERSONALITY,
     PHYSICAL,
     QUOTES,
+    SPEECH,
     ApproveRefusedError,
     CharProfile,
     approve,
@@ -62,10 +63,10 @@ def test_model_run_gates_fabricated_quote_and_wrong_height(setup) -> None:
     assert report.exit_code == EXIT_FINDINGS  # done, with findings to review
     prof = CharProfile.read(home / "chars" / f"{T}.char")
     assert prof.tier == "B" and not prof.hand_edited and prof.header["generated"] == AT
-    anchor = prof.section(ANCHOR).bullets()
+    anchor = section(prof, ANCHOR).bullets()
     assert "身高：163cm" in anchor and not any("999" in b for b in anchor)
     assert any(b.startswith("核心经历：测试员来到罗德岛") for b in anchor)
-    assert "身高 163cm" in prof.section(PHYSICAL).bullets()
+    assert section(prof, PHYSICAL).bullets() == ["体表可见源石结晶"]  # the rest is the anchor's
     # the fabricated quote is gone, every other quote is verbatim in its cited source
     texts = _voice_texts(home.parent / "gamedata/zh_CN/gamedata/excel")
     quotes = prof.quotes()
@@ -81,19 +82,20 @@ def test_model_run_gates_fabricated_quote_and_wrong_height(setup) -> None:
     assert any(FABRICATED in q for q in entry.quotes_removed)
     assert any("'999cm' -> '163cm'" in c for c in entry.corrections)
     # the model-written sections are there, and a B-tier chat gets none of them
-    assert prof.section(PERSONALITY).content.startswith("我做事认真")
-    assert "博士" in prof.section(ABOUT_DOCTOR).content
-    people = prof.section(PEOPLE).bullets()
+    assert section(prof, PERSONALITY).content.startswith("我做事认真")
+    assert "博士" in section(prof, ABOUT_DOCTOR).content
+    people = section(prof, PEOPLE).bullets()
     assert people[0].startswith("向导（char_901_guide）：我和向导")
     with ws() as w:
         p = w.profiles.persona("测试员")
-    assert [s.title for s in p.sections] == [ANCHOR, PHYSICAL, QUOTES, ABOUT_DOCTOR]
+    # her way of speaking is counted by code (her 20 voice lines and 4 story lines)
+    assert [s.title for s in p.sections] == [ANCHOR, PHYSICAL, QUOTES, SPEECH, ABOUT_DOCTOR]
     assert {t for t, _ in p.excluded} == {PERSONALITY, ABOUT_DOCTOR, PEOPLE}
     # of 我·关于博士 a B-tier chat gets her verified lines, never the model's paragraph
     about = next(s for s in p.sections if s.title == ABOUT_DOCTOR).text
     assert about and "刚认识博士的时候" not in about
     assert all(ln.startswith("- 「") for ln in about.split("\n"))
-    assert "刚认识博士的时候" in prof.section(ABOUT_DOCTOR).content
+    assert "刚认识博士的时候" in section(prof, ABOUT_DOCTOR).content
 
 
 def test_each_task_uses_its_own_model_setting(setup) -> None:
@@ -108,7 +110,7 @@ def test_each_task_uses_its_own_model_setting(setup) -> None:
     assert by_task == {"C": "big-model", "B": "stub-model"}, models
     prof = CharProfile.read(home / "chars" / f"{T}.char")
     assert prof.header["model"] == "big-model (C); stub-model (B)"
-    assert prof.section(ANCHOR).content == ""  # task A was not asked for
+    assert section(prof, ANCHOR).content == ""  # task A was not asked for
 
 
 def test_resume_sends_nothing_twice_and_rewrites_nothing(setup) -> None:
@@ -172,7 +174,7 @@ def test_failed_task_is_recorded_and_the_rest_is_written(setup) -> None:
     assert entry.tasks["C"].status == "failed" and "JSON" in entry.tasks["C"].reason
     prof = CharProfile.read(home / "chars" / f"{T}.char")
     # the model failed: her lines to the Doctor by the rule are still written, nothing else
-    lines = prof.section(ABOUT_DOCTOR).content.split("\n")
+    lines = section(prof, ABOUT_DOCTOR).content.split("\n")
     assert prof.quotes() and [q.text for q in prof.quotes(ABOUT_DOCTOR)] == [
         "如果哪天我找不到回来的路，博士，请记得我最后一次出发时走的是南边。",
         "我想把这片大地上每一条安全的路都画下来，然后交给你，博士。",
@@ -185,7 +187,7 @@ def test_failed_task_is_recorded_and_the_rest_is_written(setup) -> None:
     with ws() as w:
         again = w.profiles.distill(["all"], [T], generated_at=AT)
     assert len(stub.requests) == 1 and again.exit_code in (EXIT_OK, EXIT_FINDINGS)
-    about = CharProfile.read(home / "chars" / f"{T}.char").section(ABOUT_DOCTOR).content
+    about = section(CharProfile.read(home / "chars" / f"{T}.char"), ABOUT_DOCTOR).content
     assert about.startswith("我一开始并不信任博士") and about.endswith("（信赖提升后交谈3）")
 
 

@@ -41,7 +41,9 @@ def _model_results(home: Path) -> int:
     db = home / "arklore.sqlite3"
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as c:
-            return c.execute("SELECT COUNT(*) FROM distill_results WHERE model != ''").fetchone()[0]
+            row = c.execute("SELECT COUNT(*) FROM distill_results WHERE model != ''").fetchone()
+            n: int = row[0]
+            return n
     except sqlite3.OperationalError:
         return 0
 
@@ -51,7 +53,7 @@ def _files(home: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(d.iterdir())} if d.is_dir() else {}
 
 
-def _run_to_end(env: dict[str, str]) -> subprocess.CompletedProcess:
+def _run_to_end(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     out = subprocess.run(_cmd(), env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     return out

@@ -19,13 +19,15 @@ from pathlib import Path
 import pytest
 from support.distill_fake import Fake
 from support.llm_stub import stub_env
+from support.profiles_world import section
 
 from arklore.profiles.archive import HANDBOOK
 from arklore.profiles.charfile import (
     ABOUT_DOCTOR,
     ANCHOR,
-    PHYSICAL,
+    PERSONALITY,
     QUOTES,
+    SPEECH,
     CharProfile,
     draft_path,
 )
@@ -41,7 +43,7 @@ NO_LLM = {"LLM_BASE_URL": "https://api.deepseek.com", "LLM_API_KEY": ""}
 
 
 @pytest.fixture(scope="module")
-def real_home(tmp_path_factory, real_workspace, real_graph_built) -> Path:
+def real_home(tmp_path_factory: pytest.TempPathFactory, real_workspace, real_graph_built) -> Path:
     """A private copy of the shared real store and graph (distill writes to the store)."""
     home = tmp_path_factory.mktemp("distill-real")
     src = sqlite3.connect(real_workspace.paths.db)
@@ -107,7 +109,7 @@ def _check_profile(ws: Workspace, path: Path, char_id: str, excel: Path) -> Char
         if s["storyTitle"] == "基础档案"
     )
     fields = {}
-    for b in prof.section(ANCHOR).bullets():
+    for b in section(prof, ANCHOR).bullets():
         label, _, value = b.partition("：")
         fields[label] = value
     for label in ("代号", "性别", "战斗经验", "出身地", "生日", "种族", "身高"):
@@ -163,8 +165,12 @@ def test_no_model_three_operators_and_persona(
     r = runner.invoke(app, ["persona", "银灰", "--json"], env=env, catch_exceptions=False)
     persona = json.loads(r.stdout)
     assert persona["tier"] == "B" and persona["char_id"] == "char_172_svrash"
-    # with no model, 我·关于博士 holds her verified lines to the Doctor: a B draft gives them
-    assert [s["title"] for s in persona["sections"]] == [ANCHOR, PHYSICAL, QUOTES, ABOUT_DOCTOR]
+    # with no model, 我·关于博士 holds her verified lines to the Doctor and 我·性格 verbatim
+    # lines about her temperament: a B draft gives them; 说话方式 is counted by code from her
+    # lines; 物理标签 says only what the anchor does not (no crystals on him: empty)
+    assert [s["title"] for s in persona["sections"]] == [
+        ANCHOR, QUOTES, SPEECH, PERSONALITY, ABOUT_DOCTOR,
+    ]  # fmt: skip
     assert all(s["tokens"] > 0 and s["text"] for s in persona["sections"])
     about = persona["sections"][-1]["text"].split("\n")
     assert about and all(ln.startswith("- 「") and "—— " in ln for ln in about)
@@ -189,6 +195,7 @@ def _choose_thirty(ws: Workspace) -> list[str]:
     store = ws.corpus.store()
     central = central_operators(store, 24, ws.names.aliases())
     tables = ws.profiles.tables()
+    assert tables.charword is not None
     voiced = {voice_owner(w) for w in tables.charword["charWords"].values()}
     story_only = [
         i.char_id
@@ -220,7 +227,7 @@ def test_stub_model_over_thirty_real_operators(make_ws, real_home: Path, llm_stu
     # the wrong height: replaced by the source value and reported
     h = CharProfile.read(chars / f"{liar_height}.char")
     height = ws.profiles.inputs(ws.names.select([liar_height]))[0].anchor.value("身高")
-    assert f"身高：{height}" in h.section(ANCHOR).bullets()
+    assert f"身高：{height}" in section(h, ANCHOR).bullets()
     assert any(f"身高: '250cm' -> '{height}'" in f for f in first.findings)
     # every quote of every profile is verbatim in its source and hers
     inputs = {i.char_id: i for i in ws.profiles.inputs(ws.names.select(ops))}
@@ -244,7 +251,7 @@ def test_stub_model_over_thirty_real_operators(make_ws, real_home: Path, llm_stu
     assert draft_path(rpath).exists() and not draft_path(chars / f"{person}.char").exists()
     assert not [c for c in fake.calls if c.endswith(person)]
     assert again.protected == {person: str(chars / f"{person}.char")}
-    tiers = {}
+    tiers: dict[str, int] = {}
     for p in chars.glob("*.char"):
         t = CharProfile.read(p).tier
         tiers[t] = tiers.get(t, 0) + 1
@@ -258,7 +265,9 @@ def test_stub_model_over_thirty_real_operators(make_ws, real_home: Path, llm_stu
 def _model_results(home: Path) -> int:
     try:
         with sqlite3.connect(f"file:{home / 'arklore.sqlite3'}?mode=ro", uri=True) as c:
-            return c.execute("SELECT COUNT(*) FROM distill_results WHERE model != ''").fetchone()[0]
+            row = c.execute("SELECT COUNT(*) FROM distill_results WHERE model != ''").fetchone()
+            n: int = row[0]
+            return n
     except sqlite3.OperationalError:
         return 0
 
@@ -286,14 +295,14 @@ def test_kill_and_resume_on_real_operators(
         p.unlink()
     llm_stub.requests.clear()
     out_b = real_home / "chars-b"
-    p = subprocess.Popen([*base, "--out", str(out_b)], env=env, stderr=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen([*base, "--out", str(out_b)], env=env, stderr=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 300
     while _model_results(real_home) < jobs // 3:
-        assert p.poll() is None and time.monotonic() < deadline
+        assert proc.poll() is None and time.monotonic() < deadline
         time.sleep(0.05)
-    os.kill(p.pid, signal.SIGKILL)
-    p.wait(timeout=60)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
     killed_at = _model_results(real_home)
     assert killed_at < jobs
     llm_stub.requests.clear()

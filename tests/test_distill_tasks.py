@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from support.profiles_world import section
 
 from arklore.core.operators import Operator
 from arklore.profiles import task_a, task_b, task_c, task_d
@@ -153,8 +154,9 @@ def test_assembly_rechecks_stored_results(tester) -> None:
     b.output["quotes"].append({"text": "编的。", "source_id": "voice:char_900_tester_CN_002"})
     c = TaskResult("C", T, OK, output={"about_doctor": "太短"})
     built = assemble(tester, {"A": a, "B": b, "C": c}, generated_at=AT)
+    assert built.text is not None
     prof = CharProfile.parse(built.text)
-    assert "身高：163cm" in prof.section(ANCHOR).bullets()
+    assert "身高：163cm" in section(prof, ANCHOR).bullets()
     assert all(q.text != "编的。" for q in prof.quotes())
     assert any("'1cm' -> '163cm'" in f for f in built.findings)
     assert any("编的" in f for f in built.findings)

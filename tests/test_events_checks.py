@@ -167,7 +167,7 @@ def test_doctor_present_by_a_choice_and_absent_otherwise() -> None:
 
 def test_empty_name_or_text_is_dropped() -> None:
     e = check(ev(memories={"": "我在。", "洛文": "  "}))
-    reasons = sorted(m.drop_reason for m in e.memories)
+    reasons = sorted(m.drop_reason or "" for m in e.memories)
     assert reasons == ["empty_name", "empty_text"]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,8 @@ from support.tree_world import make_workspace
 from typer.testing import CliRunner
 
 from arklore.cli.app import app
-from arklore.core.errors import UnknownNameError
-from arklore.core.model import DOCTOR
+from arklore.core.errors import ArkloreError, UnknownNameError
+from arklore.core.model import DOCTOR, Line
 from arklore.events import runner
 from arklore.events import store as events_db
 from arklore.events.memories import Memories
@@ -32,7 +33,7 @@ def answer(body: dict[str, Any]) -> Reply:
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Workspace:
+def ws(tmp_path: Path) -> Iterator[Workspace]:
     gamedata, astr = write_events_tree(tmp_path / "data")
     w = make_workspace(tmp_path / "home", gamedata, astr, embedder="hash")
     w.ingest()
@@ -50,7 +51,7 @@ def run(ws: Workspace, stub: StubServer, paths: list[str], **kw: Any) -> runner.
         llm.close()
 
 
-def dump(ws: Workspace) -> list[tuple]:
+def dump(ws: Workspace) -> list[tuple[Any, ...]]:
     c = ws.corpus.store().conn
     return (
         c.execute("SELECT * FROM story_events ORDER BY 1, 2").fetchall()
@@ -132,7 +133,7 @@ def test_a_stage_is_checked_again_when_its_answers_or_lines_change(ws: Workspace
     fp = runner.stage_fingerprint(answers, lines)
     assert events_db.stage_fingerprint(store, BEACH) == fp
 
-    def check(lines: list) -> object:
+    def check(lines: list[Line]) -> object:
         return runner.check_and_store(
             store, BEACH, lines, 1, speakers=set(), resolve=lambda n: None
         )
@@ -352,6 +353,7 @@ def test_events_diff_by_line_range_overlap(
     res = CliRunner().invoke(app, ["events", "diff", str(b), "@store"])
     assert res.exit_code == 0 and "matched 3" in res.stdout
     res = CliRunner().invoke(app, ["events", "diff", str(a), str(tmp_path / "nope")])
+    assert isinstance(res.exception, ArkloreError)
     assert res.exception.exit_code == 2 and "no run at" in str(res.exception)
 
 

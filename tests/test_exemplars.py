@@ -616,12 +616,12 @@ def test_the_voice_check_passes_real_scenes_and_catches_a_line_passed_off_as_her
                 {"exemplars_min": 2, "stages": [P2], "keywords": []}, "n", ())  # fmt: skip
     ls = store_line_speaker(ws.corpus.store(), ws.names)
 
-    def turn(op: str, msg: str) -> dict:
+    def turn(op: str, msg: str) -> dict[str, Any]:
         return ws.chat.turn(op, msg).to_dict()
 
     assert score([item], turn, ls).results[0].passed
 
-    def forged(op: str, msg: str) -> dict:
+    def forged(op: str, msg: str) -> dict[str, Any]:
         d = turn(op, msg)
         ex = next(b for b in d["blocks"] if b["name"] == "exemplars")
         for it in ex["items"]:
@@ -645,7 +645,7 @@ def test_the_tokenizer_keeps_story_names_whole_and_drops_function_words() -> Non
 def test_bm25_prefers_the_rarer_word() -> None:
     docs = [["巡逻", "近卫局"], ["巡逻", "下城区"], ["巡逻", "龙门"], ["剑"]]
     scores = BM25(docs).scores(["巡逻", "近卫局"])
-    assert max(scores, key=scores.get) == 0 and 3 not in scores
+    assert max(scores, key=lambda i: scores[i]) == 0 and 3 not in scores
 
 
 def test_a_tight_memories_budget_drops_her_second_lines_before_an_appearance(home: Path) -> None:

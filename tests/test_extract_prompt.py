@@ -3,6 +3,8 @@ JSON shape, and the response model checks shape only (raw line_no types survive)
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 import pytest
 
@@ -46,8 +48,8 @@ LINES = [
 ]
 
 
-def _edge(**over: object) -> dict:
-    base = {
+def _edge(**over: object) -> dict[str, Any]:
+    base: dict[str, Any] = {
         "subject": "伊索",
         "subject_kind": "character",
         "predicate": "朋友",
@@ -61,7 +63,7 @@ def _edge(**over: object) -> dict:
     return base
 
 
-def _content(*edges: dict) -> str:
+def _content(*edges: dict[str, Any]) -> str:
     return orjson.dumps({"edges": list(edges)}).decode()
 
 

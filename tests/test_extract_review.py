@@ -41,7 +41,7 @@ def make_lines() -> list[Line]:
     ]
 
 
-def proposal(subject: str, obj: str, line_nos: list, basis: str = "direct") -> EdgeProposal:
+def proposal(subject: str, obj: str, line_nos: list[int], basis: str = "direct") -> EdgeProposal:
     return EdgeProposal.model_validate(
         {
             "subject": subject,

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,7 @@ def fast_env(stub: StubServer) -> dict[str, str]:
     return stub_env(stub, LLM_TIMEOUT="0.3", LLM_MAX_RETRIES="2")
 
 
-def dump(store: Store) -> list[tuple]:
+def dump(store: Store) -> list[tuple[Any, ...]]:
     return store.conn.execute(
         "SELECT * FROM relation_edges ORDER BY stage_path, chunk, idx"
     ).fetchall()
@@ -141,7 +142,7 @@ class Env:
 
 
 @pytest.fixture
-def small(tmp_path: Path) -> tuple[Env, Store]:
+def small(tmp_path: Path) -> Iterator[tuple[Env, Store]]:
     gamedata, astr = write_tree(tmp_path / "data")
     with make_workspace(tmp_path / "home", gamedata, astr) as ws:
         ws.ingest()
@@ -270,7 +271,7 @@ def test_dry_run_calls_nothing(small, llm_stub: StubServer) -> None:
 
 
 @pytest.fixture
-def cli_env(small, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> Env:
+def cli_env(small: tuple[Env, Store], llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> Env:
     settings, _ = small
     monkeypatch.setenv("ARKLORE_HOME", str(settings.home))
     for k, v in fast_env(llm_stub).items():
@@ -398,7 +399,9 @@ def test_max_cost_stops_before_the_limit_and_a_resume_finishes(
     first = json.loads(res.stdout)
     assert 0 < first["done"] < 14 and first["not_started"] > 0
     assert "stopped before passing --max-cost $0.5:" in res.stderr
-    spent = float(re.search(r"cost \$([0-9.]+)", res.stderr).group(1))
+    cost = re.search(r"cost \$([0-9.]+)", res.stderr)
+    assert cost is not None, res.stderr
+    spent = float(cost.group(1))
     assert spent <= 0.5
     res = CliRunner().invoke(app, ["extract", "relations", "--all", "--max-cost", "100", "--json"])
     assert res.exit_code == 0, res.output

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.llm_stub import TEST_KEY, Reply, StubServer
@@ -44,6 +45,7 @@ from arklore.core.errors import (
     EXIT_STOPPED,
 )
 from arklore.settings import LLMSettings
+from arklore.workspace import Workspace
 
 _ENTRY = Path(sys.executable).with_name("arklore")
 CLI = (
@@ -88,7 +90,7 @@ class Case:
     before: dict[str, str] = field(default_factory=dict)
     kept: object = None  # what ``Scenario.kept`` read before the run
     seeded: list[str] = field(default_factory=list)  # stages extracted before the fault
-    proc: subprocess.CompletedProcess | None = None
+    proc: subprocess.CompletedProcess[str] | None = None
     seconds: float = 0.0
     error: BaseException | None = None
 
@@ -105,7 +107,7 @@ class Case:
         """A folder of user files (matrix, aliases) outside ARKLORE_HOME."""
         return self.root / "user"
 
-    def workspace(self, **kw):
+    def workspace(self, **kw: Any) -> Workspace:
         return make_workspace(self.home, self.gamedata, self.astr, embedder="hash", **kw)
 
 
@@ -156,12 +158,12 @@ def snapshot(*roots: Path) -> dict[str, str]:
     return out
 
 
-def rows(db: Path, sql: str) -> list[tuple]:
+def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
         return c.execute(sql).fetchall()
 
 
-def stub_for(case: Case, reply: Callable[[dict], Reply], **env: str) -> StubServer:
+def stub_for(case: Case, reply: Callable[[dict[str, Any]], Reply], **env: str) -> StubServer:
     """A stub OpenAI server answering every request with ``reply``; the run's LLM_* point at it."""
     stub = StubServer().start()
     stub.default = reply
@@ -281,7 +283,7 @@ def _refused(case: Case) -> None:
     }
 
 
-def _seeded(then: Callable[[Case], None]) -> Callable[[Case], None]:
+def _seeded(then: Callable[[Case], object]) -> Callable[[Case], None]:
     """Store the relations of the first stage from an earlier (good) run, then ``then``: the
     failing run must keep them."""
 
@@ -301,14 +303,14 @@ def _seeded(then: Callable[[Case], None]) -> Callable[[Case], None]:
     return inject
 
 
-def _seeded_relations(case: Case) -> list[tuple]:
+def _seeded_relations(case: Case) -> list[tuple[Any, ...]]:
     (stage,) = case.seeded
     kept = rows(case.db, f"SELECT * FROM relation_chunks WHERE stage_path = '{stage}' ORDER BY 2")
     assert kept, "nothing was seeded"
     return kept
 
 
-def _kept_astr_stage(case: Case) -> list[tuple]:
+def _kept_astr_stage(case: Case) -> list[tuple[Any, ...]]:
     return rows(
         case.db,
         "SELECT l.* FROM lines l JOIN stages s USING (source, stage_path)"
@@ -316,7 +318,7 @@ def _kept_astr_stage(case: Case) -> list[tuple]:
     )
 
 
-def _tables_kept(case: Case) -> list[tuple]:
+def _tables_kept(case: Case) -> list[tuple[Any, ...]]:
     return rows(case.db, "SELECT * FROM stages ORDER BY 1, 2") + rows(
         case.db, "SELECT * FROM lines ORDER BY 1, 2, 3"
     )

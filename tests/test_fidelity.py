@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ from support.service_world import S1, S2, S3, lid, make_kb
 from typer.testing import CliRunner
 
 from arklore.chat.fidelity import (
+    ARCHIVE_CITE,
     KINDS,
+    VOICE_CITE,
     Item,
     answer,
     chat_completer,
@@ -36,6 +39,7 @@ from arklore.core.errors import (
     PermanentLLMError,
 )
 from arklore.core.model import parse_line_id
+from arklore.workspace import Workspace
 
 SHIPPED = load_items()
 
@@ -44,7 +48,8 @@ SHIPPED = load_items()
 def test_shipped_set_covers_every_kind_and_thirty_operators() -> None:
     kinds = Counter(it.kind for it in SHIPPED)
     assert len(SHIPPED) >= 90 and set(kinds) == set(KINDS)
-    assert all(n >= 12 for n in kinds.values()), kinds
+    # the form for the Doctor: only 11 operators' voice lines use one other than 博士
+    assert all(n >= (11 if kind == "address" else 12) for kind, n in kinds.items()), kinds
     assert len({it.operator for it in SHIPPED}) >= 30
     assert sum(it.qa is not None for it in SHIPPED) >= 10
     recent = ("act46side", "act49side", "act50side", "act51side")  # events of 2025-2026
@@ -52,7 +57,8 @@ def test_shipped_set_covers_every_kind_and_thirty_operators() -> None:
     for it in SHIPPED:
         assert it.cites and it.note.strip()
         for c in it.cites:
-            parse_line_id(c)
+            if not c.startswith((VOICE_CITE, ARCHIVE_CITE)):  # her voice line, her archive
+                parse_line_id(c)
 
 
 def test_anchor_messages_name_nobody_and_kinship_messages_use_no_expected_name() -> None:
@@ -145,7 +151,9 @@ def _item(kind: str, op: str, message: str, expect: dict[str, Any], id: str = "t
     return Item(id, op, message, kind, expect, "n", (lid(S1, 2),))
 
 
-def _turn(ws, extra: dict[str, dict[str, Any]] | None = None):
+def _turn(
+    ws: Workspace, extra: dict[str, dict[str, Any]] | None = None
+) -> Callable[[str, str], dict[str, Any]]:
     """The workspace's turn as a dict, with invented blocks added (blocks not built yet)."""
 
     def turn(op: str, message: str) -> dict[str, Any]:
@@ -432,3 +440,48 @@ def test_cli_answer_mode_asks_the_chat_model(
     ans = orjson.loads(r.stdout)["answers"]
     assert (ans["n"], ans["arklore_accuracy"], ans["bare_accuracy"]) == (1, 1.0, 0.0)
     assert len(llm_stub.requests) == 2
+
+
+# -- the stated kinds -----------------------------------------------------------------------
+def _turn_of(**texts: str) -> dict[str, Any]:
+    return {"blocks": [{"name": n, "text": t, "empty": not t} for n, t in texts.items()]}
+
+
+def _stated_item(kind: str, expect: dict[str, Any]) -> Item:
+    return Item("x", "阿米娅", "你好", kind, expect, "n", ("a/b#1:00000000",))
+
+
+def test_a_word_counts_only_when_the_turn_states_it_outside_quotes_and_exemplars() -> None:
+    item = _stated_item("address", {"words": ["老板"]})
+
+    def verdict(**texts: str) -> bool:
+        return score([item], lambda op, msg: _turn_of(**texts)).results[0].passed
+
+    assert verdict(speech="- 称博士为「老板」（语音 8 次）")  # a form the statement names
+    assert not verdict(persona="- 「老板，安排点差事给我们吧，今天也要加油~」")  # a quoted line
+    assert not verdict(exemplars="能天使：老板，今天送点什么？")  # her lines state nothing
+    assert verdict(doctor="- 她把博士当作老板。", exemplars="")
+
+
+def test_a_noise_item_fails_on_any_filler_outside_the_exemplars() -> None:
+    item = _stated_item("noise", {"absent": ["体细胞与源石融合率", "身高："]})
+
+    def verdict(**texts: str) -> bool:
+        return score([item], lambda op, msg: _turn_of(**texts)).results[0].passed
+
+    assert verdict(persona="- 种族：菲林", exemplars="身高：不重要")
+    assert not verdict(persona="- 身高：160cm")
+    assert not verdict(memories="- 体细胞与源石融合率：3%")
+
+
+def test_voice_and_archive_lines_may_be_cited(tmp_path: Path) -> None:
+    base = {"id": "a", "operator": "阿米娅", "message": "你好", "kind": "address",
+            "expect": {"words": ["博士"]}, "note": "n"}  # fmt: skip
+    ok = tmp_path / "ok.jsonl"
+    cites = [f"{VOICE_CITE}char_002_amiya_CN_001", f"{ARCHIVE_CITE}char_002_amiya/档案资料一"]
+    ok.write_text(json.dumps(base | {"cites": cites}, ensure_ascii=False), "utf-8")
+    assert load_items(ok)[0].cites == tuple(cites)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(base | {"cites": [VOICE_CITE]}, ensure_ascii=False), "utf-8")
+    with pytest.raises(InputFileError, match="names no voice line"):
+        load_items(bad)

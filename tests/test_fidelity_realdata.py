@@ -12,14 +12,25 @@ layer finds. The figures go to the run's measured section.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.tree_world import make_workspace
 
-from arklore.chat.fidelity import KINDS, load_items, missing_cites, score, store_line_speaker
-from arklore.profiles.draft import draft_all, write_draft
-from arklore.profiles.sources import load_operators, load_tables, story_lines
-from arklore.workspace import open_store
+from arklore.chat.fidelity import (
+    KINDS,
+    archive_cites,
+    load_items,
+    missing_cites,
+    score,
+    store_line_speaker,
+    voice_cites,
+)
+from arklore.profiles.archive import archive_sources
+from arklore.profiles.assemble import assemble
+from arklore.profiles.charfile import SUFFIX
+from arklore.profiles.draft import rule_results, utc_now
+from arklore.workspace import Workspace
 
 pytestmark = pytest.mark.realdata
 
@@ -43,23 +54,28 @@ FLOORS = {
     "voice": 1.0,  # her scenes, lexical retrieval with the Doctor and the people named
     "memory": 1.0,  # appearances ranked by the message's words and the people it names
     "character": 1.0,  # 4/12 before the anchor quoted her 档案资料 (only fields, 客观履历, quotes)
+    "address": 1.0,  # her 说话方式: the form she uses for the Doctor
+    "called": 1.0,  # her 说话方式: what others call her
+    "now": 1.0,  # the now block: where she stands in her latest stages
+    "personality": 1.0,  # 我·性格, each line's traits stated
+    "archive": 1.0,  # whole 档案资料 paragraphs
+    "noise": 1.0,  # no lab figures, 战斗经验 or 身高 in a chat
 }
 
 
 @pytest.fixture(scope="module")
-def rule_profiles(real_workspace, real_graph_built, tmp_path_factory) -> Path:
-    """Every operator's rule-built profile (no model), as ``arklore distill`` writes them."""
-    s = real_workspace.settings
+def rule_profiles(
+    real_workspace: Workspace, real_graph_built, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """Every operator's rule-built profile (no model), as ``arklore build`` drafts them (her
+    way of speaking and what others say of her included), in a folder of their own."""
     out = tmp_path_factory.mktemp("fidelity-chars")
-    with open_store(real_workspace.paths.db) as store:
-        ops, lines, dr = load_operators(store), story_lines(store), store.doctor_stages()
-    tables = load_tables(s.gamedata / "zh_CN/gamedata/excel")
-    drafts = draft_all(
-        ops, tables, lines, graph=real_graph_built, doctor_stages=frozenset(dr),
-        form_stages=real_workspace.names.form_stages,
-    )  # fmt: skip
-    for d in drafts:
-        write_draft(d, out)
+    ws = real_workspace
+    at = utc_now()
+    for inp in ws.profiles.inputs(ws.names.select(), speech=True, remarks=True):
+        built = assemble(inp, rule_results(inp), generated_at=at)
+        if built.text is not None:
+            (out / f"{inp.char_id}{SUFFIX}").write_text(built.text, encoding="utf-8")
     return out
 
 
@@ -78,14 +94,22 @@ def fid_ws(real_workspace, real_index_built, rule_profiles):
 def test_every_cite_operator_and_stage_is_in_the_real_store(real_workspace) -> None:
     store = real_workspace.corpus.store()
     assert missing_cites(ITEMS, store.lines_by_id) == []
+    for item_id, operator, word_id in voice_cites(ITEMS):  # her voice lines, to the Doctor
+        cid = real_workspace.names.resolve(operator)
+        ids = {v.word_id for v in real_workspace.profiles.voice_lines(cid)}
+        assert word_id in ids, (item_id, word_id)
+    tables = real_workspace.profiles.tables()
+    for item_id, operator, source_id in archive_cites(ITEMS):  # a section of her archive
+        cid = real_workspace.names.resolve(operator)
+        assert source_id in archive_sources(tables, cid), (item_id, source_id)
     for it in ITEMS:
         real_workspace.names.resolve(it.operator)  # raises for an unknown name
         for path in it.expect.get("stages", ()):
             assert store.stage_info(path) is not None, (it.id, path)
 
 
-def test_fidelity_of_what_a_turn_injects(fid_ws, metrics) -> None:
-    def turn(operator: str, message: str) -> dict:
+def test_fidelity_of_what_a_turn_injects(fid_ws: Workspace, metrics) -> None:
+    def turn(operator: str, message: str) -> dict[str, Any]:
         return fid_ws.chat.turn(operator, message).to_dict()
 
     report = score(ITEMS, turn, store_line_speaker(fid_ws.corpus.store(), fid_ws.names))

@@ -43,10 +43,17 @@ def test_stage_meta_is_keyed_by_story_txt_with_event_fields() -> None:
     m = metas["obt/main/level_main_01-01_beg"]
     assert (m.event_id, m.event_name, m.entry_type) == ("main_1", "测试章节一", "MAINLINE")
     assert (m.story_code, m.avg_tag, m.story_name, m.story_sort) == ("1-1", "行动前", "第一幕", 1)
-    assert m.start_time is None  # main chapters have startTime -1
+    assert m.start_time is None  # main chapters have startTime -1 (and this one no show time)
     assert m.story_info is None  # no story folder given
     assert m.meta_source == META_REVIEW
     assert metas["activities/act9x/level_act9x_01_end"].start_time == 1600000000
+
+
+def test_a_main_chapter_opens_when_the_story_review_shows_it() -> None:
+    """Its startTime is -1: its startShowTime places it among the events."""
+    metas = load_stage_meta(EXCEL)
+    chapter_two = [m for m in metas.values() if m.event_id == "main_2"]
+    assert chapter_two and all(m.start_time == 1700000000 for m in chapter_two)
 
 
 def test_operator_record_sets_keep_entry_type_none_and_no_start_time() -> None:

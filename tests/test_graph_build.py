@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.lines import line, stage
@@ -155,6 +156,26 @@ def test_a_turn_never_crosses_a_scene_cut(people) -> None:
     assert pairs[(ELV, MOX)].turns == pairs[(MOX, ELV)].turns == 1  # only 1 -> 2
 
 
+def test_the_people_of_her_own_record_count_for_her_alone(people) -> None:
+    """Someone with two lines or more in her own operator record is one of its people
+    (own_stories, directed from the record's owner); one line is an extra; the record of
+    somebody else counts nothing for her."""
+    key = ELV.rsplit("_", 1)[-1]
+
+    def said(path: str, no: int, node: str) -> interaction.ScanLine:
+        return interaction.ScanLine(path, no, node, "嗯。", None, f"{path}#{no}", True)
+
+    own, other = f"obt/memory/story_{key}_1_1", "obt/memory/story_nobody_1_1"
+    lines = [said(own, 1, ELV), said(own, 2, MOX), said(own, 9, MOX), said(own, 20, SUP)]
+    lines += [said(other, 1, ELV), said(other, 2, MOX), said(other, 3, MOX)]
+    pairs: interaction.Pairs = {}
+    interaction.scan(lines, people, pairs)
+    assert pairs[(ELV, MOX)].own_stories == 1 and own in pairs[(ELV, MOX)].stages
+    assert (ELV, SUP) not in pairs or not pairs[(ELV, SUP)].own_stories  # one line: an extra
+    assert not pairs[(MOX, ELV)].own_stories  # it is her story, not his
+    assert strength({"own_stories": 1}) > strength({"turns": 10})
+
+
 def test_doctor_is_the_fixed_npc_node(world, people) -> None:
     g = _build(world, people)
     assert g.nodes[DOCTOR_ID].kind == "npc" and g.nodes[DOCTOR_ID].name == "博士"
@@ -206,7 +227,7 @@ def _rows() -> list[story.ExtractedRow]:
 
 
 def test_merging_the_same_extracted_stage_twice_changes_nothing(world, people) -> None:
-    acc: dict = {}
+    acc: dict[story.StoryKey, story.StoryRelation] = {}
     skipped = story.merge(acc, _rows(), people)
     once = {k: (v.predicate, dict(v.evidence), set(v.stages)) for k, v in acc.items()}
     story.merge(acc, _rows(), people)
@@ -259,8 +280,28 @@ def test_strength_is_monotone_in_every_signal(key: str) -> None:
 
 
 # -- queries ---------------------------------------------------------------------------------
-def _edge(a, b, s, pred=INTERACTION) -> Edge:
-    return Edge(a, b, pred, s, ["interaction"], {"turns": 1}, [])
+def _edge(a, b, s, pred=INTERACTION, turns=5) -> Edge:
+    return Edge(a, b, pred, s, ["interaction"], {"turns": turns}, [])
+
+
+def test_a_mention_or_a_mere_acquaintance_is_never_an_anchor() -> None:
+    """A relation known only from a mention, a shared stage or a line or two (no vocative)
+    defines nobody, however strong; nor does a written 相识; a vocative or a real exchange
+    does."""
+    nodes = {i: Node(i, i.upper(), "operator", {}) for i in "abcdef"}
+    mention = Edge("a", "b", INTERACTION, 0.9, ["mention"], {"mentions": 9, "co_stages": 3}, [])
+    once = _edge("a", "c", 0.8, turns=2)
+    called = Edge("a", "d", INTERACTION, 0.3, ["interaction"], {"turns": 1, "vocatives": 1}, [])
+    talked = _edge("a", "e", 0.2, turns=3)
+    met = Edge("a", "f", "相识", 0.99, ["matrix"], {"matrix": 1, "turns": 18}, [], "见过一面")
+    g = RelationGraph(nodes, [mention, once, called, talked, met])
+    assert [e.target for e in g.get_top_anchor_relations("a", k=5)] == ["d", "e"]
+    assert [e.target for e in g.anchors("a")][:1] == ["f"]  # still ranked, for who she means
+    # a written 相识 the story shows more of (many exchanges, or her own record) is one
+    for more in ({"turns": 60}, {"own_stories": 1}):
+        close = Edge("a", "f", "相识", 0.99, ["matrix"], {"matrix": 1, **more}, [], "同行")
+        g = RelationGraph(nodes, [mention, called, close])
+        assert [e.target for e in g.get_top_anchor_relations("a", k=5)] == ["f", "d"]
 
 
 def test_top_anchors_strongest_first_one_per_target_and_neighbors_filters() -> None:
@@ -449,23 +490,29 @@ def test_pair_facts_are_kept_on_disk_per_corpus_names_and_pairs(tmp_path, monkey
     from support.service_world import kb_workspace, make_kb
 
     import arklore.graph.facade as facade
+    from arklore.graph.evidence import pair_facts
     from arklore.rag.docs import SourceContext, fact_pairs
 
     home = make_kb(tmp_path / "home")
 
-    def pairs(g, st):
+    def pairs(g: RelationGraph, st: Store) -> set[tuple[str, str]]:
         return fact_pairs(SourceContext(graph=g, store=st))
 
     with kb_workspace(home) as ws:
         first = ws.graph.facts(ws.graph.current(), pairs)
     assert first and (home / "cache" / "pair_facts.pickle").is_file()
     calls: list[int] = []
-    real = facade.pair_facts
-    monkeypatch.setattr(facade, "pair_facts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = pair_facts
+
+    def counted(*a: Any, **k: Any) -> Any:
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(facade, "pair_facts", counted)
     with kb_workspace(home) as ws:  # a new process: read, not computed
         assert ws.graph.facts(ws.graph.current(), pairs) == first and calls == []
     with kb_workspace(home) as ws:  # other pairs: computed
-        one = ws.graph.facts(ws.graph.current(), lambda g, st: sorted(pairs(g, st))[:1])
+        one = ws.graph.facts(ws.graph.current(), lambda g, st: set(sorted(pairs(g, st))[:1]))
     assert len(one) == 1 and calls == [1]
     (home / "cache" / "pair_facts.pickle").write_bytes(b"not a pickle")
     with kb_workspace(home) as ws:  # an unreadable file: computed again, no error

@@ -164,7 +164,7 @@ BODIES: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-def _strings(value: Any, at: tuple = ()) -> Iterator[tuple]:
+def _strings(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     if isinstance(value, str):
         yield at
     elif isinstance(value, dict):
@@ -175,7 +175,7 @@ def _strings(value: Any, at: tuple = ()) -> Iterator[tuple]:
             yield from _strings(v, (*at, i))
 
 
-def _replace(value: Any, at: tuple, new: str) -> Any:
+def _replace(value: Any, at: tuple[Any, ...], new: str) -> Any:
     if not at:
         return new
     copy = dict(value) if isinstance(value, dict) else list(value)
@@ -256,7 +256,7 @@ def _argv(path: list[str], param: Any, required: list[Any], bad: str) -> list[st
 @given(data=st.data())
 @settings(SETTINGS, max_examples=40)
 def test_a_bad_argument_to_any_command_is_one_line_and_exit_2(
-    data: st.DataObject, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+    data: st.DataObject, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path, param, required = data.draw(st.sampled_from(TEXT_PARAMS))
     argv = _argv(path, param, required, data.draw(bad_argv_text()))
@@ -322,7 +322,8 @@ def test_a_body_over_the_limit_is_refused_whether_its_length_is_said_or_not(
         "history": [{"role": "user", "content": "x" * 5000}],
     }
 
-    def chunks(body: dict) -> Iterator[bytes]:  # no Content-Length: refused as they arrive
+    # no Content-Length: refused as they arrive
+    def chunks(body: dict[str, Any]) -> Iterator[bytes]:
         data = json.dumps(body).encode()
         for i in range(0, len(data), 1024):
             yield data[i : i + 1024]

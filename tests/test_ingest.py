@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.tree_world import astr_file, avg_file, write_tree
@@ -15,14 +17,14 @@ from arklore.workspace import open_store
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> tuple[DataRoots, Store]:
+def env(tmp_path: Path) -> Iterator[tuple[DataRoots, Store]]:
     gamedata, astr = write_tree(tmp_path / "data")
     store = open_store(tmp_path / "home" / "arklore.sqlite3")
     yield DataRoots(gamedata, astr), store
     store.close()
 
 
-def _dump(store: Store) -> list[tuple]:
+def _dump(store: Store) -> list[tuple[Any, ...]]:
     return store.conn.execute("SELECT * FROM lines ORDER BY source, stage_path, line_no").fetchall()
 
 
@@ -171,6 +173,7 @@ def test_real_corpus_ingest_volume(real_store_path: Path, astr_root: Path, metri
 
 def _many_stages(roots: DataRoots, n: int) -> None:
     """``n`` more invented raw scripts, and one that does not decode."""
+    assert roots.gamedata is not None
     text = avg_file(roots.gamedata).read_text(encoding="utf-8")
     for i in range(n):
         avg_file(roots.gamedata, f"level_more_{i:03d}").write_text(
@@ -179,7 +182,7 @@ def _many_stages(roots: DataRoots, n: int) -> None:
     avg_file(roots.gamedata, "level_more_bad").write_bytes(b'[name="\xff\xfe"]  \xc3')
 
 
-def _tables(store: Store) -> list[list[tuple]]:
+def _tables(store: Store) -> list[list[tuple[Any, ...]]]:
     q = store.conn.execute
     return [
         _dump(store),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.llm_stub import (
@@ -27,10 +28,10 @@ def config(task: str | None = None, env: dict[str, str] | None = None) -> LLMCon
 PRICES = {"LLM_PRICE_INPUT_HIT": "1", "LLM_PRICE_INPUT_MISS": "2", "LLM_PRICE_OUTPUT": "10"}
 
 
-def ask(text: str, **kw: object) -> ChatRequest:
+def ask(text: str, **kw: Any) -> ChatRequest:
     return ChatRequest(
         task="relations", key="s1", messages=[{"role": "user", "content": text}], **kw
-    )  # type: ignore[arg-type]
+    )
 
 
 def test_cache_hit_costs_zero_and_does_not_hit_the_server(

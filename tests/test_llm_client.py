@@ -161,7 +161,7 @@ def test_permanent_401_is_not_retried(llm_stub: StubServer, tmp_path: Path) -> N
     with pytest.raises(PermanentLLMError) as info:
         make_llm(tmp_path, stub_env(llm_stub)).complete(ask("p"))
     assert "401" in info.value.message
-    assert info.value.attempts == 1  # type: ignore[attr-defined]
+    assert info.value.attempts == 1
     assert len(llm_stub.requests) == 1
 
 
@@ -181,7 +181,7 @@ def test_exhausted_retries_raise_transient_with_attempt_count(
     llm_stub.script("x", Reply.server_error())
     with pytest.raises(TransientLLMError) as info:
         make_llm(tmp_path, stub_env(llm_stub, LLM_MAX_RETRIES="2")).complete(ask("x"))
-    assert info.value.attempts == 3  # type: ignore[attr-defined]
+    assert info.value.attempts == 3
     assert len(llm_stub.requests) == 3
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from arklore.core.operators import Operator
 from arklore.names.aliases import load_user_aliases
 from arklore.names.evaluation import Score, load_eval_set, operators_from_excel, score
 from arklore.names.matcher import MentionMatcher, build_matcher
@@ -47,16 +49,16 @@ def test_eval_set_shape() -> None:
 
 
 @pytest.fixture(scope="module")
-def real_ops(gamedata_root: Path) -> list:
+def real_ops(gamedata_root: Path) -> list[Operator]:
     return operators_from_excel(gamedata_root / "zh_CN/gamedata/excel")
 
 
 @pytest.fixture(scope="module")
-def real_matcher(real_ops: list) -> MentionMatcher:
+def real_matcher(real_ops: list[Operator]) -> MentionMatcher:
     return build_matcher(load_user_aliases(), operators=real_ops)
 
 
-def _split(name: str) -> list[dict]:
+def _split(name: str) -> list[dict[str, Any]]:
     return [r for r in RECORDS if r["split"] == name]
 
 
@@ -81,7 +83,7 @@ def test_precision_recall(real_matcher: MentionMatcher, metrics) -> None:
 
 
 @pytest.mark.realdata
-def test_ablation(real_ops: list, real_matcher: MentionMatcher) -> None:
+def test_ablation(real_ops: list[Operator], real_matcher: MentionMatcher) -> None:
     """Each signal switched off in turn; printed so the numbers can be compared."""
     base = score(real_matcher.find, RECORDS)
     rows = [base.line("all signals")]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.tree_world import EXCEL, STORY, make_workspace, write_tree
@@ -24,7 +25,7 @@ KNIGHT, QUIET, COURIER = "char_955_knight", "char_956_quiet", "char_957_courier"
 ROSE, LATIN = "char_962_rose", "char_958_latin"
 
 
-def _archive(cid: str, **sections: str) -> dict:
+def _archive(cid: str, **sections: str) -> dict[str, Any]:
     return {
         "charID": cid,
         "storyTextAudio": [

@@ -336,7 +336,7 @@ class ReferenceMatcher:
         if not self.empty:
             self.auto.make_automaton()
 
-    def candidates(self, t: str) -> list[tuple]:
+    def candidates(self, t: str) -> list[tuple[int, int, int, tuple[str, ...], str]]:
         raw = t.encode("utf-8")
         out = []
         pb = pc = 0
@@ -445,7 +445,11 @@ def _latin1(s: str) -> str:
     return s.encode("utf-8").decode("latin-1")
 
 
-def _as_rows(ms: list[Mention]) -> list[tuple]:
+Row = tuple[str | None, str, int, int, str, tuple[str, ...]]
+"""A mention as (char id, surface, start, end, how, candidates)."""
+
+
+def _as_rows(ms: list[Mention]) -> list[Row]:
     return [(m.char_id, m.surface, m.start, m.end, m.how, m.candidates) for m in ms]
 
 
@@ -526,10 +530,10 @@ def test_same_mentions_as_reference_real_names(gamedata_root: Path, signal: str 
     _check_same(m, ReferenceMatcher(m.table, config), 2_000_000 if signal is None else 200_000)
 
 
-_REAL: dict[Path, list] = {}
+_REAL: dict[Path, list[Operator]] = {}
 
 
-def _real_ops(root: Path) -> list:
+def _real_ops(root: Path) -> list[Operator]:
     from arklore.names.evaluation import operators_from_excel
 
     if root not in _REAL:
@@ -588,7 +592,7 @@ def test_same_mentions_as_reference_on_one_long_line(matcher: MentionMatcher) ->
     assert any(row[4] == "repeat" for row in got)
 
 
-def _by_line(m: MentionMatcher, text: str) -> list[tuple]:
+def _by_line(m: MentionMatcher, text: str) -> list[Row]:
     """Each line searched on its own, offsets moved to the whole text."""
     rows, offset = [], 0
     for line in text.split("\n"):

@@ -27,9 +27,12 @@ def built_version() -> str:
     read by setuptools' own reader."""
     static = PYPROJECT["project"].get("version")
     if static is not None:
+        assert isinstance(static, str), static
         return static
     attr = PYPROJECT["tool"]["setuptools"]["dynamic"]["version"]["attr"]
-    return read_attr(attr, {"": "src"}, ROOT)
+    version = read_attr(attr, {"": "src"}, ROOT)
+    assert isinstance(version, str), version
+    return version
 
 
 def test_the_built_version_agrees_with_arklore_version() -> None:

@@ -16,6 +16,7 @@ from support.service_world import AMIYA, CHEN, KALTS, kb_workspace, make_kb
 from typer.testing import CliRunner
 
 from arklore.cli.app import app
+from arklore.core.errors import ArkloreError
 from arklore.profiles.charfile import CharProfile
 from arklore.service.app import create_app
 
@@ -103,6 +104,7 @@ def test_approving_a_hand_edited_draft_needs_the_same_consent(
         assert path.read_bytes() == other_path.read_bytes()
     else:
         assert resp.status_code == 409 and resp.json()["error"] == "hand_edited"
+        assert isinstance(r.exception, ArkloreError)
         assert "--accept-edits" in r.exception.one_line()
         assert path.read_bytes() == before == other_path.read_bytes()  # unchanged by both
 
@@ -169,4 +171,5 @@ def test_an_unknown_name_gets_the_same_suggestions(http: TestClient) -> None:
     r = CliRunner().invoke(app, ["persona", "阿米亚"])  # main() prints exception.one_line()
     body = http.get("/v1/operators/阿米亚/persona").json()
     assert body["error"] == "unknown_operator" and "阿米娅" in body["closest"]
+    assert isinstance(r.exception, ArkloreError)
     assert "did you mean " + ", ".join(body["closest"]) in r.exception.one_line()

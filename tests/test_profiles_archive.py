@@ -36,7 +36,8 @@ def tables() -> Tables:
 
 def _raw_basic(entry: str, index: int = 0) -> str:
     book = json.loads((FIXTURES / "handbook_info_table.json").read_text(encoding="utf-8"))
-    return book["handbookDict"][entry]["storyTextAudio"][index]["stories"][0]["storyText"]
+    text: str = book["handbookDict"][entry]["storyTextAudio"][index]["stories"][0]["storyText"]
+    return text
 
 
 def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
@@ -61,8 +62,9 @@ def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
         "她从不抱怨路远，只是把每条岔路都记在一本旧笔记里。"
         "那本笔记据说已经写满了三本，每一本的封面上都画着一只歪歪扭扭的猫，谁问起来她都说那是她在"
         "北境雾里走了这么多年、从来没有走丢过一次的最好的向导。",
-        # not a signed note (我), a signature, a 【…】 record, nor a line without her name
-        "档案资料二": "嘴硬，心软。测试员每次被人夸奖都会转过身去，假装在看天气。",
+        # not a signed note (我), a signature, nor a line without her name; a 【权限记录】 in
+        # the record's own voice runs on into the paragraph after it
+        "档案资料二": "测试员的笔记不对外公开。嘴硬，心软。测试员每次被人夸奖都会转过身去，假装在看天气。",
         # 档案资料三 is only "测试员？": too short to say anything
     }
     # order: 基础档案 as written, then 临床诊断分析, then the character table, then 客观履历,
@@ -75,11 +77,14 @@ def test_anchor_fields_equal_the_archive_fields(tables: Tables) -> None:
         if f.table == HANDBOOK and in_basic:
             assert f"【{f.label}】" in raw and f.value in raw
     height = a.get("身高")
+    assert height is not None
     assert height.table == HANDBOOK
     assert height.field == (
         "handbookDict.char_900_tester.storyTextAudio[0].stories[0].storyText【身高】"
     )
-    assert a.get("组织").table == CHARACTER and "groupId=testgroup" in a.get("组织").field
+    group = a.get("组织")
+    assert group is not None
+    assert group.table == CHARACTER and "groupId=testgroup" in group.field
     assert a.sources == [
         "handbook_info_table: char_900_tester (基础档案, 临床诊断分析, 客观履历, 档案资料一, 档案资料二)",
         "character_table: char_900_tester (nationId, groupId)",
@@ -287,7 +292,9 @@ def test_alternate_form_found_through_patch_ids(tables: Tables) -> None:
     assert [t["storyTitle"] for _, _, t in archive_sections(tables.handbook_info, "char_1903_twin3")] == [
         "基础档案", "临床诊断分析", "？？？"
     ]  # fmt: skip
-    assert later.get("身高").field.startswith("handbookDict.char_902_twin.storyTextAudio[3]")
+    later_height = later.get("身高")
+    assert later_height is not None
+    assert later_height.field.startswith("handbookDict.char_902_twin.storyTextAudio[3]")
     # the team id the team table does not know gives no fact
     assert base.value("势力") == "远方" and base.value("小队") is None
     assert str(form.gaps[0]) == "character_table (faction)"
@@ -304,13 +311,12 @@ def test_missing_sources_are_reported_not_skipped(tables: Tables) -> None:
 
 
 def test_physical_tags(tables: Tables) -> None:
-    assert structured_anchor("char_900_tester", tables).physical_tags() == [
-        "菲林", "身高 163cm", "感染者", "体表可见源石结晶"
-    ]  # fmt: skip
-    # race 未公开 is no tag; the tail length is
-    assert structured_anchor("char_901_guide", tables).physical_tags() == [
-        "身高 177cm", "尾巴长度 40cm", "非感染者"
-    ]  # fmt: skip
+    """物理标签 says what no field of the anchor says: race, height, body measures and the
+    infection status are the anchor's own lines (a tag would repeat them in the prompt)."""
+    tester = structured_anchor("char_900_tester", tables)
+    assert tester.physical_tags() == ["体表可见源石结晶"]
+    assert {"种族", "身高", "矿石病感染情况"} <= {f.label for f in tester.facts}
+    assert structured_anchor("char_901_guide", tables).physical_tags() == []
 
 
 def test_render_and_read_back(tables: Tables) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.profiles_world import section
 
 from arklore.core.tokens import count_tokens
 from arklore.profiles.charfile import (
@@ -102,20 +103,20 @@ def test_sections_unknown_ones_kept_in_place() -> None:
         "我·关于博士",
     ]
     assert prof.name == "测试员"
-    assert prof.section("口头禅").content == "“再检查一遍。”"
+    assert section(prof, "口头禅").content == "“再检查一遍。”"
     # the ## line inside the fence belongs to 我·性格, not a new section
-    assert "## 这不是一个标题" in prof.section("我·性格").body
-    assert prof.section(PHYSICAL).bullets() == ["菲林", "右耳有一道旧伤"]
+    assert "## 这不是一个标题" in section(prof, "我·性格").body
+    assert section(prof, PHYSICAL).bullets() == ["菲林", "右耳有一道旧伤"]
 
     crlf = CharProfile.parse(HAND_CRLF)
     assert [s.title for s in crlf.sections] == [ANCHOR, "笔记（手写）", QUOTES]
     assert crlf.name == "向导"  # the BOM does not hide the title
-    assert crlf.section(ANCHOR).content == "- 种族：未公开\n- 身高：177cm"
+    assert section(crlf, ANCHOR).content == "- 种族：未公开\n- 身高：177cm"
     assert crlf.quotes()[0].source_id == "story:obt/test/a#3:0123abcd"
 
     odd = CharProfile.parse(HAND_ODD)
     assert [s.title for s in odd.sections] == [ANCHOR, "其他"]
-    assert "### 小标题属于锚" in odd.section(ANCHOR).body
+    assert "### 小标题属于锚" in section(odd, ANCHOR).body
     assert odd.name == "双生" and odd.header == {"note": "这个键不是 arklore 的"}
 
 
@@ -205,7 +206,7 @@ def test_allowed_sections_by_tier() -> None:
     assert a.tier == TIER_A and a.titles() == [ANCHOR, PHYSICAL, QUOTES, "我·性格"]  # empty one out
     b = allowed_sections(CharProfile.parse(_generated()))
     assert b.tier == TIER_B and b.titles() == [ANCHOR, PHYSICAL, QUOTES]
-    assert ("我·性格", "tier B: not reviewed") in b.excluded
+    assert ("我·性格", "tier B: not reviewed (1 line(s) not a quote)") in b.excluded
     c = allowed_sections(None)
     assert c.tier == TIER_C and c.sections == [] and c.total_tokens == 0
     for sec in a.sections:

@@ -3,6 +3,8 @@ gated as documented in :mod:`arklore.profiles.doctor`. Every line here is invent
 
 from __future__ import annotations
 
+from support.profiles_world import section
+
 from arklore.core.operators import Operator
 from arklore.profiles.archive import Tables
 from arklore.profiles.assemble import assemble
@@ -17,7 +19,7 @@ from arklore.profiles.doctor import (
     speaks_of_doctor,
     trust_of,
 )
-from arklore.profiles.inputs import gather
+from arklore.profiles.inputs import OperatorInputs, gather
 from arklore.profiles.quotes import StoryLine, VoiceLine
 from arklore.profiles.results import OK, SKIPPED, TaskResult
 from arklore.profiles.task_c import rule_result
@@ -188,7 +190,7 @@ def test_no_doctor_line_and_an_empty_voice_table() -> None:
     assert {q.kind for q in only_story.quotes} == {"story"} and len(only_story.quotes) == 2
 
 
-def _inputs(voice=VOICE, story=STORY):
+def _inputs(voice: list[VoiceLine] = VOICE, story: list[StoryLine] = STORY) -> OperatorInputs:
     return gather(
         Operator(ME, "行路者"), Tables(), voice=voice, story=story, unlocks=UNLOCKS,
         doctor_stages=DOCTOR_STAGES,
@@ -204,7 +206,7 @@ def test_task_c_rule_result_and_the_profile_section() -> None:
     prof = CharProfile.parse(built.text or "")
     lines = prof.quotes(ABOUT_DOCTOR)
     assert [q.source_id for q in lines] == [q["source_id"] for q in r.output["quotes"]]
-    assert "Dr.{@nickname}" not in prof.section(ABOUT_DOCTOR).content  # none was picked here
+    assert "Dr.{@nickname}" not in section(prof, ABOUT_DOCTOR).content  # none was picked here
     sources = prof.header_list("sources")
     assert any(s.startswith("charword_table: ") and f"{ME}_CN_006" in s for s in sources)
     assert any(s.startswith("story: ") and STORY[3].line_id in s for s in sources)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.profiles_world import section
 
 from arklore.core.operators import Operator
 from arklore.graph import interaction
@@ -29,10 +30,8 @@ from arklore.profiles.charfile import (
 from arklore.profiles.draft import draft_all, draft_profile, write_draft
 from arklore.profiles.mentions import candidates_from_graph, count_mentions
 from arklore.profiles.quotes import StoryLine
+from arklore.profiles.results import FAILED, OK, SKIPPED
 from arklore.profiles.review import (
-    FAILED,
-    OK,
-    SKIPPED,
     ReviewEntry,
     TaskStatus,
     render_queue,
@@ -126,14 +125,19 @@ def test_count_mentions_matches_the_graph_hook(people: People) -> None:
 
 def test_draft_of_an_operator_with_archive_and_voice(tables, tmp_path: Path) -> None:
     d = draft_profile(OPS[T], tables, graph=_graph(), generated_at=AT)
+    assert d.text is not None and d.entry is not None
     prof = CharProfile.parse(d.text)
     assert prof.tier == TIER_B and not prof.hand_edited and prof.char_id == T
     assert prof.name == "测试员" and prof.header["generated"] == AT
-    assert prof.section(ANCHOR).bullets()[6] == "身高：163cm"
-    assert prof.section(PHYSICAL).bullets() == ["菲林", "身高 163cm", "感染者", "体表可见源石结晶"]
+    assert section(prof, ANCHOR).bullets()[6] == "身高：163cm"
+    assert section(prof, PHYSICAL).bullets() == ["体表可见源石结晶"]  # the rest is the anchor's
     assert [q.source_id for q in prof.quotes()] == [q.source_id for q in d.gate.kept]
     assert len(prof.quotes()) == 7
-    assert prof.section("我·性格").content == ""
+    # 我·性格 by the rule: her archive's sentence that opens on her with a habit, with its id
+    assert section(prof, "我·性格").content == (
+        "- 「她从不抱怨路远，只是把每条岔路都记在一本旧笔记里。」 —— "
+        "archive:char_900_tester/档案资料一（档案资料一）"
+    )
     # 我·关于博士 by task C's rule: the voice lines that name the Doctor, verbatim with ids
     assert [q.source_id for q in prof.quotes("我·关于博士")] == [
         "voice:char_900_tester_CN_006", "voice:char_900_tester_CN_009",
@@ -144,13 +148,15 @@ def test_draft_of_an_operator_with_archive_and_voice(tables, tmp_path: Path) -> 
     )
     assert srcs[-1].startswith("charword_table: char_900_tester_CN_002, ")
     allowed = allowed_sections(prof)
-    assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES, "我·关于博士"]
+    assert allowed.titles() == [ANCHOR, PHYSICAL, QUOTES, "我·性格", "我·关于博士"]
     e = d.entry
     assert e.tasks["A"] == TaskStatus(OK, "15 fields copied from source; 核心经历: needs a model")
-    assert prof.section(ANCHOR).bullets()[-3] == "客观履历：测试员，测试国人，负责巡逻路线的勘察。"
-    assert prof.section(ANCHOR).bullets()[-1].startswith("档案资料二：嘴硬，心软。")
+    assert section(prof, ANCHOR).bullets()[-3] == "客观履历：测试员，测试国人，负责巡逻路线的勘察。"
+    assert section(prof, ANCHOR).bullets()[-1] == (  # the record's 【权限记录】 runs on
+        "档案资料二：测试员的笔记不对外公开。嘴硬，心软。测试员每次被人夸奖都会转过身去，假装在看天气。"
+    )
     assert e.tasks["B"] == TaskStatus(
-        OK, "7 quotes by the rule (voice); personality: needs a model"
+        OK, "7 quotes by the rule (voice); personality: 1 line by the rule"
     )
     assert e.tasks["C"].status == OK and e.tasks["D"].status == SKIPPED
     assert e.tasks["E"].status == OK
@@ -172,12 +178,13 @@ def test_alternate_form_uses_its_voice_and_base_story_lines(tables) -> None:
     lines = lines_for(OPS[TW2], {TW: base_lines})
     assert lines == base_lines
     d = draft_profile(OPS[TW2], tables, story_lines=lines, generated_at=AT)
+    assert d.entry is not None
     assert [q.source_id for q in d.gate.kept] == [
         "voice:char_1902_twin2_CN_002", "voice:char_1902_twin2_CN_003",
         "story:s/t#1:00000000", "story:s/t#2:00000000",
     ]  # fmt: skip
     assert d.entry.tasks["B"].reason == (
-        "4 quotes by the rule (voice+story): few candidates; personality: needs a model"
+        "4 quotes by the rule (voice+story): few candidates; personality: no line by the rule"
     )
     assert d.anchor.value("身高") == "150cm"
     assert d.entry.gaps == "no source: character_table (faction)"
@@ -199,7 +206,7 @@ def test_an_alternate_form_quotes_the_stages_that_show_her_in_that_form() -> Non
 
 def test_operator_with_no_source_gets_no_file(tables, tmp_path: Path) -> None:
     d = draft_profile(OPS[NEW], tables, generated_at=AT)
-    assert d.text is None
+    assert d.text is None and d.entry is not None
     assert d.entry.tier == TIER_C
     assert d.entry.gaps == (
         "no source: handbook_info_table (archive), character_table (faction), "
@@ -212,12 +219,14 @@ def test_operator_with_no_source_gets_no_file(tables, tmp_path: Path) -> None:
 def test_write_draft_protects_a_person_file(tables, tmp_path: Path) -> None:
     d = draft_profile(OPS[T], tables, generated_at=AT)
     res = write_draft(d, tmp_path)
+    assert res is not None and d.entry is not None
     assert res.action == "written" and d.entry.write.startswith("written")
     assert d.entry.path == str(tmp_path / "char_900_tester.char") and d.entry.tier == TIER_B
     person = "# 测试员\n\n## 我·性格\n由一位编辑亲手写成。\n"
     (tmp_path / "char_900_tester.char").write_text(person, encoding="utf-8")
     d2 = draft_profile(OPS[T], tables, generated_at=AT)
     res = write_draft(d2, tmp_path)
+    assert res is not None and d2.entry is not None
     assert res.action == "draft" and res.path == draft_path(tmp_path / "char_900_tester.char")
     assert d2.entry.tier == TIER_S and "draft beside it" in d2.entry.write
     assert (tmp_path / "char_900_tester.char").read_text(encoding="utf-8") == person
@@ -242,7 +251,9 @@ def _entries(n: int) -> list[ReviewEntry]:
 
 
 def test_review_queue_markdown(tables) -> None:
-    entries = [d.entry for d in draft_all(OPS.values(), tables, {}, generated_at=AT)]
+    drafts = draft_all(OPS.values(), tables, {}, generated_at=AT)
+    entries = [d.entry for d in drafts if d.entry is not None]
+    assert len(entries) == len(drafts)
     entries[0].quotes_removed.append("「编的」 voice:x_CN_001: not verbatim in voice:x_CN_001")
     entries[1].tasks["B"] = TaskStatus(FAILED, "every chosen quote failed the verbatim gate")
     md = render_queue(entries)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,8 +33,10 @@ T = "char_900_tester"
 
 
 @pytest.fixture(scope="module")
-def charword() -> dict:
-    return load_tables(FIXTURES).charword
+def charword() -> Mapping[str, Any]:
+    table = load_tables(FIXTURES).charword
+    assert table is not None  # fixtures/profiles ships charword_table.json
+    return table
 
 
 def test_candidate_rule() -> None:
@@ -59,7 +63,7 @@ def test_spread_is_even_and_in_range() -> None:
             assert len(set(got)) == k and got == sorted(got) and got[-1] < n
 
 
-def test_voice_lines_by_form(charword: dict) -> None:
+def test_voice_lines_by_form(charword: Mapping[str, Any]) -> None:
     base = voice_lines_from_table(charword, "char_902_twin")
     form = voice_lines_from_table(charword, "char_1902_twin2")
     assert [v.word_id for v in base] == ["char_902_twin_CN_001"]
@@ -67,7 +71,7 @@ def test_voice_lines_by_form(charword: dict) -> None:
     assert all(v.char_id == "char_1902_twin2" for v in form)
 
 
-def test_voice_choice_follows_the_rule(charword: dict) -> None:
+def test_voice_choice_follows_the_rule(charword: Mapping[str, Any]) -> None:
     lines = voice_lines_from_table(charword, T)
     picked, n = choose_voice(lines)
     # talk candidates 2,4,5,6,7,9 (8 repeats 2) -> spread 4 of 6: 2,5,6,9; daily 1,10,11,12,13,42
@@ -87,7 +91,7 @@ def test_a_battle_line_to_an_enemy_is_never_a_quote() -> None:
     assert [v.word_id for v in picked] == [talk.word_id, cry.word_id] and n == 2
 
 
-def test_choice_is_deterministic_whatever_the_input_order(charword: dict) -> None:
+def test_choice_is_deterministic_whatever_the_input_order(charword: Mapping[str, Any]) -> None:
     lines = voice_lines_from_table(charword, T)
     first = choose_quotes(lines)
     for seed in range(5):
@@ -174,7 +178,7 @@ def test_quote_line_round_trip() -> None:
     )
 
 
-def test_gate_removes_fabricated_and_foreign_quotes(charword: dict) -> None:
+def test_gate_removes_fabricated_and_foreign_quotes(charword: Mapping[str, Any]) -> None:
     lines = voice_lines_from_table(charword, T)
     sources = voice_sources(lines) | {
         "story:s/x#1:aaaaaaaa": QuoteSource("北边的桥\n每到雨季就会松动。", T),
@@ -200,7 +204,7 @@ def test_gate_removes_fabricated_and_foreign_quotes(charword: dict) -> None:
     assert quotes[3] in verify_quotes(quotes, sources).kept
 
 
-def test_chosen_quotes_always_pass_the_gate(charword: dict) -> None:
+def test_chosen_quotes_always_pass_the_gate(charword: Mapping[str, Any]) -> None:
     lines = voice_lines_from_table(charword, T)
     choice = choose_quotes(lines)
     assert verify_quotes(choice.quotes, voice_sources(lines), owners={T}).removed == []

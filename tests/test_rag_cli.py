@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from support.rag_world import AMIYA, CHEN, names_store, small_graph, write_graph
 from typer.testing import CliRunner
@@ -78,13 +80,21 @@ def test_an_unchanged_build_reads_nothing_and_a_changed_input_rebuilds(tmp_path,
     first = ws.build_index()
     assert not first.unchanged and first.documents > 0
     assert first.seconds >= sum(v for k, v in first.timings.items() if k != "client_thread") * 0.9
-    calls, read = [], []
+    calls: list[int] = []
+    read: list[int] = []
     real = GraphFacade.facts
-    monkeypatch.setattr(GraphFacade, "facts", lambda *a, **k: calls.append(1) or real(*a, **k))
     real_docs = ProfilesFacade.anchor_documents
-    monkeypatch.setattr(
-        ProfilesFacade, "anchor_documents", lambda *a, **k: read.append(1) or real_docs(*a, **k)
-    )
+
+    def facts(*a: Any, **k: Any) -> Any:
+        calls.append(1)
+        return real(*a, **k)
+
+    def anchor_documents(*a: Any, **k: Any) -> Any:
+        read.append(1)
+        return real_docs(*a, **k)
+
+    monkeypatch.setattr(GraphFacade, "facts", facts)
+    monkeypatch.setattr(ProfilesFacade, "anchor_documents", anchor_documents)
     again = ws.build_index()
     assert again.unchanged and again.documents == first.documents and calls == read == []
     chars = home / "chars"

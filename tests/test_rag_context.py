@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from support.rag_world import (
@@ -23,7 +24,7 @@ from support.rag_world import (
 
 from arklore.core import tokens
 from arklore.graph.named import spans_from_mentions
-from arklore.rag.context import RelationRAG, fit_budget, render
+from arklore.rag.context import Relation, RelationRAG, fit_budget, render
 from arklore.rag.embedders import HashEmbedder
 
 ANCHOR_HEAD, CTX_HEAD = "【阿米娅身边的人】", "【本轮提到的人】"
@@ -39,14 +40,14 @@ def rag(home):
 class _Spy:
     """Wraps the live collection and counts vector queries."""
 
-    def __init__(self, col):
+    def __init__(self, col: Any) -> None:
         self.col, self.queries = col, 0
 
-    def query(self, **kw):
+    def query(self, **kw: Any) -> Any:
         self.queries += 1
         return self.col.query(**kw)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.col, name)
 
 
@@ -138,7 +139,7 @@ def test_up_to_five_anchors_when_the_budget_allows_the_last_two_go_first(rag):
     assert [r.target_id for r in full.contextual] == [HOSHI]
     count = tokens.count_tokens
 
-    def cost(anchors, contextual):
+    def cost(anchors: list[Relation], contextual: list[Relation]) -> int:
         return count(render("阿米娅", anchors, contextual))
 
     # one token short: the fifth anchor goes, the person the message names stays
@@ -234,8 +235,9 @@ def test_group_chat_relations_and_background(rag):
     assert [r.target_id for r in rels] == [SWIRE, HOSHI, AMIYA]
     assert rels[2].source == "graph_edge"  # a weak edge, but one of her anchors: described
     bg = rag.get_relation_background(AMIYA)
-    assert bg.startswith("【阿米娅的人际关系】") and bg.count("\n- ") == 7
-    assert rag.get_relation_background(AMIYA, budget=60).count("\n- ") < 7
+    # her 相识 诗怀雅 is no anchor: they know each other, no more
+    assert bg.startswith("【阿米娅的人际关系】") and bg.count("\n- ") == 6 and "诗怀雅" not in bg
+    assert rag.get_relation_background(AMIYA, budget=60).count("\n- ") < 6
     assert rag.get_relation_background(LONELY) == ""
 
 

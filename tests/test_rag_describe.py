@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.evidence_world import ANV, ELV, MOX, OPS, SPR, line_id, make_graph, make_people
@@ -56,7 +57,8 @@ def _describer(home: Path, stub: StubServer, graph):
     return llm, llm_describer(llm, find_people=find, name=SourceContext(graph=graph).name)
 
 
-def _built(home: Path, stub: StubServer, world) -> dict[tuple[str, str], dict]:
+def _built(home: Path, stub: StubServer, world) -> dict[tuple[str, str] | str, Any]:
+    """The graph-edge documents by (operator, target), and the build report as "report"."""
     store, graph, facts = world
     llm, describer = _describer(home, stub, graph)
     try:
@@ -65,11 +67,11 @@ def _built(home: Path, stub: StubServer, world) -> dict[tuple[str, str], dict]:
         llm.close()
     col, _ = open_active(home / "rag", HashEmbedder())
     got = col.get(include=["documents", "metadatas"])
-    out = {}
+    out: dict[tuple[str, str] | str, Any] = {}
     for doc, meta in zip(got["documents"], got["metadatas"], strict=True):
         if meta["source"] == "graph_edge":
             out[(meta["operator_id"], meta["target_id"])] = meta | {"text": doc}
-    out["report"] = rep  # type: ignore[index]
+    out["report"] = rep
     return out
 
 
@@ -87,7 +89,7 @@ def test_a_good_answer_is_kept_with_the_lines_it_was_shown(home, llm_stub: StubS
     # every other edge failed: evidence-built text, reason recorded
     other = got[(MOX, ELV)]
     assert other["generated_by"] == "evidence" and other["gate_reason"] == "request_failed"
-    assert got["report"].gate_reasons == {"request_failed": 7}  # type: ignore[attr-defined]
+    assert got["report"].gate_reasons == {"request_failed": 7}
 
 
 def test_the_request_shows_exchanges_with_line_ids_notes_and_the_evidence_text(

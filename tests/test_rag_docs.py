@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from support.rag_world import (
     AMIYA,
@@ -17,6 +19,7 @@ from support.rag_world import (
 
 from arklore.rag import docs as D
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, document_source
+from arklore.rag.evidence import FEW_STAGES, FEW_TURNS
 from arklore.rag.validate import check, validate, write_rejects
 
 
@@ -39,8 +42,8 @@ def test_sources_matrix_as_written_template_without_corpus_facts_and_threshold()
 def test_a_weak_edge_is_described_only_as_one_of_her_anchors():
     g = small_graph()
     for target, strength in ((THERESA, 0.4), (AUDREY, 0.35), (VERONICA, 0.32)):
-        g.add_edge(edge(CHEN, target, "相识", strength))
-    g.add_edge(edge(CHEN, KALTS, "相识", 0.3))
+        g.add_edge(edge(CHEN, target, "同事", strength))
+    g.add_edge(edge(CHEN, KALTS, "同事", 0.3))
     docs = {(d.operator_id, d.target_id) for d in collect_documents(SourceContext(graph=g))}
     # her five anchors (星熊, 诗怀雅, 阿米娅, 特蕾西娅, 奥黛丽) are described however weak;
     # her sixth and seventh relations, below the threshold, are not
@@ -79,7 +82,7 @@ def test_directed_template_reads_from_the_subject_side():
     e.stages = []
     assert (
         D.template_description(e, "阿米娅", "诗怀雅")
-        == "阿米娅与诗怀雅在故事中有过交集，阿米娅在语音中提到过诗怀雅。"
+        == "阿米娅与诗怀雅在故事中有过交集，阿米娅只在语音中提到过诗怀雅。"
     )
 
 
@@ -92,9 +95,9 @@ def test_the_template_says_often_only_where_the_pair_shares_many_stages_or_turns
         == "甲与乙在故事中有过交集，两人在故事中多次直接交谈。"
     )
     many = edge(AMIYA, SWIRE, "interaction", 0.6, signals={"turns": 2})
-    many.stages = [f"obt/main/s{i}" for i in range(D.FEW_STAGES)]
+    many.stages = [f"obt/main/s{i}" for i in range(FEW_STAGES)]
     assert D.template_description(many, "甲", "乙").startswith("甲与乙在故事中常有交集")
-    talk = edge(AMIYA, SWIRE, "interaction", 0.6, signals={"turns": D.FEW_TURNS})
+    talk = edge(AMIYA, SWIRE, "interaction", 0.6, signals={"turns": FEW_TURNS})
     talk.stages = ["obt/main/a"]
     assert D.template_description(talk, "甲", "乙").startswith("甲与乙在故事中常有交集")
 
@@ -110,7 +113,7 @@ def _edge(stage: str, obj: str, pred: str, note: str, line_id: str | None, verdi
     )  # fmt: skip
 
 
-def _store_with(tmp_path, chunks: dict[str, list]):
+def _store_with(tmp_path, chunks: dict[str, list[Any]]):
     from arklore.extract.store import write_chunk
     from arklore.workspace import open_store
 
@@ -163,8 +166,8 @@ def test_new_source_is_one_function():
         D._SOURCES.update(saved)
 
 
-def _doc(**kw) -> RelationDoc:
-    base = dict(doc_id="matrix.a.b.x", text="阿米娅视凯尔希为老师与长辈。", operator_id=AMIYA,
+def _doc(**kw: Any) -> RelationDoc:
+    base: dict[str, Any] = dict(doc_id="matrix.a.b.x", text="阿米娅视凯尔希为老师与长辈。", operator_id=AMIYA,
                 target_id=KALTS, predicate="师徒", strength=0.9, source="matrix", source_path="m.toml")  # fmt: skip
     return RelationDoc(**(base | kw))
 
@@ -210,7 +213,7 @@ def test_a_weak_view_says_little_contact_only_when_the_edge_agrees():
         return D.weak_contact_doc(e, "陈", "阿米娅", facts, lambda n: "陈").text
 
     assert view(2).startswith("陈与阿米娅交集不多")
-    assert "交集不多" not in view(D.FEW_STAGES) and view(D.FEW_STAGES).startswith("陈称阿米娅为")
+    assert "交集不多" not in view(FEW_STAGES) and view(FEW_STAGES).startswith("陈称阿米娅为")
 
 
 def test_the_views_asked_for_are_built_as_they_are_among_everyones(tmp_path):
@@ -220,7 +223,7 @@ def test_the_views_asked_for_are_built_as_they_are_among_everyones(tmp_path):
     assert {d.source for d in every if d.operator_id == AMIYA} == {"matrix", "graph_edge", "story"}
     assert {d.operator_id for d in every} > {AMIYA}  # other views, to be left out
 
-    def shown(docs: list[RelationDoc]) -> list[tuple]:
+    def shown(docs: list[RelationDoc]) -> list[tuple[Any, ...]]:
         return [(d.doc_id, d.text, d.evidence_line_ids, d.facts) for d in docs]
 
     for views in ({AMIYA}, {AMIYA, CHEN}, set()):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from filelock import FileLock
@@ -12,6 +14,7 @@ from arklore.rag.embedders import (
     BGE_QUERY_INSTRUCTION,
     BgeSmallZhEmbedder,
     E5SmallEmbedder,
+    Embedder,
     EmbeddingCache,
     HashEmbedder,
     embed_cached,
@@ -27,7 +30,7 @@ from arklore.rag.index import (
 from arklore.settings import Settings
 
 
-def _ids(home, emb=None):
+def _ids(home: Path, emb: Embedder | None = None) -> dict[str, str]:
     col, _ = open_active(home, emb or HashEmbedder())
     got = col.get()
     return dict(zip(got["ids"], got["documents"], strict=True))
@@ -38,7 +41,7 @@ def test_build_switches_and_second_build_embeds_nothing(home):
     r1 = build(home, g)
     assert r1.documents == 12 and r1.embedded == 12 and r1.rejected == 0
     ptr = read_pointer(home)
-    assert ptr["collection"] == r1.collection and ptr["embedder"] == "hash"
+    assert ptr is not None and ptr["collection"] == r1.collection and ptr["embedder"] == "hash"
     assert ptr["doc_count"] == 12
     first = _ids(home)
     same = build(home, g)
@@ -50,7 +53,8 @@ def test_build_switches_and_second_build_embeds_nothing(home):
     assert _ids(home) == first
     names = sorted(c.name for c in make_client(home).list_collections())
     assert names == sorted([r1.collection, r2.collection])  # the replaced one kept for rollback
-    assert read_pointer(home)["previous"] == r1.collection
+    ptr = read_pointer(home)
+    assert ptr is not None and ptr["previous"] == r1.collection
     # an edit: only the changed text is embedded, and the new content is what serves
     r3 = build(home, small_graph(variant=1))
     assert r3.embedded == 2 and r3.documents == 13

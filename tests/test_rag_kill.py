@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -68,11 +69,12 @@ def _env(home: Path) -> dict[str, str]:
     return os.environ | {"ARKLORE_HOME": str(home), "PYTHONUNBUFFERED": "1"}
 
 
-def _check(home: Path) -> dict:
+def _check(home: Path) -> dict[str, Any]:
     out = subprocess.run([sys.executable, "-c", CHECK, str(home)], env=_env(home),
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
-    return orjson.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = orjson.loads(out.stdout.strip().splitlines()[-1])
+    return result
 
 
 def _build(home: Path, kill_after: float | None = None, after_batch: bool = False) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import orjson
@@ -27,6 +28,7 @@ from support.service_world import (
     write_graph,
 )
 
+from arklore.chat.blocks import BLOCK_NAMES
 from arklore.service import state as state_mod
 from arklore.service.app import create_app
 from arklore.settings import Settings
@@ -62,6 +64,8 @@ def test_turn_gives_the_blocks(client: TestClient) -> None:
     assert t["operator"] == {"id": AMIYA, "name": "阿米娅"}
     assert [b["name"] for b in t["blocks"]] == [
         "persona",
+        "speech",
+        "now",
         "doctor",
         "relations",
         "memories",
@@ -138,7 +142,7 @@ def test_relation_context_alone(client: TestClient) -> None:
     ],
 )
 def test_bad_input_gets_a_clear_status_never_a_500(
-    client: TestClient, method: str, path: str, body: dict | None, status: int, code: str
+    client: TestClient, method: str, path: str, body: dict[str, Any] | None, status: int, code: str
 ) -> None:
     r = client.request(method.upper(), path, json=body)
     assert r.status_code == status, r.text
@@ -313,7 +317,7 @@ def test_a_model_failure_keeps_the_blocks_and_says_why(kb_home: Path, llm_stub: 
     with client_for(Workspace(settings)) as c:
         r = c.post("/v1/turn", json={"operator": "阿米娅", "message": "坏掉", "reply": True})
         assert r.status_code == 200 and r.json()["reply"] is None
-        assert "HTTP 401" in r.json()["reply_error"] and len(r.json()["blocks"]) == 6
+        assert "HTTP 401" in r.json()["reply_error"] and len(r.json()["blocks"]) == len(BLOCK_NAMES)
 
 
 def test_a_rebuild_switches_underneath_without_a_restart(

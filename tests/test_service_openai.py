@@ -16,12 +16,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
 import orjson
 import pytest
 from fastapi.testclient import TestClient
+from openai.types.chat import ChatCompletionMessageParam
 from support.llm_stub import TEST_KEY, Reply, StubServer
 from support.service_world import kb_settings
 from support.sisters_world import (
@@ -133,7 +135,7 @@ def sdk(base: str, key: str = CLIENT_KEY, **kw) -> openai.OpenAI:
     return openai.OpenAI(base_url=base + "/v1", api_key=key, max_retries=0, **kw)
 
 
-CLIENT_MESSAGES = [
+CLIENT_MESSAGES: list[ChatCompletionMessageParam] = [
     {"role": "system", "content": CARD},
     {"role": "user", "content": "早上好。"},
     {"role": "assistant", "content": "早，盟友。"},
@@ -141,7 +143,13 @@ CLIENT_MESSAGES = [
 ]
 
 
-def assert_reached_upstream(stub: StubServer, marker: str) -> dict:
+def error_body(exc: openai.APIError) -> dict[str, Any]:
+    """The OpenAI error object an SDK exception carries (the endpoint always sends one)."""
+    assert isinstance(exc.body, dict), exc.body
+    return exc.body
+
+
+def assert_reached_upstream(stub: StubServer, marker: str) -> dict[str, Any]:
     """The one request the endpoint received: the configured model, arklore's system prompt
     holding 银灰's knowledge of 初雪 first, then the client's messages as sent, in order."""
     calls = stub.calls(marker)
@@ -167,8 +175,9 @@ def test_models_list_every_operator_by_name(base: str) -> None:
     assert {m.id for m in models} == {"银灰", "初雪", "崖心", "阿米娅"}
     by_id = {m.id: m for m in models}
     assert by_id["银灰"].owned_by == "arklore" and by_id["银灰"].object == "model"
-    assert by_id["银灰"].model_extra["char_id"] == SILVERASH
-    assert by_id["初雪"].model_extra["char_id"] == PRAMANIX
+    silverash, pramanix = by_id["银灰"].model_extra, by_id["初雪"].model_extra
+    assert silverash is not None and silverash["char_id"] == SILVERASH
+    assert pramanix is not None and pramanix["char_id"] == PRAMANIX
     # any name finds her: real name, char id
     assert sdk(base).models.retrieve("恩希欧迪斯").id == "银灰"
     assert sdk(base).models.retrieve(CLIFFHEART).id == "崖心"
@@ -184,7 +193,7 @@ def test_models_and_chat_follow_the_manifest(
         assert [m.id for m in c.models.list().data] == ["银灰", "初雪"]
         with pytest.raises(openai.PermissionDeniedError) as exc:
             c.chat.completions.create(model="崖心", messages=[{"role": "user", "content": "你好"}])
-    err = exc.value.body
+    err = error_body(exc.value)
     assert err["code"] == "model_not_available" and err["param"] == "model"
     assert "崖心" in err["message"]
     assert llm_stub.requests == []
@@ -200,7 +209,7 @@ def test_a_completion_for_silverash_about_pramanix(base: str, llm_stub: StubServ
     )  # fmt: skip
     assert r.choices[0].message.content == REPLY  # unchanged
     assert r.object == "chat.completion" and r.choices[0].finish_reason == "stop"
-    assert r.model == UPSTREAM_MODEL and r.usage.prompt_tokens == 100
+    assert r.model == UPSTREAM_MODEL and r.usage is not None and r.usage.prompt_tokens == 100
     body = assert_reached_upstream(llm_stub, QUESTION)
     assert {k: body[k] for k in ("temperature", "top_p", "max_tokens", "stop", "presence_penalty",
                                  "frequency_penalty", "seed", "top_k")} == {
@@ -260,15 +269,17 @@ def test_content_parts_and_a_prefill_after_the_last_user_message(
     llm_stub.script("雪崩", Reply.text("……"))
     parts = [{"type": "text", "text": "初雪那边"}, {"type": "text", "text": "有雪崩吗？"},
              {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]  # fmt: skip
-    msgs = [{"role": "system", "content": CARD}, {"role": "user", "content": parts, "name": "Dr"},
-            {"role": "assistant", "content": "（银灰沉默了片刻）"}]  # fmt: skip
+    msgs: list[dict[str, Any]] = [
+        {"role": "system", "content": CARD}, {"role": "user", "content": parts, "name": "Dr"},
+        {"role": "assistant", "content": "（银灰沉默了片刻）"}]  # fmt: skip
     r = httpx.post(base + "/v1/chat/completions", json={"model": "银灰", "messages": msgs},
                    headers={"Authorization": f"Bearer {CLIENT_KEY}"}, timeout=10)  # fmt: skip
     assert r.status_code == 200, r.text
     sent = llm_stub.calls()[0].body["messages"]
     assert sent[1:] == msgs
     assert split_messages(msgs) == ("初雪那边\n有雪崩吗？", [])  # what the turn was built on
-    hist = [{"role": "user", "content": "在吗"}, {"role": "assistant", "content": "在。"}]
+    hist: list[dict[str, Any]] = [
+        {"role": "user", "content": "在吗"}, {"role": "assistant", "content": "在。"}]  # fmt: skip
     assert split_messages([*hist, *msgs]) == ("初雪那边\n有雪崩吗？", hist)
 
 
@@ -322,7 +333,7 @@ def test_forwarded_requests_are_not_cached(base: str, llm_stub: StubServer) -> N
     """A regenerate (the same request again) reaches the model again and gets a new answer."""
     llm_stub.script("再来", Reply.text("第一次。"), Reply.text("第二次。"))
     c = sdk(base)
-    msgs = [{"role": "user", "content": "再来一次"}]
+    msgs: list[ChatCompletionMessageParam] = [{"role": "user", "content": "再来一次"}]
     answers = [c.chat.completions.create(model="银灰", messages=msgs).choices[0].message.content
                for _ in range(2)]  # fmt: skip
     assert answers == ["第一次。", "第二次。"] and len(llm_stub.calls("再来")) == 2
@@ -357,7 +368,8 @@ UPSTREAM_FAILURES = [
 @pytest.mark.parametrize("reply,status,exc_type,code", UPSTREAM_FAILURES,
                          ids=["429", "500", "timeout", "401", "400", "not-json"])  # fmt: skip
 def test_upstream_failures_are_openai_errors(
-    local: str, llm_stub: StubServer, reply: Reply, status: int, exc_type: type, code: str,
+    local: str, llm_stub: StubServer, reply: Reply, status: int,
+    exc_type: type[openai.APIStatusError], code: str,
     stream: bool,
 ) -> None:  # fmt: skip
     llm_stub.script("失败", reply)
@@ -368,7 +380,8 @@ def test_upstream_failures_are_openai_errors(
         list(r) if stream else None
     err = exc.value
     assert err.status_code == status
-    assert set(err.body) == {"message", "type", "code", "param"} and err.body["code"] == code
+    body = error_body(err)
+    assert set(body) == {"message", "type", "code", "param"} and body["code"] == code
     assert "Traceback" not in err.response.text and TEST_KEY not in err.response.text
     if status == 429:
         assert err.response.headers["retry-after"] == "7"
@@ -411,7 +424,7 @@ def test_a_failure_in_the_middle_of_a_stream_is_an_error_event(
          "bad-content"],
 )  # fmt: skip
 def test_arklore_errors_are_openai_errors_too(
-    base: str, llm_stub: StubServer, body: dict, status: int, code: str, says: str
+    base: str, llm_stub: StubServer, body: dict[str, Any], status: int, code: str, says: str
 ) -> None:
     r = httpx.post(base + "/v1/chat/completions", json=body, timeout=10,
                    headers={"Authorization": f"Bearer {CLIENT_KEY}"})  # fmt: skip
@@ -424,7 +437,8 @@ def test_arklore_errors_are_openai_errors_too(
 def test_an_unknown_operator_through_the_sdk(base: str) -> None:
     with pytest.raises(openai.NotFoundError) as exc:
         sdk(base).chat.completions.create(model="银k", messages=[{"role": "user", "content": "嗨"}])
-    assert "did you mean" in exc.value.body["message"] and "银灰" in exc.value.body["message"]
+    err = error_body(exc.value)
+    assert "did you mean" in err["message"] and "银灰" in err["message"]
 
 
 # -- a client that hangs up ----------------------------------------------------------------
@@ -476,11 +490,11 @@ def metric_values(base: str) -> dict[str, float]:
 def test_the_keys_are_required_when_set(base: str, llm_stub: StubServer) -> None:
     before = metric_values(base)
     llm_stub.script("钥匙", Reply.text("好。"))
-    msgs = [{"role": "user", "content": "钥匙"}]
+    msgs: list[ChatCompletionMessageParam] = [{"role": "user", "content": "钥匙"}]
     for bad in ("wrong-key-000000000000", CLIENT_KEY + "x", ""):
         with pytest.raises(openai.AuthenticationError) as exc:
             sdk(base, key=bad or "x").chat.completions.create(model="银灰", messages=msgs)
-        assert exc.value.body["code"] == "invalid_api_key"
+        assert error_body(exc.value)["code"] == "invalid_api_key"
         assert exc.value.response.headers["www-authenticate"] == "Bearer"
     with pytest.raises(openai.AuthenticationError):
         sdk(base, key="nope-nope-nope-nope").models.list()
@@ -508,7 +522,7 @@ def test_without_keys_only_this_machine_is_answered(
 ) -> None:
     llm_stub.script("本机", Reply.text("在。"))
     url = local  # no ARKLORE_API_KEYS
-    msgs = [{"role": "user", "content": "本机在吗"}]
+    msgs: list[ChatCompletionMessageParam] = [{"role": "user", "content": "本机在吗"}]
     assert sdk(url, key="anything").chat.completions.create(
         model="银灰", messages=msgs).choices[0].message.content == "在。"  # fmt: skip
     # a reverse proxy on this machine forwarding someone else: uvicorn's proxy headers
@@ -526,8 +540,9 @@ def test_without_keys_only_this_machine_is_answered(
     assert len(llm_stub.calls("本机")) == 1
     # a client elsewhere (not an IP on this machine) is refused as well
     with TestClient(create_app(Workspace(settings_for(home, llm_stub)), warm_up=False)) as c:
-        r = c.get("/v1/models")
-        assert r.status_code == 403 and r.json()["error"]["type"] == "permission_error"
+        elsewhere = c.get("/v1/models")
+        assert elsewhere.status_code == 403
+        assert elsewhere.json()["error"]["type"] == "permission_error"
 
 
 def test_check_exposure() -> None:

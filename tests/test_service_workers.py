@@ -45,4 +45,5 @@ def test_two_workers_share_one_home(tmp_path: Path) -> None:
             m = re.search(r'arklore_http_requests_total\{method="POST",route="/v1/turn",'
                           r'status="200"\} ([0-9.]+)', text)  # fmt: skip
             assert m and float(m.group(1)) == n
-        assert re.search(r"arklore_turns_total ([0-9.]+)", text).group(1) == f"{n}.0"
+        turns = re.search(r"arklore_turns_total ([0-9.]+)", text)
+        assert turns and turns.group(1) == f"{n}.0"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,13 +20,13 @@ FX_FILE = ASTR / "obt/main/level_fx_01_beg.json"
 SP = "obt/test/stage"
 
 
-def doc(*elements: dict) -> dict:
+def doc(*elements: dict[str, Any]) -> dict[str, Any]:
     story = [{"id": i, **e} for i, e in enumerate(elements)]
     return {"eventid": "e", "storyList": story}
 
 
-def el(prop: str, figure: str | None = None, **attrs) -> dict:
-    out: dict = {"prop": prop, "attributes": attrs}
+def el(prop: str, figure: str | None = None, **attrs: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"prop": prop, "attributes": attrs}
     if figure:
         out["figure_art"] = figure
     return out

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arklore.core.errors import MalformedSourceError
-from arklore.core.model import DOCTOR, LINES_VERSION, Branch, LineKind, Source, content_hash
+from arklore.core.model import DOCTOR, LINES_VERSION, Branch, Line, LineKind, Source, content_hash
 from arklore.corpus.store import Store
 from arklore.sources._commands import warning_kind
 from arklore.sources.avg import iter_avg_files, parse_avg, read_avg_stage, stage_path_for
@@ -345,7 +345,7 @@ def test_real_scripts_all_parse_with_expected_volume(real_store_path: Path) -> N
 # --- parse warnings: malformed commands are reported, never turned into lines or branches -------
 
 
-def parsed(text: str) -> tuple[list, list[str]]:
+def parsed(text: str) -> tuple[list[Line], list[str]]:
     warnings: list[str] = []
     return parse_avg(text, SP, warnings=warnings), warnings
 

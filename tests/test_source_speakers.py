@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arklore.core.errors import InputFileError
-from arklore.core.model import DOCTOR, LineKind
+from arklore.core.model import DOCTOR, LINES_VERSION, LineKind
 from arklore.sources import _commands, speakers
 from arklore.sources.avg import parse_avg
 from arklore.sources.speakers import Speakers
@@ -60,12 +60,12 @@ def test_a_shared_label_is_told_apart_by_the_picture_on_screen(monkeypatch) -> N
 
 def test_the_stage_digest_carries_the_entries_that_can_apply(monkeypatch) -> None:
     data = SCRIPT.encode()
-    bare_prefix = f"lines:{speakers.LINES_VERSION}\n".encode()
+    bare_prefix = f"lines:{LINES_VERSION}\n".encode()
     bare = hashlib.sha1(bare_prefix + data).hexdigest()
     monkeypatch.setattr(speakers, "speakers", lambda: Speakers())
     assert speakers.stage_digest(data, SP) == bare
     with monkeypatch.context() as m:  # a new way of building lines reads every stage again
-        m.setattr(speakers, "LINES_VERSION", speakers.LINES_VERSION + 1)
+        m.setattr(speakers, "LINES_VERSION", LINES_VERSION + 1)
         assert speakers.stage_digest(data, SP) != bare
     monkeypatch.setattr(speakers, "speakers", lambda: Speakers(players={SP: "某人"}))
     first = speakers.stage_digest(data, SP)

@@ -136,8 +136,9 @@ def test_the_operator_header_wins_over_the_file_name(kb: Path, tmp_path: Path) -
     text = DESIGN_SILVERASH.replace("# 银灰\n", f"# 初雪\n\n- operator: {PRAMANIX}\n", 1)
     chars = user_dir(tmp_path, {"银灰.char": text})
     with workspace(kb, chars) as ws:
-        assert ws.profiles.find(PRAMANIX).path.name == "银灰.char"
-        assert ws.profiles.find(SILVERASH).writable  # 银灰 keeps the generated one
+        pramanix, silverash = ws.profiles.find(PRAMANIX), ws.profiles.find(SILVERASH)
+        assert pramanix is not None and pramanix.path.name == "银灰.char"
+        assert silverash is not None and silverash.writable  # 银灰 keeps the generated one
 
 
 def test_chars_check_lists_each_file_and_the_ones_it_cannot_map(
@@ -164,7 +165,7 @@ def test_chars_check_lists_each_file_and_the_ones_it_cannot_map(
     assert ("锚段", ANCHOR) in shadowed.design_headings and shadowed.own_sections == ["私人笔记"]
     cliff = checks["崖心.char"]
     assert (cliff.char_id, cliff.tier, cliff.injected) == (CLIFFHEART, "B", [ANCHOR])
-    assert (PERSONALITY, "tier B: not reviewed") in cliff.excluded
+    assert (PERSONALITY, "tier B: not reviewed (1 line(s) not a quote)") in cliff.excluded
     lost = checks["银恢.char"]
     assert lost.char_id is None and "银灰" in lost.closest
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.tree_world import avg_file, write_tree
@@ -73,7 +74,7 @@ def _build(monkeypatch, capsys, matrix: Path) -> None:
     assert run(monkeypatch, capsys, "rag", "build", "--no-llm", "--json")[0] == 0
 
 
-def _verify(monkeypatch, capsys, matrix: Path, *extra: str) -> tuple[int, dict]:
+def _verify(monkeypatch, capsys, matrix: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     code, out = run(
         monkeypatch, capsys, "verify-anchors", "--json", "--matrix", str(matrix), *extra
     )

@@ -112,7 +112,8 @@ def test_store_made_by_release_0_1_is_migrated_in_place_and_a_second_open_applie
     assert [row[:-1] for row in new_lines] == old_lines and {row[-1] for row in new_lines} == {0}
     (edge,) = load_edges(store, "obt/main/level_test_01_beg")
     assert edge.predicate == "同事" and edge.evidence[0].line_id == edge.evidence_line_ids[0]
-    assert store.last_ingest_run() is not None and store.last_ingest_run().finished
+    run = store.last_ingest_run()
+    assert run is not None and run.finished
     store.close()
 
     again = open_store(db)

@@ -32,9 +32,10 @@ variable                        meaning                                         
 ``ARKLORE_MEMORY_TOKEN_BUDGET`` tokens of the memories block per chat turn          ``300``
 ``ARKLORE_MEMORY_K``            memories (or appearances) per chat turn             ``3``
 ``ARKLORE_GROUP_TOKEN_BUDGET``  tokens of the group-chat block per chat turn        ``400``
-``ARKLORE_DOCTOR_TOKEN_BUDGET`` tokens of her view of the Doctor per chat turn      ``300``
-``ARKLORE_EXEMPLAR_TOKEN_BUDGET`` tokens of her own story lines per chat turn       ``500``
-``ARKLORE_EXEMPLARS_K``         scenes of her own lines per chat turn               ``3``
+``ARKLORE_DOCTOR_TOKEN_BUDGET`` tokens of her view of the Doctor per chat turn      ``250``
+``ARKLORE_EXEMPLAR_TOKEN_BUDGET`` tokens of her own story lines per chat turn       ``280``
+``ARKLORE_NOW_TOKEN_BUDGET``    tokens of where she stands now per chat turn        ``160``
+``ARKLORE_EXEMPLARS_K``         scenes of her own lines per chat turn (at most)     ``5``
 ``ARKLORE_NICKNAME``            what ``{@nickname}`` (the player's name in the      ``博士``
                                 script) becomes in anything a chat receives
 ``ARKLORE_TIER_C_RELATIONS``    1: relation context for operators without a         ``0``
@@ -191,8 +192,10 @@ class Settings(BaseModel):
     memory_token_budget: int = Field(default=300, ge=1, le=100_000)
     memory_k: int = Field(default=3, ge=1, le=50)
     group_token_budget: int = Field(default=400, ge=1, le=100_000)
-    doctor_token_budget: int = Field(default=300, ge=1, le=100_000)
-    exemplar_token_budget: int = Field(default=500, ge=1, le=100_000)
+    doctor_token_budget: int = Field(default=250, ge=1, le=100_000)
+    speech_token_budget: int = Field(default=160, ge=1, le=100_000)
+    now_token_budget: int = Field(default=160, ge=1, le=100_000)
+    exemplar_token_budget: int = Field(default=280, ge=1, le=100_000)
     exemplars_k: int = Field(default=5, ge=1, le=10)
     nickname: str = Field(default="博士", min_length=1, max_length=40)
     tier_c_relations: bool = False
@@ -290,6 +293,8 @@ _VARS: dict[str, str] = {
     "ARKLORE_MEMORY_K": "memory_k",
     "ARKLORE_GROUP_TOKEN_BUDGET": "group_token_budget",
     "ARKLORE_DOCTOR_TOKEN_BUDGET": "doctor_token_budget",
+    "ARKLORE_SPEECH_TOKEN_BUDGET": "speech_token_budget",
+    "ARKLORE_NOW_TOKEN_BUDGET": "now_token_budget",
     "ARKLORE_EXEMPLAR_TOKEN_BUDGET": "exemplar_token_budget",
     "ARKLORE_EXEMPLARS_K": "exemplars_k",
     "ARKLORE_NICKNAME": "nickname",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from arklore.core.model import LineKind, Source, Stage
 from arklore.core.operators import Operator
@@ -18,6 +19,9 @@ from arklore.graph.model import DOCTOR_ID, Edge, Node, RelationGraph
 from arklore.rag.embedders import HashEmbedder
 from arklore.rag.index import build_index
 from support.lines import line
+
+if TYPE_CHECKING:
+    from arklore.workspace import Workspace
 
 AMIYA, KALTS, CHEN, HOSHI = "char_002_amiya", "char_003_kalts", "char_010_chen", "char_136_hsguma"
 OPERATORS = [
@@ -69,7 +73,7 @@ def lid(path: str, no: int) -> str:
     return next(ln.line_id for ln in LINES[path] if ln.line_no == no)
 
 
-def _word(cid: str, n: int, title: str, text: str, trust: int | None = None) -> dict:
+def _word(cid: str, n: int, title: str, text: str, trust: int | None = None) -> dict[str, Any]:
     unlock = {"unlockType": "FAVOR", "unlockParam": [{"valueStr": None, "valueInt": trust}]}
     return {
         "charWordId": f"{cid}_CN_{n:03d}", "wordKey": cid, "charId": cid, "voiceId": f"CN_{n:03d}",
@@ -119,7 +123,7 @@ def graph() -> RelationGraph:
     nodes = {op.char_id: Node(op.char_id, op.name, "operator", {}) for op in OPERATORS}
     nodes[DOCTOR_ID] = Node(DOCTOR_ID, "博士", "npc", {})
 
-    def e(a, b, pred, s, ev, desc) -> Edge:
+    def e(a: str, b: str, pred: str, s: float, ev: list[str], desc: str | None) -> Edge:
         return Edge(a, b, pred, s, ["matrix"], {"matrix": 1}, ev, desc,
                     sorted({x.split("#")[0] for x in ev}))  # fmt: skip
 
@@ -152,7 +156,7 @@ def make_world(root: Path) -> tuple[Path, Path]:
     return home, gamedata
 
 
-def world_workspace(home: Path, gamedata: Path, **kw):
+def world_workspace(home: Path, gamedata: Path, **kw: Any) -> Workspace:
     from arklore.settings import Settings
     from arklore.workspace import Workspace
 

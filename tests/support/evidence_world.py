@@ -6,6 +6,7 @@ Everything here is written for the tests (same formats as the game data, none of
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from arklore.core.model import Line, Source, Stage
@@ -86,7 +87,8 @@ def make_people(store: Store) -> People:
     return People(REGISTRY, build_matcher(operators=OPS), sorted(store.speaker_counts()))
 
 
-def _edge(a: str, b: str, pred: str, strength: float, signals: dict, origins=("story",)) -> Edge:
+def _edge(a: str, b: str, pred: str, strength: float, signals: dict[str, int],
+          origins: Iterable[str] = ("story",)) -> Edge:  # fmt: skip
     return Edge(a, b, pred, strength, list(origins), dict(signals), [], None, [])
 
 

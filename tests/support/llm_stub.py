@@ -201,7 +201,7 @@ class StubServer:
             body = {}
         rec = Recorded(
             path=parsed.path,
-            host=parsed.hostname or h.headers.get("Host", ""),
+            host=parsed.hostname or h.headers.get("Host") or "",
             headers={k.lower(): v for k, v in h.headers.items()},
             body=body,
             raw=raw,

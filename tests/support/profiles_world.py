@@ -11,6 +11,7 @@ from arklore.core.operators import Operator
 from arklore.graph.io import save_graph
 from arklore.graph.model import Edge, Node, RelationGraph
 from arklore.names.registry import Registry
+from arklore.profiles.charfile import CharProfile, Section
 from support.lines import line, stage
 from support.store import ingested_store
 
@@ -18,6 +19,14 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "profiles"
 T, G, NEW = "char_900_tester", "char_901_guide", "char_999_newcomer"
 OPS = [Operator(T, "测试员"), Operator(G, "向导"), Operator(NEW, "岚烟")]
 AT = "2026-03-04T05:06:07Z"
+
+
+def section(prof: CharProfile, title: str) -> Section:
+    """``prof.section(title)``, a section the test expects the profile to have."""
+    found = prof.section(title)
+    assert found is not None, f"no section {title!r}"
+    return found
+
 
 NEW_LINES = [
     "我第一次来到测试国的时候，连一张像样的地图都没有。",

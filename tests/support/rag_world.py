@@ -4,10 +4,13 @@ finder, index builds and a RelationRAG over the ``hash`` embedder."""
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from arklore.graph.io import save_graph
 from arklore.graph.model import Edge, Node, RelationGraph
+from arklore.graph.named import MentionFinder, Span
 from arklore.rag.context import RelationRAG
 from arklore.rag.embedders import HashEmbedder
 from arklore.rag.index import BuildReport, build_index
@@ -23,8 +26,9 @@ NAMES = {
 }  # fmt: skip
 
 
-def edge(a: str, b: str, pred: str, strength: float, *, sources=("story",), desc=None,
-         signals=None, ev=None) -> Edge:  # fmt: skip
+def edge(a: str, b: str, pred: str, strength: float, *, sources: Iterable[str] = ("story",),
+         desc: str | None = None, signals: Mapping[str, int] | None = None,
+         ev: Iterable[str] | None = None) -> Edge:  # fmt: skip
     return Edge(a, b, pred, strength, list(sources), dict(signals or {"direct": 2, "turns": 9}),
                 list(ev or [f"obt/main/x#1:{zlib.crc32((a + b).encode()):08x}"]), desc, ["obt/main/x"])  # fmt: skip
 
@@ -75,12 +79,12 @@ def story_edges_graph(n_ops: int, per_op: int) -> RelationGraph:
     return RelationGraph(nodes, edges)
 
 
-def name_finder(graph: RelationGraph):
+def name_finder(graph: RelationGraph) -> MentionFinder:
     """Operator mentions by exact node name (stands in for the alias matcher)."""
     names = [(n.name, i) for i, n in graph.nodes.items() if n.kind == "operator"]
 
-    def find(text: str):
-        out = []
+    def find(text: str) -> list[Span]:
+        out: list[Span] = []
         for name, nid in names:
             start = text.find(name)
             while start >= 0:
@@ -97,13 +101,13 @@ def write_graph(home: Path, graph: RelationGraph) -> Path:
     return path
 
 
-def build(root: Path, graph: RelationGraph, **kw) -> BuildReport:
+def build(root: Path, graph: RelationGraph, **kw: Any) -> BuildReport:
     """``build_index`` into ``root`` with the hash embedder and a rejects file beside it."""
     kw.setdefault("embedder", HashEmbedder())
     return build_index(root, graph, rejects_path=root / "rag_rejects.jsonl", **kw)
 
 
-def make_rag(home: Path, graph: RelationGraph, **kw) -> RelationRAG:
+def make_rag(home: Path, graph: RelationGraph, **kw: Any) -> RelationRAG:
     return RelationRAG(home, graph=graph, embedder=HashEmbedder(),
                        mention_finder=name_finder(graph), **kw)  # fmt: skip
 

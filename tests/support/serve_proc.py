@@ -22,14 +22,15 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 @dataclass
 class Served:
     base: str
     port: int
-    proc: subprocess.Popen
+    proc: subprocess.Popen[bytes]
     log: Path
 
     def rss_kb(self, pid: int | None = None) -> int:
@@ -44,7 +45,7 @@ class Served:
         return [int(x) for x in path.read_text().split()]
 
 
-def wait_ready(base: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the server exited"

@@ -7,7 +7,9 @@ Nothing here comes from the game: names are operator names, every line is made u
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from arklore.core.model import Branch, Line, LineKind, Source, Stage
 from arklore.core.operators import Operator
@@ -17,6 +19,10 @@ from arklore.profiles.charfile import TIER_A, TIER_B, render_profile
 from arklore.rag.embedders import HashEmbedder
 from arklore.rag.index import build_index
 from support.lines import line
+
+if TYPE_CHECKING:
+    from arklore.settings import Settings
+    from arklore.workspace import Workspace
 
 AMIYA, KALTS, CHEN, CHEN2, HOSHI, SWIRE, LONELY = (
     "char_002_amiya", "char_003_kalts", "char_010_chen", "char_1013_chen2",
@@ -54,6 +60,7 @@ STAGES: list[tuple[Stage, int]] = [
             "晨雾",
             "阿米娅与凯尔希在甲板上商量巡逻的路线。",
             content_hash="a",
+            start_time=1_500_000_000,
         ),
         1,
     ),  # fmt: skip
@@ -86,6 +93,7 @@ STAGES: list[tuple[Stage, int]] = [
             "夜谈",
             "阿米娅和陈在夜里聊起了过去。",
             content_hash="c",
+            start_time=1_600_000_000,
         ),
         3,
     ),  # fmt: skip
@@ -152,7 +160,8 @@ def write_store(
     return path
 
 
-def _e(a, b, pred, s, origins, signals, ev, desc=None) -> Edge:
+def _e(a: str, b: str, pred: str, s: float, origins: Iterable[str], signals: Mapping[str, int],
+       ev: Iterable[str], desc: str | None = None) -> Edge:  # fmt: skip
     stages = sorted({x.split("#")[0] for x in ev})
     return Edge(a, b, pred, s, list(origins), dict(signals), list(ev), desc, stages)
 
@@ -182,8 +191,8 @@ def graph(variant: int = 0) -> RelationGraph:
         _e(SWIRE, CHEN, "竞争", 0.87, ["story"], {"direct": 2}, [lid(S2, 3)]),
     ]  # fmt: skip
     if variant:
-        edges.append(_e(LONELY, AMIYA, "相识", 0.97, ["matrix"], {"matrix": 1}, [],
-                        f"第{variant}版：独行者只远远见过阿米娅一面。"))  # fmt: skip
+        edges.append(_e(LONELY, AMIYA, "朋友", 0.97, ["matrix"], {"matrix": 1}, [],
+                        f"第{variant}版：独行者把阿米娅当作远方的朋友。"))  # fmt: skip
     return RelationGraph(nodes, edges, alternates={CHEN2: CHEN})
 
 
@@ -261,13 +270,13 @@ def make_kb(home: Path, *, profiles: bool = True, index: bool = True) -> Path:
     return home
 
 
-def kb_settings(home: Path, **kw):
+def kb_settings(home: Path, **kw: Any) -> Settings:
     from arklore.settings import Settings
 
     return Settings(home=home, embedder="hash", **kw)
 
 
-def kb_workspace(home: Path, **kw):
+def kb_workspace(home: Path, **kw: Any) -> Workspace:
     from arklore.workspace import Workspace
 
     return Workspace(kb_settings(home, **kw))

@@ -8,6 +8,10 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from arklore.workspace import Workspace
 
 STORY = Path("zh_CN/gamedata/story")
 EXCEL = Path("zh_CN/gamedata/excel")
@@ -36,7 +40,7 @@ AVG_STAGE_B = """\
 """
 
 
-def _astr_from_lines(header: dict, elements: list[dict]) -> dict:
+def _astr_from_lines(header: dict[str, Any], elements: list[dict[str, Any]]) -> dict[str, Any]:
     return {**header, "storyList": [{"id": i, **e} for i, e in enumerate(elements)]}
 
 
@@ -88,7 +92,9 @@ ASTR_STAGE_A = _astr_from_lines(
 FIXTURE_EXCEL = Path(__file__).parents[1] / "fixtures" / "excel"
 
 
-def make_workspace(home: Path, gamedata: Path | None = None, astr: Path | None = None, **kw):
+def make_workspace(
+    home: Path, gamedata: Path | None = None, astr: Path | None = None, **kw: Any
+) -> Workspace:
     """A Workspace on ``home`` reading the given data checkouts (no environment involved)."""
     from arklore.settings import Settings
     from arklore.workspace import Workspace

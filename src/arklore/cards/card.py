@@ -33,10 +33,11 @@ from arklore.cards.keys import KeySet
 from arklore.cards.spec import BookEntry, book_entry, card_v3
 from arklore.core.blocks import Block
 from arklore.core.text import render_nickname
-from arklore.profiles.charfile import PEOPLE, PERSONALITY, QUOTES
+from arklore.profiles.charfile import PEOPLE, PERSONALITY, QUOTES, SPEECH
 from arklore.profiles.greeting import Greeting
 from arklore.profiles.persona import Persona
 from arklore.profiles.quotes import VoiceLine, parse_quote_line, voice_group
+from arklore.profiles.speech import parse_fact_line
 
 USER, CHAR = "{{user}}", "{{char}}"
 CREATOR = "arklore"
@@ -123,13 +124,21 @@ def description(p: Persona) -> str:
             text = "\n".join(f"- 「{q.text}」" for q in quotes if q is not None)
             if not text:
                 continue
+        if sec.title == SPEECH:  # the facts only, never their source ids
+            facts = [parse_fact_line(ln) for ln in text.split("\n")]
+            text = "\n".join(f"- {f[0]}" for f in facts if f is not None)
         parts.append(f"## {sec.title}\n{user_text(text)}")
     return "\n\n".join(parts)
 
 
 def personality(p: Persona) -> str:
+    """``## 我·性格``: a quote line as its words and who says them (``「…」——赫默``), never its
+    source id (that goes to creator_notes with the profile)."""
     sec = next((s for s in p.sections if s.title == PERSONALITY), None)
-    return user_text(sec.text) if sec is not None else ""
+    if sec is None:
+        return ""
+    lines = [(ln, parse_quote_line(ln)) for ln in sec.text.split("\n")]
+    return user_text("\n".join(f"- {q.said_by()}" if q else ln for ln, q in lines))
 
 
 def _quote_sources(p: Persona) -> list[str]:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from arklore.chat.turn import Speaker
 from arklore.core.blocks import Block, StageRef, unique
-from arklore.core.text import render_nickname
+from arklore.core.errors import ArkloreError
+from arklore.core.text import render_nickname, topic_words
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.events.facade import EventsFacade
 from arklore.graph.facade import GraphFacade
@@ -45,6 +46,8 @@ class Budgets:
     doctor: int
     exemplars: int
     exemplars_k: int
+    speech: int = 160
+    now: int = 160
 
     @classmethod
     def from_settings(cls, st: Settings) -> Budgets:
@@ -57,6 +60,8 @@ class Budgets:
             doctor=st.doctor_token_budget,
             exemplars=st.exemplar_token_budget,
             exemplars_k=st.exemplars_k,
+            speech=st.speech_token_budget,
+            now=st.now_token_budget,
         )
 
 
@@ -144,6 +149,7 @@ class TurnContext:
     spans: tuple[Span, ...] = ()  # who the message names for her, with where
     l3_targets: tuple[str, ...] = ()  # people the app's other memory already recalled
     story_point: str | None = None  # the stage a chat is set at (the story-point issue); None
+    small_talk: bool = False  # nobody named and no word of a topic (:func:`is_small_talk`)
     claims: Claims = field(default_factory=Claims)
 
     @property
@@ -166,3 +172,15 @@ class TurnContext:
     def relations_allowed(self) -> bool:
         """May a chat use her relations? The profiles layer's one tier-C decision."""
         return self.persona.relation_context
+
+
+def is_small_talk(layers: Layers, message: str, spans: Sequence[Span]) -> bool:
+    """Is ``message`` small talk (你好, 最近在忙什么): nobody named and no word of a topic left
+    once the lexical tokenizer drops small talk and :func:`~arklore.core.text.topic_words` the
+    Doctor's names? Such a turn gets her archive's openings and her signature scenes."""
+    if spans:
+        return False
+    try:
+        return not topic_words(layers.rag.tokenizer().query(message))
+    except ArkloreError:  # no store to read the story's names from: not known to be small talk
+        return False

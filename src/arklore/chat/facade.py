@@ -23,8 +23,7 @@ from arklore.chat.blocks import exemplars as exemplar_blocks
 from arklore.chat.blocks import memories as memory_blocks
 from arklore.chat.blocks import persona as persona_blocks
 from arklore.chat.blocks import relations as relation_blocks
-from arklore.chat.blocks.persona import persona_block
-from arklore.chat.context import Budgets, Layers, TurnContext
+from arklore.chat.context import Budgets, Layers, TurnContext, is_small_talk
 from arklore.chat.manifest import Manifest, load_manifest
 from arklore.chat.turn import Speaker, Turn, check_history, preamble
 from arklore.core.blocks import Block
@@ -144,15 +143,12 @@ class ChatFacade:
             p = self.speaker(name)
             if all(p.char_id != q.char_id for q in present):
                 present.append(p)
+        spans = tuple(self.graph.named_spans(sp.char_id, message))
         return TurnContext(
-            self.layers,
-            sp,
-            message,
-            self.profiles.persona(sp.char_id),
-            present=tuple(present),
-            spans=tuple(self.graph.named_spans(sp.char_id, message)),
-            l3_targets=tuple(l3_targets),
-        )
+            self.layers, sp, message, self.profiles.persona(sp.char_id), present=tuple(present),
+            spans=spans, l3_targets=tuple(l3_targets),
+            small_talk=is_small_talk(self.layers, message, spans),
+        )  # fmt: skip
 
     def turn(
         self,
@@ -233,11 +229,12 @@ class ChatFacade:
 
     def chars_check(self, folder: Path | None = None) -> list[FileCheck]:
         """``arklore chars check``: the profiles layer's check of the user's ``.char`` files
-        (or ``folder``), with the sections the persona block injects within its budget."""
+        (or ``folder``), with the sections the persona block injects within its budget (the
+        doctor's and the speech sections go to blocks of their own)."""
         checks = self.profiles.check(folder)
         for c in checks:
             if c.persona is not None and c.persona.sections:
-                block = persona_block(c.persona, budget=self.budgets.persona, counter=self.counter)
+                block = persona_blocks.block(self.layers, c.persona)
                 c.injected = [it["title"] for it in block.items]
                 c.left_out = block.reason
         return checks

@@ -22,6 +22,15 @@ memory             the ``memories`` block's stages meet ``expect.stages``
 character          the ``persona`` block holds one of ``expect.persona``: who she is and what
                    she is like in the game's own words (her archive), cited by the story
                    lines where she shows it
+address            one of ``expect.words`` (the form she uses for the Doctor: 老板, 盟友) is
+                   *stated* (:func:`stated`): in the turn's text outside the exemplars block
+                   and outside any quoted line
+called             the same, for what others call her (陈sir, 小玫)
+now                the same, for where she stands now (总辖, 议长)
+personality        the same, for what she is like (a word of temperament)
+archive            the same, for a fact from the middle of an archive paragraph
+noise              none of ``expect.absent`` (lab numbers, 战斗经验, 身高) is anywhere in the
+                   turn's text outside the exemplars block
 =================  ===========================================================================
 
 The answer mode (:func:`answer`) asks a model each item's ``qa.question`` twice, with the
@@ -32,6 +41,7 @@ hold one of the accepted answers: what the injected knowledge is worth to a mode
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -55,9 +65,22 @@ from arklore.corpus.store import Store
 from arklore.llm.types import ChatModel
 from arklore.names.facade import NamesFacade
 
+STATED_KINDS: tuple[str, ...] = ("address", "called", "now", "personality", "archive")
 KINDS: tuple[str, ...] = (
     "relation_named", "kinship_word", "anchor", "doctor", "voice", "memory", "character",
+    *STATED_KINDS, "noise",
 )  # fmt: skip
+QUOTE_MIN = 8
+"""Characters inside 「」 from which a span is a quoted line (her words or somebody's), not a
+form or a word the statement names (称博士为「老板」 states 老板)."""
+_QUOTED = re.compile(rf"「[^「」]{{{QUOTE_MIN},}}」")
+VOICE_CITE = "voice:"
+"""A cite of a voice line (``voice:<charWordId>``) instead of a story line id."""
+ARCHIVE_CITE = "archive:"
+"""A cite of a section of her archive (``archive:<char id>/<section title>``, the source id
+the profiles layer's verbatim gate reads)."""
+TURN = "*"
+"""The block a stated or noise item reads: the whole turn but the exemplars."""
 DOCTOR = "doctor"
 EXEMPLARS = "exemplars"
 """Blocks the eval already scores before they exist (they score 0 until they land)."""
@@ -84,6 +107,8 @@ _EXPECT: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required keys, opt
     "voice": ({"exemplars_min", "stages"}, {"keywords"}),
     "memory": ({"stages"}, set()),
     "character": ({"persona"}, set()),
+    **{kind: ({"words"}, set()) for kind in STATED_KINDS},
+    "noise": ({"absent"}, set()),
 }
 _ITEM_ERRORS = (
     UnknownNameError,
@@ -194,11 +219,17 @@ def _parse(text: str, no: int) -> Item:
         raise ValueError(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
     cites = _strings(rec["cites"], "cites")
     for lid in cites:
+        if lid.startswith((VOICE_CITE, ARCHIVE_CITE)):
+            if not lid.split(":", 1)[1].strip():
+                raise ValueError(f"cites: {lid!r} names no voice line or archive section")
+            continue
         try:
             parse_line_id(lid)
         except ValueError:
             raise ValueError(
-                f"cites: {lid!r} is not a line id (<stage>#<line_no>:<hash8>)"
+                f"cites: {lid!r} is not a line id (<stage>#<line_no>:<hash8>), a voice line "
+                f"({VOICE_CITE}<charWordId>) nor an archive section "
+                f"({ARCHIVE_CITE}<char id>/<section title>)"
             ) from None
     return Item(
         rec["id"],
@@ -232,7 +263,7 @@ def _expect(kind: str, expect: Any) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"expect of a {kind} item has unknown key {', '.join(unknown)}")
     out = dict(expect)
-    for key in ("relation", "anchor", "stages", "persona"):
+    for key in ("relation", "anchor", "stages", "persona", "words", "absent"):
         if key in out:
             out[key] = _strings(out[key], f"expect.{key}")
     if "keywords" in out:
@@ -350,11 +381,23 @@ def score(
 def _check(item: Item, turn: TurnDict, line_speaker: LineSpeaker | None) -> Verdict:
     """The item's check on the block it reads; absent or empty, that block fails it."""
     name, check = _CHECKS[item.kind]
-    block = _block(turn, name)
+    block = _turn_text(turn) if name == TURN else _block(turn, name)
     why = _empty_why(block, name)
     if why or block is None:
         return False, why or ""
     return check(item, block, turn, line_speaker)
+
+
+def _turn_text(turn: TurnDict) -> BlockDict:
+    """Every block but the exemplars (her lines there state nothing), as one block."""
+    texts = [str(b.get("text") or "") for b in turn.get("blocks", ()) if b.get("name") != EXEMPLARS]
+    return {"name": TURN, "text": "\n".join(t for t in texts if t)}
+
+
+def stated(text: str) -> str:
+    """``text`` without its quoted lines (「…」 of :data:`QUOTE_MIN` characters or more): what
+    it states in its own words, and the forms it names (称博士为「老板」)."""
+    return _QUOTED.sub("", text)
 
 
 def _result(item: Item, ok: bool, reason: str) -> ItemResult:
@@ -471,6 +514,24 @@ def _check_character(
     return False, f"persona says none of {_names(item.expect['persona'])}"
 
 
+def _check_stated(
+    item: Item, block: BlockDict, _turn: TurnDict, _ls: LineSpeaker | None
+) -> Verdict:
+    text = stated(str(block.get("text", "")))
+    hit = [w for w in item.expect["words"] if w in text]
+    if hit:
+        return True, f"the turn states {hit[0]}"
+    return False, f"the turn states none of {_names(item.expect['words'])} outside quotes"
+
+
+def _check_noise(item: Item, block: BlockDict, _turn: TurnDict, _ls: LineSpeaker | None) -> Verdict:
+    text = str(block.get("text", ""))
+    found = [w for w in item.expect["absent"] if w in text]
+    if found:
+        return False, f"the turn carries {_names(found)}"
+    return True, f"none of {_names(item.expect['absent'])} in the turn"
+
+
 Check = Callable[[Item, BlockDict, TurnDict, LineSpeaker | None], Verdict]
 
 # item kind -> (the block it reads, its check; the check runs only when that block has text)
@@ -482,6 +543,8 @@ _CHECKS: dict[str, tuple[str, Check]] = {
     "voice": (EXEMPLARS, _check_voice),
     "memory": (MEMORIES, _check_memory),
     "character": (PERSONA, _check_character),
+    **{kind: (TURN, _check_stated) for kind in STATED_KINDS},
+    "noise": (TURN, _check_noise),
 }
 
 
@@ -590,11 +653,40 @@ def store_line_speaker(store: Store, names: NamesFacade) -> LineSpeaker:
 def missing_cites(
     items: Iterable[Item], lines_by_id: Callable[[list[str]], Mapping[str, Any]]
 ) -> list[tuple[str, str]]:
-    """(item id, line id) of every cited line the store does not hold with that content hash
-    (``Store.lines_by_id``: a line id carries its hash, so an edited line is missing too)."""
+    """(item id, line id) of every cited story line the store does not hold with that content
+    hash (``Store.lines_by_id``: a line id carries its hash, so an edited line is missing
+    too); voice and archive cites are checked against their tables (:func:`voice_cites`,
+    :func:`archive_cites`)."""
     items = list(items)
-    held = lines_by_id(sorted({lid for it in items for lid in it.cites}))
-    return [(it.id, lid) for it in items for lid in it.cites if lid not in held]
+    story = [
+        (it.id, lid)
+        for it in items
+        for lid in it.cites
+        if not lid.startswith((VOICE_CITE, ARCHIVE_CITE))
+    ]
+    held = lines_by_id(sorted({lid for _, lid in story}))
+    return [(iid, lid) for iid, lid in story if lid not in held]
+
+
+def archive_cites(items: Iterable[Item]) -> list[tuple[str, str, str]]:
+    """(item id, operator, source id) of every archive section an item cites."""
+    return [
+        (it.id, it.operator, lid)
+        for it in items
+        for lid in it.cites
+        if lid.startswith(ARCHIVE_CITE)
+    ]
+
+
+def voice_cites(items: Iterable[Item]) -> list[tuple[str, str, str]]:
+    """(item id, operator, charWordId) of every voice line an item cites (``voice:<id>``):
+    her voice lines (what she says to the Doctor) state how she addresses him."""
+    return [
+        (it.id, it.operator, lid.removeprefix(VOICE_CITE))
+        for it in items
+        for lid in it.cites
+        if lid.startswith(VOICE_CITE)
+    ]
 
 
 def chat_completer(llm: ChatModel, *, key: str = "fidelity") -> Complete:

@@ -146,6 +146,8 @@ def _item_label(block: str, it: Mapping[str, Any]) -> str:
                 f"{it['strength']:.2f} [{it['source']}]")  # fmt: skip
     if block == "group":
         return f"{it['from_name']}→{it['target_name']} {it['predicate']} {it['strength']:.2f}"
+    if block == "speech":
+        return str(it["text"])
     if block == "doctor":
         if it.get("kind") == "relation":
             return f"relation: {it['predicate']} {it['strength']:.2f} [{it['source']}]"

@@ -25,6 +25,8 @@ RELATIONS = "relations"
 MEMORIES = "memories"
 GROUP = "group"
 EXEMPLARS = "exemplars"
+NOW = "now"
+SPEECH = "speech"
 """The blocks' names; the order a prompt shows them in is :data:`arklore.chat.blocks.BLOCK_ORDER`."""
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from arklore.core.errors import BadTextError, MessageTooLongError
+from arklore.core.model import DOCTOR_NAMES
 
 _NICKNAME = re.compile(
     r"(?:Dr\.\s?|Doctor\s?|博士\s?)?\{@nickname\}(?P<title>\s?博士)?", re.IGNORECASE
@@ -155,6 +157,15 @@ STANCE: tuple[str, ...] = (
 """Words of how she stands with somebody (trust, care, thanks, apology, promise, memory):
 凯尔希's 即使我时常向你表现出恶意，我也希望你不要在乎这些 tells more of her and the Doctor
 than 情况就是这样…详细的事情会由…帕拉斯…和你慢慢详说 (:func:`stance`)."""
+
+
+def topic_words(tokens: Iterable[str]) -> list[str]:
+    """A message's query tokens (the lexical tokenizer's, small talk already left out) that can
+    tell one of her stages from another: not the Doctor's names (every chat is with the Doctor;
+    博士来看你了 matched 斯卡蒂's 欸，博士，你要去哪？ in BP-2). None left, and nobody named:
+    small talk, which gets her signature scenes rather than stages that happen to hold the
+    same word."""
+    return [t for t in tokens if t not in DOCTOR_NAMES]
 
 
 def stance(text: str) -> bool:

@@ -341,14 +341,21 @@ class _StageMetaLoader:
             m.apply(stage)
 
 
+TABLES_READ_VERSION = 2
+"""How the excel tables are read into stage metadata; part of :func:`tables_fingerprint`, so a
+new rule redoes the post-processing of every stage (2: a main chapter's opening time,
+:func:`arklore.sources.gamedata.opened`)."""
+
+
 def tables_fingerprint(roots: DataRoots) -> str:
-    """Size and mtime of every excel table: a changed table re-runs the post-processing
-    (and the names layer's rebuild, which reads the registry tables)."""
+    """Size and mtime of every excel table, and :data:`TABLES_READ_VERSION`: a changed table
+    re-runs the post-processing (and the names layer's rebuild, which reads the registry
+    tables)."""
     try:
         root = roots.excel_root()
     except ArkloreError:
         return ""
-    h = hashlib.sha1()
+    h = hashlib.sha1(f"read:{TABLES_READ_VERSION}\n".encode())
     for p in sorted(root.glob("*.json")):
         st = p.stat()
         h.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
@@ -378,9 +385,18 @@ def rebuild_speakers(c: sqlite3.Connection) -> None:
 
 
 def _rebuild_order(c: sqlite3.Connection, meta_loader: _StageMetaLoader) -> None:
+    """Every stage's story order, and its opening time as the tables give it now (a stage the
+    last ingest left unread keeps its lines, not a stale time)."""
     paths = [r[0] for r in c.execute("SELECT DISTINCT stage_path FROM stages")]
-    ranked = sorted(paths, key=lambda p: order_key(p, meta_loader.meta.get(p)))
+    metas = {p: meta_loader.meta.get(p) for p in paths}
+    ranked = sorted(paths, key=lambda p: order_key(p, metas[p]))
     c.executemany(  # by the primary key (source, stage_path): one row lookup each, no scan
-        "UPDATE stages SET order_rank = ? WHERE source = ? AND stage_path = ?",
-        [(rank, src, p) for rank, p in enumerate(ranked, 1) for src in ("avg", "astr")],
+        "UPDATE stages SET order_rank = ?, start_time = coalesce(?, start_time)"
+        " WHERE source = ? AND stage_path = ?",
+        [
+            (rank, m.start_time if m is not None else None, src, p)
+            for rank, p in enumerate(ranked, 1)
+            for m in (metas[p],)
+            for src in ("avg", "astr")
+        ],
     )

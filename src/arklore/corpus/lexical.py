@@ -46,8 +46,8 @@ _STOPWORDS = """
 STOPWORDS = frozenset(_STOPWORDS.split())
 """Words that say nothing about a topic (chat messages are full of them: greetings too)."""
 _SMALL_TALK = """
-    来 去 来看 看看 见 见到 见面 过来 过得 忙 忙什么 好久 不见 好久不见 久违 聊聊 聊天 陪陪 坐坐
-    一趟 近况 还好 好吗
+    来 去 来看 看看 见 见到 见面 过来 过得 忙 忙什么 好久 不见 好久不见 久违 聊聊 聊天 聊聊天 陪陪
+    坐坐 一趟 近况 还好 好吗 早上 上好 中午 下午 晚上 早安 晚安
 """
 SMALL_TALK = frozenset(_SMALL_TALK.split())
 """Words of a message's small talk, left out of the query only (her own lines keep them: 我去

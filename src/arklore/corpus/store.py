@@ -74,6 +74,7 @@ class StageInfo:
     story_info: str | None
     order_rank: int | None
     line_count: int
+    start_time: int | None = None  # when its event or chapter opened (sources.gamedata.opened)
 
     def labels(self) -> StageLabels:
         """How a reader is shown the stage, in the order the event layer's rows hold them:
@@ -309,7 +310,7 @@ class Store:
         """Metadata of a stage of the primary corpus (None when it is not stored)."""
         row = self.conn.execute(
             "SELECT stage_path, source, event_id, event_name, story_code, story_name, avg_tag,"
-            " story_info, order_rank, line_count FROM primary_stages WHERE stage_path = ?",
+            " story_info, order_rank, line_count, start_time FROM primary_stages WHERE stage_path = ?",
             (stage_path,),
         ).fetchone()
         return StageInfo(*row) if row else None
@@ -319,7 +320,7 @@ class Store:
         (``order_rank``, then path): one query, for timelines and appearance lists."""
         rows = self.conn.execute(
             "SELECT stage_path, source, event_id, event_name, story_code, story_name, avg_tag,"
-            " story_info, order_rank, line_count FROM primary_stages"
+            " story_info, order_rank, line_count, start_time FROM primary_stages"
             " ORDER BY coalesce(order_rank, 1 << 62), stage_path"
         ).fetchall()
         if stage_paths is not None:

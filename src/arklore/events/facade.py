@@ -24,6 +24,7 @@ from arklore.events import runner
 from arklore.events import store as events_db
 from arklore.events.appearances import Appearance
 from arklore.events.memories import Memories, MemoryService
+from arklore.events.standing import Standing, standing
 from arklore.events.timeline import Timeline, build_timeline
 from arklore.extract.events import TASK as EVENTS_TASK
 from arklore.extract.facade import ExtractFacade, RunOptions, run_stages
@@ -229,6 +230,21 @@ class EventsFacade:
         if not text.strip():
             return []
         return named_ids(self.graph.named_spans(char_id, text))
+
+    def standing(self, operator: str) -> list[Standing]:
+        """Where she stands now, from the game's summaries of her latest stages and of her
+        own records (:mod:`arklore.events.standing`)."""
+        char_id = self.names.resolve(operator)
+        family = self.names.family(char_id)
+        forms = set(family)
+
+        def names_her(text: str) -> bool:
+            return any(
+                (m.char_id in forms) if m.char_id else bool(forms.intersection(m.candidates))
+                for m in self.names.find_mentions(text)
+            )
+
+        return standing(self.appearances_of(family), self._infos_by_path(), names_her, family)
 
     def has_memories(self, char_id: str) -> bool:
         return self.memory_service().has_memories(self.names.family(char_id))

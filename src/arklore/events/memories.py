@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 
 from arklore.core.blocks import StageRef, is_story
-from arklore.core.model import DOCTOR_NAMES
 from arklore.core.text import (
     goes_on,
     one_line,
@@ -44,6 +43,7 @@ from arklore.core.text import (
     shorten,
     stance,
     substance,
+    topic_words,
 )
 from arklore.corpus.lexical import BM25
 from arklore.corpus.order import is_own_record
@@ -64,6 +64,17 @@ W_PROMINENT = 0.2
 W_ABOUT = 0.5
 """Weight of a stage being about her (:func:`about_her`): it tells what she did, not another
 thread she has a line in (40% of the appearances shown over 80 operators were such threads)."""
+SMALL_TALK_K = 2
+"""Appearances a message of small talk gets at most (nobody named, no word of a topic): her two
+most telling stages say who she is; the rest of the budget is the other blocks'."""
+W_RECORD = 1.0
+"""Small talk (nobody named, no word of a topic): weight of a stage being her own record, the
+story written about her."""
+W_WITH_DOCTOR = 0.5
+"""Small talk: weight of the Doctor being in a stage (half when present, all when she talks
+to him): every chat is with him."""
+W_PROMINENT_TALK = 1.0
+"""Small talk: weight of how much she is in a stage (log scale), the stages she carries."""
 ELLIPSIS = "……"
 """Marks a summary shown from a later sentence (:func:`summary_shown`)."""
 QUOTES = 2
@@ -337,24 +348,48 @@ class MemoryService:
             people = [n for n in dict.fromkeys(named) if n not in fam]
             rec = self._recall_for(fam, apps)
             present = self._present(apps, people, rec)
-            q = _topic(rec.index.tokenizer().query(render_nickname(query))) if rec and query else []
+            q = (
+                topic_words(rec.index.tokenizer().query(render_nickname(query)))
+                if rec and query
+                else []
+            )
             lexical = rec.bm25.scores(q) if rec is not None else {}
             top = max(lexical.values(), default=0.0)
             most = max(math.log1p(a.spoken + a.addressed) for a in apps) or 1.0
-            scores = [
-                (lexical.get(i, 0.0) / top if top > 0 else 0.0)
-                + (W_NAMED * len(present[i]) / len(people) if people else 0.0)
-                + W_PROMINENT * math.log1p(a.spoken + a.addressed) / most
-                + (W_ABOUT if about_her(a.stage_path, a.summary, known_as, fam) else 0.0)
-                for i, a in enumerate(apps)
-            ]
+            about = [about_her(a.stage_path, a.summary, known_as, fam) for a in apps]
+            small_talk = not q and not people
+            if small_talk:  # her signature stages: her records, with the Doctor, her own
+                k = min(k, SMALL_TALK_K)
+                doctor = rec.index.doctor_stages(fam) if rec is not None else {}
+                scores = [
+                    W_PROMINENT_TALK * math.log1p(a.spoken + a.addressed) / most
+                    + (W_RECORD if is_own_record(a.stage_path, fam) else 0.0)
+                    + W_WITH_DOCTOR * doctor.get(a.stage_path, 0) / 2
+                    + (W_ABOUT if about[i] else 0.0)
+                    for i, a in enumerate(apps)
+                ]
+            else:
+                scores = [
+                    (lexical.get(i, 0.0) / top if top > 0 else 0.0)
+                    + (W_NAMED * len(present[i]) / len(people) if people else 0.0)
+                    + W_PROMINENT * math.log1p(a.spoken + a.addressed) / most
+                    + (W_ABOUT if about[i] else 0.0)
+                    for i, a in enumerate(apps)
+                ]
             # a stage where she has no line (only called by name) comes after every stage
             # where she speaks, whatever its score: its words are about somebody else; a
             # cameo (fewer than MIN_HER_LINES lines) after the stages she carries, unless a
-            # person the message names is there
+            # person the message names is there; a stage whose summary is about somebody else
+            # after those about her, unless the message's words or people are there
             ranked = sorted(
                 range(len(apps)),
-                key=lambda i: (not apps[i].spoken, _cameo(apps[i], present[i]), -scores[i], i),
+                key=lambda i: (
+                    not apps[i].spoken,
+                    _cameo(apps[i], present[i]),
+                    not (about[i] or lexical.get(i, 0.0) > 0 or present[i]),
+                    -scores[i],
+                    i,
+                ),
             )[: k * SPARE]
             hers = rec.index.her_lines(fam, [apps[i].stage_path for i in ranked]) if rec else {}
             items: dict[int, MemoryItem] = {}
@@ -366,11 +401,17 @@ class MemoryService:
                     score = round(scores[i], 4) if query else None
                     items[i] = _appearance_item(apps[i], len(present[i]), score, quotes)
             base.items = [items[i] for i in sorted(items)]  # shown in story order
+            ranked_by = (
+                "small talk: her own records, the stages with the Doctor and those where she "
+                "speaks most first"
+                if small_talk
+                else "ranked by the query's words in each stage's summary and her lines there, "
+                "and by the people it names being there"
+            )
             base.reason = (
-                f"{why}: showing the stages she appears in ({len(apps)}), ranked by the "
-                "query's words in each stage's summary and her lines there, and by the people "
-                "it names being there, those where she speaks first; with the game's summaries "
-                "and her own lines"
+                f"{why}: showing the stages she appears in ({len(apps)}), {ranked_by}, those "
+                "where she speaks and whose summary is about her first; with the game's "
+                "summaries and her own lines"
                 + ("" if rec is not None else " (her lines once her scenes are built)")
             )
             return base
@@ -398,12 +439,6 @@ def summary_shown(summary: str, names: Collection[str], max_chars: int) -> str:
     pieces = sentence_pieces(one_line(summary))
     at = next(i for i, p in enumerate(pieces) if names_her(p, names))
     return ELLIPSIS + shorten("".join(pieces[at:]), max_chars - len(ELLIPSIS))
-
-
-def _topic(query: list[str]) -> list[str]:
-    """The query's words that can tell one stage from another: not the Doctor's names (every
-    chat is with the Doctor; 博士来看你了 matched 斯卡蒂's 欸，博士，你要去哪？ in BP-2)."""
-    return [t for t in query if t not in DOCTOR_NAMES]
 
 
 def _cameo(app: Appearance, present: Sequence[str]) -> bool:

@@ -204,7 +204,7 @@ def _edge(pair: tuple[str, str], n: _Named | None, ps: interaction.PairStats | N
             stages.update(n.story.stages)
     if ps is not None:
         signals.update(ps.signals())
-        if ps.turns or ps.vocatives or ps.co_stages:
+        if ps.turns or ps.vocatives or ps.co_stages or ps.own_stories:
             used.add("interaction")
         if ps.mentions or ps.voice_mentions:
             used.add("mention")

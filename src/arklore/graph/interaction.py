@@ -12,6 +12,10 @@ Read from the primary corpus (dialogue and choice lines only, in stage order):
   speaker -> addressee, each addressee once per line.
 * **co_stages** -- stages where both are principal speakers (``stages.principal_speakers``)
   or both speak >= :data:`CO_MIN_LINES` lines.
+* **own_stories** -- her own operator records (``obt/memory/story_<her key>_*``) where the
+  other speaks >= :data:`OWN_MIN_LINES` lines: directed, from the record's owner. The people
+  of the stories written about her define her (赫拉格's 《命途》 is with 临光) however few
+  stages they share elsewhere.
 
 People: operators resolve through the alias table, the Doctor to ``npc:博士``, and other
 named speakers become NPC nodes only if they speak >= :data:`NPC_MIN_LINES` lines in the
@@ -31,11 +35,15 @@ from itertools import combinations
 
 from arklore.core.model import DOCTOR_NAMES
 from arklore.core.vocatives import addressed, addressed_forms
+from arklore.corpus.order import record_key, record_owner
 from arklore.corpus.store import Store
 from arklore.graph.people import People
 
 MAX_GAP = 3
 CO_MIN_LINES = 5
+OWN_MIN_LINES = 2
+"""Lines someone speaks in her own record to count as one of its people (one line is an
+extra: 阿米娅's single line in 赫拉格's 《命途》)."""
 NPC_MIN_LINES = 20
 EVIDENCE_CAP = 3
 """Line ids kept as evidence per pair and signal (vocatives, mentions)."""
@@ -77,6 +85,7 @@ class PairStats:
     co_stages: int = 0
     mentions: int = 0
     voice_mentions: int = 0
+    own_stories: int = 0
     evidence: list[str] = field(default_factory=list)  # vocative then mention line ids, capped
     stages: set[str] = field(default_factory=set)  # stages with a turn or a vocative
 
@@ -87,6 +96,7 @@ class PairStats:
             "co_stages": self.co_stages,
             "mentions": self.mentions,
             "voice_mentions": self.voice_mentions,
+            "own_stories": self.own_stories,
         }
         return {k: v for k, v in out.items() if v}
 
@@ -98,6 +108,7 @@ class PairStats:
             or self.mentions >= 1
             or self.voice_mentions >= 1
             or self.co_stages >= 2
+            or self.own_stories >= 1
         )
 
 
@@ -201,6 +212,7 @@ def scan(
     """
     known = {ln.node for ln in lines if ln.node}
     voc = VocativeFinder(people, known)
+    owners = {record_key(n): n for n in sorted(known) if n.startswith("char_")}
     principal = principal or {}
 
     def get(a: str, b: str) -> PairStats:
@@ -257,6 +269,13 @@ def scan(
         for a, b in combinations(sorted(present), 2):
             get(a, b).co_stages += 1
             get(b, a).co_stages += 1
+        owner = owners.get(record_owner(path) or "")
+        if owner is not None:
+            for other, c in sorted(counts.items()):
+                if other != owner and c >= OWN_MIN_LINES:
+                    st = get(owner, other)
+                    st.own_stories += 1
+                    st.stages.add(path)
         i = j
         done_stages += 1
         if progress is not None and done_stages % 200 == 0:

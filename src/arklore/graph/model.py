@@ -91,6 +91,42 @@ def standing(e: Edge) -> int:
     return 4
 
 
+ANCHOR_MIN_TURNS = 3
+"""Exchanges (turns) a contact-only relation needs to be an anchor, when neither calls the
+other by name: 夜莺 and 凯尔希 traded one line in 恶兆湍流 and she named her once in a voice
+line, which is no bond of hers."""
+NO_BOND = frozenset({"相识"})
+"""Predicates that say two people know each other and no more: a written 相识 stays in the
+index for a message that names the person, and is an anchor only when the story shows more
+than acquaintance (:data:`ACQUAINT_MIN_TURNS`, or her own record): 阿米娅→塑心, a musician she
+met in one story (18 exchanges), took an anchor slot from people who shaped her, while 假日威龙
+陈's holiday is spent beside 林 (321)."""
+ACQUAINT_MIN_TURNS = 50
+"""Exchanges that make a written 相识 one of her anchors."""
+
+
+def mention_only(e: Edge) -> bool:
+    """Is ``e`` known only from her naming the other (in the story or a voice line) or from
+    sharing a stage, with fewer than :data:`ANCHOR_MIN_TURNS` exchanges and no vocative: no
+    relationship to speak of, whatever its strength."""
+    if standing(e) < len(STANDINGS) - 1:  # written, imported or extracted from the story
+        return False
+    s = e.signals or {}
+    if s.get("vocatives") or s.get("own_stories"):  # she calls them, or her story is theirs
+        return False
+    return int(s.get("turns", 0) or 0) < ANCHOR_MIN_TURNS
+
+
+def defines(e: Edge) -> bool:
+    """May ``e`` be one of her anchors (the bonds a chat shows whatever the message)? Not a
+    mere acquaintance (:data:`NO_BOND`, unless the story shows more), not a relation known
+    only from mentions (:func:`mention_only`)."""
+    if e.predicate in NO_BOND:
+        s = e.signals or {}
+        return int(s.get("turns", 0) or 0) >= ACQUAINT_MIN_TURNS or bool(s.get("own_stories"))
+    return not mention_only(e)
+
+
 def bond(e: Edge) -> int:
     """The kind of bond ``e`` names (:data:`arklore.core.predicates.BOND_ORDER`, kin first): its
     predicate's, or for ``other`` the closest kind its description's head names (她敬称为殿下的
@@ -106,7 +142,7 @@ def evidence_volume(e: Edge) -> int:
     """Story evidence lines, turns, vocatives, shared stages and mentions behind ``e``."""
     s = e.signals or {}
     keys = ("direct", "reported", "inferred", "turns", "vocatives", "co_stages", "mentions",
-            "voice_mentions")  # fmt: skip
+            "voice_mentions", "own_stories")  # fmt: skip
     return int(sum(s.get(k, 0) or 0 for k in keys))
 
 
@@ -263,7 +299,8 @@ class RelationGraph:
     def get_top_anchor_relations(
         self, a: str, k: int = 3, *, skip: Iterable[str] = (), prefer: Collection[str] = ()
     ) -> list[Edge]:
-        """a's first ``k`` anchors (:meth:`anchors`), people in ``skip`` left out.
+        """a's first ``k`` anchors (:meth:`anchors`) that define her (:func:`defines`),
+        people in ``skip`` left out.
 
         ``prefer``: the stages of one of her forms (假日威龙陈's holiday). Up to
         :data:`FORM_ANCHORS` of the last anchors give way to the people she shares most of
@@ -273,7 +310,7 @@ class RelationGraph:
         if k <= 0:
             return []
         left = set(skip)
-        ranked = [e for e in self.anchors(a) if e.target not in left]
+        ranked = [e for e in self.anchors(a) if e.target not in left and defines(e)]
         out = ranked[:k]
         if not prefer:
             return out

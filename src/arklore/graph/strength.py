@@ -14,6 +14,7 @@ Signals (``Edge.signals``; a key is written only when non-zero):
 ``co_stages``      stages where both are principal speakers or both speak >= 5 lines
 ``mentions``       source's story lines that name target (operators only)
 ``voice_mentions`` source's voice lines (charword_table) that name target
+``own_stories``    source's own operator records where target speaks (the people of her story)
 =================  =================================================================
 
 Each signal family gives a contribution ``c`` below its own ceiling, and the contributions
@@ -25,6 +26,7 @@ combine as independent pieces of evidence (noisy-OR)::
     c_direct    = 0.90 * sat(direct, 1)
     c_reported  = 0.75 * sat(reported, 2)
     c_inferred  = 0.50 * sat(inferred, 3)
+    c_own       = 0.75 * sat(own_stories, 1)
     c_interact  = 0.70 * (1 - (1 - sat(turns, 40)) * (1 - sat(vocatives, 5))
                              * (1 - sat(co_stages, 8)) * (1 - sat(mentions + 2 * voice_mentions, 10)))
     strength    = 1 - prod(1 - c)      rounded to 4 decimals
@@ -52,12 +54,14 @@ CEILING = {
     "direct": 0.90,
     "reported": 0.75,
     "inferred": 0.50,
+    "own": 0.75,
     "interaction": 0.70,
 }
 HALF = {
     "direct": 1.0,
     "reported": 2.0,
     "inferred": 3.0,
+    "own_stories": 1.0,
     "turns": 40.0,
     "vocatives": 5.0,
     "co_stages": 8.0,
@@ -78,6 +82,7 @@ SIGNALS: tuple[str, ...] = (
     "co_stages",
     "mentions",
     "voice_mentions",
+    "own_stories",
 )
 
 
@@ -103,6 +108,7 @@ def contributions(signals: Mapping[str, float]) -> dict[str, float]:
         "direct": CEILING["direct"] * _sat(g("direct", 0), HALF["direct"]),
         "reported": CEILING["reported"] * _sat(g("reported", 0), HALF["reported"]),
         "inferred": CEILING["inferred"] * _sat(g("inferred", 0), HALF["inferred"]),
+        "own": CEILING["own"] * _sat(g("own_stories", 0), HALF["own_stories"]),
         "interaction": CEILING["interaction"] * (1.0 - interact),
     }
 

@@ -20,6 +20,11 @@ Sources (tables are passed in already parsed, see :class:`Tables`):
 * ``character_table`` -- ``nationId`` / ``groupId`` / ``teamId`` as ``势力`` / ``组织`` /
   ``小队``, named by ``handbook_team_table[<id>].powerName``.
 
+A chat does not need every fact a card's lore may keep: :func:`chat_anchor` is the anchor as
+the persona block gives it (no lab figures, 战斗经验 nor 身高, the infection status in one
+word); the profile holds them all. :func:`archive_sources` gives the verbatim gate the text of
+each section a ``## 我·性格`` line cites (``archive:<entry id>/<section title>``).
+
 The shared data's tables are snapshots of different dates (character_table 2021-08,
 charword_table 2021-11, handbook_info_table 2024-10), so newer operators have stories but no
 archive: what is missing is reported per operator as :class:`Gap` lines
@@ -35,12 +40,13 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from arklore.core.text import SENTENCE_END, first_sentences, sentence_pieces
+from arklore.core.text import SENTENCE_END, first_sentences, one_line, sentence_pieces
 from arklore.names.registry import archive_names
+from arklore.profiles.quotes import ARCHIVE, QuoteSource
 
 HANDBOOK = "handbook_info_table"
 CHARACTER = "character_table"
@@ -57,18 +63,28 @@ first), so the anchor says who she is in the game's words (银灰: 谢拉格军�
 希瓦艾什家族现任族长) without a model; never past the record into a note appended to it
 (:func:`record_lines`)."""
 DOSSIER: tuple[str, ...] = ("档案资料一", "档案资料二", "档案资料三", "档案资料四")
-DOSSIER_MAX = 200
+DOSSIER_MAX = 300
 DOSSIER_MIN = 20
-"""Per ``档案资料`` section, one excerpt of ``DOSSIER_MIN``-``DOSSIER_MAX`` characters: whole
-sentences from the start of its first paragraph that names her, in the narrator's voice (no
-我/你/您: a signed note or a word to the Doctor is somebody else's), not a ``【…】`` record or a
-quotation. Her character and history in the game's words (炎熔: 嘴巴倔，做事一点都听不进去别人的
-指指点点。但是其实炎熔心中一直都有比谁都温柔和孩子气的一面……) without a model. 200, not
-120: a paragraph's point often follows its first sentence (芬's 三人性格明明各异，却……成为了彼此
-心里的支柱 after how the three met; 地灵's trust in Rhodes after how she was infected); over the
-real archives the excerpts grow from 74,623 to 98,508 characters (4 per operator at most, well
-within the persona budget)."""
+"""Per ``档案资料`` section, one excerpt of at least ``DOSSIER_MIN`` characters and at most
+``DOSSIER_MAX``: the passage that starts at its first paragraph that names her, in the
+narrator's voice, and runs to the end of its paragraph (:func:`passage`), whole sentences; over
+the budget its opening sentences, :data:`ELISION` and its closing ones (:func:`_fit`). Her
+character and history in the game's words without a model: 塞雷娅's 档案资料三 tells the
+experiment 赫默 led, its failure and why she left 莱茵生命, where the first paragraph alone
+stopped at 「……关系十分复杂。」. 300 (measured over the real archives and the persona block
+of a 你好 turn over the 433 profiles, p50/p95 tokens): 240 gives 169 k characters of excerpts
+and a persona of 577/854; 300 gives 194 k (98 k with the first 200 characters of the first
+paragraph, the rule before) and 599/956, 260 of 1,061 excerpts cut; 400 gives 220 k and
+614/1,084, and 7 profiles then lose quotes to the 1,200-token persona budget. Nothing is
+lost at 300, and three passages in four are whole."""
 _NOT_NARRATION = ("【", "——", "“", "「", "-", "*")
+_QUOTE = ("“", "「", '"', "『")
+_NO_VOICE = re.compile("[我你您]")
+"""Any first or second person, the record's own 我们 too."""
+_CJK_CHAR = re.compile("[\u3400-\u9fff]")
+_SPEAKS = re.compile(r"(?<![自敌])我(?!们)|[你您]")
+"""A voice in the first or second person: 我 (not 我们, the record's own "we", nor 自我/敌我),
+你, 您."""
 CORE = "核心经历"
 INFECTION = "矿石病感染情况"
 
@@ -91,13 +107,6 @@ STRUCTURED_LABELS = frozenset(
 when her sources lack them). Any field the sources give is checked as well."""
 
 _FIELD_LINE = re.compile(r"^\s*【([\u4e00-\u9fff]{1,12})】(.*)$")
-_BODY_TAGS = ("体重", "重量", "角长度", "尾巴长度")
-_UNDISCLOSED = ("未公开", "未知", "不明", "保密", "不公开", "——", "■")
-
-
-def _disclosed(value: str) -> bool:
-    """A value that says something (not 未公开 / 未知 / 保密 / redacted): worth a tag."""
-    return not any(u in value for u in _UNDISCLOSED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,25 +167,15 @@ class Anchor:
         return "\n".join(lines)
 
     def physical_tags(self) -> list[str]:
-        """``## 物理标签`` derived by code from the facts: race, height, body measures
-        (undisclosed values skipped), infection status and visible crystals."""
-        tags: list[str] = []
-        race = self.value("种族")
-        if race and _disclosed(race):
-            tags.append(race)
-        for label in ("身高", "高度", *_BODY_TAGS):
-            v = self.value(label)
-            if v and _disclosed(v):
-                tags.append(f"{label} {v}")
+        """``## 物理标签`` derived by code from the facts, what no field of the anchor says in
+        a word: visible crystals (the chat reads the infection status as one word,
+        :func:`chat_anchor`). Race, height, body measures and the infection status are
+        fields of the anchor already: a tag would repeat them (瓦伊凡 / 身高 174cm / 非感染者
+        twice in one prompt)."""
         inf = self.value(INFECTION)
-        if inf:
-            if "非感染者" in inf:
-                tags.append("非感染者")
-            elif "感染者" in inf:
-                tags.append("感染者")
-            if re.search(r"体表有[^，。,]*源石结晶", inf):
-                tags.append("体表可见源石结晶")
-        return tags
+        if inf and re.search(r"体表有[^，。,]*源石结晶", inf):
+            return ["体表可见源石结晶"]
+        return []
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +312,26 @@ def structured_anchor(char_id: str, tables: Tables) -> Anchor:
     return anchor
 
 
+def archive_sources(tables: Tables, char_id: str) -> dict[str, QuoteSource]:
+    """``archive:<entry id>/<section title>`` -> the text of that section of her archive (its
+    stories joined by line breaks), hers: what the verbatim gate checks an archive line of
+    ``## 我·性格`` against (:mod:`arklore.profiles.temperament`)."""
+    texts: dict[str, list[str]] = {}
+    for entry, _, sec in archive_sections(tables.handbook_info, char_id):
+        title = sec.get("storyTitle")
+        if isinstance(title, str) and title:
+            texts.setdefault(f"{ARCHIVE}:{entry}/{title}", []).extend(
+                t for _, t in _story_texts(sec)
+            )
+    return {sid: QuoteSource("\n".join(ts), char_id) for sid, ts in texts.items()}
+
+
+def her_names(char_id: str, tables: Tables, anchor: Anchor | None = None) -> list[str]:
+    """The names her archive calls her by (:func:`_her_names`)."""
+    anchor = anchor if anchor is not None else structured_anchor(char_id, tables)
+    return _her_names(anchor, tables, archive_sections(tables.handbook_info, char_id))
+
+
 ARCHIVE_NAME_USES = 3
 """A name her archive gives in prose (:func:`~arklore.names.registry.archive_names`: 本名丽萨)
 counts as hers for an excerpt once the archive uses it this often: a role that opens a
@@ -348,7 +367,7 @@ def _dossier(
             (
                 (j, x)
                 for j, text in _story_texts(sec)
-                if (x := dossier_excerpt(text, names, opening=opening))
+                if (x := dossier_excerpt(text, names, opening=opening, budget=DOSSIER_MAX))
             ),
             None,
         )
@@ -370,42 +389,149 @@ _BACK_REFERENCE = re.compile(
 excerpt, which is read without that paragraph."""
 
 
-def dossier_excerpt(text: str, names: list[str], *, opening: bool = False) -> str | None:
-    """The excerpt of one ``档案资料`` text (the rule of :data:`DOSSIER_MAX`), or None: no
-    opening word that points back at a paragraph it leaves out, no closing question whose
-    answer it leaves out (翎羽为何会来到罗德岛？). A paragraph in the record's own "we"
-    (……我们很难想象) only where no other paragraph names her, and only for sentences without
-    it: those paragraphs are mostly about the inquiry, yet 铃兰's parents are told in one.
-    Nothing from a classified part that is somebody's note (凯尔希's on 推进之王, 星熊's letter
-    about 陈), however it reads. ``opening`` (``档案资料一``, which introduces her): when no
-    paragraph names her, its first paragraph as it opens (:func:`_opening`)."""
-    paras = _before_note(_stripped(text))
+def dossier_excerpt(
+    text: str, names: list[str], *, opening: bool = False, budget: int = DOSSIER_MAX
+) -> str | None:
+    """The excerpt of one ``档案资料`` text (the rule of :data:`DOSSIER_MAX`), or None.
+
+    It starts at the first paragraph that names her and runs on through the paragraphs after
+    it while they are the narrator's (:func:`passage`), whole sentences up to ``budget``
+    characters; no opening word that points back at a paragraph it leaves out, no closing
+    question whose answer it leaves out (翎羽为何会来到罗德岛？). A paragraph in the record's
+    own "we" (……我们很难想象) only where no other paragraph names her, and only its sentences
+    before the first with it: those paragraphs are mostly about the inquiry, yet 铃兰's
+    parents are told in one. Nothing from somebody's note (:func:`narrative`). ``opening``
+    (``档案资料一``, which introduces her): when no paragraph names her, the passage its first
+    paragraph opens (:func:`_opening`)."""
+    paras = narrative(text)
     for allowed in (_NO_VOICE, _SPEAKS):
-        for p in paras:
-            if not p or p.startswith(_NOT_NARRATION) or allowed.search(p):
+        for k, p in enumerate(paras):
+            if not told(p) or allowed.search(p) or not any(n in p for n in names):
                 continue
-            while (m := _BACK_REFERENCE.match(p)) is not None:
-                p = p[m.end() :]
-            pieces = sentence_pieces(first_sentences(p, DOSSIER_MAX))
-            if allowed is _SPEAKS:  # the record's 我们 may stand in its paragraph, not the excerpt
-                pieces = list(itertools.takewhile(lambda x: not _NO_VOICE.search(x), pieces))
-            value = "".join(_no_dangling_end(_no_dangling_start(pieces)))
-            if DOSSIER_MIN <= len(value) <= DOSSIER_MAX and any(n in value for n in names):
+            value = _fit(passage(paras, k, allowed), budget, voiced=allowed is _SPEAKS)
+            if len(value) >= DOSSIER_MIN and any(n in value for n in names):
                 return value
-    return _opening(paras) if opening else None
+    return _opening(paras, budget) if opening else None
 
 
-def _opening(paras: list[str]) -> str | None:
-    """The section's first paragraph, in the narrator's voice, as it opens without a name (活泼
-    可爱，充满朝气……; a one-line lead such as 沉默寡言的信使。 goes on into the next paragraph)."""
-    lead = [p for p in paras if p]
-    if not lead or not _narration(lead[0]):
+def passage(paras: list[str], k: int, allowed: re.Pattern[str] = _NO_VOICE) -> list[str]:
+    """The paragraphs from ``paras[k]`` on that read as one passage in the narrator's voice:
+    it ends before a blank line, a paragraph the narrator does not tell (:func:`told`: a
+    ``【…】`` heading, a quotation, a signature, a form, a cry), one in the first or second
+    person (``allowed``) or one some note took out (:func:`narrative` leaves an empty line
+    there), and after one that hands over to what follows (……规则如下：); its opening words
+    that point back (当然，…) left out."""
+    first = paras[k]
+    while (m := _BACK_REFERENCE.match(first)) is not None:
+        first = first[m.end() :]
+    out = [first]
+    for q in paras[k + 1 :]:
+        if _LEADS_ON.search(out[-1]) or not told(q) or allowed.search(q):
+            break
+        out.append(q)
+    return out
+
+
+_FORM = re.compile(r"^[^，。！？：:“”「」（）()]{1,8}[：:]")
+"""A line of a form or a list (申请人：渡桥, 测试对象：干员狮蝎。, 补充：……), not the narrator's."""
+
+
+def voiced(p: str, *, ours: bool = False) -> bool:
+    """Is ``p`` in somebody's voice: the first or second person (我, 你, 您; with ``ours``
+    the record's own 我们 too)?"""
+    return (_NO_VOICE if ours else _SPEAKS).search(p) is not None
+
+
+def told(p: str) -> bool:
+    """Is ``p`` a paragraph a narrator tells: a statement (a sentence ending in 。, or a long
+    one in ！: 直来直去的因陀罗最不喜欢的就是油腔滑调的人……只有胆小鬼才会想这些东西！), not a
+    heading, a quotation, a signature or a list item (:data:`_NOT_NARRATION`), nor a line of a
+    form (:data:`_FORM`), a question or a cry of somebody's monologue (凯尔希？ / 等等......)."""
+    stated = (
+        "。" in p
+        or (
+            len(p) >= DOSSIER_MIN
+            and (
+                p.endswith(tuple(_CLOSES))  # ……误以为“这家伙是不是走错了战场？”
+                or any(x.endswith("！") and "？" not in x[-3:] for x in sentence_pieces(p))
+            )
+        )
+    )
+    return stated and not p.startswith(_NOT_NARRATION) and not _FORM.match(p)
+
+
+ELISION = "……"
+"""Where an excerpt over its budget leaves sentences out between its opening and its close."""
+
+
+def _fit(paras: list[str], budget: int, *, voiced: bool = False) -> str:
+    """Whole sentences of ``paras`` within ``budget`` characters, without the opening ones
+    that point back and the closing ones whose point is left out (:func:`_no_dangling_start`,
+    :func:`_no_dangling_end`); "" when the first does not fit. Over the budget, its opening
+    sentences, :data:`ELISION`, and its closing ones (:func:`_close`: a passage's point is
+    often its end, 澄闪 meeting her mother again); ``voiced``: only the sentences before the
+    first with 我们."""
+    pieces = [x for p in paras for x in sentence_pieces(one_line(p))]
+    if voiced:  # the record's 我们 may stand in its paragraph, not the excerpt
+        pieces = list(itertools.takewhile(lambda x: not _NO_VOICE.search(x), pieces))
+    pieces = _no_dangling_end(_no_dangling_start(pieces))
+    if sum(map(len, pieces)) <= budget:
+        return "".join(pieces)
+    close = _close(pieces[1:], budget // 3)
+    head = _no_dangling_end(_within(pieces, budget - len(close) - len(ELISION)))
+    if not head:
+        return ""
+    rest = pieces[len(head) :]
+    if close and rest and "".join(rest).endswith(close):
+        return "".join(head) + ELISION + close
+    return "".join(_no_dangling_end(_within(pieces, budget)))
+
+
+def _within(pieces: list[str], budget: int) -> list[str]:
+    """The opening ``pieces`` whose lengths add up to at most ``budget``, never ending inside
+    a quotation (他却表示，“任何一个政治实体都不应该和乌萨斯发生正面冲突。 is not a whole
+    sentence of the paragraph)."""
+    out: list[str] = []
+    size = 0
+    for x in pieces:
+        if size + len(x) > budget:
+            break
+        out.append(x)
+        size += len(x)
+    while out and _open_quotes("".join(out)):
+        out.pop()
+    return out
+
+
+def _open_quotes(text: str) -> bool:
+    """Does ``text`` open a quotation it does not close (or close one it did not open)?"""
+    return sum(text.count(c) for c in _OPENS) != sum(text.count(c) for c in _CLOSES)
+
+
+def _close(pieces: list[str], budget: int) -> str:
+    """The closing sentences of ``pieces`` within ``budget`` characters that read after an
+    elision: none opening on what it leaves out (:data:`_POINTS_BACK`), an opening word that
+    points back (于是，… 就这样，…) left out."""
+    tail = list(reversed(_within(list(reversed(pieces)), budget)))
+    while tail and (_POINTS_BACK.search(tail[0]) or _open_quotes("".join(tail))):
+        tail.pop(0)
+    if not tail:
+        return ""
+    first = tail[0]
+    while (m := _BACK_REFERENCE.match(first)) is not None:
+        first = first[m.end() :]
+    return first + "".join(tail[1:])
+
+
+def _opening(paras: list[str], budget: int = DOSSIER_MAX) -> str | None:
+    """The passage of the section's first paragraph, in the narrator's voice, as it opens
+    without a name (活泼可爱，充满朝气……; a one-line lead such as 沉默寡言的信使。 goes on
+    into the next paragraph)."""
+    k = next((i for i, p in enumerate(paras) if p), None)
+    if k is None or not _narration(paras[k]):
         return None
-    text = lead[0]
-    if len(first_sentences(text, DOSSIER_MAX)) < DOSSIER_MIN and len(lead) > 1:
-        text = lead[0] + lead[1] if _narration(lead[1]) else text
-    value = "".join(_no_dangling_end(sentence_pieces(first_sentences(text, DOSSIER_MAX))))
-    return value if DOSSIER_MIN <= len(value) <= DOSSIER_MAX else None
+    value = _fit(passage(paras, k), budget)
+    return value if len(value) >= DOSSIER_MIN else None
 
 
 _LEADS_ON = re.compile(
@@ -437,11 +563,18 @@ def _no_dangling_start(pieces: list[str]) -> list[str]:
     return out
 
 
+_ENDED = re.compile(r"(?:[。！？!?]+[」』”’）)]*|\.{3,}|…+)$")
+"""A sentence's end (…… and ...... too: a narrator's trailing off is an end)."""
+
+
 def _no_dangling_end(pieces: list[str]) -> list[str]:
     """``pieces`` without the closing sentences whose point is left out: a question it does
-    not answer (翎羽为何会来到罗德岛？) or a lead into the next lines (:data:`_LEADS_ON`)."""
+    not answer (翎羽为何会来到罗德岛？), a lead into the next lines (:data:`_LEADS_ON`), or a
+    sentence the paragraph does not finish (……从来没有半分改变—— before a quotation)."""
     out = list(pieces)
-    while out and (out[-1].endswith(("？", "?")) or _LEADS_ON.search(out[-1])):
+    while out and (
+        out[-1].endswith(("？", "?")) or _LEADS_ON.search(out[-1]) or not _ENDED.search(out[-1])
+    ):
         out.pop()
     return out
 
@@ -453,6 +586,10 @@ def _narration(p: str) -> bool:
     )  # fmt: skip
 
 
+_ANALYSIS = re.compile("分析|推论|推测|推断|猜测")
+"""What a classified part that is a report's analysis says first (在分析了大量信息和情报碎片后，
+我们推论出了一些事实。 / 依据干员苦根推断，……): its readings of her are the analyst's, not the
+record's."""
 _NOTE_HEADER = re.compile(r"【[^】]*(?:权限|语音|手记|机密)[^】]*】")
 """A header of a classified part (【权限记录】, 【医疗部语音记录】, 【散落的手记】, 【机密档案】),
 not a heading of the record's own such as 【源石技艺概览】."""
@@ -462,14 +599,67 @@ def _stripped(text: str) -> list[str]:
     return [p.strip() for p in text.splitlines()]
 
 
+def narrative(text: str) -> list[str]:
+    """An archive text's paragraphs (lines, stripped) with everything that is not the
+    narrator's taken out, an empty line left in its place (a passage never runs across it):
+    a signed note at the end of a line (:func:`_unsigned`), a quotation running over several
+    lines (:func:`_unquoted`: an analysis a 【权限记录】 quotes), somebody's note
+    (:func:`_before_note`)."""
+    return _before_note(_unquoted([_unsigned(p) for p in _stripped(text)]))
+
+
+_SIGNED_TAIL = re.compile(
+    r"(?<=[。！？!?…」』”’）).])[ \t\u3000]*—{2,}[ \t\u3000]*[^—。！？!?“”「」]{1,40}$"
+)
+"""A note signed at the end of its line: ``……急性子。————克洛丝`` (after a sentence's end)."""
+_GAP = re.compile(r"(?<=[。！？!?…」』”’）)])[ \t\u3000]+")
+
+
+def _unsigned(line: str) -> str:
+    """``line`` without the note signed at its end (:data:`_SIGNED_TAIL`): the part before the
+    last gap after a sentence (芬's ``……灵活战斗。 听人说话到一半……急性子。————克洛丝`` keeps
+    its record), else nothing (the whole line is the note: ``……她会生气的。——后勤部某干员``)."""
+    if line.startswith("——") or _SIGNED_TAIL.search(line) is None:
+        return line
+    parts = _GAP.split(line)
+    return "".join(parts[:-1]).strip() if len(parts) > 1 else ""
+
+
+_OPENS, _CLOSES = "“「『", "”」』"
+
+
+def _unquoted(paras: list[str]) -> list[str]:
+    """``paras`` with every line of a quotation that runs over several lines emptied, the line
+    that opens it too: 赫拉格's 档案资料三 quotes an analysis (“他一生遭遇过……) inside a
+    【权限记录】, and its 赫拉格知道他的好友策划了乌萨斯的失败 is the analyst's reading, not the
+    record's (the 好友 is the enemy commander). A quoted paragraph opening with “ while one is
+    open goes on with it (the quotation of several paragraphs, each opening with “ and only
+    the last closed); a heading or a signature closes any quotation left open. Over the real
+    archives every quotation closes."""
+    out: list[str] = []
+    depth = 0
+    for p in paras:
+        if p.startswith("【") or _signature(p):
+            depth = 0
+        inside = depth > 0
+        if inside and p.startswith(tuple(_OPENS)):  # a quoted paragraph reopens its quotation
+            depth -= 1
+        depth = max(0, depth + sum(p.count(c) for c in _OPENS) - sum(p.count(c) for c in _CLOSES))
+        out.append("" if inside or depth > 0 else p)
+    return out
+
+
 def _before_note(paras: list[str]) -> list[str]:
-    """The paragraphs that are not somebody's note. A classified part (from its header to the
-    next) in the first or second person or signed is one (凯尔希's on 推进之王 ends ``——凯尔希``;
-    星熊's letter opens ``博士，我想拜托您``); so is a signed run without a header, from its
-    first paragraph in the first or second person to the signature (闪灵's on 临光, 歌蕾蒂娅's
-    on 乌尔比安, 可露希尔's one-line aside after 见行者's record, which stays). A classified
-    record in the archive's own voice (线人奥达，原巴别塔成员……) stays, and so does a record its
-    office signs (——人事部干员)."""
+    """The paragraphs that are not somebody's note, an empty line where one was. A classified
+    part (from its header to the next) in the first or second person or signed is one
+    (凯尔希's on 推进之王 ends ``——凯尔希``; 星熊's letter opens ``博士，我想拜托您``), and so
+    is one that opens as a report's analysis (:data:`_ANALYSIS`: 赫拉格's 档案资料三). A
+    signature signs the paragraphs before it back to a blank line (a note is set apart from the
+    record), or back to its first paragraph in the first or second person (闪灵's on 临光,
+    歌蕾蒂娅's on 乌尔比安), and always the one right before it (可露希尔's one-line aside after
+    见行者's record, which stays). A classified record in the archive's own voice (线人奥达，原巴
+    别塔成员……) stays, and so does a record its office signs (——人事部干员) but for the
+    paragraph the signature follows."""
     parts: list[list[str]] = [[]]
     for p in paras:
         if _NOTE_HEADER.match(p) and parts[-1]:
@@ -480,25 +670,24 @@ def _before_note(paras: list[str]) -> list[str]:
     out: list[str] = []
     for part in parts:
         if part and _NOTE_HEADER.match(part[0]):
-            if not any(_SPEAKS.search(x) or _signature(x) for x in part[1:]):
+            lead = next((x for x in part[1:] if x), "")
+            if _ANALYSIS.search(lead) or any(_SPEAKS.search(x) or _signature(x) for x in part[1:]):
+                out.append("")
+            else:
                 out += part
             continue
-        signed = bool(part) and _signature(part[-1])
+        if not part or not _signature(part[-1]):
+            out += part
+            continue
+        cut = len(part) - 2  # the paragraph the signature follows
+        blank = next((i for i in range(cut - 1, -1, -1) if not part[i]), None)
         voice = next(  # a quotation is somebody quoted, not the note's own voice
             (i for i, x in enumerate(part) if _SPEAKS.search(x) and not x.startswith(_QUOTE)),
             None,
         )
-        out += part[:voice] if signed and voice is not None else part
+        cut = min(x for x in (cut, blank, voice) if x is not None)
+        out += [*part[: max(cut, 0)], ""]
     return out
-
-
-_QUOTE = ("“", "「", '"', "『")
-_NO_VOICE = re.compile("[我你您]")
-"""Any first or second person, the record's own 我们 too."""
-_CJK_CHAR = re.compile("[\u3400-\u9fff]")
-_SPEAKS = re.compile(r"(?<![自敌])我(?!们)|[你您]")
-"""A voice in the first or second person: 我 (not 我们, the record's own "we", nor 自我/敌我),
-你, 您."""
 
 
 def _signature(line: str) -> bool:
@@ -588,6 +777,67 @@ def anchor_from_section(char_id: str, body: str) -> Anchor:
         else:
             anchor.facts.append(Fact(label, value, "", ""))
     return anchor
+
+
+_LAB = re.compile(r"源石.*(?:率|密度|度)$")
+"""A measurement of the 临床诊断分析 (体细胞与源石融合率, 血液源石结晶密度, 润滑油源石结晶密度,
+…), not a finding such as 赫默's 源石并发症."""
+
+
+def lore_only(label: str) -> bool:
+    """A field a card's lore may hold but a chat does without (:func:`chat_anchor`): the lab
+    measurements (:data:`_LAB`) and a robot's 维护检测报告, 战斗经验 (and the fields the game
+    writes in its place: 斗殴经验, 直播经验, …), 身高 (a robot's 高度), and 代号, the name every
+    block's heading calls her by."""
+    return (
+        label in ("身高", "高度", "代号")
+        or label.endswith("经验")
+        or label.startswith("维护检测")
+        or _LAB.search(label) is not None
+    )
+
+
+def infection_word(value: str) -> str:
+    """The infection status in one word: 非感染者 / 感染者 (参照医学检测报告，确认为非感染者。 ->
+    非感染者); a value with neither (未公开) as it is."""
+    if "非感染者" in value:
+        return "非感染者"
+    return "感染者" if "感染者" in value else value
+
+
+_BULLET = re.compile(r"^(\s*[-*]\s+)([^：:]+?)(\s*[：:]\s*)(.*?)\s*$")
+
+
+DOSSIER_OPENING = 60
+"""Characters of whole sentences small talk is shown of a 档案资料 paragraph (:func:
+`chat_anchor`): its opening, so a greeting does not carry four paragraphs."""
+
+
+def chat_anchor(body: str, *, brief: bool = False, keep: Collection[str] = ()) -> str:
+    """A generated ``## 锚`` body as a chat receives it: its :func:`lore_only` fields left out
+    (cards keep them in their lore, the profile holds them), the infection status in one word
+    (:func:`infection_word`); ``brief`` (small talk: a message naming nobody and no topic),
+    each 档案资料 paragraph by its opening (:data:`DOSSIER_OPENING`, ``……`` after it) but
+    the sections in ``keep`` (those her ``## 我·性格`` quotes: they tell what she is like, as
+    刻俄柏's hunger for food does), while a question gets them whole (塞雷娅 asked about 赫默: the failed experiment of
+    档案资料三); any other line as written."""
+    out = []
+    for ln in body.split("\n"):
+        m = _BULLET.match(ln)
+        if m is None:
+            out.append(ln)
+            continue
+        label, value = m.group(2), m.group(4)
+        if lore_only(label):
+            continue
+        if label == INFECTION:
+            ln = f"{m.group(1)}{label}{m.group(3)}{infection_word(value)}"
+        elif label in DOSSIER and brief and label not in keep:
+            opening = first_sentences(value, DOSSIER_OPENING)
+            if len(opening) < len(one_line(value)):
+                ln = f"{m.group(1)}{label}{m.group(3)}{opening}……"
+        out.append(ln)
+    return "\n".join(out)
 
 
 def _same(a: str, b: str) -> bool:

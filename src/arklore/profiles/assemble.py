@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from arklore.profiles.archive import (
     CHARWORD,
+    HANDBOOK,
     STORY,
     Anchor,
     Fact,
@@ -27,14 +28,21 @@ from arklore.profiles.charfile import (
     PERSONALITY,
     PHYSICAL,
     QUOTES,
+    SPEECH,
     TIER_B,
     render_profile,
 )
 from arklore.profiles.inputs import OperatorInputs
-from arklore.profiles.quotes import Quote, verify_quotes
+from arklore.profiles.quotes import ARCHIVE, Quote, verify_quotes
 from arklore.profiles.results import TaskResult
 from arklore.profiles.rules import check_text
-from arklore.profiles.task_b import PERSONALITY_MAX, PERSONALITY_MIN
+from arklore.profiles.speech import render_section
+from arklore.profiles.task_b import (
+    PERSONALITY_LINES,
+    PERSONALITY_MAX,
+    PERSONALITY_MIN,
+    personality_lines,
+)
 from arklore.profiles.task_c import ABOUT_MAX, ABOUT_MIN, rule_quotes
 from arklore.profiles.task_d import VIEW_MAX, VIEW_MIN
 
@@ -108,6 +116,45 @@ def _doctor_lines(inp: OperatorInputs, c: TaskResult | None, findings: list[str]
     return gate.kept
 
 
+def _with_archive_titles(sources: list[str], cited: list[str]) -> list[str]:
+    """``sources`` with the archive sections ``cited`` (``archive:<entry>/<title>``) named on
+    their entry's ``handbook_info_table`` line (a new line for an entry it lacks)."""
+    out = list(sources)
+    for sid in cited:
+        kind, _, rest = sid.partition(":")
+        if kind != ARCHIVE or "/" not in rest:
+            continue
+        entry, _, title = rest.partition("/")
+        head = f"{HANDBOOK}: {entry} ("
+        i = next((i for i, s in enumerate(out) if s.startswith(head)), None)
+        if i is None:
+            out.append(f"{head}{title})")
+        elif title not in out[i][len(head) : -1].split(", "):
+            out[i] = f"{out[i][:-1]}, {title})"
+    return out
+
+
+def _personality_lines(
+    inp: OperatorInputs, b: TaskResult | None, findings: list[str]
+) -> list[Quote]:
+    """The rule's ``## 我·性格`` lines (the section when the model wrote no personality),
+    through the verbatim gate again (a result stored before the rule existed has none: the
+    rule runs now)."""
+    if b is None:
+        return []
+    if PERSONALITY_LINES not in b.output:
+        return personality_lines(inp)
+    lines = [
+        Quote(q["text"], q["source_id"], q.get("note", "")) for q in b.output[PERSONALITY_LINES]
+    ]
+    gate = verify_quotes(lines, inp.personality_sources())
+    findings += [
+        f"personality line 「{r.quote.text}」 {r.quote.source_id}: {r.reason} (at assembly)"
+        for r in gate.removed
+    ]
+    return gate.kept
+
+
 def assemble(
     inp: OperatorInputs, results: Mapping[str, TaskResult], *, generated_at: str
 ) -> Assembled:
@@ -130,6 +177,8 @@ def assemble(
         b.output.get("personality") if b is not None else None,
         "personality", PERSONALITY_MIN, PERSONALITY_MAX, findings,
     )  # fmt: skip
+    traits = [] if personality else _personality_lines(inp, b, findings)
+    personality = personality or "\n".join(q.line() for q in traits)
     c = results.get("C")
     about = _text(
         c.output.get("about_doctor") if c is not None else None,
@@ -151,6 +200,7 @@ def assemble(
         (ANCHOR, anchor.render() if anchor else ""),
         (PHYSICAL, "\n".join(f"- {t}" for t in anchor.physical_tags()) if anchor else ""),
         (QUOTES, "\n".join(q.line() for q in gate.kept)),
+        (SPEECH, render_section(inp.speech)),
         (PERSONALITY, personality),
         (ABOUT_DOCTOR, about_doctor),
         (PEOPLE, "\n".join(people)),
@@ -158,7 +208,11 @@ def assemble(
     if not any(body for _, body in out.sections):
         return out
     sources = list(anchor.sources) if anchor else []
-    cited = list(dict.fromkeys(q.source_id for q in [*gate.kept, *doctor_lines]))
+    cited = list(
+        dict.fromkeys([*(q.source_id for q in [*gate.kept, *doctor_lines, *traits]),
+                       *(s for f in inp.speech for s in f.sources)])
+    )  # fmt: skip
+    sources = _with_archive_titles(sources, [q.source_id for q in traits])
     voice_ids = [s.partition(":")[2] for s in cited if s.startswith("voice:")]
     story_ids = [s.partition(":")[2] for s in cited if s.startswith("story:")]
     if voice_ids:

@@ -62,8 +62,12 @@ longer matches its hash (or has no hash) was edited by a person.
 inside a ``` fence does not count). Known titles: ``锚`` (the anchor: ``- 字段：值`` bullets;
 structured fields copied from the archive by code, see :mod:`arklore.profiles.archive`, and
 ``核心经历``), ``物理标签`` (one tag per bullet), ``语录`` (verbatim quotes, one per bullet,
-``- 「原文」 —— <source id>（note）``, see :mod:`arklore.profiles.quotes`), ``我·性格``,
-``我·关于博士``, ``我·身边的人`` (her view of her key people, one ``- 名字（id）：…`` bullet
+``- 「原文」 —— <source id>（note）``, see :mod:`arklore.profiles.quotes`), ``说话方式`` (her
+way of speaking counted from her lines, one ``- <fact> —— <source ids>`` bullet each, see
+:mod:`arklore.profiles.speech`), ``我·性格`` (the model's sentences in her voice, or,
+with no model, verbatim sentences about her temperament as quote lines citing
+``archive:<entry id>/<section>`` or ``story:<line_id>``, see
+:mod:`arklore.profiles.temperament`), ``我·关于博士``, ``我·身边的人`` (her view of her key people, one ``- 名字（id）：…`` bullet
 each; the id may be left out, the name is then resolved through the relation graph; tiers S
 and A feed these to the relation index as ``char_anchor`` documents). Any other section a person adds is kept untouched, in place, and (tiers S/A)
 given to the chat like the others. ``：`` and ``:`` are both accepted after a field name.
@@ -114,15 +118,24 @@ QUOTES = "语录"
 PERSONALITY = "我·性格"
 ABOUT_DOCTOR = "我·关于博士"
 PEOPLE = "我·身边的人"
-SECTION_ORDER: tuple[str, ...] = (ANCHOR, PHYSICAL, QUOTES, PERSONALITY, ABOUT_DOCTOR, PEOPLE)
-B_ALLOWED: tuple[str, ...] = (ANCHOR, PHYSICAL, QUOTES, ABOUT_DOCTOR)
+SPEECH = "说话方式"
+SECTION_ORDER: tuple[str, ...] = (
+    ANCHOR, PHYSICAL, QUOTES, SPEECH, PERSONALITY, ABOUT_DOCTOR, PEOPLE,
+)  # fmt: skip
+B_ALLOWED: tuple[str, ...] = (ANCHOR, PHYSICAL, QUOTES, SPEECH, PERSONALITY, ABOUT_DOCTOR)
 """What a chat may use of a tier-B draft: its 我-sections are drafts nobody has reviewed,
-except her own verified lines in ``我·关于博士`` (:data:`B_VERBATIM_ONLY`)."""
-B_VERBATIM_ONLY: tuple[str, ...] = (QUOTES, ABOUT_DOCTOR)
+except their verified verbatim lines (``我·性格``, ``我·关于博士``: :data:`B_VERBATIM_ONLY`);
+``说话方式`` is counted by code from her lines, like ``锚`` (:mod:`arklore.profiles.speech`)."""
+B_VERBATIM_ONLY: tuple[str, ...] = (QUOTES, PERSONALITY, ABOUT_DOCTOR)
 """Sections a tier-B draft gives a chat only as verified verbatim lines (quote bullets citing
-their source, :func:`~arklore.profiles.quotes.parse_quote_line`): 语录, and 我·关于博士, whose
-rule-built lines are her words to the Doctor; anything else there (a model's paragraph) is an
-unreviewed draft and left out."""
+their source, :func:`~arklore.profiles.quotes.parse_quote_line`): 语录; 我·性格, whose
+rule-built lines are the game's words about her temperament (her archive, others' lines of
+her: :mod:`arklore.profiles.temperament`); and 我·关于博士, whose rule-built lines are her
+words to the Doctor; anything else there (a model's paragraph) is an unreviewed draft and
+left out."""
+B_HER_WORDS: tuple[str, ...] = (QUOTES, ABOUT_DOCTOR)
+"""The verbatim sections whose lines must be hers (her voice, her story lines); a ``我·性格``
+line is said of her by the archive or by somebody else."""
 
 HASH_PREFIX = "sha256:"
 HASH_HEX = 16
@@ -457,8 +470,9 @@ def allowed_sections(
     counter: Callable[[str], int] | None = None,
 ) -> AllowedSections:
     """The sections a chat may use, by tier: S and A everything (sections a person added
-    too), B only ``锚``, ``物理标签`` and verified verbatim lines (``语录`` and her lines in
-    ``我·关于博士``: :data:`B_VERBATIM_ONLY`), C (no profile) nothing.
+    too), B only ``锚``, ``物理标签`` and verified verbatim lines (``语录``, the lines of
+    ``我·性格`` and her lines in ``我·关于博士``: :data:`B_VERBATIM_ONLY`; ``owners`` checks
+    the lines of :data:`B_HER_WORDS` only), C (no profile) nothing.
 
     B quote lines count as verified when the file is unedited (they passed the verbatim gate
     when it was generated); when ``quote_sources`` is given every one is checked again and
@@ -473,7 +487,8 @@ def allowed_sections(
             out.excluded.append((sec.title, "tier B: not reviewed"))
             continue
         if profile.tier == TIER_B and sec.title in B_VERBATIM_ONLY:
-            text, why, other = _verified_quote_text(profile, sec, quote_sources, owners)
+            whose = owners if sec.title in B_HER_WORDS else None
+            text, why, other = _verified_quote_text(profile, sec, quote_sources, whose)
             if other:
                 out.excluded.append(
                     (sec.title, f"tier B: not reviewed ({other} line(s) not a quote)")

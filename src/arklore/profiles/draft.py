@@ -3,7 +3,8 @@
 :func:`draft_profile` runs exactly what ``arklore distill`` runs for an operator when no
 model is configured -- task A's structured anchor, task B's quotes by the documented rule
 (through the verbatim gate), task C's lines of hers to the Doctor by its rule, task E's
-relation candidates (when a graph is given); D needs a model -- and assembles the tier-B text with :func:`~arklore.profiles.assemble.assemble`.
+relation candidates (when a graph is given); D needs a model -- and assembles the tier-B text with :func:`~arklore.profiles.assemble.assemble`
+(with her ``## 说话方式`` when her speech facts are given: they need the corpus background).
 Nothing is stored; :func:`write_draft` writes it through the protective writer. An operator
 with nothing to write gets no file (tier C), and her review entry says which sources were
 missing.
@@ -36,7 +37,9 @@ from arklore.profiles.quotes import (
 )
 from arklore.profiles.results import TaskResult
 from arklore.profiles.review import ReviewEntry, entry_from_results
-from arklore.profiles.sources import lines_for
+from arklore.profiles.sources import lines_for, remarks_for
+from arklore.profiles.speech import Fact
+from arklore.profiles.temperament import Remark
 
 RELATION_CANDIDATES = task_e.CANDIDATES
 
@@ -80,15 +83,21 @@ def draft_profile(
     graph: RelationGraph | None = None,
     generated_at: str | None = None,
     doctor_stages: frozenset[str] = frozenset(),
+    speech: Sequence[Fact] = (),
+    remarks: Sequence[Remark] = (),
 ) -> Draft:
     """The tier-B file text for one operator, with everything the reviewer needs
     (``voice``: her voice lines when already indexed, else read from ``tables.charword``;
-    ``doctor_stages``: the stages the corpus shows the Doctor in, for task C)."""
+    ``doctor_stages``: the stages the corpus shows the Doctor in, for task C; ``speech``: her
+    way of speaking, :func:`arklore.profiles.speech.speech_facts`; ``remarks``: what others
+    say of her, :func:`arklore.profiles.sources.remarks_for`, for ``## 我·性格``)."""
     if voice is None:
         voice = voice_lines_from_table(tables.charword, op.char_id)
     inp = gather(
         op, tables, voice=voice, story=story_lines, graph=graph, doctor_stages=doctor_stages
     )
+    inp.speech = list(speech)
+    inp.remarks = list(remarks)
     results = rule_results(inp)
     built = assemble(inp, results, generated_at=generated_at or utc_now())
     choice = choose_quotes(inp.voice, inp.story)
@@ -144,9 +153,11 @@ def draft_all(
     generated_at: str | None = None,
     doctor_stages: frozenset[str] = frozenset(),
     form_stages: Callable[[str], frozenset[str]] | None = None,
+    remarks: Mapping[str, Sequence[Remark]] | None = None,
 ) -> list[Draft]:
     """:func:`draft_profile` for each operator, in char id order, one timestamp for all
-    (``form_stages``: the stages that show an alternate form, :func:`lines_for`)."""
+    (``form_stages``: the stages that show an alternate form, :func:`lines_for`; ``remarks``:
+    what others say of each, :func:`arklore.profiles.sources.remarks`)."""
     at = generated_at or utc_now()
     voices = voice_index(tables.charword)
     return [
@@ -160,6 +171,7 @@ def draft_all(
             graph=graph,
             generated_at=at,
             doctor_stages=doctor_stages,
+            remarks=remarks_for(op, remarks or {}),
         )
         for op in sorted(operators, key=lambda o: o.char_id)
     ]

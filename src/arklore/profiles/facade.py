@@ -31,7 +31,7 @@ from arklore.profiles import distill as distill_run
 from arklore.profiles import feedback
 from arklore.profiles import review as profile_review
 from arklore.profiles import sources as profile_sources
-from arklore.profiles.archive import Tables
+from arklore.profiles.archive import Tables, archive_sources
 from arklore.profiles.charfile import (
     DRAFT_SUFFIX,
     SECTION_ORDER,
@@ -336,21 +336,33 @@ class ProfilesFacade:
     def _quote_sources(
         self, cid: str, prof: CharProfile
     ) -> tuple[dict[str, QuoteSource], set[str]]:
-        """The sources of every quote line a tier-B chat may use (语录 and her lines in
-        我·关于博士: voice table, story lines in the store) and who may say them (any of her
-        forms: an alternate form's file may quote her base form)."""
-        ids = [q.source_id.partition(":")[2] for q in prof.verbatim_quotes()]
+        """The sources of every quote line a tier-B chat may use (语录, 我·性格 and her lines
+        in 我·关于博士: voice table, story lines in the store, her archive's sections) and who
+        may say the lines that must be hers (any of her forms: an alternate form's file may
+        quote her base form)."""
+        ids = [
+            q.source_id.partition(":")[2]
+            for q in prof.verbatim_quotes()
+            if q.source_id.startswith("story:")
+        ]
         family = self.names.family(cid)
         voices = voice_index(self.tables().charword)
         sources = voice_sources(v for c in family for v in voices.get(c, []))
         sources |= profile_sources.story_line_sources(self._store(), ids)
+        for c in family:  # her ## 我·性格 lines from her archive
+            sources |= archive_sources(self.tables(), c)
         return sources, set(family)
 
     # -- distillation ------------------------------------------------------------------------
-    def inputs(self, operators: Sequence[Operator]) -> list[OperatorInputs]:
-        """What the distillation tasks read about each of ``operators``."""
+    def inputs(
+        self, operators: Sequence[Operator], *, speech: bool = False, remarks: bool = False
+    ) -> list[OperatorInputs]:
+        """What the distillation tasks read about each of ``operators``; ``speech``: with her
+        way of speaking too (``## 说话方式``: one pass over the corpus, for a run that writes
+        profiles); ``remarks``: with what others say of her too (``## 我·性格``: one pass
+        over the corpus)."""
         graph = self.graph.current_or_none()
-        return profile_sources.operator_inputs(
+        out = profile_sources.operator_inputs(
             self._store(),
             self.tables(),
             operators,
@@ -359,6 +371,15 @@ class ProfilesFacade:
             display=self.names.display_name,
             form_stages=self.names.form_stages,
         )
+        store = self._store()
+        # the corpus's spoken lines, read once for both passes (~4 s on the real corpus)
+        spoken = list(store.spoken_lines()) if speech and remarks else None
+        if speech:
+            tokenizer = self.rag.tokenizer()
+            profile_sources.speech_facts_for(store, out, self.names, tokenizer, spoken)
+        if remarks:
+            profile_sources.remarks_into(store, out, self.names, spoken)
+        return out
 
     def _relation_docs(
         self, operators: Sequence[Operator], graph: RelationGraph | None
@@ -412,7 +433,7 @@ class ProfilesFacade:
         letters = self.tasks(tasks)
         self._require_for(letters)
         out_dir = self.out_dir(out)
-        inputs = self.inputs(self.names.select(operators))
+        inputs = self.inputs(self.names.select(operators), speech=True, remarks=True)
         llm_tasks = [
             t for t in letters
             if use_llm and t in distill_run.TASK_NAMES

@@ -25,6 +25,7 @@ from arklore.profiles.archive import (
     Gap,
     Tables,
     archive_sections,
+    archive_sources,
     structured_anchor,
 )
 from arklore.profiles.quotes import (
@@ -34,6 +35,8 @@ from arklore.profiles.quotes import (
     story_sources,
     voice_sources,
 )
+from arklore.profiles.speech import Fact
+from arklore.profiles.temperament import Remark
 from arklore.rag.docs import RelationDoc, rank_key
 
 TASK_D_SOURCES = ("matrix", "story", "graph_edge")
@@ -63,6 +66,8 @@ class OperatorInputs:
     gaps: list[Gap] = field(default_factory=list)
     doctor_stages: frozenset[str] = frozenset()  # stages the corpus shows the Doctor in
     display_name: str = ""  # what a chat calls her (可露希尔 for Closure); "" = registry name
+    speech: list[Fact] = field(default_factory=list)  # her way of speaking (profiles.speech)
+    remarks: list[Remark] = field(default_factory=list)  # others' lines of her (temperament)
 
     @property
     def char_id(self) -> str:
@@ -80,6 +85,13 @@ class OperatorInputs:
 
     def quote_sources(self) -> dict[str, QuoteSource]:
         return voice_sources(self.voice) | story_sources(self.story)
+
+    def personality_sources(self) -> dict[str, QuoteSource]:
+        """What a ``## 我·性格`` line may cite: her archive's sections
+        (``archive:<entry>/<title>``) and the lines others say of her (``story:<line_id>``,
+        each its speaker's)."""
+        said = story_sources(r.line for r in self.remarks)
+        return archive_sources(self.tables, self.char_id) | said
 
     def request(
         self,

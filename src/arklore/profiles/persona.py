@@ -1,7 +1,8 @@
 """What a chat may inject for one operator: the sections her tier allows, with token counts.
 
 Tier S and A: every section (sections a person added too); B: ``## 锚``, ``## 物理标签`` and
-verified quotes only (her 我-sections are unreviewed drafts); C (no profile): nothing, and no
+verified verbatim lines only (quotes, the rule's ``## 我·性格`` lines, her lines to the Doctor:
+a model's paragraph in her 我-sections is an unreviewed draft); C (no profile): nothing, and no
 relation context either unless the user opts in (``ARKLORE_TIER_C_RELATIONS=1``): a chat that
 knows nothing about her must not make up her relations from the graph alone.
 """

@@ -7,7 +7,10 @@ quotes her. Sources, each cited by a source id:
   alternate forms have their own ids): ``voice:<charWordId>``;
 * story lines, dialogue lines of the primary corpus whose speaker resolves to her (the
   speaker table's operator id; an alternate form also uses her base form's lines, it is the
-  same person): ``story:<line_id>``.
+  same person): ``story:<line_id>``;
+* for ``## 我·性格`` lines (:mod:`arklore.profiles.temperament`), a section of her archive,
+  ``archive:<entry id>/<section title>`` (:func:`arklore.profiles.archive.archive_sources`),
+  and a line somebody else says of her, ``story:<line_id>``.
 
 **The rule** (:func:`choose_quotes`, deterministic: same inputs, same quotes in the same
 order):
@@ -50,6 +53,7 @@ from arklore.core.text import goes_on
 T = TypeVar("T")
 VOICE = "voice"
 STORY = "story"
+ARCHIVE = "archive"
 
 MIN_QUOTES = 5
 TARGET_QUOTES = 6
@@ -249,10 +253,17 @@ class Quote:
         note = f"（{self.note}）" if self.note else ""
         return f"- 「{normalize_ws(self.text)}」 —— {self.source_id}{note}"
 
+    def said_by(self) -> str:
+        """The line as a model reads a quote about her (``## 我·性格``): its words and who
+        says them, ``「原文」——赫默`` (the note: the speaker, or the archive section), never
+        the source id."""
+        who = f"——{self.note}" if self.note else ""
+        return f"「{normalize_ws(self.text)}」{who}"
+
 
 _QUOTE_LINE = re.compile(
     r"^\s*[-*]\s+「(?P<text>.*)」\s*(?:——|--|—)\s*"
-    r"(?P<src>(?:voice|story):\S+?)\s*(?:[（(](?P<note>[^）)]*)[）)])?\s*$"
+    r"(?P<src>(?:voice|story|archive):\S+?)\s*(?:[（(](?P<note>[^）)]*)[）)])?\s*$"
 )
 
 

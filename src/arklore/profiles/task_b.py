@@ -9,7 +9,10 @@ lines (``story:<line_id>``, spread over her stages). Every quote passes the verb
 normalization, in the source it cites, or citing a line that is not hers, is removed and
 reported. When fewer than MIN_QUOTES survive, the documented rule
 (:func:`~arklore.profiles.quotes.choose_quotes`) tops them up, and that is reported too.
-With no model, B is the rule alone (:func:`rule_result`).
+With no model, B is the rule alone (:func:`rule_result`): the quotes, and ``## 我·性格`` as
+a few verbatim sentences about her temperament from her archive and others' lines of her,
+each with its source id (:func:`personality_lines`, :mod:`arklore.profiles.temperament`);
+the model's personality, when it wrote one, is used before them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from pydantic import field_validator
 
 from arklore.llm import ChatRequest
 from arklore.llm.shape import Shape
-from arklore.profiles.archive import gaps_line
+from arklore.profiles import temperament
+from arklore.profiles.archive import archive_sections, gaps_line, her_names
 from arklore.profiles.inputs import OperatorInputs
 from arklore.profiles.quotes import (
     MAX_QUOTES,
@@ -46,6 +50,9 @@ EXPECTED_OUTPUT_TOKENS = 500
 MAX_VOICE_CANDIDATES = 60
 MAX_STORY_CANDIDATES = 40
 PERSONALITY_MIN, PERSONALITY_MAX = 8, 120
+PERSONALITY_LINES = "personality_lines"
+"""The result key of the rule's ``## 我·性格`` lines (quote dicts): the section when the model
+wrote no personality (:func:`personality_lines`)."""
 
 SYSTEM_PROMPT = f"""你是角色台词编辑。你会读到一名干员的台词候选，每条以 [来源编号] 开头，后面是场合和原文。
 请完成两件事：
@@ -127,26 +134,53 @@ def _origin(quotes: list[Quote]) -> str:
     return "+".join(k for k in ("voice", "story") if k in kinds) or "none"
 
 
+def personality_lines(inp: OperatorInputs) -> list[Quote]:
+    """``## 我·性格`` without a model: verbatim sentences about her temperament from her
+    archive and others' lines of her (:mod:`arklore.profiles.temperament`), through the
+    verbatim gate against their sources."""
+    names = her_names(inp.char_id, inp.tables, inp.anchor)
+    sections = archive_sections(inp.tables.handbook_info, inp.char_id)
+    chosen = temperament.choose(
+        temperament.archive_candidates(sections, names),
+        temperament.story_candidates(inp.remarks),
+    )
+    return verify_quotes(chosen, inp.personality_sources()).kept
+
+
+def _traits(lines: list[dict[str, str]]) -> str:
+    n = len(lines)
+    return f"personality: {n or 'no'} line{'s' if n > 1 else ''} by the rule"
+
+
 def rule_result(inp: OperatorInputs, *, reason: str = "", status: str | None = None) -> TaskResult:
-    """Quotes by the documented rule, through the verbatim gate (no model)."""
+    """Quotes by the documented rule, through the verbatim gate, and ``## 我·性格`` lines by
+    :func:`personality_lines` (no model)."""
     choice = choose_quotes(inp.voice, inp.story)
     gate = verify_quotes(choice.quotes, inp.quote_sources(), owners=inp.owners)
     findings = _removed(gate.removed)
-    out = {"quotes": _quote_dicts(gate.kept), "personality": None, "origin": _origin(gate.kept)}
+    lines = _quote_dicts(personality_lines(inp))
+    out = {
+        "quotes": _quote_dicts(gate.kept), "personality": None, "origin": _origin(gate.kept),
+        PERSONALITY_LINES: lines,
+    }  # fmt: skip
     n = len(gate.kept)
     if choice.quotes and not n:
         return TaskResult(
             LETTER, inp.char_id, status or FAILED,
-            reason or "every chosen quote failed the verbatim gate", findings=findings,
+            reason or "every chosen quote failed the verbatim gate",
+            output=out if lines else {}, findings=findings,
         )  # fmt: skip
     if not n:
+        if lines:
+            why = reason or f"no quote; {_traits(lines)}"
+            return TaskResult(LETTER, inp.char_id, status or OK, why, output=out)
         voice_story = gaps_line([g for g in inp.gaps if g.what in ("voice", "story lines")])
         return TaskResult(
             LETTER, inp.char_id, status or SKIPPED,
             reason or voice_story or "no line passed the candidate rule",
         )  # fmt: skip
     few = "" if n >= MIN_QUOTES else ": few candidates"
-    why = reason or f"{n} quotes by the rule ({out['origin']}){few}; personality: needs a model"
+    why = reason or f"{n} quotes by the rule ({out['origin']}){few}; {_traits(lines)}"
     return TaskResult(LETTER, inp.char_id, status or OK, why, output=out, findings=findings)
 
 
@@ -192,7 +226,10 @@ def apply(inp: OperatorInputs, parsed: VoiceResponse, *, model: str) -> TaskResu
                 topped += 1
         if topped:
             findings.append(f"quotes: {topped} added by the rule (the model's picks were short)")
-    out = {"quotes": _quote_dicts(kept), "personality": parsed.personality, "origin": _origin(kept)}
+    out = {
+        "quotes": _quote_dicts(kept), "personality": parsed.personality, "origin": _origin(kept),
+        PERSONALITY_LINES: _quote_dicts(personality_lines(inp)),
+    }  # fmt: skip
     reason = f"{len(kept)} quotes picked by {model or 'the model'} ({out['origin']})"
     if gate.removed:
         reason += f", {len(gate.removed)} removed by the verbatim gate"

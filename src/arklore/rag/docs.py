@@ -44,7 +44,7 @@ from arklore.core.blocks import unique
 from arklore.core.predicates import BASIS_RANK, PREDICATE_FAMILY
 from arklore.extract.store import kept_edges
 from arklore.graph.evidence import PairFacts, event_names
-from arklore.graph.model import DOCTOR_ID, Edge, RelationGraph, standing
+from arklore.graph.model import DOCTOR_ID, Edge, RelationGraph, defines, standing
 from arklore.rag.evidence import (
     FEW_STAGES,
     FEW_TURNS,
@@ -96,7 +96,9 @@ def anchor_edges(
     if not edges:
         return edges
     taken = {e.target for e in edges} | ANCHOR_SKIP
-    written = [e for e in graph.anchors(op) if standing(e) == 0 and e.target not in taken]
+    written = [
+        e for e in graph.anchors(op) if standing(e) == 0 and e.target not in taken and defines(e)
+    ]
     return [*edges, *written[: max(0, ANCHOR_WRITTEN_MAX - len(edges))]]
 
 
@@ -165,7 +167,7 @@ class RelationDoc:
         return doc_rank(self.source, self.generated_by, self.basis)
 
 
-DOCS_VERSION = "docs-6"
+DOCS_VERSION = "docs-7"
 """The rules that make relation documents from their sources: change it with them, so an
 index built by the old rules is rebuilt (``rag build`` skips when its inputs are the same)."""
 
@@ -233,7 +235,7 @@ def template_description(edge: Edge, a_name: str, b_name: str) -> str:
     elif stages:
         second = f"这段关系见于{stages}段剧情。"
     elif float(s.get("voice_mentions", 0) or 0) > 0:
-        second = f"{a_name}在语音中提到过{b_name}。"
+        second = f"{a_name}只在语音中提到过{b_name}。"
     else:
         second = ""
     return f"{first}，{second}" if second else f"{first}。"

@@ -312,12 +312,13 @@ def evidence_text(
         if not has_facts and not (s.get("mentions") or s.get("voice_mentions")):
             return None
         said = [x for x, k in (("剧情中", "mentions"), ("语音中", "voice_mentions")) if s.get(k)]
-        if said:
-            parts.append(f"{a}在{'和'.join(said)}提到过{b}。")
+        if said:  # a mention is no relationship: said so, never left to read as one
+            contact = "两人只有寥寥几句往来" if f is not None and f.turns else "两人没有直接往来"
+            parts.append(f"{a}只在{'和'.join(said)}提到过{b}，{contact}。")
         elif not parts:
             parts.append(f"{a}与{b}同场过，却少有交谈。")
     if f is not None and f.events:
-        verb = "同场" if parts[-1].endswith("少有交谈。") else "交谈"  # never both in one text
+        verb = "同场" if parts[-1].endswith(("少有交谈。", "没有直接往来。")) else "交谈"
         where = f"两人多在「{f.events[0][0]}」中{verb}。"
         if len(first) + sum(map(len, parts)) + len(where) <= MAX_CHARS:
             parts.append(where)

@@ -32,6 +32,7 @@ in ~3 ms per turn without embedding the message.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import OrderedDict
@@ -44,8 +45,9 @@ import orjson
 
 from arklore.core.blocks import is_story
 from arklore.core.model import Line, LineKind, is_doctor
-from arklore.core.text import render_nickname
+from arklore.core.text import render_nickname, topic_words
 from arklore.corpus.lexical import BM25, Tokenizer
+from arklore.corpus.order import is_own_record
 from arklore.corpus.store import Store
 from arklore.extract.presence import doctor_signal
 
@@ -67,6 +69,10 @@ W_DOCTOR = (0.0, 0.2, 0.4)
 """Boost by the Doctor's presence: absent, present, she talks to him."""
 W_HERS = 0.15
 """Boost for a window that is mostly hers."""
+W_RECORD = 0.5
+"""Small talk: boost for a window of her own operator record (the story written about her)."""
+W_CARRIES = 0.3
+"""Small talk: boost for the stages where she says most (log scale, 1 for her biggest)."""
 MIN_HER_TOKENS = 4
 """Words of her own (the tokenizer's: function words, greetings and punctuation dropped) a
 window needs to show how she talks; a window where she only says ``......`` or ``嗯。`` is
@@ -449,7 +455,8 @@ class ExemplarIndex:
             return []
         n = len(entry.windows)
         lexical = np.zeros(n)
-        for i, v in entry.bm25.scores(self._tokenizer().query(render_nickname(message))).items():
+        words = topic_words(self._tokenizer().query(render_nickname(message)))
+        for i, v in entry.bm25.scores(words).items():
             lexical[i] = v
         if lexical.max() > 0:
             lexical /= lexical.max()
@@ -457,7 +464,9 @@ class ExemplarIndex:
         shared = np.zeros(n)
         for p in people:
             shared[entry.people.get(p, [])] += W_NAMED / len(people)
-        total = lexical + shared + entry.prior
+        # small talk (no word of a topic, nobody named): her signature scenes
+        signature = _signature(entry, family) if not words and not people else np.zeros(n)
+        total = lexical + shared + entry.prior + signature
         picked: list[tuple[_Window, float, dict[str, float]]] = []
         stages: set[str] = set()
         tier = 2 * entry.says_little + entry.few * (shared == 0)
@@ -471,11 +480,22 @@ class ExemplarIndex:
                 "named": float(shared[i]),
                 "doctor": W_DOCTOR[w.doctor],
                 "hers": float(entry.prior[i] - W_DOCTOR[w.doctor]),
+                "signature": float(signature[i]),
             }
             picked.append((w, float(total[i]), why))
             if len(picked) == k:
                 break
         return self._scenes(family[0], picked)
+
+    def doctor_stages(self, family: Sequence[str]) -> dict[str, int]:
+        """Per stage of hers, the Doctor's presence in her windows there (0 absent, 1
+        present, 2 she talks to him), the most of any window."""
+        entry = self._entry(family[0]) if family else None
+        out: dict[str, int] = {}
+        if entry is not None:
+            for w in entry.windows:
+                out[w.stage_path] = max(out.get(w.stage_path, 0), w.doctor)
+        return out
 
     def her_tokens(self, family: Sequence[str]) -> dict[str, list[str]]:
         """The tokens of her lines by stage (from her windows)."""
@@ -615,3 +635,19 @@ def _stage_rows(
                 orjson.dumps(list(people)).decode(), doctor, sum(d[3] for d in data), len(data),
             ))  # fmt: skip
     return rows
+
+
+def _signature(entry: _Entry, family: Sequence[str]) -> np.ndarray:
+    """Each window's boost for small talk: her own records (:data:`W_RECORD`), then the stages
+    where she says most (:data:`W_CARRIES`, log scale): with the Doctor's boost already in the
+    prior, her signature scenes."""
+    said = {path: sum(entry.windows[i].hers for i in idx) for path, idx in entry.stages.items()}
+    most = max((math.log1p(v) for v in said.values()), default=0.0) or 1.0
+    return np.array(
+        [
+            (W_RECORD if is_own_record(w.stage_path, family) else 0.0)
+            + W_CARRIES * math.log1p(said[w.stage_path]) / most
+            for w in entry.windows
+        ],
+        dtype=np.float64,
+    )

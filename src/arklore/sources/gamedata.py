@@ -60,7 +60,7 @@ class StageMeta:
     story_name: str | None = None
     story_info: str | None = None
     story_sort: int | None = None
-    start_time: int | None = None  # the event's startTime; None when the table has none (<= 0)
+    start_time: int | None = None  # when the event opened (:func:`opened`); None: unknown
     meta_source: str = META_REVIEW  # not a Stage field: how much of this is the stage's own
 
     def apply(self, stage: Stage) -> Stage:
@@ -118,7 +118,7 @@ def load_stage_meta(excel_root: Path, story_root: Path | None = None) -> dict[st
                 story_name=story.get("storyName") or None,
                 story_info=read_info(story_root, story.get("storyInfo")),
                 story_sort=_int_or_none(story.get("storySort")),
-                start_time=_time(event.get("startTime")),
+                start_time=opened(event),
                 meta_source=META_REVIEW,
             )
             if event.get("entryType") not in (None, "NONE", "MAINLINE"):
@@ -190,9 +190,21 @@ def _event_meta(
         event_id=event_id,
         event_name=event.get("name"),
         entry_type=event.get("entryType"),
-        start_time=_time(event.get("startTime")),
+        start_time=opened(event),
         meta_source=META_FOLDER,
     )
+
+
+def opened(event: dict[str, Any]) -> int | None:
+    """When an event of the review table opened: its ``startTime``; a main chapter, whose
+    ``startTime`` is -1, by its ``startShowTime`` (when it was shown in the story review:
+    2020-06-01 for chapters 0-7, then each chapter's own date, 风暴瞭望 2021-09-17 …
+    相变临界 2026-04-30), so a chapter can be placed among the events; None when neither is
+    set (operator records)."""
+    start = _time(event.get("startTime"))
+    if start is None and event.get("entryType") == "MAINLINE":
+        return _time(event.get("startShowTime"))
+    return start
 
 
 def meta_for(metas: dict[str, StageMeta], stage_path: str) -> StageMeta | None:

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from arklore.chat.blocks import doctor, exemplars, group, memories, persona, relations
+from arklore.chat.blocks import (
+    doctor,
+    exemplars,
+    group,
+    memories,
+    now,
+    persona,
+    relations,
+    speech,
+)
 from arklore.chat.context import TurnContext
 from arklore.core.blocks import Block
 
@@ -33,10 +42,19 @@ class BlockModule(Protocol):
     def build(self, ctx: TurnContext, /) -> Block: ...
 
 
-BLOCK_ORDER: tuple[BlockModule, ...] = (persona, doctor, relations, memories, group, exemplars)
-"""The order blocks appear in a system prompt: who she is, how she stands with the Doctor
-(the chat is with the Doctor), her people, what she lived through, who is present, and last,
-nearest the conversation, examples of how she talks."""
+BLOCK_ORDER: tuple[BlockModule, ...] = (
+    persona,
+    speech,
+    now,
+    doctor,
+    relations,
+    memories,
+    group,
+    exemplars,
+)
+"""The order blocks appear in a system prompt: who she is and how she speaks, where she stands
+now, how she stands with the Doctor (the chat is with the Doctor), her people, what she lived
+through, who is present, and last, nearest the conversation, examples of how she talks."""
 
 BLOCK_NAMES: tuple[str, ...] = tuple(m.NAME for m in BLOCK_ORDER)
 

@@ -2,10 +2,15 @@
 profiles layer decides them (:meth:`arklore.profiles.facade.ProfilesFacade.persona`: S/A
 everything, B anchor, tags and verified quotes, C nothing), fitted to the block's budget.
 
-In the prompt a quote is only her words (``- 「…」``): its source id goes to the block's
-sources, not to the model; the script's player placeholder is rendered
-(:func:`arklore.core.text.render_nickname`). ``## 我·关于博士`` is left to the doctor block
-(:mod:`arklore.chat.blocks.doctor`), and so are the quotes that block injects (its claims):
+In the prompt a quote is only her words (``- 「…」``), a ``## 我·性格`` line the words and who
+says them (``- 「…」——赫默``): the source id goes to the block's sources, not to the model
+(``line_ids``, ``meta.voice_ids``, ``meta.archive_ids``); a generated anchor is what a
+conversation needs of it (:func:`arklore.profiles.archive.chat_anchor`: lab figures, 战斗经验
+and 身高 stay in the profile and a card's lore, the infection status is one word), and a
+``## 我·性格`` line the anchor tells already is left out; the script's player placeholder is
+rendered (:func:`arklore.core.text.render_nickname`). ``## 我·关于博士`` is left to the doctor block
+(:mod:`arklore.chat.blocks.doctor`), ``## 说话方式`` to the speech block
+(:mod:`arklore.chat.blocks.speech`), and the quotes the doctor block injects (its claims) too:
 no section and no line is injected twice. Over budget, quotes are dropped
 from the last, then whole sections from the last, the anchor (``锚``) last of all.
 """
@@ -19,52 +24,108 @@ from arklore.chat.context import Layers, TurnContext
 from arklore.core.blocks import DOCTOR, PERSONA, Block, empty_block, unique
 from arklore.core.text import render_nickname
 from arklore.core.tokens import TokenCounter, count_tokens
-from arklore.profiles.charfile import ABOUT_DOCTOR, ANCHOR, QUOTES, TIER_C, UsableSection
+from arklore.profiles.archive import chat_anchor
+from arklore.profiles.charfile import (
+    ABOUT_DOCTOR,
+    ANCHOR,
+    PERSONALITY,
+    QUOTES,
+    SPEECH,
+    TIER_A,
+    TIER_B,
+    TIER_C,
+    UsableSection,
+)
 from arklore.profiles.persona import Persona
 from arklore.profiles.quotes import parse_quote_line
+from arklore.profiles.temperament import traits
 
 NAME = PERSONA
 AFTER = (DOCTOR,)  # the quotes the doctor block injects are left out here
 
 
+ELSEWHERE: tuple[str, ...] = (ABOUT_DOCTOR, SPEECH)
+"""Her profile's sections other blocks inject (the doctor block, the speech block)."""
+
+
 def build(ctx: TurnContext) -> Block:
-    return block(ctx.layers, ctx.persona, skip_quotes=ctx.claims.quotes)
+    return block(ctx.layers, ctx.persona, skip_quotes=ctx.claims.quotes, brief=ctx.small_talk)
 
 
 def block(
-    layers: Layers, persona: Persona, budget: int | None = None, skip_quotes: Iterable[str] = ()
+    layers: Layers,
+    persona: Persona,
+    budget: int | None = None,
+    skip_quotes: Iterable[str] = (),
+    brief: bool = False,
 ) -> Block:
-    """Her persona block, kept per persona, budget and ``skip_quotes`` (the source ids of
-    quotes another block of the turn injects already); ``## 我·关于博士`` is the doctor
-    block's."""
+    """Her persona block, kept per persona, budget, ``skip_quotes`` (the source ids of quotes
+    another block of the turn injects already) and ``brief`` (small talk: her archive
+    paragraphs by their openings); ``## 我·关于博士`` is the doctor block's, ``## 说话方式`` the
+    speech block's."""
     budget = budget or layers.budgets.persona
     skip = frozenset(skip_quotes)
-    key = (persona.char_id, budget, skip)
+    key = (persona.char_id, budget, skip, brief)
     hit = layers.personas.get(key, persona)
     if hit is not None:
         return hit
     made = persona_block(
         persona, budget=budget, counter=layers.counter, nickname=layers.nickname,
-        leave_out=(ABOUT_DOCTOR,), skip_quotes=skip,
+        leave_out=ELSEWHERE, skip_quotes=skip, brief=brief,
     )  # fmt: skip
     return layers.personas.put(key, persona, made)
 
 
 def _section_lines(
-    sec: UsableSection, nickname: str, skip: Collection[str] = ()
+    sec: UsableSection,
+    nickname: str,
+    skip: Collection[str] = (),
+    *,
+    generated: bool = False,
+    told: str = "",
+    brief: bool = False,
+    keep: Collection[str] = (),
 ) -> list[tuple[str, str | None]]:
     """The lines a chat sees of a section, each with its quote's source id (None: not a
-    quote); quotes citing ``skip`` are left out."""
-    if sec.title != QUOTES:
+    quote); quotes citing ``skip`` are left out. A generated (A/B) anchor as a conversation
+    needs it (:func:`~arklore.profiles.archive.chat_anchor`: no lab figures, 战斗经验 nor
+    身高, the infection status in one word; ``brief``: its 档案资料 paragraphs by their
+    openings, but the sections in ``keep``, which tell what she is like); a ``## 我·性格``
+    quote line as the traits it names,
+    stated (:func:`~arklore.profiles.temperament.traits`: 乐天派、慷慨：), then its words and
+    who says them (:meth:`~arklore.profiles.quotes.Quote.said_by`), unless ``told`` (the
+    anchor as injected) says it already."""
+    if sec.title == ANCHOR and generated:
+        shown = chat_anchor(sec.text, brief=brief, keep=keep).split("\n")
+        return [(render_nickname(ln, nickname), None) for ln in shown]
+    if sec.title not in (QUOTES, PERSONALITY):
         return [(render_nickname(ln, nickname), None) for ln in sec.text.split("\n")]
     out: list[tuple[str, str | None]] = []
     for ln in sec.text.split("\n"):
         q = parse_quote_line(ln)
         if q is None:
             out.append((render_nickname(ln, nickname), None))
-        elif q.source_id not in skip:
+        elif q.source_id in skip:
+            continue
+        elif sec.title == QUOTES:
             out.append((f"- 「{render_nickname(q.text, nickname)}」", q.source_id))
+        elif "".join(q.text.split()) not in told:  # the traits stated, then who says so
+            named = "、".join(traits(q.text))
+            said = render_nickname(q.said_by(), nickname)
+            out.append((f"- {named}：{said}" if named else f"- {said}", q.source_id))
     return out
+
+
+def _told_of_her(persona: Persona) -> frozenset[str]:
+    """The archive sections her ``## 我·性格`` quotes (``archive:<entry>/<section>``): the
+    paragraphs that tell what she is like, which small talk keeps whole."""
+    return frozenset(
+        q.source_id.rsplit("/", 1)[-1]
+        for sec in persona.sections
+        if sec.title == PERSONALITY
+        for ln in sec.text.split("\n")
+        if (q := parse_quote_line(ln)) is not None and q.source_id.startswith("archive:")
+    )
 
 
 def persona_block(
@@ -75,10 +136,12 @@ def persona_block(
     nickname: str = "博士",
     leave_out: Collection[str] = (),
     skip_quotes: Collection[str] = (),
+    brief: bool = False,
 ) -> Block:
     """The persona block of ``persona`` (the sections her tier allows, but ``leave_out``:
     sections another block injects, and quotes citing ``skip_quotes``: lines another block
-    injects) within ``budget``."""
+    injects) within ``budget``; ``brief``: small talk, her archive paragraphs by their
+    openings (:func:`~arklore.profiles.archive.chat_anchor`)."""
     meta: dict[str, Any] = {
         "tier": persona.tier,
         "excluded": [{"title": t, "why": w} for t, w in persona.excluded],
@@ -90,8 +153,21 @@ def persona_block(
     name = persona.name
     if persona.tier == TIER_C:
         return empty_block(PERSONA, budget, f"no profile for {name} (tier C)", **meta)
+    generated = persona.tier in (TIER_A, TIER_B)
+    keep = _told_of_her(persona)
+    told = "".join(
+        "".join(ln.split())
+        for sec in persona.sections
+        if sec.title == ANCHOR
+        for ln, _ in _section_lines(sec, nickname, generated=generated, brief=brief, keep=keep)
+    )
     sections = [
-        (sec.title, _section_lines(sec, nickname, skip_quotes))
+        (
+            sec.title,
+            _section_lines(
+                sec, nickname, skip_quotes, generated=generated, told=told, brief=brief, keep=keep
+            ),
+        )
         for sec in persona.sections
         if sec.title not in leave_out
     ]
@@ -136,6 +212,7 @@ def persona_block(
     sources = unique(src for _, lines in sections for _, src in lines if src)
     line_ids = [s.removeprefix("story:") for s in sources if s.startswith("story:")]
     voice = [s.removeprefix("voice:") for s in sources if s.startswith("voice:")]
+    archive = [s.removeprefix("archive:") for s in sources if s.startswith("archive:")]
     reason = ""
     if dropped:
         reason = f"left out to fit {budget} tokens: " + ", ".join(_counted(dropped))
@@ -153,7 +230,12 @@ def persona_block(
         line_ids=line_ids,
         files=files,
         items=items,
-        meta={**meta, "voice_ids": voice, "profile_sources": list(persona.sources)},
+        meta={
+            **meta,
+            "voice_ids": voice,
+            "archive_ids": archive,
+            "profile_sources": list(persona.sources),
+        },
     )
 
 
