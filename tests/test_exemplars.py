@@ -596,6 +596,17 @@ def test_memories_rank_stages_with_the_named_npc_first_and_carry_her_lines(ws: W
     assert "  陈：「塔露拉，你欠我一个解释。」" in block.text
 
 
+def test_small_talk_gets_at_most_two_signature_stages_and_a_listing_keeps_its_k(
+    ws: Workspace,
+) -> None:
+    """A message naming nobody and no topic gets her two most telling stages; asking for her
+    memories with no message (a card's listing) keeps the k it asks for."""
+    talk = ws.events.memories("陈", "你好呀，最近怎么样", k=4)
+    assert len(talk.items) == 2 and "small talk" in talk.reason
+    assert P2 in {m.stage_path for m in talk.items}  # where she says most
+    assert len(ws.events.memories("陈", None, k=4).items) == 4
+
+
 def test_memories_rank_by_the_message_words(ws: Workspace) -> None:
     mem = ws.events.memories("陈", "那份报告你看完了吗", k=1)
     assert [m.stage_path for m in mem.items] == [P3]

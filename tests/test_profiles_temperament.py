@@ -243,3 +243,15 @@ def test_the_persona_block_states_the_trait_says_who_says_each_line_never_a_line
             f"{ME}/档案资料一",
             f"{ME}/晋升记录",
         ]
+
+
+def test_a_line_of_the_story_is_shown_without_a_trait_stated() -> None:
+    """Only her archive's narrator states a trait: a line of the story may deny it (你有那么一点点
+    严肃我都会觉得你生病了) or say it of somebody else, so it is shown as said, by whom."""
+    said = Quote("你要是有一点点严肃，我都会以为你生病了。", "story:s/x#3:abcdef12", "旧友")
+    p = Persona(
+        ME, "测绘员", TIER_B, "x.char", False,
+        [UsableSection(PERSONALITY, said.line(), 20)],
+    )  # fmt: skip
+    text = persona_block(p, budget=500).text
+    assert text.endswith("## 我·性格\n- 「你要是有一点点严肃，我都会以为你生病了。」——旧友")

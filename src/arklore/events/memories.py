@@ -357,7 +357,8 @@ class MemoryService:
             top = max(lexical.values(), default=0.0)
             most = max(math.log1p(a.spoken + a.addressed) for a in apps) or 1.0
             about = [about_her(a.stage_path, a.summary, known_as, fam) for a in apps]
-            small_talk = not q and not people
+            # a message of small talk (no query: a listing, as a card's, keeps its k)
+            small_talk = query is not None and not q and not people
             if small_talk:  # her signature stages: her records, with the Doctor, her own
                 k = min(k, SMALL_TALK_K)
                 doctor = rec.index.doctor_stages(fam) if rec is not None else {}

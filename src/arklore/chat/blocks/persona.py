@@ -91,8 +91,8 @@ def _section_lines(
     needs it (:func:`~arklore.profiles.archive.chat_anchor`: no lab figures, 战斗经验 nor
     身高, the infection status in one word; ``brief``: its 档案资料 paragraphs by their
     openings, but the sections in ``keep``, which tell what she is like); a ``## 我·性格``
-    quote line as the traits it names,
-    stated (:func:`~arklore.profiles.temperament.traits`: 乐天派、慷慨：), then its words and
+    quote line as the traits it names, stated when her archive says them
+    (:func:`~arklore.profiles.temperament.traits`: 乐天、慷慨：), then its words and
     who says them (:meth:`~arklore.profiles.quotes.Quote.said_by`), unless ``told`` (the
     anchor as injected) says it already."""
     if sec.title == ANCHOR and generated:
@@ -110,7 +110,9 @@ def _section_lines(
         elif sec.title == QUOTES:
             out.append((f"- 「{render_nickname(q.text, nickname)}」", q.source_id))
         elif "".join(q.text.split()) not in told:  # the traits stated, then who says so
-            named = "、".join(traits(q.text))
+            # only the archive's narrator states a trait; a line of the story may deny it or
+            # say it of somebody else (莫斯提马: 你有那么一点点严肃我都会觉得你生病了)
+            named = "、".join(traits(q.text)) if q.source_id.startswith("archive:") else ""
             said = render_nickname(q.said_by(), nickname)
             out.append((f"- {named}：{said}" if named else f"- {said}", q.source_id))
     return out
