@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.lines import line, stage
+from support.profiles_world import NEW_LINES
 from support.store import ingested_store
 from typer.testing import CliRunner
 
@@ -21,16 +22,6 @@ from arklore.profiles.charfile import TIER_B, CharProfile
 FIXTURES = Path(__file__).parent / "fixtures" / "profiles"
 T, NEW = "char_900_tester", "char_999_newcomer"
 OPS = [Operator(T, "测试员"), Operator(NEW, "岚烟")]
-
-NEW_LINES = [
-    "我第一次来到测试国的时候，连一张像样的地图都没有。",
-    "那时候我只能跟着河流一直走，走到看见灯塔的光为止。",
-    "你们的巡逻队总是这么早出发吗，天都还没有亮呢。",
-    "如果我能画出一条没有人走过的路，那条路会有我的名字吗？",
-    "我想留在这里，至少等到这一次的雨季彻底结束以后。",
-    "灯塔的光又亮起来了，今晚大家都能平安地回家了吧。",
-    "谢谢你们愿意收留我，我会尽快学会怎么看懂地图的。",
-]
 
 
 def make_store(path: Path) -> Store:

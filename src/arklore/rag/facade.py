@@ -201,16 +201,11 @@ class RagFacade:
     ) -> BuildReport:
         """Relation documents from the graph (and extracted relations), with
         ``extra_documents`` (another layer's, made from ``extra_state``) -> a new Chroma
-        collection, switched in atomically; nothing read or embedded when :meth:`unchanged`
-        (unless ``force``). The workspace's :meth:`~arklore.workspace.Workspace.build_index`
+        collection, switched in atomically (the same documents as the live collection's:
+        kept, unless ``force``). The workspace's step,
+        :meth:`~arklore.workspace.Workspace.build_index`, asks :meth:`unchanged` first and
         passes every profile's anchor documents."""
         t0 = time.perf_counter()
-        if not force:
-            done = self.unchanged(
-                extra_state=extra_state, embedder=embedder, no_llm=no_llm, graph_path=graph_path
-            )
-            if done is not None:
-                return done
         gpath = graph_path or self.graph.path
         if not gpath.is_file():
             load_graph(gpath)  # the one error for a graph never built, with what to do
