@@ -255,3 +255,17 @@ def test_a_line_of_the_story_is_shown_without_a_trait_stated() -> None:
     )  # fmt: skip
     text = persona_block(p, budget=500).text
     assert text.endswith("## 我·性格\n- 「你要是有一点点严肃，我都会以为你生病了。」——旧友")
+
+
+def test_a_liking_or_a_portrait_of_her_counts_and_one_of_somebody_else_does_not() -> None:
+    """Without a word of the lexicon, a sentence of her archive says what she is like when it
+    tells a habit or a liking of hers (her before it: opening the clause, or 对于她来说) or
+    what kind of person she is (她是个…的人); never another's liking of her."""
+    names = ["测绘员"]
+    assert T._habit("测绘员最喜欢的地方是船头，她常在那里看海。", names)
+    assert T._habit("看海对于测绘员来说是一种乐趣。", names)
+    assert not T._habit("有些人依旧喜欢同她打牌。", names)
+    assert not T._habit("大家对于测绘员都习惯特别地照顾。", names)
+    assert T._portrayed("大家这才发现，原来她是一个外冷内热的人。", names)
+    assert T._portrayed("测绘员是天生的探险家。", names)
+    assert not T._portrayed("她说他是个好人。", names)

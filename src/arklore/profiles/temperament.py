@@ -102,7 +102,10 @@ _ORDER = re.compile(
 _ORDER_AFTER = re.compile(r"^(?:一?点|一下|下来|些)")
 _CLAUSE = re.compile(r"[，；：,;:]")
 _PRONOUN = ("她", "他")
-_HERE = ("这位", "这名", "这个", "这是一个", "这是一位", "在她身上", "在他身上", "她身上", "他身上")
+_HERE = (
+    "这位", "这名", "这个", "这是一个", "这是一位", "在她身上", "在他身上", "她身上", "他身上",
+    "在她的身上", "在他的身上", "她的身上", "他的身上",
+)  # fmt: skip
 """In her own archive, what points at her too (这是一个长相乖巧文静……的女孩 / 在他的身上…)."""
 _OPENING = re.compile(
     r"^(?:当然|不过|但是?|然而|而且?|并且|可是|因此|所以|同时|其实|事实上|实际上|也许|或许)，?"
@@ -342,7 +345,7 @@ def archive_candidates(
                     rank = max(subject_rank(s, names, pointers=True), 1 if k in portrait else 0)
                     weight = len(words(s))
                 else:
-                    rank, weight = (2 if _habit(s, names) else 0), 0
+                    rank, weight = (2 if _habit(s, names) or _portrayed(s, names) else 0), 0
                 if rank == 0:
                     continue
                 q = Quote(s, f"{ARCHIVE}:{entry}/{title}", title)
@@ -369,17 +372,48 @@ def _portrait(paras: list[str], names: Sequence[str]) -> set[int]:
     return set(range(k, k + len(passage(paras, k))))
 
 
-HABITS = re.compile("总是|从不|从来不|一向|向来|经常|常常|往往|习惯")
-"""Words of a habit: a sentence of her archive that opens on her with one says what she is
-like without a word of the lexicon (她总是围着孩子们转)."""
+HABITS = re.compile(
+    "总是|从不|从来不|一向|向来|经常|常常|往往|习惯|常说|喜欢|喜爱|偏爱|热爱|热衷|乐趣|擅长|讨厌|"
+    "好感|感兴趣"
+)
+"""Words of a habit or a liking: a sentence of her archive with her before one says what she
+is like without a word of the lexicon (她总是围着孩子们转; 她最喜欢的地方是黄澄澄游戏室; 占卜
+对于远山来说是一种乐趣)."""
+
+
+PORTRAIT = re.compile(r"是(?:个|一个|一位|一名|天生的)[^，。！？]{0,12}?(?:人|者|家|孩子|女孩|少女|姑娘)")
+"""A sentence that says what kind of person she is (原来他是一个外冷内热的人; 崖心是天生的探险
+家和攀登者), with her before it in its clause (:func:`_portrayed`)."""
+
+
+def _portrayed(sentence: str, names: Sequence[str]) -> bool:
+    """Does a clause of ``sentence`` say what kind of person she is (:data:`PORTRAIT`), her
+    (her name, 她/他) right before the 是 (not 她说他是个好人: his)?"""
+    for clause in _CLAUSE.split(_OPENING.sub("", sentence)):
+        m = PORTRAIT.search(clause)
+        if m is None:
+            continue
+        head = clause[: m.start()].removeprefix("原来").removeprefix("干员")
+        if any(head.endswith(n) and _opens(head[len(head) - len(n) :], n) for n in names) or any(
+            head in (p, f"原来{p}") for p in _PRONOUN
+        ):
+            return True
+    return False
 
 
 def _habit(sentence: str, names: Sequence[str]) -> bool:
-    """Does ``sentence`` open on her (her name, 她/他) with a habit in its first clause?"""
-    s = _OPENING.sub("", sentence).removeprefix("干员")
-    n = next((n for n in (*names, *_PRONOUN) if _opens(s, n)), None)
-    first = _CLAUSE.split(s)[0]
-    return n is not None and HABITS.search(first) is not None
+    """Is a habit or a liking hers in ``sentence``: its first clause opens on her (her name,
+    她/他) or says 对(于)<her>来说 before the word (not 有些人喜欢同她打牌, nor 大家对于布丁
+    都习惯照顾: theirs)?"""
+    first = _CLAUSE.split(_OPENING.sub("", sentence).removeprefix("干员"))[0]
+    m = HABITS.search(first)
+    if m is None:
+        return False
+    who = (*names, *_PRONOUN)
+    head = first[: m.start()]
+    return any(_opens(first, n) for n in who) or any(
+        re.search(f"对于?{re.escape(n)}来说", head) for n in who
+    )
 
 
 @dataclass(frozen=True, slots=True)
