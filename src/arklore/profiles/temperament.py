@@ -374,11 +374,11 @@ def _portrait(paras: list[str], names: Sequence[str]) -> set[int]:
 
 HABITS = re.compile(
     "总是|从不|从来不|一向|向来|经常|常常|往往|习惯|常说|喜欢|喜爱|偏爱|热爱|热衷|乐趣|擅长|讨厌|"
-    "好感|感兴趣"
+    "好感|感兴趣|敌意|满意|不满|厌恶"
 )
-"""Words of a habit or a liking: a sentence of her archive with her before one says what she
-is like without a word of the lexicon (她总是围着孩子们转; 她最喜欢的地方是黄澄澄游戏室; 占卜
-对于远山来说是一种乐趣)."""
+"""Words of a habit, a liking or an attitude: a sentence of her archive with her before one
+says what she is like without a word of the lexicon (她总是围着孩子们转; 她最喜欢的地方是黄澄
+澄游戏室; 占卜对于远山来说是一种乐趣; 赫拉格对乌萨斯当局抱有强烈的敌意)."""
 
 
 PORTRAIT = re.compile(r"是(?:个|一个|一位|一名|天生的)[^，。！？]{0,12}?(?:人|者|家|孩子|女孩|少女|姑娘)")
