@@ -13,6 +13,7 @@ from support.tree_world import make_workspace
 
 if TYPE_CHECKING:
     from arklore.graph.model import RelationGraph
+    from arklore.profiles.inputs import OperatorInputs
     from arklore.rag.index import BuildReport
     from arklore.workspace import Workspace
 
@@ -22,7 +23,7 @@ STORY = Path("zh_CN/gamedata/story")
 
 
 REAL_FIXTURES = frozenset({"real_workspace", "real_store_path", "real_graph_built",
-                           "real_index_built"})  # fmt: skip
+                           "real_index_built", "real_profile_inputs"})  # fmt: skip
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the group marks
@@ -109,6 +110,17 @@ def real_index_built(real_workspace: Workspace, real_graph_built: RelationGraph)
         ws.close()
     assert report.documents > 500 and report.rejected == 0
     return report
+
+
+@pytest.fixture(scope="session")
+def real_profile_inputs(
+    real_workspace: Workspace, real_graph_built: RelationGraph
+) -> list[OperatorInputs]:
+    """What the profile tasks read about every operator of the real corpus, with her way of
+    speaking and what others say of her (two passes over the corpus, ~25 s): made once for
+    the tests that read it (speech, 我·性格, the fidelity eval's rule-built profiles)."""
+    ws = real_workspace
+    return ws.profiles.inputs(ws.names.select(), speech=True, remarks=True)
 
 
 MEASURED = "measured"

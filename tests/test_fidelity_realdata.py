@@ -30,6 +30,7 @@ from arklore.profiles.archive import archive_sources
 from arklore.profiles.assemble import assemble
 from arklore.profiles.charfile import SUFFIX
 from arklore.profiles.draft import rule_results, utc_now
+from arklore.profiles.inputs import OperatorInputs
 from arklore.workspace import Workspace
 
 pytestmark = pytest.mark.realdata
@@ -65,14 +66,13 @@ FLOORS = {
 
 @pytest.fixture(scope="module")
 def rule_profiles(
-    real_workspace: Workspace, real_graph_built, tmp_path_factory: pytest.TempPathFactory
+    real_profile_inputs: list[OperatorInputs], tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
     """Every operator's rule-built profile (no model), as ``arklore build`` drafts them (her
     way of speaking and what others say of her included), in a folder of their own."""
     out = tmp_path_factory.mktemp("fidelity-chars")
-    ws = real_workspace
     at = utc_now()
-    for inp in ws.profiles.inputs(ws.names.select(), speech=True, remarks=True):
+    for inp in real_profile_inputs:
         built = assemble(inp, rule_results(inp), generated_at=at)
         if built.text is not None:
             (out / f"{inp.char_id}{SUFFIX}").write_text(built.text, encoding="utf-8")

@@ -29,6 +29,7 @@ from arklore.profiles.sources import load_tables
 from arklore.profiles.task_b import personality_lines
 
 if TYPE_CHECKING:
+    from arklore.profiles.inputs import OperatorInputs
     from arklore.workspace import Workspace
 
 pytestmark = pytest.mark.realdata
@@ -119,13 +120,13 @@ def test_every_excerpt_is_whole_sentences_of_its_section(
 
 
 def test_personality_is_filled_for_the_operators_the_story_gives_a_voice(
-    real_workspace: Workspace, metrics: Callable[[str], None]
+    real_workspace: Workspace,
+    real_profile_inputs: list[OperatorInputs],
+    metrics: Callable[[str], None],
 ) -> None:
-    ws = real_workspace
-    store = ws.corpus.store()
+    store = real_workspace.corpus.store()
     own = {cid: len(v) for cid, v in profile_sources.story_lines(store).items()}
-    ops = [o for o in ws.names.operators() if own.get(o.char_id, 0) >= OWN_LINES]
-    inputs = ws.profiles.inputs(ops, remarks=True)
+    inputs = [i for i in real_profile_inputs if own.get(i.char_id, 0) >= OWN_LINES]
     filled = 0
     lines_per: list[int] = []
     for inp in inputs:

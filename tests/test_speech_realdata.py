@@ -19,9 +19,8 @@ COVERAGE_LINES = 200
 
 
 @pytest.fixture(scope="module")
-def inputs(real_workspace: Workspace) -> dict[str, OperatorInputs]:
-    ws = real_workspace
-    return {i.char_id: i for i in ws.profiles.inputs(ws.names.select(), speech=True)}
+def inputs(real_profile_inputs: list[OperatorInputs]) -> dict[str, OperatorInputs]:
+    return {i.char_id: i for i in real_profile_inputs}
 
 
 def fact(ws: Workspace, inputs: dict[str, OperatorInputs], name: str, kind: str) -> str:
