@@ -381,7 +381,9 @@ says what she is like without a word of the lexicon (她总是围着孩子们转
 澄游戏室; 占卜对于远山来说是一种乐趣; 赫拉格对乌萨斯当局抱有强烈的敌意)."""
 
 
-PORTRAIT = re.compile(r"是(?:个|一个|一位|一名|天生的)[^，。！？]{0,12}?(?:人|者|家|孩子|女孩|少女|姑娘)")
+PORTRAIT = re.compile(
+    r"是(?:个|一个|一位|一名|天生的)[^，。！？]{0,12}?(?:人|者|家|孩子|女孩|少女|姑娘)"
+)
 """A sentence that says what kind of person she is (原来他是一个外冷内热的人; 崖心是天生的探险
 家和攀登者), with her before it in its clause (:func:`_portrayed`)."""
 
