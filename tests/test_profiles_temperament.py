@@ -33,7 +33,13 @@ from arklore.profiles.charfile import (
 from arklore.profiles.draft import draft_profile
 from arklore.profiles.inputs import gather
 from arklore.profiles.persona import Persona
-from arklore.profiles.quotes import Quote, normalize_ws, parse_quote_line, verify_quotes
+from arklore.profiles.quotes import (
+    Quote,
+    VoiceLine,
+    normalize_ws,
+    parse_quote_line,
+    verify_quotes,
+)
 from arklore.profiles.results import OK, TaskResult
 from arklore.profiles.sources import remarks, remarks_for
 from arklore.profiles.task_b import PERSONALITY_LINES, personality_lines
@@ -269,3 +275,87 @@ def test_a_liking_or_a_portrait_of_her_counts_and_one_of_somebody_else_does_not(
     assert T._portrayed("大家这才发现，原来她是一个外冷内热的人。", names)
     assert T._portrayed("测绘员是天生的探险家。", names)
     assert not T._portrayed("她说他是个好人。", names)
+
+
+def test_a_habit_framed_or_in_a_later_clause_is_hers_only_when_the_clause_opens_on_her() -> None:
+    """A 除(去)……之外 frame is hers when the sentence goes on about her; a later clause that
+    opens on her name carries her habit, unless 的 makes it her thing's or somebody says it; a
+    habit with no object and no 对 is a moment the sentence points back to."""
+    names = ["测绘员"]
+    assert T._habit("除了经常迷路之外，测绘员的航线从未出错。", names)
+    assert not T._habit("除此之外，测绘员的航线从未出错。", names)  # points back
+    assert not T._habit("除了经常迷路之外，浮标的航线从未出错。", names)  # goes on about him
+    assert T._habit("为了船上的孩子们，测绘员总是多带一份干粮。", names)
+    assert not T._habit("到了冬天，测绘员的船舱总是很冷。", names)  # her cabin's
+    assert not T._habit("浮标说，测绘员总是迟到。", names)  # what he says
+    assert not T._habit("在这一点上，测绘员是十分满意的。", names)  # no object
+    assert T._habit("测绘员对修补渔网很感兴趣。", names)  # its object before, after 对
+    assert not T._habit("测绘员从不同的港口收集海图。", names)  # 从不同: not 从不
+    assert T._quoted("4，测绘员擅长夜航。") == "测绘员擅长夜航。"  # a list number left out
+
+
+def _voice(n: int, text: str) -> VoiceLine:
+    return VoiceLine(f"{ME}_CN_{n:03d}", ME, f"交谈{n}", n, text)
+
+
+def test_what_she_says_of_herself_is_a_statement_opening_on_her() -> None:
+    """Her own sentence counts when it opens on 我 and states a trait or a habit of hers, in
+    its first clause or a second with no subject of its own; never a question, a guess, a
+    reply, a word about somebody or something here, or a thought of somebody else."""
+    word = T._self_word
+    assert word("我从来不做没把握的事。") == "从来不"
+    assert word("我记性差，从来不记账。") == "从来不"
+    assert word("我这个人很固执。") == "固执"
+    assert word("我最讨厌的就是不停问为什么的人。") == "讨厌"
+    assert word("我就知道你能行，真可靠。") is None  # the 可靠 is 你's
+    assert word("我陪着你，很可靠吧。") is None  # somebody else in the clause it goes on from
+    assert word("我最喜欢她了。") is None  # about somebody
+    assert word("我很讨厌这种感觉。") is None  # about this moment
+    assert word("我觉得，你是船上最擅长聆听的人。") is None  # what she thinks of 你
+    assert word("我不客气啦。") is None  # a reply
+    assert word("我很感兴趣嘛。") is None  # a habit with no object
+    assert word("我总是这么固执吗？") is None  # a question
+    assert word("也许我从来不做没把握的事。") is None  # not opening on 我
+    assert word("我可能从来不做没把握的事。") is None  # a guess
+    assert word("我们从来不做没把握的事。") is None  # 我们, not her
+    assert word("我正在学着变得耐心。") is None  # one moment
+
+
+def test_her_own_words_only_top_the_section_up_last() -> None:
+    """Her own lines come after what her archive and others say of her, one at most, and only
+    while the section has fewer than MIN_LINES."""
+    own = T.self_candidates(
+        [_voice(1, "你好呀。我记性差，从来不记账。"), _voice(2, "我这个人很固执。")]
+    )
+    assert [(c.quote.text, c.quote.note) for c in own] == [
+        ("我记性差，从来不记账。", "交谈1"),
+        ("我这个人很固执。", "交谈2"),
+    ]
+    assert T._spread(own)[0].quote.text == "我这个人很固执。"  # a lexicon word before a habit
+    names = her_names(ME, TABLES)
+    archive = T.archive_candidates(archive_sections(TABLES.handbook_info, ME), names)
+    assert len(T.choose(archive, [])) >= T.MIN_LINES
+    assert T.choose(archive, [], own) == T.choose(archive, [])  # enough without her
+    few = [c for c in archive if c.quote.note == "晋升记录"]
+    assert [q.text for q in T.choose(few, [], own)] == [
+        "她总是最后一个离开甲板。",
+        "我这个人很固执。",
+    ]
+    # the gate checks them against her lines
+    inp = gather(OPS[0], Tables(), voice=[_voice(2, "我这个人很固执。")], story=[])
+    assert [q.text for q in personality_lines(inp)] == ["我这个人很固执。"]
+
+
+def test_a_long_habit_of_the_archive_does_not_crowd_out_a_trait_others_name() -> None:
+    """The quotas take lines with a temperament word first; a habit line comes after them,
+    within what is left of SECTION_CHARS."""
+
+    def cand(text: str, words: int, group: str) -> T.Candidate:
+        return T.Candidate(Quote(text, f"x:{group}"), 2, words, (0, len(group)), group)
+
+    portraits = [cand(f"她{i}" + "很冷静" * 35 + "。", 1, f"档案{i}") for i in range(2)]  # 108 each
+    habit = cand("测绘员总是" + "把缆绳检查三遍" * 13 + "。", 0, "晋升记录")  # 97
+    traits = [cand(f"测绘员的性子很急，第{i}回了。", 1, f"说话人{i}") for i in range(2)]
+    assert 2 * 108 + 97 + len(traits[0].quote.text) > T.SECTION_CHARS
+    chosen = [q.text for q in T.choose([habit, *portraits], traits)]
+    assert chosen == [c.quote.text for c in [*portraits, *traits]]

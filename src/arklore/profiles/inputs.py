@@ -88,10 +88,10 @@ class OperatorInputs:
 
     def personality_sources(self) -> dict[str, QuoteSource]:
         """What a ``## 我·性格`` line may cite: her archive's sections
-        (``archive:<entry>/<title>``) and the lines others say of her (``story:<line_id>``,
-        each its speaker's)."""
+        (``archive:<entry>/<title>``), the lines others say of her (``story:<line_id>``,
+        each its speaker's) and her own lines (what she says of herself)."""
         said = story_sources(r.line for r in self.remarks)
-        return archive_sources(self.tables, self.char_id) | said
+        return archive_sources(self.tables, self.char_id) | said | self.quote_sources()
 
     def request(
         self,

@@ -136,13 +136,15 @@ def _origin(quotes: list[Quote]) -> str:
 
 def personality_lines(inp: OperatorInputs) -> list[Quote]:
     """``## 我·性格`` without a model: verbatim sentences about her temperament from her
-    archive and others' lines of her (:mod:`arklore.profiles.temperament`), through the
-    verbatim gate against their sources."""
+    archive and others' lines of her, topped up by one of her own words of herself when they
+    give few (:mod:`arklore.profiles.temperament`), through the verbatim gate against their
+    sources."""
     names = her_names(inp.char_id, inp.tables, inp.anchor)
     sections = archive_sections(inp.tables.handbook_info, inp.char_id)
     chosen = temperament.choose(
         temperament.archive_candidates(sections, names),
         temperament.story_candidates(inp.remarks),
+        temperament.self_candidates([*inp.voice, *inp.story]),
     )
     return verify_quotes(chosen, inp.personality_sources()).kept
 

@@ -15,7 +15,11 @@ cited by its source id and written as a quote line (``- 「原文」 —— <sou
   ``archive:<entry id>/<section title>``, the note the section title;
 * **story** -- a sentence of a line somebody else speaks that names her (the names layer's
   matcher: an ambiguous name names nobody) in the clause of its temperament word, not an order
-  (冷静点 / 别那么固执) nor a question: ``story:<line_id>``, the note the speaker.
+  (冷静点 / 别那么固执) nor a question: ``story:<line_id>``, the note the speaker;
+* **her own words** -- only to top the section up to :data:`MIN_LINES`, one at most and last:
+  a sentence of her voice or story lines that opens on 我 and states a trait or a habit of
+  hers (:func:`self_candidates`): ``voice:<id>`` or ``story:<line_id>``, the note the voice
+  title or her name.
 
 Each candidate must hold a word of the lexicon and be :data:`MIN_CHARS`-:data:`MAX_CHARS`
 characters long. Ranked: a sentence whose subject is she (it opens on her name, 她 or 他:
@@ -23,9 +27,10 @@ characters long. Ranked: a sentence whose subject is she (it opens on her name, 
 does neither (an archive sentence without a subject: 为人慷慨大方，……); then more distinct
 lexicon words; then source order. At most :data:`ARCHIVE_LINES` from the archive (one per
 section first) and :data:`STORY_LINES` from the story (one per speaker), topped up from the
-other up to :data:`MAX_LINES` lines and :data:`SECTION_CHARS` characters. The verbatim gate
+other up to :data:`MAX_LINES` lines and :data:`SECTION_CHARS` characters; a habit without a
+lexicon word (:data:`HABITS`) comes only in that top-up. The verbatim gate
 (:func:`~arklore.profiles.quotes.verify_quotes`) checks every line against its source's text:
-the handbook table's section for an archive id, the corpus line for a story id.
+the handbook table's section for an archive id, the corpus or voice line otherwise.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from dataclasses import dataclass
 
 from arklore.core.text import one_line, sentence_pieces
 from arklore.profiles.archive import narrative, passage, told, voiced
-from arklore.profiles.quotes import ARCHIVE, Quote, StoryLine, normalize_ws
+from arklore.profiles.quotes import ARCHIVE, Quote, StoryLine, VoiceLine, normalize_ws
 
 TEMPERAMENT: tuple[str, ...] = (
     # gentle, kind
@@ -83,7 +88,7 @@ or feels at one moment (开心, 生气 are left out) nor a common word with anot
 MIN_CHARS, MAX_CHARS = 6, 90
 """Characters of one line: less says nothing; a longer sentence is a story, not a trait."""
 MIN_LINES, MAX_LINES = 3, 5
-ARCHIVE_LINES, STORY_LINES = 3, 2
+ARCHIVE_LINES, STORY_LINES, SELF_LINES = 3, 2, 1
 SECTION_CHARS = 320
 """Characters of the whole section at most (about 200 tokens)."""
 
@@ -252,7 +257,7 @@ def _in_clause(clause: str, n: str) -> bool:
     return at == 0 or clause[at - 1] not in _OBJECT
 
 
-_REPORTS = re.compile("说|认为|觉得|表示|声称|以为|知道|相信|听说|看来|发现")
+_REPORTS = re.compile("说|认为|觉得|表示|声称|以为|知道|相信|听说|看来|发现|猜测|猜想")
 """A verb of saying or thinking: what follows is what she says or thinks (她说雾里的脚步声比
 地图更可靠), not what she is like."""
 
@@ -307,9 +312,12 @@ def _fits(sentence: str) -> bool:
 
 
 def _quoted(sentence: str) -> str:
-    """The sentence as quoted: an opening word that points back (当然，… 而…) left out, so it
-    reads on its own (still verbatim: a part of the source)."""
-    return _OPENING.sub("", sentence).strip() or sentence
+    """The sentence as quoted: a list number (4，…) and an opening word that points back
+    (当然，… 而…) left out, so it reads on its own (still verbatim: a part of the source)."""
+    return _OPENING.sub("", _LIST_NUMBER.sub("", sentence)).strip() or sentence
+
+
+_LIST_NUMBER = re.compile(r"^\d{1,2}[，,.．、)）]\s*")
 
 
 def archive_candidates(
@@ -373,7 +381,7 @@ def _portrait(paras: list[str], names: Sequence[str]) -> set[int]:
 
 
 HABITS = re.compile(
-    "总是|从不|从来不|一向|向来|经常|常常|往往|习惯|常说|喜欢|喜爱|偏爱|热爱|热衷|乐趣|擅长|讨厌|"
+    "总是|从不(?!同)|从来不|一向|向来|经常|常常|往往|习惯|常说|喜欢|喜爱|偏爱|热爱|热衷|乐趣|擅长|讨厌|"
     "好感|感兴趣|敌意|满意|不满|厌恶"
 )
 """Words of a habit, a liking or an attitude: a sentence of her archive with her before one
@@ -403,19 +411,60 @@ def _portrayed(sentence: str, names: Sequence[str]) -> bool:
     return False
 
 
+_EXCEPT = re.compile(r"除(?:了|去)?(?!此)")
+_EXCEPT_END = re.compile(r"(?:之外|以外)$")
+"""A frame 除(了/去)……之外 (not 除此之外: that points back): what it holds is hers too when
+the clause after it opens on her."""
+
+
 def _habit(sentence: str, names: Sequence[str]) -> bool:
     """Is a habit or a liking hers in ``sentence``: its first clause opens on her (her name,
     她/他) or says 对(于)<her>来说 before the word (not 有些人喜欢同她打牌, nor 大家对于布丁
-    都习惯照顾: theirs)?"""
-    first = _CLAUSE.split(_OPENING.sub("", sentence).removeprefix("干员"))[0]
-    m = HABITS.search(first)
-    if m is None:
-        return False
+    都习惯照顾: theirs); or a later clause opens on her name, with no 的 before the word (为了
+    ……，贝娜总是愿意多做些什么; not ……，梅尔的工作室总是空间紧张: her workshop's), with nothing
+    said or thought before it (not 她说芬总是迟到); or it is in a frame 除(去)……之外 whose sentence
+    goes on about her (除去经常捉弄其他干员……之外，干员白金的表现……: :data:`_EXCEPT`)?"""
+    clauses = _CLAUSE.split(_OPENING.sub("", sentence).removeprefix("干员"))
     who = (*names, *_PRONOUN)
-    head = first[: m.start()]
-    return any(_opens(first, n) for n in who) or any(
-        re.search(f"对于?{re.escape(n)}来说", head) for n in who
-    )
+    if not _has_object(clauses):
+        return False
+    if _EXCEPT.match(clauses[0]):
+        end = next((k for k, c in enumerate(clauses) if _EXCEPT_END.search(c)), None)
+        if end is None or end + 1 >= len(clauses):
+            return False
+        main = clauses[end + 1].removeprefix("干员")
+        framed = "，".join(clauses[: end + 1])
+        return HABITS.search(framed) is not None and any(_opens(main, n) for n in who)
+    m = HABITS.search(clauses[0])
+    if m is not None:
+        head = clauses[0][: m.start()]
+        return any(_opens(clauses[0], n) for n in who) or any(
+            re.search(f"对于?{re.escape(n)}来说", head) for n in who
+        )
+    for k, clause in enumerate(clauses[1:], 1):
+        m = HABITS.search(clause)
+        if m is None:
+            continue
+        if _REPORTS.search("".join(clauses[:k])):
+            return False
+        c = _OPENING.sub("", clause).removeprefix("干员")
+        at = m.start() - (len(clause) - len(c))
+        return "的" not in c[:at] and any(_opens(c, n) for n in names)
+    return False
+
+
+def _has_object(clauses: Sequence[str]) -> bool:
+    """Does the first habit word in ``clauses`` have what it is about: words after it in its
+    clause, or 对 before it (对调香很感兴趣)? One with neither is how she felt at a point the
+    sentence points back to (在这一点上，幽灵鲨是十分满意的), not a habit."""
+    for k, clause in enumerate(clauses):
+        m = HABITS.search(clause)
+        if m is not None:
+            before = "".join(clauses[:k]) + clause[: m.start()]
+            if m.group() in ("乐趣", "习惯"):  # nouns: 只有一个追求——乐趣
+                return True
+            return bool(clause[m.end() :].strip(_PARTICLES)) or "对" in before
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -452,11 +501,118 @@ def story_candidates(remarks: Sequence[Remark]) -> list[Candidate]:
     return out
 
 
-def choose(archive: Sequence[Candidate], story: Sequence[Candidate]) -> list[Quote]:
+_SELF_ADVERBS = (
+    r"(?:这个人|这人|本来就?|向来|一向|从来|从不|总是|天生|生来|最|很|特别|非常|一直|其实|确实|"
+    r"还是|也|就|可|真的?|是个|是一个)*"
+)
+_SELF_HEAD = re.compile(f"我(?:的[^，。！？]{{0,3}})?{_SELF_ADVERBS}(?:不|没有?)?{_SELF_ADVERBS}")
+"""Before the word in the clause that opens on 我: 我 (or 我的 and a thing of hers, 我的脾气) and
+adverbs only (我从来不做……, 我最讨厌……, 我这个人很固执), nothing she does to anybody first."""
+_SELF_GOES_ON = re.compile(f"{_SELF_ADVERBS}(?:不|没有?)?{_SELF_ADVERBS}")
+"""Before the word in a later clause with no subject of its own (我记性差，从来不记账)."""
+_SELF_LEAD = re.compile(r"我[^，。！？你他她它们]{0,8}")
+"""The first clause a later one goes on from: 我 and a short predicate, nobody else in it
+(not 我就知道你能行，真可靠: the 可靠 is 你's)."""
+_UNSURE = re.compile(
+    "如果|若|要是|假如|假设|万一|倘若|只要|除非|难道|也许|或许|可能|好像|似乎|以为"
+)
+"""A condition or a guess: not what she says she is."""
+
+
+def _self_word(sentence: str) -> str | None:
+    """The word of a lexicon trait or a habit (:data:`HABITS`) ``sentence`` says of its
+    speaker herself, or None: a statement opening on 我 (not 我们), no condition nor guess
+    (:data:`_UNSURE`), no time of one moment (正在 either), not an order, not 不客气 (a
+    reply), not about somebody or something here (:data:`_SELF_NOT_AFTER`, 你 after it) nor a
+    habit with no object (:data:`_PARTICLES`); the word in the first clause after 我 and
+    adverbs only (:data:`_SELF_HEAD`) or in the second, with no subject of its own, after a
+    short first one with nobody else in it and nothing said or thought (:data:`_SELF_LEAD`,
+    :data:`_SELF_GOES_ON`, :data:`_REPORTS`: not 我觉得，你是……最擅长聆听的人)."""
+    if not sentence.startswith("我") or sentence.startswith(("我们", "我家")):
+        return None
+    if sentence.endswith(("？", "?")) or not _fits(sentence) or _UNSURE.search(sentence):
+        return None
+    if _ordered(sentence):
+        return None
+    clauses = _CLAUSE.split(sentence)
+    for k, clause in enumerate(clauses[:2]):
+        found = _matches(clause)
+        hit = found[0] if found else HABITS.search(clause)
+        if hit is None:
+            continue
+        head, rest = clause[: hit.start()], clause[hit.end() :]
+        if (
+            _MOMENT.search(head)
+            or "正在" in clause
+            or head.endswith("不")
+            and hit.group() == "客气"
+        ):
+            return None
+        if rest.lstrip().startswith(_SELF_NOT_AFTER) or "你" in rest or "您" in rest:
+            return None
+        if not found and not rest.strip(_PARTICLES):
+            return None
+        if k == 0:
+            return hit.group() if _SELF_HEAD.fullmatch(head) else None
+        lead = clauses[0]
+        if (
+            _SELF_GOES_ON.fullmatch(head)
+            and _SELF_LEAD.fullmatch(lead)
+            and not _REPORTS.search(lead)
+        ):
+            return hit.group()
+        return None
+    return None
+
+
+_SELF_NOT_AFTER = ("你", "您", "她", "他", "这", "那")
+"""What the habit is about when it opens the rest: somebody (我最喜欢她了) or what is here
+(我很讨厌这种感觉, 我喜欢这个说法): a moment or a person, not what she is like."""
+_PARTICLES = "嘛啦了呀啊吧的呢哦！!~…。. "
+"""A habit with only these after it has no object (我很感兴趣嘛): a reply, not a habit."""
+
+
+def self_candidates(lines: Sequence[VoiceLine | StoryLine]) -> list[Candidate]:
+    """Sentences of her own lines (voice, then story) that say what she is like in her own
+    words (:func:`_self_word`: 我从来不做成功率太低的事。 / 我记性差，从来不记账。), a lexicon
+    trait before a habit; the last pool :func:`choose` draws from, when her archive and others
+    give fewer than :data:`MIN_LINES`."""
+    out: list[Candidate] = []
+    for i, ln in enumerate(lines):
+        for j, piece in enumerate(sentence_pieces(ln.text)):
+            s = piece.strip()
+            word = _self_word(s)
+            if word is None:
+                continue
+            trait = len(words(s))
+            note = ln.title if isinstance(ln, VoiceLine) else ln.speaker
+            q = Quote(s, ln.source_id, note)
+            out.append(Candidate(q, 1, trait, (2, i, j), "self"))
+    return out
+
+
+def choose(
+    archive: Sequence[Candidate], story: Sequence[Candidate], own: Sequence[Candidate] = ()
+) -> list[Quote]:
     """Up to :data:`MAX_LINES` lines: the best :data:`ARCHIVE_LINES` of the archive and
     :data:`STORY_LINES` of the story (one per section or speaker before a second), then the
     next best of either, within :data:`SECTION_CHARS`; archive lines first, each group in
-    rank order."""
+    rank order. Her own words of herself (``own``: :func:`self_candidates`) top it up to
+    :data:`MIN_LINES` at most, :data:`SELF_LINES` of them, last: what others say of her
+    comes first."""
+    picked = _choose_others(archive, story)
+    size = sum(len(q.text) for q in picked)
+    for c in _spread(own)[: max(0, min(SELF_LINES, MIN_LINES - len(picked)))]:
+        if size + len(c.quote.text) <= SECTION_CHARS:
+            picked.append(c.quote)
+            size += len(c.quote.text)
+    return picked
+
+
+def _choose_others(archive: Sequence[Candidate], story: Sequence[Candidate]) -> list[Quote]:
+    """:func:`choose` over what others say of her. The quotas take lexicon lines only: a long
+    habit line of the archive must not crowd out a story line that names her temperament;
+    habits come in the top-up."""
     pools = [_spread(archive), _spread(story)]
     quotas = [ARCHIVE_LINES, STORY_LINES]
     picked: list[list[Candidate]] = [[], []]
@@ -465,7 +621,7 @@ def choose(archive: Sequence[Candidate], story: Sequence[Candidate]) -> list[Quo
         for c in pool:
             if len(picked[i]) >= quotas[i]:
                 break
-            if size + len(c.quote.text) <= SECTION_CHARS:
+            if c.words and size + len(c.quote.text) <= SECTION_CHARS:
                 picked[i].append(c)
                 size += len(c.quote.text)
     for i, pool in enumerate(pools):  # top up from either
