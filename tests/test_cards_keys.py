@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.sillytavern import Rules, Scan, sillytavern_root
 
 from arklore.cards import keys as keys_mod
 from arklore.cards.keys import KeyMaker, Person, people_from_table
@@ -58,10 +59,12 @@ MESSAGES = [
     ("陈晖洁又加班了", ["chen"]),
     ("和初雪一起去滑雪", ["pramanix"]),
     ("夕在画画", ["dusk"]),
-    ("年姐又在炸锻造室", ["nian"]),  # missed: "年姐" is also in "今年姐姐"
-    ("@空 来唱歌吗", ["sora"]),  # missed: "@空" is also in "@空爆"
+    ("年姐又在炸锻造室", ["nian"]),
+    ("@空 来唱歌吗", ["sora"]),
     ("阿米娅和夜刀一起巡逻", ["amiya", "yato"]),
-    ("抽到W了，好开心", ["w"]),  # missed: a bare W is unsafe
+    ("抽到W了，好开心", ["w"]),
+    ("我和夕去看夕阳了", ["dusk"]),  # a NOT ANY blocker would kill the entry here
+    ("三年过去了，3年又3年", []),
 ]
 RECORDS = [{"text": t, "mentions": [{"id": p} for p in who]} for t, who in MESSAGES]
 
@@ -81,38 +84,63 @@ def maker() -> KeyMaker:
     return KeyMaker(PEOPLE)
 
 
-def test_no_key_that_is_a_word_or_inside_a_name_goes_unconfirmed(maker: KeyMaker) -> None:
+def test_a_name_that_is_a_word_or_inside_one_is_a_regex_key_with_lookarounds(
+    maker: KeyMaker,
+) -> None:
     sets = maker.all()
     for pid, ks in sets.items():
-        for name in ks.unsafe:
-            assert ks.selective or ks.empty, (pid, name)
-    assert set(sets["chen"].unsafe) == {"陈"} and "陈晖洁" not in sets["chen"].unsafe
-    assert sets["red"].unsafe["红"] and "红豆" in sets["vigna"].unsafe  # a word too
-    assert "空" in sets["sora"].unsafe and "w" in sets["w"].unsafe
-    assert not sets["amiya"].unsafe and not sets["amiya"].selective
-    assert sets["npc:bishop"].empty  # 主教 is a word, and nobody in particular
-    # confirmations never fire inside another name or a common word
-    assert "和红" not in sets["red"].secondary  # 和红豆
-    assert "年姐" not in sets["nian"].secondary  # 今年姐姐
-    assert "和初雪" in sets["pramanix"].secondary and "初雪的妹妹" in sets["pramanix"].secondary
+        plain = [k for k in ks.keys if not k.startswith("/")]
+        assert not set(plain) & set(ks.unsafe), pid  # never a bare unsafe name
+        for k in ks.keys:
+            if k.startswith("/"):
+                assert key_matches(k, "") is False  # it compiles (a bad one never fires)
+    assert set(sets["chen"].unsafe) == {"陈", "ch'en", "陈sir"} and "陈晖洁" in sets["chen"].keys
+    assert "红豆" in sets["vigna"].unsafe  # a word too
+    assert set(sets["amiya"].unsafe) == {"amiya"} and "阿米娅" in sets["amiya"].keys
+    assert sets["npc:bishop"].empty and sets["npc:bishop"].unreachable == ["主教"]
+    (dusk,) = [k for k in sets["dusk"].keys if "夕" in k]
+    assert "阳" in dusk and "七" in dusk  # 夕阳, 七夕: whole words, not her
+    assert sets["w"].keys[-1] == "/(?<![a-z0-9])w(?![a-z型形字号键])/i"
 
 
-def test_the_keys_fire_on_no_message_that_does_not_mention_the_person(maker: KeyMaker) -> None:
+def test_the_keys_fire_on_every_mention_and_no_other_message(maker: KeyMaker) -> None:
     rep = lint(entries(maker), RECORDS, lambda x: x)
     assert rep.false == [], [(f.label, f.key, f.text) for f in rep.false]
-    reached = {e.person for e in entries(maker) for t, who in MESSAGES
-               if e.person in who and fires(e.match, t)}  # fmt: skip
-    assert reached == {"chen", "pramanix", "dusk", "amiya", "yato", "blast", "vigna"}
-    assert rep.reached == 8 and rep.mentioned == 11  # the price of safety: 年姐, @空, W
+    assert rep.reached == rep.mentioned == 12  # 年姐, @空, W and 夕 beside 夕阳 included
 
 
-def test_the_gate_is_what_keeps_them_quiet(maker: KeyMaker, monkeypatch) -> None:
+def test_sillytavern_itself_fires_the_same_entries() -> None:
+    """Its own matchKeys (tests/support/sillytavern.py), on every message: the lint's
+    emulation and SillyTavern agree."""
+    root = sillytavern_root()
+    made = KeyMaker(PEOPLE)
+    book = [
+        {"uid": pid, "key": ks.keys, "keysecondary": [], "selective": False}
+        for pid, ks in made.all().items()
+        if not ks.empty
+    ]
+    rules = Rules(root, scans=[Scan(book, [f"User: {t}"], 1) for t, _ in MESSAGES])
+    _, fired_by_st = rules.run()
+    for (text, who), st in zip(MESSAGES, fired_by_st, strict=True):
+        ours = {e.person for e in entries(made) if fires(e.match, f"User: {text}")}
+        assert set(st) == ours, text
+        assert ours == set(who), text
+
+
+def test_the_gate_is_what_keeps_them_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
     """Broken on purpose (every name counted safe): the lint goes red."""
     monkeypatch.setattr(KeyMaker, "_why_unsafe", lambda self, name: "")
     broken = KeyMaker(PEOPLE)
     rep = lint(entries(broken), RECORDS, lambda x: x)
     assert rep.false_rate > MAX_FALSE_RATE
     assert {f.key for f in rep.false} >= {"陈", "红", "空", "初雪", "年", "夕"}
+
+
+def test_lookarounds_are_what_keep_them_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Broken on purpose (the lookarounds emptied): the words fire again."""
+    monkeypatch.setattr(KeyMaker, "_contexts", lambda self, name: ([], [], []))
+    rep = lint(entries(KeyMaker(PEOPLE)), RECORDS, lambda x: x)
+    assert {f.text for f in rep.false} >= {"夕阳真美", "七夕节要到了", "陈旧的仓库里什么都没有"}
 
 
 def test_sillytavern_matching_as_emulated() -> None:
@@ -151,8 +179,7 @@ def test_lint_figure_on_the_labelled_messages(gamedata_root: Path, metrics) -> N
     table = AliasTable(load_user_aliases() + aliases_from_operators(ops))
     maker = KeyMaker(people_from_table(table))
     for pid, ks in maker.all().items():
-        for name in ks.unsafe:
-            assert ks.selective or ks.empty, (pid, name)
+        assert not set(ks.keys) & set(ks.unsafe), pid  # an unsafe name is a regex key
     rep = lint(entries(maker), load_eval_set(), table.base_of)
     metrics(rep.line() + " [every operator of the real inventory]")
     print("\n" + rep.line())

@@ -2,77 +2,53 @@
 
 SillyTavern fires a World Info / character-book entry when one of its keys occurs in the recent
 chat: a case-insensitive substring test. "Match whole words" wraps a key in JavaScript's
-``(?:^|\\W)…(?:$|\\W)``, and every CJK character is a ``\\W`` there, so for Chinese it changes
-nothing (it only stops a key touching ASCII letters or digits). A Chinese name that is also a
-word (空 in 空气, 年 in 今年, 银灰 in 银灰色, 陈 in 陈旧) or part of another name (红 in 红豆)
-therefore fires where nobody meant that person.
+``(?:^|\\W)…(?:$|\\W)`` without the ``u`` flag, and every CJK character is a ``\\W`` there, so
+for Chinese it changes nothing. A Chinese name that is also a word (空 in 空气, 年 in 今年, 银灰
+in 银灰色, 陈 in 陈皮) or part of another name (红 in 红豆) therefore fires where nobody meant
+that person. A secondary NOT ANY blocker does not help: 夕阳 anywhere in the scanned text
+blocks the entry even where 夕 is named beside it (我和夕去看夕阳了).
 
-**The rule** (:class:`KeyMaker`). A name of a person is *unsafe* as a key when
+**The rule** (:class:`KeyMaker`). A name of a person is *unsafe* as a plain key when
 
-* it is a name the names layer treats as a word (:func:`arklore.names.rules.classify`:
-  every single character — except one that is rarely a word on its own and sits inside no
-  dictionary word and no other name, such as 吽 — and any name jieba's dictionary lists as a
-  word), or
-* it occurs inside a dictionary word or a hand-listed chat word (``data/name_stopwords.txt``,
-  the names layer's blocking words), or
-* it occurs inside a name of another person (陈 is inside nobody else's, 红 is inside 红豆), or
-* it is Latin and shorter than :data:`MIN_LATIN` characters (W).
+* it is a name the names layer treats as a word (:func:`arklore.names.rules.classify`: every
+  single character, and any name jieba's dictionary lists as a common word), or
+* it occurs inside a dictionary word or a hand-listed chat word
+  (``data/name_stopwords.txt``), or
+* it occurs inside a name of another person (红 is inside 红豆), or
+* it is Latin (W is the w of WWDC; Ash the ash of ashes).
 
-An entry whose keys are all safe is a plain entry. An entry with an unsafe key is
-``selective``, in one of two ways.
+An unsafe name becomes a JavaScript regular-expression key, ``/pattern/``, which SillyTavern
+tests as written (:meth:`KeyMaker.regex_key`): the name with a lookbehind for what comes before
+it in the words that end with it (今年, 七夕: ``(?<!今|七)``), a lookahead for what comes after it
+in the words that start with it (年轻, 夕阳, 陈皮: ``(?!轻|阳|皮)``), and for a word that holds it
+inside both at once (新陈代谢: ``(?<!新(?=陈代谢))``), each the whole rest of the word, so 年夜饭
+does not cost 年 her 年夜; a single character also not after a digit (3年). A Latin name gets ASCII letter boundaries and
+the ``i`` flag (``/(?<![a-z])w(?![a-z])/i``). Each lookbehind holds alternatives of one width,
+so the pattern means the same in Python's ``re`` (the lint) as in JavaScript (SillyTavern).
 
-*Blocking words* (logic NOT ANY: fire unless a secondary key occurs), when every unsafe name
-is a single character the names layer accepts wherever its blocking words do not claim it
-(signal 9 of :mod:`arklore.names.rules`: 夕, 黍, 陈 — rare as words on their own, or
-surnames): the secondary keys are exactly those blocking words — every dictionary or chat word
-containing the name (夕阳, 七夕, 除夕; 陈旧, 陈列) and every other name containing it — the
-names layer's stoplist compiled into SillyTavern's own logic (longer words that contain a
-shorter blocker are left out: 陈列 blocks 陈列室).
-
-*Confirmations* (logic AND ANY: fire only when a secondary key occurs too) otherwise. The
-secondary keys are her safe names and *confirmations* of each unsafe
-name, built from the names layer's own evidence that a name is a person
-(:mod:`arklore.names.rules`): a title after it (陈sir, 年姐, 夕小姐), ``@`` before it, a word
-whose object is a person before it (和陈, 陪年), a person noun after ``的`` (银灰的妹妹), and for
-names of two or more characters a verb that takes a person as subject (银灰说). A person of
-the story who is not an operator gets confirmations only when her name is not itself a word
-(桑尼 may be confirmed; 主教 or 奶奶 is nobody in particular and gets no entry). A
-confirmation is dropped when it could itself be part of something else: when it occurs in a
-dictionary word (空姐, 同年) or in another person's name; when it puts text before a name
-that starts a dictionary word or another name (和红 would fire on 和红豆, 和年 on 和年轻人);
-when it puts text after a name that ends a dictionary word or another name (年姐 would fire on
-今年姐姐回家). An unsafe name with no confirmation left is reached only through her other
-names. A person with neither a safe name nor a confirmation gets no entry (listed, with why).
-
-Entries with a Latin key match whole words (``match_whole_words``: W is not the w in WWDC);
-their confirmations that touch ASCII (陈sir) are primary keys too, since the whole-word test
-would stop the bare name there.
+A person of the story who is not an operator and whose name is itself a word (主教, 奶奶) is
+nobody in particular: she gets no key (listed, with why). Her nicknames (陈sir, 小玫: what the
+story calls her, :meth:`~arklore.cards.facade.CardsFacade.people`) are names like any other.
 
 ``arklore export lint`` (:mod:`arklore.cards.lint`) measures what this rule lets through on
-the names layer's labelled chat messages.
+labelled chat messages, and the suite runs SillyTavern's own ``matchKeys`` on them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
 import ahocorasick
 
-from arklore.cards.lint import AND_ANY, NOT_ANY
+from arklore.cards.lint import AND_ANY
 from arklore.names import rules
 from arklore.names.aliases import AliasTable, fold
 
 MIN_LATIN = 3
-"""A Latin key shorter than this (W, Ex) is unsafe even as a whole word."""
-
-AFTER_WORD_FREQ = 50
-"""A confirmation that adds text after a name is dropped when a word at least this frequent
-ends with the name (年姐 in 今年姐姐); rarer words (乏善可陈) do not cost 陈 its 陈警官. One
-that adds text before a name is dropped when any dictionary word starts with the name (和年 in
-和年轻人, 和暴雨 in 和暴雨天), except ``@``."""
+"""A Latin topic shorter than this (Ex) keys no memory entry."""
 
 SKIP_PREFIX = "$"
 """Alias-table surfaces that are script ids (``$avatar_chen2``), never written in chat."""
@@ -104,15 +80,16 @@ class Person:
 
 @dataclass
 class KeySet:
-    """The keys of one person's entry (see the module doc)."""
+    """The keys of one person's entry (see the module doc): plain names and regex keys.
+    ``secondary`` is what a caller adds (her name for a memory entry in a shared book)."""
 
     person: str
     keys: list[str]
     secondary: list[str] = field(default_factory=list)
     whole_words: bool = False
-    unsafe: dict[str, str] = field(default_factory=dict)  # name -> why it needs confirming
-    unreachable: list[str] = field(default_factory=list)  # unsafe names with no confirmation
-    logic: int = AND_ANY  # AND_ANY: a confirmation must occur; NOT_ANY: no blocking word may
+    unsafe: dict[str, str] = field(default_factory=dict)  # name -> why it is a regex key
+    unreachable: list[str] = field(default_factory=list)  # names that are nobody in particular
+    logic: int = AND_ANY
 
     @property
     def selective(self) -> bool:
@@ -120,12 +97,12 @@ class KeySet:
 
     @property
     def empty(self) -> bool:
-        return not self.keys or (bool(self.unsafe) and not self.secondary and self.logic == AND_ANY)
+        return not self.keys
 
     def why_empty(self) -> str:
-        if not self.keys:
-            return "no name usable as a key"
-        return "every name is an ordinary word or part of another name, with no safe confirmation"
+        if self.unreachable:
+            return "every name is an ordinary word: nobody in particular"
+        return "no name usable as a key"
 
 
 @cache
@@ -198,7 +175,7 @@ def people_from_table(table: AliasTable) -> list[Person]:
 
 class KeyMaker:
     """Keys for each of ``people`` (see the module doc); build once per lorebook: it scans
-    the dictionary once for all names and confirmations."""
+    the dictionary once for all names."""
 
     def __init__(self, people: Sequence[Person], topics: Iterable[str] = ()) -> None:
         self.people = {p.id: p for p in people}
@@ -208,13 +185,13 @@ class KeyMaker:
             for n in p.names:
                 self._owners.setdefault(fold(n), set()).add(p.id)
         self._all_names = list(self._owners)
-        self._bare = {n for n in self._all_names if _bare(n)}
-        self._hosts = word_hosts([*self._all_names, *self._topics], collect=self._bare)
+        cjk = [n for n in self._all_names if not is_latin(n)]
+        self._hosts = word_hosts([*cjk, *self._topics], collect=cjk)
         self._containers = _containers(self._all_names)
-        self._unsafe = {n: self._why_unsafe(n) for n in self._all_names}
         self._topic_in_names = _first_container(self._topics, self._all_names)
-        forms = {c for n, why in self._unsafe.items() if why for c, _ in self._forms(n)}
-        self._form_hosts = word_hosts(forms)
+        self._titles = _containing(cjk, self._topics)  # 长夜临光 holds 临光, 怀黍离 黍
+        self._overlaps = {n: o for n in cjk if len(n) > 1 and (o := _overlaps(n))[0] | o[1]}
+        self._unsafe = {n: self._why_unsafe(n) for n in self._all_names}
         self._sets: dict[str, KeySet] = {}
 
     # -- names ----------------------------------------------------------------------------------
@@ -225,25 +202,102 @@ class KeyMaker:
 
     def _why_unsafe(self, name: str) -> str:
         if is_latin(name):
-            if len(name) < MIN_LATIN:
-                return f"Latin, shorter than {MIN_LATIN} characters"
-            return ""
+            return "Latin: ASCII letters around it are another word"
         hosts = self._hosts.get(name)
         others = self._others_containing(name)
         if rules.classify(name) == "risky":
-            if name in self._bare and not _hosts_inside(hosts) and not others:
-                return ""  # 吽: rarely a word on its own, and inside no word or name
             return "a single character" if len(name) == 1 else "a dictionary word"
         if hosts is not None and hosts.inside[1]:
             return f"inside the word {hosts.inside[0]}"
         if others:
             return f"inside the name {others[0]}"
+        if self._titles.get(name):
+            return f"inside the title {self._titles[name][0]}"
+        if name in self._overlaps:
+            return "a common word runs into it (可能天使)"
         return ""
+
+    def _contexts(self, name: str) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+        """Where ``name`` sits inside the words and other people's names that hold it: what
+        comes before it in those that end with it (今年: 今), after it in those that start
+        with it (年轻: 轻, 年夜饭: 夜饭), and both for those that hold it inside (新陈代谢:
+        新, 代谢); each minimal (一年 makes 十一年 needless)."""
+        ends: set[str] = set()
+        starts: set[str] = set()
+        inside: set[tuple[str, str]] = set()
+        hosts = self._hosts.get(name)
+        titles = self._titles.get(name, [])
+        for w in {*(hosts.words if hosts else ()), *self._others_containing(name), *titles}:
+            i = w.find(name)
+            while i >= 0:
+                pre, post = w[:i], w[i + len(name) :]
+                if not pre:
+                    starts.add(post)
+                elif not post:
+                    ends.add(pre)
+                else:
+                    inside.add((pre, post))
+                i = w.find(name, i + 1)
+        runs_in, runs_on = self._overlaps.get(name, (set(), set()))
+        ends |= runs_in  # 可能 ends with 能: 可 before 能天使
+        starts |= runs_on
+        before = sorted(p for p in ends if not any(p.endswith(q) for q in ends if q != p))
+        after = sorted(p for p in starts if not any(p.startswith(q) for q in starts if q != p))
+        held = sorted(
+            (a, b)
+            for a, b in inside
+            if not any(a.endswith(q) for q in before) and not any(b.startswith(q) for q in after)
+        )
+        return before, after, held
+
+    def regex_key(self, name: str) -> str:
+        """``name`` as a SillyTavern regex key with the lookarounds of the module doc."""
+        if is_latin(name):
+            head = "(?<![a-z])" if is_latin(name[0]) else ""
+            tail = "(?![a-z])" if is_latin(name[-1]) else ""
+            if len(name) < MIN_LATIN and tail:  # W型, V字, 3W字: a letter or a unit, not her
+                tail = f"(?![a-z{SHAPES}])"
+                head = "(?<![a-z0-9])" if head else head
+            return f"/{head}{_js_escape(name)}{tail}/i"
+        before, after, held = self._contexts(name)
+        esc = _js_escape(name)
+        behind: dict[int, list[str]] = {}
+        for pre in [*before, *(DEGREE if len(name) == 1 else ())]:
+            behind.setdefault(len(pre), []).append(_js_escape(pre))
+        for pre, post in held:
+            behind.setdefault(len(pre), []).append(f"{_js_escape(pre)}(?={esc}{_js_escape(post)})")
+        # one lookbehind per width: Python's re (the lint) takes only fixed-width ones
+        head = "".join(f"(?<!{'|'.join(alts)})" for _, alts in sorted(behind.items()))
+        if len(name) == 1:
+            head = f"(?<![{DIGITS}])" + head
+        tail = f"(?!{'|'.join(_js_escape(a) for a in after)})" if after else ""
+        if self._confirmed(name):  # 初雪 the first snow: only where a person is meant
+            widths: dict[int, list[str]] = {}
+            for w in sorted(set(BEFORE_PERSON)):
+                widths.setdefault(len(w), []).append(_js_escape(w))
+            pre = "|".join(f"(?<={'|'.join(ws)})" for _, ws in sorted(widths.items()))
+            post = "|".join(_js_escape(w) for w in sorted(set(AFTER_PERSON), key=len, reverse=True))
+            # a title after a name is that person's (凯尔希医生又…): not her, without a marker
+            lone = "(?<![\\u4e00-\\u9fff])" if rules.is_title(name) else ""
+            return f"/(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
+        return f"/{head}{esc}{tail}/"
+
+    @staticmethod
+    def _confirmed(name: str) -> bool:
+        """A name that is itself a common word is keyed only next to what marks a person
+        (:data:`BEFORE_PERSON`, :data:`AFTER_PERSON`), since no lookaround tells the word from
+        her: a word of two or more characters (初雪 the first snow, 暴雨, 真理), or a single
+        character that is a word on its own (空的瓶子, 这座山, 红的那个). A single character
+        the names layer accepts bare (signal 9: rare on its own, or a surname: 夕, 黍, 陈)
+        has lookarounds only."""
+        if len(name) > 1:
+            return rules.classify(name) == "risky"
+        return not rules.bare_ok(name) or rules.is_title(name)
 
     def topic_unsafe(self, topic: str) -> str:
         """Why a place or event name (one of ``topics``) cannot key a memory entry: too short,
         a dictionary word, inside one, or inside a person's name; "" when it can. Memory
-        entries get no confirmations: a topic that is unsafe is left out."""
+        entries get no lookarounds: a topic that is unsafe is left out."""
         t = topic_key(topic)
         if len(t) < 2 or (is_latin(t) and len(t) < MIN_LATIN):
             return "too short"
@@ -261,43 +315,6 @@ class KeyMaker:
             return f"inside the name {inside}"
         return ""
 
-    # -- confirmations -------------------------------------------------------------------------
-    @staticmethod
-    def _forms(name: str) -> list[tuple[str, str]]:
-        """Candidate confirmations of ``name``: (form, "before"|"after"|"both") — which side
-        of the name the added text is on."""
-        out = [(name + h, "after") for h in rules.HONORIFIC_SUFFIXES]
-        out += [(p + name, "before") for p in rules.ADDRESS_PREFIXES]
-        out += [(p + name, "before") for p in rules.PERSON_PRECEDERS_STRONG]
-        out += [(f"{name}的{n}", "after") for n in rules.PERSON_NOUNS]
-        if len(name) > 1:
-            out += [(name + s, "after") for s in rules.SUBJECT_FOLLOWERS]
-        return [(fold(f), side) for f, side in out]
-
-    def confirmations(self, name: str) -> list[str]:
-        """The confirmations of an unsafe ``name`` that survive the checks of the module doc."""
-        hosts = self._hosts.get(name, _Hosts())
-        longer_names = self._others_containing(name)
-        starts_other = any(n.startswith(name) for n in longer_names)
-        ends_other = any(n.endswith(name) for n in longer_names)
-        out = []
-        for form, side in self._forms(name):
-            if side == "before" and (starts_other or (
-                hosts.starts[1] and not form.startswith(("@", "＠"))
-            )):  # fmt: skip
-                continue
-            if side == "after" and (
-                ends_other or hosts.ends[1] >= AFTER_WORD_FREQ or rules.is_title(name)
-            ):
-                continue
-            fh = self._form_hosts.get(form)
-            if fh is not None and fh.inside[1]:
-                continue
-            if any(form in n for n in longer_names):
-                continue
-            out.append(form)
-        return out
-
     # -- one person ----------------------------------------------------------------------------
     def keys(self, person_id: str) -> KeySet:
         hit = self._sets.get(person_id)
@@ -306,28 +323,15 @@ class KeyMaker:
         p = self.people[person_id]
         names = [fold(n) for n in p.names if n and not n.startswith(SKIP_PREFIX)]
         names = list(dict.fromkeys(names))
-        safe = [n for n in names if not self._unsafe.get(n, "")]
         unsafe = {n: self._unsafe[n] for n in names if self._unsafe.get(n, "")}
-        ks = KeySet(person_id, safe + list(unsafe), unsafe=unsafe)
-        ks.whole_words = any(is_latin(n) for n in names)
-        if unsafe and p.operator and all(n in self._bare for n in unsafe):
-            ks.logic = NOT_ANY  # 夕 unless 夕阳/七夕/除夕…: the names layer's blocking words
-            blockers = [w for n in unsafe for w in self._hosts[n].words]
-            blockers += [m for n in unsafe for m in self._others_containing(n)]
-            ks.secondary = _minimal(set(blockers) - set(names))
-        elif unsafe:
-            confirms: list[str] = []
-            for n in unsafe:
-                # a person of the story who is not an operator is confirmed only when her
-                # name is not itself a word (桑尼 yes, 主教/奶奶 no: nobody in particular)
-                word = rules.classify(n) == "risky"
-                c = self.confirmations(n) if p.operator or not word else []
-                if not c:
-                    ks.unreachable.append(n)
-                confirms += c
-            ks.secondary = list(dict.fromkeys(safe + confirms))
-            if ks.whole_words:  # a confirmation touching ASCII: the bare name would not match
-                ks.keys += [c for c in confirms if c not in ks.keys and _touches_ascii(c, unsafe)]
+        ks = KeySet(person_id, [n for n in names if n not in unsafe], unsafe=unsafe)
+        for n in unsafe:
+            # a person of the story who is not an operator and whose name is a word is
+            # nobody in particular (主教, 奶奶): no key
+            if not p.operator and not is_latin(n) and rules.classify(n) == "risky":
+                ks.unreachable.append(n)
+            else:
+                ks.keys.append(self.regex_key(n))
         self._sets[person_id] = ks
         return ks
 
@@ -335,26 +339,81 @@ class KeyMaker:
         return {pid: self.keys(pid) for pid in self.people}
 
 
-def _hosts_inside(h: _Hosts | None) -> bool:
-    return h is not None and h.inside[1] > 0
+DIGITS = "0-9０-９"
+SHAPES = "型形字号键"
+"""After a Latin name of one or two letters, these make it a letter (W型, V字领)."""
+DEGREE = (
+    "很",
+    "太",
+    "更",
+    "最",
+    "挺",
+    "好",
+    "真",
+    "超",
+    "不",
+    "没",
+    "非常",
+    "比较",
+    "特别",
+    "有点",
+)
+"""Before a single-character name, a degree word makes it an adjective (很红, 不空, 太黑)."""
+BEFORE_PERSON: tuple[str, ...] = (
+    *rules.ADDRESS_PREFIXES, *rules.PERSON_PRECEDERS_STRONG, *rules.GAME_CUES, "我家", "我们家",
+)  # fmt: skip
+"""What before a name that is a word marks a person: @, a verb whose object is a person (和,
+陪, 告诉), a word of the game (抽到, 练了)."""
+AFTER_PERSON: tuple[str, ...] = (
+    *rules.HONORIFIC_SUFFIXES, *rules.SUBJECT_FOLLOWERS, *rules.GAME_CUES,
+    *(f"的{n}" for n in rules.PERSON_NOUNS), *(f"的{w}" for w in rules.GAME_CUES), "，你", ",你",
+)  # fmt: skip
+"""What after it does: a title (姐, 小姐), a verb a person does (说, 最近, 喝), a word of the
+game (精二, 技能, 的皮肤), 的 and a person noun (的妹妹), a call (初雪，你…)."""
+"""Before a single-character name, a digit makes it a count or a date (3年, 7号)."""
 
 
-def _minimal(words: Iterable[str]) -> list[str]:
-    """``words`` without those that contain another of them (陈列室 goes when 陈列 stays): a
-    blocking word already blocks every longer word around it. Shortest first."""
-    kept: list[str] = []
-    for w in sorted(set(words), key=lambda x: (len(x), x)):
-        if not any(k in w for k in kept):
-            kept.append(w)
-    return kept
+def _js_escape(text: str) -> str:
+    """``text`` literal in a JavaScript (and Python) pattern, ``/`` escaped for
+    SillyTavern's ``/pattern/`` form."""
+    return re.sub(r"[\\^$.*+?()[\]{}|/-]", lambda m: "\\" + m.group(), text)
 
 
-def _bare(name: str) -> bool:
-    """A single character the names layer accepts as a name wherever its blocking words do
-    not claim it (signal 9 of :mod:`arklore.names.rules`: 夕, 黍, 陈 …), titles excepted."""
-    return (
-        len(name) == 1 and not is_latin(name) and rules.bare_ok(name) and not rules.is_title(name)
-    )
+OVERLAP_FREQ = 5000
+"""A word this common that ends with the start of a name (可能 / 能天使) runs into it:
+这项目可能天使轮 is no 能天使. Rarer words are left to chance."""
+
+
+@cache
+def _common_edges() -> dict[str, set[str]]:
+    """For every proper end of a common word, what comes before it (可能: 能 -> {可})."""
+    ends: dict[str, set[str]] = {}
+    for w, f in _words():
+        if f >= OVERLAP_FREQ:
+            for k in range(1, len(w)):
+                ends.setdefault(w[k:], set()).add(w[:k])
+    return ends
+
+
+def _overlaps(name: str) -> tuple[set[str], set[str]]:
+    """What a common word puts before ``name`` when it ends with its start
+    (:data:`OVERLAP_FREQ`). Not after it: a word that starts with its end is most often what
+    she does (崖心想…, 崖心里…), and blocking it would lose her."""
+    ends = _common_edges()
+    return {a for k in range(1, len(name)) for a in ends.get(name[:k], ())}, set()
+
+
+def _containing(names: Sequence[str], texts: Sequence[str]) -> dict[str, list[str]]:
+    """name -> the ``texts`` (longer) that hold it, sorted (one automaton pass)."""
+    if not names or not texts:
+        return {}
+    auto = _automaton(names)
+    out: dict[str, list[str]] = {}
+    for text in sorted(texts):
+        for _end, k in auto.iter(text):
+            if len(text) > len(k):
+                out.setdefault(k, []).append(text)
+    return out
 
 
 def _containers(names: Sequence[str]) -> dict[str, list[str]]:
@@ -381,18 +440,6 @@ def _first_container(keys: Sequence[str], texts: Sequence[str]) -> dict[str, str
             if len(text) > len(k):
                 out.setdefault(k, text)
     return out
-
-
-def _touches_ascii(form: str, names: Mapping[str, str]) -> bool:
-    for n in names:
-        i = form.find(n)
-        if i < 0:
-            continue
-        before = form[i - 1] if i > 0 else ""
-        after = form[i + len(n)] if i + len(n) < len(form) else ""
-        if (before and is_latin(before)) or (after and is_latin(after)):
-            return True
-    return False
 
 
 __all__ = [
