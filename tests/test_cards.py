@@ -295,3 +295,16 @@ def test_lint_reports_a_key_that_fires_on_a_message_not_about_her() -> None:
     rep = lint(entries, records, lambda x: x)
     assert [(f.label, f.key) for f in rep.false] == [("初雪 (plain)", "初雪")]
     assert rep.fires == 3 and rep.reached == 2 and rep.mentioned == 2
+
+
+def test_her_own_book_keys_her_people_by_what_she_calls_them(exported: Path) -> None:
+    """In 银灰's card, 妹妹 means 初雪 and 崖心 (his relations say so): a word of kinship keys
+    them when it is his (你的两个妹妹), never somebody else's (我妹妹, 她是银灰的妹妹) nor how two
+    others are related (年和夕是姐妹)."""
+    card = json.loads((exported / "银灰.json").read_text(encoding="utf-8"))["data"]
+    book = {e["comment"]: e for e in card["character_book"]["entries"]}
+    for sister in ("银灰→初雪（近亲）", "银灰→崖心（近亲）"):
+        match = _match(book[sister])
+        assert fires(match, "你的两个妹妹最近还好吗")
+        for other in ("我妹妹在上学", "她是银灰的妹妹吗", "年和夕是姐妹吗", "小姐姐你好"):
+            assert not fires(match, other), (sister, other)

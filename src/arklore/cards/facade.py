@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,14 @@ from arklore.cards.card import (
     assemble,
     relation_entry,
 )
-from arklore.cards.keys import KeyMaker, Person, people_from_table, topic_key
+from arklore.cards.keys import (
+    KeyMaker,
+    Person,
+    kin_key,
+    nickname_ok,
+    people_from_table,
+    topic_key,
+)
 from arklore.cards.lint import LintEntry, LintReport, Matchable, lint
 from arklore.cards.spec import V3_SPEC, BookEntry, card_chunks, dumps, world_info
 from arklore.chat.facade import ChatFacade
@@ -52,7 +59,9 @@ from arklore.graph.facade import GraphFacade
 from arklore.graph.strength import WORTH_DESCRIBING
 from arklore.names.evaluation import load_eval_set
 from arklore.names.facade import NamesFacade
+from arklore.profiles.charfile import SPEECH as SPEECH_SECTION
 from arklore.profiles.facade import ProfilesFacade
+from arklore.profiles.speech import called_forms
 from arklore.rag.docs import ANCHOR_K
 from arklore.rag.facade import RagFacade
 
@@ -146,13 +155,23 @@ class CardsFacade:
         for p in people_from_table(self.names.aliases()):
             node = (graph.resolve(p.id) if graph is not None else None) or p.id
             prev = out.get(node)
-            names = p.names if prev is None else tuple(sorted({*prev.names, *p.names}))
-            out[node] = Person(node, names, True)
+            names = {*p.names, *self.nicknames(p.id)}
+            out[node] = Person(node, tuple(sorted(names | set(prev.names if prev else ()))), True)
         if graph is not None:
             for nid, gnode in sorted(graph.nodes.items()):
                 if nid not in out and gnode.kind != "operator" and gnode.name != DOCTOR:
                     out[nid] = Person(nid, (gnode.name,), False)
         return list(out.values())
+
+    def nicknames(self, char_id: str) -> list[str]:
+        """What the story's others call her (her profile's ``## 说话方式``: 陈sir, 小玫, 丽兹),
+        as names a key may use (:func:`~arklore.cards.keys.nickname_ok`)."""
+        try:
+            sections = self.profiles.persona(char_id).sections
+        except ArkloreError:
+            return []
+        found = [called_forms(s.text) for s in sections if s.title == SPEECH_SECTION]
+        return [f for forms in found for f in forms if nickname_ok(f)]
 
     def keymaker(self) -> KeyMaker:
         """The key rules for this workspace's people and stage titles (built once: it scans
@@ -162,7 +181,10 @@ class CardsFacade:
         return self._keys
 
     # -- one card ----------------------------------------------------------------------------
-    def _relations(self, cid: str, notes: list[str]) -> list[RelationInput]:
+    def _relations(self, cid: str, notes: list[str], *, kin: bool = False) -> list[RelationInput]:
+        """Her relation entries' inputs; ``kin``: also keyed by the kinship and role words
+        that mean each person for her (her own card's book only: a word like 妹妹 names her
+        people only in a chat with her)."""
         p = self.profiles.persona(cid)
         if not p.relation_context:  # her persona's tier decision
             notes.append(
@@ -179,14 +201,18 @@ class CardsFacade:
         chosen = chosen[:MAX_RELATIONS]
         rels = self.rag.service().get_all_relationships_for(node, [e.target for e in chosen])
         km = self.keymaker()
+        kin_of = self.graph.kin_words(cid) if kin else {}  # 舅舅, 你的两个妹妹: who for her
         out = []
         for r in rels:
             if r.target_id not in km.people:
                 continue
+            ks = km.keys(r.target_id)
+            words = [kin_key(w, t) for w, t in kin_of.get(r.target_id, ())]
+            if words:
+                ks = replace(ks, keys=list(dict.fromkeys([*ks.keys, *words])))
             out.append(
                 RelationInput(r.target_id, r.target_name, r.predicate, r.strength, r.text,
-                              r.source, r.doc_id, list(r.evidence_line_ids),
-                              km.keys(r.target_id))
+                              r.source, r.doc_id, list(r.evidence_line_ids), ks)
             )  # fmt: skip
         return out
 
@@ -242,7 +268,7 @@ class CardsFacade:
             greeting=self.profiles.greeting(cid),
             exemplars=exemplars,
             voices=self.profiles.voice_lines(cid),
-            relations=self._relations(cid, notes),
+            relations=self._relations(cid, notes, kin=True),
             memories=self._memories(cid, notes),
             notes=notes,
             version=__version__,

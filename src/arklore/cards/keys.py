@@ -44,6 +44,7 @@ from functools import cache
 import ahocorasick
 
 from arklore.cards.lint import AND_ANY
+from arklore.core.kinship import BLOCKERS, OWNERS_OTHER, OWNERS_YOURS, Term, is_term_word
 from arklore.names import rules
 from arklore.names.aliases import AliasTable, fold
 
@@ -160,6 +161,53 @@ def word_hosts(keys: Iterable[str], collect: Iterable[str] = ()) -> dict[str, _H
             if end == len(word) - 1 and f > h.ends[1]:
                 h.ends = (word, f)
     return out
+
+
+_FUNCTION_CHARS = frozenset("的了是好对行嗯吗呢吧啊呀哦嘛就都也还")
+_PARTICLES = "啊呀呢吧哦嘛哇啦"
+
+
+def nickname_ok(form: str) -> bool:
+    """Whether a form the story's others call her by (陈sir, 小玫, 丽兹) may key her: not a
+    kinship or role word (队长, 姐姐), a title alone (小姐, 先生), a common word (鲨鱼, 小家伙),
+    a reply (好的) or a call with its particle (芙蓉啊), or a single character: those say
+    nobody's name."""
+    f = fold(form)
+    return (
+        len(f) > 1
+        and not set(f) <= _FUNCTION_CHARS  # 好的, 是的: a reply the speech rule took for a call
+        and not f.endswith(tuple(_PARTICLES))  # 芙蓉啊
+        and not is_term_word(form)
+        and form not in rules.HONORIFIC_SUFFIXES
+        and rules.classify(f) != "risky"
+    )
+
+
+def kin_key(word: str, term: Term) -> str:
+    """A kinship or role word (妹妹, 舅舅, 哥) as the key of the person it means in a chat with
+    her, with the kinship rule of a message (:func:`arklore.core.kinship.find_terms`): never
+    right after 我/他/她 (somebody else's), a one-character word or one that alone means the
+    speaker's own (家人, 搭档) only right after 你/您 (你哥, 你的搭档), and not where a blocker
+    holds it (小姐姐 is no 姐姐)."""
+    esc = _js_escape(word)
+    blocked = {b[: -k] for b in BLOCKERS for k in range(1, len(word) + 1)
+               if len(b) > k and b.endswith(word[:k])}  # fmt: skip
+    blocked |= {b[: b.find(word)] for b in BLOCKERS if word in b and b.find(word) > 0}
+    if len(word) == 1 or term.owned:
+        yours = _by_width(OWNERS_YOURS)
+        return f"/(?:{'|'.join(f'(?<={alts})' for alts in yours)}){esc}/"
+    other = [f"(?<!{alts})" for alts in _by_width([*OWNERS_OTHER, *blocked])]
+    # after 的 it is somebody's (银灰的妹妹), unless the 的 is 你的/您的
+    return f"/{''.join(other)}(?<![^你您们]的){esc}/"
+
+
+def _by_width(words: Iterable[str]) -> list[str]:
+    """``words`` as alternations of one width each (Python's ``re`` takes only fixed-width
+    lookbehinds), shortest first."""
+    widths: dict[int, list[str]] = {}
+    for w in sorted(set(words)):
+        widths.setdefault(len(w), []).append(_js_escape(w))
+    return ["|".join(ws) for _, ws in sorted(widths.items())]
 
 
 def people_from_table(table: AliasTable) -> list[Person]:
@@ -448,6 +496,8 @@ __all__ = [
     "KeySet",
     "Person",
     "is_latin",
+    "kin_key",
+    "nickname_ok",
     "people_from_table",
     "topic_key",
     "word_hosts",

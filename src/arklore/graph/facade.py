@@ -30,6 +30,7 @@ from arklore.core.errors import (
     UnknownNameError,
     UnknownOperatorError,
 )
+from arklore.core.kinship import Term
 from arklore.corpus.anchors import Citation
 from arklore.corpus.store import Store
 from arklore.graph import curate, story
@@ -43,7 +44,7 @@ from arklore.graph.interaction import load_spoken
 from arklore.graph.io import FORMATS_READ, load_graph, loads_graph, save_graph
 from arklore.graph.matrix import default_matrix_path, load_matrix
 from arklore.graph.model import GRAPH_FORMAT, Edge, RelationGraph
-from arklore.graph.named import Span, named_spans, spans_from_mentions
+from arklore.graph.named import Span, kin_words, named_spans, spans_from_mentions
 from arklore.graph.people import People
 from arklore.names.facade import NamesFacade
 
@@ -402,6 +403,15 @@ class GraphFacade:
         node = graph.resolve(char_id) if graph is not None else None
         ops = spans_from_mentions(self.names.find_mentions)(text)
         return named_spans(graph, node, self.names.family(char_id), text, ops)
+
+    def kin_words(self, char_id: str) -> dict[str, list[tuple[str, Term]]]:
+        """Her people (graph node ids) and the kinship and role words that mean each for her
+        (:func:`arklore.graph.named.kin_words`): what a lorebook keys for a chat with her."""
+        graph = self.current_or_none()
+        node = graph.resolve(char_id) if graph is not None else None
+        if graph is None or node is None:
+            return {}
+        return kin_words(graph, node)
 
     # -- citations ---------------------------------------------------------------------------
     def citations(self, matrices: Sequence[Path], notes: list[str]) -> Iterator[Citation]:

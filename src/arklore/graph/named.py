@@ -40,6 +40,7 @@ from typing import Any
 from arklore.core.kinship import (
     BY_NAME,
     KIN_PREDICATES,
+    TERMS,
     Term,
     clause_before,
     description_terms,
@@ -232,6 +233,26 @@ def kin_people(graph: RelationGraph, node: str, term: Term) -> list[str]:
     order = {e.target: i for i, e in enumerate(graph.anchors(node))}
     found = list(dict.fromkeys(h for h in hits if h != node))
     return sorted(found, key=lambda n: (order.get(n, len(order)), found.index(n)))
+
+
+PAIR_TERMS = frozenset({"兄弟姐妹"})
+"""Terms whose words mostly say how two others are related (年和夕是姐妹, 重岳和年是兄妹): a
+lorebook cannot tell that from a word about her people, so it keys none of them."""
+
+
+def kin_words(graph: RelationGraph, node: str) -> dict[str, list[tuple[str, Term]]]:
+    """For each person of hers, the kinship and role words a message says for that person
+    (:func:`kin_people` for every term a message may use: 陈's 舅舅 -> 魏彦吾; 银灰's 妹妹 ->
+    初雪 and 崖心), each with its term (whose rules say where the word counts as hers)."""
+    out: dict[str, list[tuple[str, Term]]] = {}
+    for term in TERMS:
+        if not term.said or term.name in PAIR_TERMS:
+            continue
+        people = [p for p in kin_people(graph, node, term) if p != DOCTOR_ID]
+        for word in dict.fromkeys((*(f for f in term.forms if len(f) > 1), *term.words)):
+            for p in people:
+                out.setdefault(p, []).append((word, term))
+    return out
 
 
 def _labelled(e: Edge) -> bool:

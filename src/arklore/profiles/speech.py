@@ -192,6 +192,19 @@ def parse_fact_line(line: str) -> tuple[str, list[str]] | None:
     return m.group("text").strip(), src
 
 
+_CALLED_FORM = re.compile(r"「([^」]+)」")
+
+
+def called_forms(section: str) -> list[str]:
+    """The forms the others call her by, read back from a ``## 说话方式`` body (the fact
+    :func:`called_fact` writes: 别人叫陈「陈长官」（…）、「陈sir」（…）), most frequent first."""
+    for line in section.split("\n"):
+        fact = parse_fact_line(line)
+        if fact is not None and fact[0].startswith("别人叫"):
+            return _CALLED_FORM.findall(fact[0])
+    return []
+
+
 def render_section(facts: Sequence[Fact]) -> str:
     """The body of ``## 说话方式``: one bullet per fact, in :data:`KINDS` order."""
     order = {k: i for i, k in enumerate(KINDS)}
