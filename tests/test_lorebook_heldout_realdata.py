@@ -3,10 +3,16 @@ messages written for this measure, never used to pick a key), under SillyTavern'
 rule (tests/support/sillytavern.py) and the lint's emulation of it: every person of the real
 inventory and graph keyed as the export keys her, each message scanned as ``User: message``.
 
-Prints the false triggers (a share of all firings) and the reach (people mentioned whose entry
-fires). The issue's targets are 1% and 95%; the floors below hold what the rule reaches today
-(5.9% and 75%: names that are common words, fan nicknames the data does not know, and
-kinship words, which only a chat with her can resolve), so a change that loses ground fails.
+Two modes, as the issue measures them: **keys only** (every person's keys on every message)
+and **in a chat with her** (the messages written to an operator, ``chat_with``: her card's
+relation entries, keyed by her people's names and by the kinship words that mean them for
+her). Each prints the false triggers (a share of all firings) and the reach (people mentioned
+whose entry fires). The set labels operators only, so the chat mode judges her entries for
+operators. The issue's targets are 1% and 95%; the floors below hold what the rule reaches
+today (keys only 5.8% and 76%: names that are common words, fan nicknames the data does not
+know, kinship words, which only a chat with her resolves; in a chat 9.6% and 92%, four of the
+seven false being 夕's other sisters 令 and 黍 for 你姐, whom the set cannot label), so a
+change that loses ground fails.
 """
 
 from __future__ import annotations
@@ -24,14 +30,14 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-MAX_FALSE = 0.07
-MIN_REACH = 0.74
+MAX_FALSE, MIN_REACH = 0.065, 0.75
+CHAT_MAX_FALSE, CHAT_MIN_REACH = 0.10, 0.90
 
 
 @pytest.fixture(scope="module")
 def ws(real_workspace: Any, real_graph_built: Any) -> Any:
     s = real_workspace.settings
-    w = make_workspace(s.home, s.gamedata, s.astr, embedder="hash")
+    w = make_workspace(s.home, s.gamedata, s.astr, embedder="hash", tier_c_relations=True)
     yield w
     w.close()
 
@@ -61,3 +67,32 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Callable[[str], Non
     _, by_st = Rules(sillytavern_root(), scans=[Scan(book, [t], 1) for t in texts]).run()
     for text, st in zip(texts, by_st, strict=True):
         assert set(st) == {e.person for e in entries if fires(e.match, text)}, text
+
+
+def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Callable[[str], None]) -> None:
+    records = [r for r in _records() if r.get("chat_with")]
+    books: dict[str, list[tuple[str, Matchable]]] = {}
+    fired = false = mentioned = reached = 0
+    for r in records:
+        her = r["chat_with"]
+        if her not in books:
+            entries = ws.cards.card(her).card["data"]["character_book"]["entries"]
+            books[her] = [
+                (meta["person"], Matchable.from_book_entry(e))
+                for e in entries
+                if (meta := e["extensions"]["arklore"]).get("kind") == "relation"
+                and not meta["person"].startswith("npc:")
+            ]
+        there = {ws.cards._person_of(m["id"]) for m in r["mentions"]}
+        keyed = {p for p, _ in books[her]}
+        got = {p for p, m in books[her] if fires(m, r["text"])}
+        fired += len(got)
+        false += len(got - there)
+        mentioned += len(there & keyed)
+        reached += len(there & keyed & got)
+    metrics(
+        f"lorebook in a chat with her: {len(records)} messages to {len(books)} operators, "
+        f"{fired} firings, {false} false ({false / fired:.1%}); fires for {reached}/{mentioned} "
+        f"of her people mentioned ({reached / mentioned:.0%}) [held-out lorebook_eval.jsonl]"
+    )
+    assert false / fired <= CHAT_MAX_FALSE and reached / mentioned >= CHAT_MIN_REACH

@@ -249,7 +249,7 @@ def kin_words(graph: RelationGraph, node: str) -> dict[str, list[tuple[str, Term
         if not term.said or term.name in PAIR_TERMS:
             continue
         people = [p for p in kin_people(graph, node, term) if p != DOCTOR_ID]
-        for word in dict.fromkeys((*(f for f in term.forms if len(f) > 1), *term.words)):
+        for word in dict.fromkeys((*term.forms, *term.words)):
             for p in people:
                 out.setdefault(p, []).append((word, term))
     return out
