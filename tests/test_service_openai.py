@@ -26,7 +26,7 @@ import pytest
 from fastapi.testclient import TestClient
 from openai.types.chat import ChatCompletionMessageParam
 from support.llm_stub import TEST_KEY, Recorded, Reply, StubServer
-from support.service_world import kb_settings, make_kb
+from support.service_world import kb_settings, kb_workspace, make_kb
 from support.sisters_world import (
     AMIYA,
     AMIYA_GUARD,
@@ -852,3 +852,49 @@ def test_alternate_forms_are_models_by_readable_names(tmp_path: Path, llm_stub: 
             )  # fmt: skip
             assert r.headers["x-arklore-operator"] == AMIYA_GUARD
     assert len(llm_stub.calls("近卫")) == 2
+
+
+DOSSIER = (
+    "银灰年轻时曾离开雪山，在外游历多年，学会了与各方势力打交道的方法。回到故乡后，他把这些经验"
+    "都用在了家族的事务上，很少向旁人提起那段日子。他的妹妹们只知道他回来时带着一身的伤。"
+)  # invented: longer than the small-talk opening of a 档案资料 paragraph
+
+
+def test_the_steady_knowledge_does_not_change_with_small_talk(tmp_path: Path) -> None:
+    """Small talk gets a 档案资料 paragraph by its opening, a question gets it whole; a steady
+    turn (the cache layout's) gets it whole either way, so the prompt's start stays put."""
+    home = make_sisters_kb(tmp_path / "home")
+    profile = (home / "chars" / f"{SILVERASH}.char").read_text(encoding="utf-8")
+    profile = profile.replace("- 种族：菲林", f"- 种族：菲林\n- 档案资料一：{DOSSIER}")
+    (home / "chars" / f"{SILVERASH}.char").write_text(profile, encoding="utf-8")
+    ws = kb_workspace(home)
+    try:
+
+        def persona(message: str, steady: bool) -> str:
+            return ws.chat.turn("银灰", message, steady=steady).block("persona").text
+
+        assert DOSSIER in persona(QUESTION, steady=False)
+        assert DOSSIER not in persona("你好。", steady=False)  # small talk: its opening
+        assert persona("你好。", steady=True) == persona(QUESTION, steady=True)
+        assert DOSSIER in persona("你好。", steady=True)
+    finally:
+        ws.close()
+
+
+def test_no_body_is_a_500(base: str, llm_stub: StubServer) -> None:
+    """Bytes that are not UTF-8, and a forwarded message nested as deep as JSON parsing
+    allows: a 400 or an answer, never a 500 or a traceback."""
+    nested = "[" * 900 + "]" * 900
+    deep = [{"role": "system", "content": "@"}, {"role": "user", "content": "深处"}]
+    deep_body = orjson.dumps({"model": "银灰", "messages": deep}).replace(b'"@"', nested.encode())
+    bodies = [b"\xff\xfe\x00", b'{"model":"\xff","messages":[]}', deep_body]
+    statuses = []
+    for raw in bodies:
+        r = httpx.post(base + "/v1//chat/completions", content=raw, timeout=10,
+                       headers={"Authorization": f"Bearer {CLIENT_KEY}",
+                                "Content-Type": "application/json"})  # fmt: skip
+        assert "Traceback" not in r.text and set(r.json()) <= {"error", "id", "object",
+                                                               "created", "model", "choices",
+                                                               "usage"}  # fmt: skip
+        statuses.append(r.status_code)
+    assert statuses == [400, 400, 200]

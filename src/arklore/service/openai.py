@@ -60,6 +60,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response, StreamingResponse
 
 from arklore.chat import layout
@@ -194,6 +195,9 @@ def to_openai_error(exc: Exception, request: Request) -> OpenAIError:
     if isinstance(exc, BodyTooLarge):  # a streamed body passed the limit while it was read
         return OpenAIError(413, str(exc.detail), "invalid_request_error", "body_too_large",
                            headers={"connection": "close"})  # fmt: skip
+    if isinstance(exc, StarletteHTTPException):  # FastAPI's own: a body it could not parse
+        return OpenAIError(exc.status_code, str(exc.detail), _type_for(exc.status_code),
+                           "invalid_request" if exc.status_code < 500 else "http_error")  # fmt: skip
     if isinstance(exc, ArkloreError):
         err = arklore_error(exc)
         if err.status >= 500:
@@ -434,13 +438,19 @@ def check_messages(messages: Sequence[dict[str, Any]], limit: int) -> tuple[int,
 
 
 def _forwarded_text(content: Any) -> str:
-    """Every string a forwarded message's content holds (parts and their fields too)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list | dict):
-        values = content.values() if isinstance(content, dict) else content
-        return "".join(_forwarded_text(v) for v in values)
-    return ""
+    """Every string a forwarded message's content holds (parts and their fields too; walked
+    without recursion, however deep a client nests it)."""
+    out: list[str] = []
+    todo = [content]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            todo += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            todo += item
+    return "".join(out)
 
 
 def check_participants(st: ServiceState, model: str, participants: Sequence[str]) -> None:
