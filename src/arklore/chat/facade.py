@@ -184,17 +184,8 @@ class ChatFacade:
         opening = preamble(sp, present)
         system = "\n\n".join([opening] + [b.text for b in blocks if b.text])
         timings["total"] = _ms(t0)
-        return Turn(
-            sp.char_id,
-            sp.name,
-            message,
-            [p.char_id for p in present],
-            blocks,
-            system,
-            self.layers.counter(system),
-            timings,
-            opening,
-        )
+        return Turn(sp.char_id, sp.name, message, [p.char_id for p in present], blocks, system,
+                    self.layers.counter(system), timings, opening)  # fmt: skip
 
     # -- one block, for the callers that want only it ------------------------------------------
     def persona(
