@@ -185,7 +185,7 @@ def _sent(line: str, known: str, nickname: str) -> bool:
 
 
 def _holds(known: str, fact: str, nickname: str) -> bool:
-    pieces = [p for p in fact.split(nickname)] if nickname else [fact]
+    pieces = fact.split(nickname) if nickname else [fact]
     if len(pieces) == 1:
         return fact in known
     at = 0
