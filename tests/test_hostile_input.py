@@ -195,7 +195,10 @@ def test_a_bad_string_anywhere_in_a_json_body_is_a_400(
     path = data.draw(st.sampled_from(sorted(BODIES)))
     body = BODIES[path]
     at = data.draw(st.sampled_from(list(_strings(body))))
-    sent = _replace(body, at, data.draw(bad_text()))
+    # a message the chat completions only forward (the card) may hold control characters:
+    # there only text that is not Unicode is refused (tests/test_service_openai.py)
+    forwarded = path == "/v1/chat/completions" and at == ("messages", 0, "content")
+    sent = _replace(body, at, data.draw(bad_text(surrogates) if forwarded else bad_text()))
     raw = json.dumps(sent, ensure_ascii=True)  # "\ud800" escapes, as any JSON client sends
     method = "PUT" if "persona" in path else "POST"
     r = client.request(method, _fill(path, {}), content=raw.encode(), headers={

@@ -6,6 +6,7 @@ a client that hangs up cancelling the upstream request, and the client keys."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import socket
@@ -24,20 +25,28 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 from openai.types.chat import ChatCompletionMessageParam
-from support.llm_stub import TEST_KEY, Reply, StubServer
-from support.service_world import kb_settings
+from support.llm_stub import TEST_KEY, Recorded, Reply, StubServer
+from support.service_world import kb_settings, kb_workspace, make_kb
 from support.sisters_world import (
+    AMIYA,
+    AMIYA_GUARD,
+    AMIYA_MEDIC,
     CLIFFHEART,
     PRAMANIX,
+    SHALEM,
+    SHALEM2,
     SILVERASH,
     SILVERASH_ON_CLIFFHEART,
     SILVERASH_ON_PRAMANIX,
     SILVERASH_PROFILE_PERSONALITY,
+    make_forms_kb,
     make_sisters_kb,
 )
 
 import arklore
+from arklore.chat.layout import KNOWLEDGE_HEAD, MESSAGE_HEAD
 from arklore.core.errors import ConfigError
+from arklore.core.tokens import count_tokens
 from arklore.llm.ledger import CostLedger
 from arklore.llm.relay import RelayError
 from arklore.service.app import create_app
@@ -143,6 +152,12 @@ CLIENT_MESSAGES: list[ChatCompletionMessageParam] = [
 ]
 
 
+def asked(rec: Recorded) -> str:
+    """The client's own text of the last user message a request carried (the knowledge for
+    this message goes ahead of it)."""
+    return rec.last_user.rsplit(MESSAGE_HEAD + "\n", 1)[-1]
+
+
 def error_body(exc: openai.APIError) -> dict[str, Any]:
     """The OpenAI error object an SDK exception carries (the endpoint always sends one)."""
     assert isinstance(exc.body, dict), exc.body
@@ -151,18 +166,22 @@ def error_body(exc: openai.APIError) -> dict[str, Any]:
 
 def assert_reached_upstream(stub: StubServer, marker: str) -> dict[str, Any]:
     """The one request the endpoint received: the configured model, arklore's system prompt
-    holding 银灰's knowledge of 初雪 first, then the client's messages as sent, in order."""
+    with 银灰's steady knowledge first, the client's messages as sent, in order, and his
+    knowledge of 初雪 (this message's) ahead of the question in the last user message."""
     calls = stub.calls(marker)
     assert len(calls) == 1, "sent once: forwarded requests are not retried"
     sent = calls[0]
     body = sent.body
     assert body["model"] == UPSTREAM_MODEL
-    system = body["messages"][0]
+    system, *client, last = body["messages"]
     assert system["role"] == "system"
-    assert SILVERASH_ON_PRAMANIX in system["content"]  # his view of his sister
     assert SILVERASH_PROFILE_PERSONALITY in system["content"]  # his persona
     assert "干员银灰的身份" in system["content"]
-    assert body["messages"][1:] == CLIENT_MESSAGES  # the card kept, the history in order
+    assert SILVERASH_ON_PRAMANIX not in system["content"]
+    assert client == CLIENT_MESSAGES[:-1]  # the card kept, the history in order
+    assert last["role"] == "user" and last["content"].endswith(f"{MESSAGE_HEAD}\n{QUESTION}")
+    assert last["content"].startswith(KNOWLEDGE_HEAD)
+    assert SILVERASH_ON_PRAMANIX in last["content"]  # his view of his sister
     assert "participants" not in body and "l3_targets" not in body
     assert sent.headers["authorization"] == f"Bearer {TEST_KEY}"  # the owner's key upstream
     assert CLIENT_KEY.encode() not in sent.raw and CLIENT_KEY not in str(sent.headers)
@@ -255,9 +274,9 @@ def test_group_chat_through_participants(base: str, llm_stub: StubServer) -> Non
         model="银灰", messages=[{"role": "user", "content": "你们一起去吗？"}],
         extra_body={"participants": ["崖心"]},
     )  # fmt: skip
-    system = llm_stub.calls("一起")[0].body["messages"][0]["content"]
+    system, message = (m["content"] for m in llm_stub.calls("一起")[0].body["messages"])
     assert "这是一场群聊，在场的干员有：银灰、崖心" in system
-    assert f"银灰→崖心：{SILVERASH_ON_CLIFFHEART}" in system
+    assert f"银灰→崖心：{SILVERASH_ON_CLIFFHEART}" in message  # the group: this message's
 
 
 def test_content_parts_and_a_prefill_after_the_last_user_message(
@@ -276,7 +295,9 @@ def test_content_parts_and_a_prefill_after_the_last_user_message(
                    headers={"Authorization": f"Bearer {CLIENT_KEY}"}, timeout=10)  # fmt: skip
     assert r.status_code == 200, r.text
     sent = llm_stub.calls()[0].body["messages"]
-    assert sent[1:] == msgs
+    assert [sent[1], sent[3]] == [msgs[0], msgs[2]]
+    knowledge, *sent_parts = sent[2]["content"]  # the knowledge as a text part ahead of hers
+    assert sent_parts == parts and knowledge["text"].startswith(KNOWLEDGE_HEAD)
     assert split_messages(msgs) == ("初雪那边\n有雪崩吗？", [])  # what the turn was built on
     hist: list[dict[str, Any]] = [
         {"role": "user", "content": "在吗"}, {"role": "assistant", "content": "在。"}]  # fmt: skip
@@ -465,7 +486,7 @@ def test_a_client_hanging_up_mid_stream_cancels_the_upstream_request(
                 break  # the first chunk arrived: hang up
     assert wait_for(lambda: llm_stub.aborted, timeout=3.0), "the upstream request kept running"
     assert time.monotonic() - t0 < 3.0
-    assert [a.last_user for a in llm_stub.aborted] == ["讲个长篇"]
+    assert [asked(a) for a in llm_stub.aborted] == ["讲个长篇"]
 
 
 def test_a_client_giving_up_on_a_plain_request_cancels_it(base: str, llm_stub: StubServer) -> None:
@@ -475,7 +496,7 @@ def test_a_client_giving_up_on_a_plain_request_cancels_it(base: str, llm_stub: S
             model="银灰", messages=[{"role": "user", "content": "慢慢说"}]
         )
     assert wait_for(lambda: llm_stub.aborted, timeout=2.5), "the upstream request kept running"
-    assert [a.last_user for a in llm_stub.aborted] == ["慢慢说"]
+    assert [asked(a) for a in llm_stub.aborted] == ["慢慢说"]
 
 
 # -- keys ----------------------------------------------------------------------------------
@@ -582,3 +603,298 @@ def test_the_keys_are_secrets() -> None:
         Settings.from_env({"ARKLORE_API_KEYS": f"{CLIENT_KEY},short-secret"})
     assert "ARKLORE_API_KEYS" in exc.value.one_line() and "short-secret" not in exc.value.one_line()
     assert CLIENT_KEY not in exc.value.one_line()
+
+
+# -- tolerant: what SillyTavern sends --------------------------------------------------------
+def test_a_base_url_typed_with_a_trailing_slash_works(base: str, llm_stub: StubServer) -> None:
+    """SillyTavern's custom source appends ``/models`` to the URL as typed: ``/v1//models``."""
+    llm_stub.script("斜杠", Reply.text("在。"))
+    paths: list[bytes] = []
+    http = openai.DefaultHttpxClient(
+        event_hooks={"request": [lambda r: paths.append(r.url.raw_path)]}
+    )
+    c = openai.OpenAI(base_url=base + "/v1//", api_key=CLIENT_KEY, max_retries=0, http_client=http)
+    assert "银灰" in {m.id for m in c.models.list().data}
+    assert c.models.retrieve("银灰").id == "银灰"
+    r = c.chat.completions.create(model="银灰", messages=[{"role": "user", "content": "斜杠"}])
+    assert r.choices[0].message.content == "在。"
+    assert paths == [b"/v1//models", b"/v1//models/%E9%93%B6%E7%81%B0", b"/v1//chat/completions"]
+    assert httpx.get(base + "//healthz").status_code == 200  # every route, not one by one
+
+
+LONG = "山道上的雪一直没有停。" * 2000  # 22,000 characters: over the message limit of 8,000
+
+
+def test_a_long_history_and_card_are_forwarded_untouched(base: str, llm_stub: StubServer) -> None:
+    """Only the last user message is held to ARKLORE_MAX_MESSAGE_CHARS: the history and the
+    card are passed on whole, on this turn and on every later one."""
+    llm_stub.script("后来", Reply.text("嗯。"))
+    msgs: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": CARD + LONG},
+        {"role": "user", "content": LONG},
+        {"role": "assistant", "content": LONG},
+        {"role": "user", "content": "后来呢？"},
+    ]
+    r = sdk(base).chat.completions.create(model="银灰", messages=msgs)
+    assert r.choices[0].message.content == "嗯。"
+    sent = llm_stub.calls("后来")[0].body["messages"]
+    assert sent[1:4] == msgs[:3] and asked(llm_stub.calls("后来")[0]) == "后来呢？"
+    with pytest.raises(openai.APIStatusError) as exc:  # the message it answers: still limited
+        sdk(base).chat.completions.create(
+            model="银灰", messages=[*msgs[:3], {"role": "user", "content": LONG}]
+        )
+    assert exc.value.status_code == 413 and error_body(exc.value)["code"] == "message_too_long"
+    assert len(llm_stub.calls("后来")) == 1
+
+
+def test_a_control_character_in_a_forwarded_message_is_passed_on(
+    base: str, llm_stub: StubServer
+) -> None:
+    """A card's stray control character (a bell, an ANSI colour) is the app's business: it
+    reaches the model as sent. In the message arklore reads it is a 400, and so is a lone
+    surrogate anywhere (not text: it cannot be sent on); never a traceback."""
+    llm_stub.script("铃声", Reply.text("嗯。"))
+    odd = CARD + "\x07\x1b[0m\x00"
+    msgs: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": odd},
+        {"role": "assistant", "content": "\x0b早。"},
+        {"role": "user", "content": "铃声响了吗？"},
+    ]
+    assert sdk(base).chat.completions.create(model="银灰", messages=msgs).choices[0].message.content
+    sent = llm_stub.calls("铃声")[0].body["messages"]
+    assert sent[1] == msgs[0] and sent[2] == msgs[1]
+    for raw, at in (
+        (b'{"model":"x","messages":[{"role":"user","content":"\\u0007"}]}', "messages[0]"),
+        (b'{"model":"x","messages":[{"role":"system","content":"\\ud800"},'
+         b'{"role":"user","content":"hi"}]}', "messages[0].content"),
+        (b'{"model":"x","messages":[{"role":"user","content":[{"type":"text","text":"\\udfff"}]}'
+         b',{"role":"user","content":"hi"}]}', "messages[0].content"),
+    ):  # fmt: skip
+        r = httpx.post(base + "/v1/chat/completions", content=raw, timeout=10,
+                       headers={"Authorization": f"Bearer {CLIENT_KEY}",
+                                "Content-Type": "application/json"})  # fmt: skip
+        assert r.status_code == 400, r.text
+        err = r.json()["error"]
+        assert err["code"] == "bad_text" and at in err["message"], err
+        assert "Traceback" not in r.text
+    assert len(llm_stub.calls()) == 1
+
+
+def test_the_usage_chunk_is_passed_on_when_asked(base: str, llm_stub: StubServer) -> None:
+    llm_stub.script("用量", Reply.text("好的。"))
+    stream = sdk(base).chat.completions.create(
+        model="银灰", messages=[{"role": "user", "content": "用量多少"}], stream=True,
+        stream_options={"include_usage": True},
+    )  # fmt: skip
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "好的。"
+    last = chunks[-1]
+    assert last.choices == [] and last.usage is not None
+    assert (last.usage.prompt_tokens, last.usage.completion_tokens) == (100, 10)
+    assert all(c.usage is None for c in chunks[:-1])
+
+
+# -- cache-friendly: the prompt's start stays the same -----------------------------------------
+SETTING = (
+    "You are playing a character in an ongoing role-play. Stay in character, keep replies "
+    "short, never speak for the user, and describe actions in parentheses.",
+    "罗德岛的舰桥上灯光很暗，值夜班的干员轮流在走廊里巡视，窗外的荒原一直延伸到地平线。",
+    "这段故事发生在一次长途航行中，舰上补给充足，但大家都在等待下一次靠岸的消息。",
+    "她习惯在清晨整理桌上的文件，把需要签字的部分用红色的夹子夹好，再放到博士的门口。",
+    "回答时请保持她一贯的语气，不要突然改变话题，也不要一次说出太多设定。",
+    "如果对方提到过去的事情，她会先想一想，再用简短的话回答，不会长篇大论。",
+)
+"""Invented card and main-prompt text, cycled to the size of a SillyTavern prompt."""
+
+
+def card_prompt(chars: int = 4000) -> str:
+    """A client system message of ``chars`` characters (~2,300 tokens): what a card with its
+    description, scenario and examples, the app's main prompt and a few World Info entries
+    weigh in SillyTavern."""
+    out: list[str] = []
+    i = 0
+    while sum(len(x) + 1 for x in out) < chars:
+        out.append(f"{i + 1}. {SETTING[i % len(SETTING)]}")
+        i += 1
+    return "\n".join(out)
+
+
+CHAT = ["早上好。", "凯尔希医生今天在哪？", "陈小姐来过吗？", "星熊和诗怀雅又吵架了吗？",
+        "你还记得特蕾西娅吗？", "巡逻路线改好了吗？", "奥黛丽最近怎么样？", "今天的雨下得真大。",
+        "维罗妮卡说她明天到。", "晚安。"]  # fmt: skip
+"""Ten messages to 阿米娅 naming different people (the per-message knowledge changes)."""
+
+
+@pytest.fixture(scope="module")
+def amiya_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_kb(tmp_path_factory.mktemp("layout") / "home")
+
+
+def flat(messages: list[dict[str, Any]]) -> str:
+    """A request's messages as the text a provider's cache sees, in order."""
+    return "".join(f"<{m['role']}>{m['content']}\n" for m in messages)
+
+
+def prefix_reuse(amiya_home: Path, stub: StubServer, layout: str) -> list[float]:
+    """Per turn of a 10-turn chat with 阿米娅, the share of its prompt tokens (the one token
+    counter) that open the next turn's prompt unchanged, from the requests the stub got."""
+    replies = [f"（阿米娅想了想）第{i + 1}次回答：" + REPLY * 5 for i in range(len(CHAT))]
+    stub.queue(*(Reply.text(r) for r in replies))
+    with serve(settings_for(amiya_home, stub, prompt_layout=layout)) as url:
+        c = sdk(url, key="local")
+        msgs: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": card_prompt()},
+            {"role": "assistant", "content": "博士，您来了。今天的文件我已经整理好了。"},
+        ]
+        for text in CHAT:
+            msgs.append({"role": "user", "content": text})
+            answer = c.chat.completions.create(model="阿米娅", messages=msgs)
+            msgs.append({"role": "assistant", "content": answer.choices[0].message.content or ""})
+    sent = [flat(r.body["messages"]) for r in stub.calls()]
+    assert len(sent) == len(CHAT)
+    return [count_tokens(os.path.commonprefix([a, b])) / count_tokens(a)
+            for a, b in itertools.pairwise(sent)]  # fmt: skip
+
+
+def test_each_turn_opens_the_next_ones_prompt(amiya_home: Path, llm_stub: StubServer) -> None:
+    """Cache layout: at least 90% of each turn's prompt tokens are an unchanged prefix of the
+    next turn's (the steady knowledge, the card, the history; only this message's knowledge
+    and the message itself are new)."""
+    reuse = prefix_reuse(amiya_home, llm_stub, "cache")
+    print("prefix reuse per turn (cache layout):", " ".join(f"{r:.1%}" for r in reuse))
+    assert min(reuse) >= 0.90, reuse
+
+
+def test_the_old_layout_remains_a_setting(amiya_home: Path, llm_stub: StubServer) -> None:
+    """``ARKLORE_PROMPT_LAYOUT=system``: all the knowledge in one system message before the
+    client's messages, as before (its start changes with the message: the cache misses)."""
+    reuse = prefix_reuse(amiya_home, llm_stub, "system")
+    print("prefix reuse per turn (system layout):", " ".join(f"{r:.1%}" for r in reuse))
+    first = llm_stub.calls()[1].body["messages"]
+    assert "【阿米娅身边的人】" in first[0]["content"] and first[-1]["content"] == CHAT[1]
+    assert min(reuse) < 0.5
+    with pytest.raises(ConfigError, match="ARKLORE_PROMPT_LAYOUT='top': must be one of cache"):
+        Settings.from_env({"ARKLORE_PROMPT_LAYOUT": "top"})
+
+
+# -- no duplicate knowledge --------------------------------------------------------------------
+def sillytavern_system(card: dict[str, Any], fired: list[str]) -> str:
+    """The system text SillyTavern builds from an imported card: its description, its
+    personality, and the World Info entries ``fired`` (keys the message matched)."""
+    data = card["data"]
+    entries = [e["content"] for e in data["character_book"]["entries"]
+               if any(k in fired for k in e["keys"])]  # fmt: skip
+    return "\n".join([data["description"], f"银灰's personality: {data['personality']}",
+                      *entries]).replace("{{user}}", "Doctor")  # fmt: skip
+
+
+def facts(text: str) -> list[str]:
+    """The fact lines of an injected text (headings aside), and each one's words after its
+    label: what must reach the model once."""
+    out = []
+    for line in text.split("\n"):
+        fact = line.strip().removeprefix("- ")
+        if len(fact) < 4 or fact.startswith(("【", "〔", "#")):
+            continue
+        out.append(fact)
+        _, _, tail = fact.partition("：")
+        if tail and len(tail) >= 8:
+            out.append(tail)
+    return out
+
+
+def test_a_card_exported_by_arklore_is_not_injected_twice(
+    home: Path, base: str, llm_stub: StubServer
+) -> None:
+    """The client's system message already carries 银灰's card (description, personality) and
+    his lorebook's entry on 初雪: the model gets each fact once, and the client's text as sent."""
+    ws = Workspace(settings_for(home, llm_stub))
+    card = ws.cards.card("银灰").card
+    knowledge = ws.chat.turn("银灰", QUESTION, steady=True)
+    ws.close()
+    system = sillytavern_system(card, fired=["初雪"])
+    assert SILVERASH_PROFILE_PERSONALITY in system and SILVERASH_ON_PRAMANIX in system
+    llm_stub.script(QUESTION, Reply.text(REPLY))
+    msgs: list[ChatCompletionMessageParam] = [{"role": "system", "content": system},
+                                              {"role": "user", "content": QUESTION}]  # fmt: skip
+    sdk(base).chat.completions.create(model="银灰", messages=msgs)
+    sent = llm_stub.calls(QUESTION)[0].body["messages"]
+    assert sent[1] == msgs[0]
+    whole = flat(sent)
+    injected = [f for b in knowledge.blocks for f in facts(b.text)]
+    assert injected and SILVERASH_ON_PRAMANIX in injected
+    assert {f: n for f in injected if (n := whole.count(f)) > 1} == {}  # never twice
+    assert whole.count(SILVERASH_ON_PRAMANIX) == whole.count(SILVERASH_PROFILE_PERSONALITY) == 1
+    assert SILVERASH_ON_CLIFFHEART in sent[-1]["content"]  # the entry that did not fire: injected
+    assert "干员银灰的身份" in sent[0]["content"]
+
+
+# -- alternate forms ---------------------------------------------------------------------------
+def test_alternate_forms_are_models_by_readable_names(tmp_path: Path, llm_stub: StubServer) -> None:
+    """Forms sharing a name are told apart as the game does (a profession, else 异格), never
+    by a char id; the char ids a client saved before still work."""
+    home = make_forms_kb(tmp_path / "home")
+    with serve(settings_for(home, llm_stub)) as url:
+        c = sdk(url, key="local")
+        models = {m.id: (m.model_extra or {})["char_id"] for m in c.models.list().data}
+        assert {k: v for k, v in models.items() if k.startswith(("阿米娅", "暮落"))} == {
+            "阿米娅": AMIYA, "阿米娅（近卫）": AMIYA_GUARD, "阿米娅（医疗）": AMIYA_MEDIC,
+            "暮落": SHALEM, "暮落（异格）": SHALEM2,
+        }  # fmt: skip
+        assert not any(k.startswith("char_") for k in models)
+        assert c.models.retrieve("阿米娅（医疗）").id == "阿米娅（医疗）"
+        assert c.models.retrieve(AMIYA_GUARD).id == "阿米娅（近卫）"  # the old id
+        llm_stub.script("近卫", Reply.text("在。"))
+        for model in ("阿米娅（近卫）", AMIYA_GUARD):
+            r = c.chat.completions.with_raw_response.create(
+                model=model, messages=[{"role": "user", "content": "近卫来了吗"}],
+                extra_body={"participants": ["暮落（异格）"]},
+            )  # fmt: skip
+            assert r.headers["x-arklore-operator"] == AMIYA_GUARD
+    assert len(llm_stub.calls("近卫")) == 2
+
+
+DOSSIER = (
+    "银灰年轻时曾离开雪山，在外游历多年，学会了与各方势力打交道的方法。回到故乡后，他把这些经验"
+    "都用在了家族的事务上，很少向旁人提起那段日子。他的妹妹们只知道他回来时带着一身的伤。"
+)  # invented: longer than the small-talk opening of a 档案资料 paragraph
+
+
+def test_the_steady_knowledge_does_not_change_with_small_talk(tmp_path: Path) -> None:
+    """Small talk gets a 档案资料 paragraph by its opening, a question gets it whole; a steady
+    turn (the cache layout's) gets it whole either way, so the prompt's start stays put."""
+    home = make_sisters_kb(tmp_path / "home")
+    profile = (home / "chars" / f"{SILVERASH}.char").read_text(encoding="utf-8")
+    profile = profile.replace("- 种族：菲林", f"- 种族：菲林\n- 档案资料一：{DOSSIER}")
+    (home / "chars" / f"{SILVERASH}.char").write_text(profile, encoding="utf-8")
+    ws = kb_workspace(home)
+    try:
+
+        def persona(message: str, steady: bool) -> str:
+            return ws.chat.turn("银灰", message, steady=steady).block("persona").text
+
+        assert DOSSIER in persona(QUESTION, steady=False)
+        assert DOSSIER not in persona("你好。", steady=False)  # small talk: its opening
+        assert persona("你好。", steady=True) == persona(QUESTION, steady=True)
+        assert DOSSIER in persona("你好。", steady=True)
+    finally:
+        ws.close()
+
+
+def test_no_body_is_a_500(base: str, llm_stub: StubServer) -> None:
+    """Bytes that are not UTF-8, and a forwarded message nested as deep as JSON parsing
+    allows: a 400 or an answer, never a 500 or a traceback."""
+    nested = "[" * 900 + "]" * 900
+    deep = [{"role": "system", "content": "@"}, {"role": "user", "content": "深处"}]
+    deep_body = orjson.dumps({"model": "银灰", "messages": deep}).replace(b'"@"', nested.encode())
+    bodies = [b"\xff\xfe\x00", b'{"model":"\xff","messages":[]}', deep_body]
+    statuses = []
+    for raw in bodies:
+        r = httpx.post(base + "/v1//chat/completions", content=raw, timeout=10,
+                       headers={"Authorization": f"Bearer {CLIENT_KEY}",
+                                "Content-Type": "application/json"})  # fmt: skip
+        assert "Traceback" not in r.text and set(r.json()) <= {"error", "id", "object",
+                                                               "created", "model", "choices",
+                                                               "usage"}  # fmt: skip
+        statuses.append(r.status_code)
+    assert statuses == [400, 400, 200]

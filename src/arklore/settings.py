@@ -43,6 +43,12 @@ variable                        meaning                                         
 ``ARKLORE_TURN_PROCESSES``      worker processes per ``arklore serve`` process     ``1``
                                 assembling turns (0: its thread pool; a turn in
                                 the event loop's process slows every request)
+``ARKLORE_PROMPT_LAYOUT``       where the OpenAI-compatible endpoint puts a turn's  ``cache``
+                                knowledge: ``cache`` (what stays the same all chat
+                                opens the system message, the knowledge for this
+                                message goes just before it: a provider's prompt
+                                cache keeps the rest) or ``system`` (all of it in
+                                one system message before the client's messages)
 ``ARKLORE_ADMIN_TOKEN``         bearer token of the service's write endpoints       (none: writes disabled)
                                 (a secret: never logged or shown)
 ``ARKLORE_API_KEYS``            comma-separated bearer tokens of the chat apps      (none: only clients on
@@ -97,6 +103,10 @@ from arklore.llm.config import (
 
 EmbedderName = Literal["e5-small", "bge-small-zh", "hash"]
 EMBEDDER_NAMES: tuple[str, ...] = ("e5-small", "bge-small-zh", "hash")
+PromptLayout = Literal["cache", "system"]
+"""``cache``: the steady knowledge first, the per-message part before the last user message
+(:mod:`arklore.chat.layout`); ``system``: all of it in one system message before the client's."""
+PROMPT_LAYOUTS: tuple[str, ...] = ("cache", "system")
 
 MIN_API_KEY_CHARS = 16
 """Shortest client key accepted: the OpenAI-compatible routes spend the owner's LLM key."""
@@ -199,6 +209,7 @@ class Settings(BaseModel):
     exemplars_k: int = Field(default=5, ge=1, le=10)
     nickname: str = Field(default="博士", min_length=1, max_length=40)
     tier_c_relations: bool = False
+    prompt_layout: PromptLayout = "cache"
     admin_token: str = Field(default="", repr=False)
     api_keys: tuple[str, ...] = Field(default=(), repr=False)
     llm: LLMSettings = Field(default_factory=LLMSettings)
@@ -299,6 +310,7 @@ _VARS: dict[str, str] = {
     "ARKLORE_EXEMPLARS_K": "exemplars_k",
     "ARKLORE_NICKNAME": "nickname",
     "ARKLORE_TIER_C_RELATIONS": "tier_c_relations",
+    "ARKLORE_PROMPT_LAYOUT": "prompt_layout",
     "ARKLORE_ADMIN_TOKEN": "admin_token",
     "ARKLORE_API_KEYS": "api_keys",
 }
@@ -320,6 +332,7 @@ _ALLOWED = {
     "ARKLORE_EMBEDDER": "one of " + ", ".join(EMBEDDER_NAMES),
     "LLM_JSON_MODE": "1 or 0",
     "ARKLORE_TIER_C_RELATIONS": "1 or 0",
+    "ARKLORE_PROMPT_LAYOUT": "one of " + ", ".join(PROMPT_LAYOUTS),
 }
 _SECRET_VARS = {"ARKLORE_ADMIN_TOKEN", "ARKLORE_API_KEYS"}
 

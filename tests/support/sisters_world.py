@@ -94,3 +94,30 @@ def make_sisters_kb(home: Path) -> Path:
     chars.mkdir(parents=True, exist_ok=True)
     (chars / f"{SILVERASH}.char").write_text(silverash_profile(), encoding="utf-8")
     return home
+
+
+AMIYA_GUARD, AMIYA_MEDIC, SHALEM, SHALEM2 = (
+    "char_1001_amiya2", "char_1037_amiya3", "char_512_aprot", "char_4025_aprot2",
+)  # fmt: skip
+FORMS = [
+    Operator(AMIYA, "阿米娅", "Amiya", "character_table", profession="CASTER",
+             alternate_ids=[AMIYA_GUARD, AMIYA_MEDIC]),
+    Operator(AMIYA_GUARD, "阿米娅", "Amiya", "char_patch_table", base_id=AMIYA,
+             profession="WARRIOR", linked_by="char_patch_table"),
+    Operator(AMIYA_MEDIC, "阿米娅", "Amiya", "char_patch_table", base_id=AMIYA,
+             profession="MEDIC", linked_by="char_patch_table"),
+    Operator(SHALEM, "暮落", "Shalem", "astr_chardict", alternate_ids=[SHALEM2]),
+    Operator(SHALEM2, "暮落", "Shalem", "astr_chardict", base_id=SHALEM, linked_by="same_name"),
+]  # fmt: skip
+"""Alternate forms sharing a name: 阿米娅 as three professions, 暮落 twice with none."""
+
+
+def make_forms_kb(home: Path) -> Path:
+    """The sisters' world with :data:`FORMS` in the registry (and no line of theirs)."""
+    home.mkdir(parents=True, exist_ok=True)
+    ops = [op for op in OPERATORS if op.char_id != AMIYA] + FORMS
+    write_store(home, operators=ops, stages=STAGES, lines=LINES)
+    g = graph()
+    save_graph(g, home / "relation_graph.json")
+    build_rag(home, g)
+    return home

@@ -150,6 +150,7 @@ class TurnContext:
     l3_targets: tuple[str, ...] = ()  # people the app's other memory already recalled
     story_point: str | None = None  # the stage a chat is set at (the story-point issue); None
     small_talk: bool = False  # nobody named and no word of a topic (:func:`is_small_talk`)
+    steady: bool = False  # the steady blocks the same whatever the message (chat.layout)
     claims: Claims = field(default_factory=Claims)
 
     @property

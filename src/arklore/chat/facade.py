@@ -134,6 +134,8 @@ class ChatFacade:
         message: str,
         participants: Iterable[str] = (),
         l3_targets: Iterable[str] = (),
+        *,
+        steady: bool = False,
     ) -> TurnContext:
         """The turn's context: her, the others present (each once), who the message names,
         her persona (with the tier decision) and no claims yet."""
@@ -147,7 +149,7 @@ class ChatFacade:
         return TurnContext(
             self.layers, sp, message, self.profiles.persona(sp.char_id), present=tuple(present),
             spans=spans, l3_targets=tuple(l3_targets),
-            small_talk=is_small_talk(self.layers, message, spans),
+            small_talk=is_small_talk(self.layers, message, spans), steady=steady,
         )  # fmt: skip
 
     def turn(
@@ -157,8 +159,12 @@ class ChatFacade:
         history: Iterable[Mapping[str, Any]] = (),
         participants: Iterable[str] = (),
         l3_targets: Iterable[str] = (),
+        *,
+        steady: bool = False,
     ) -> Turn:
-        """The system-prompt blocks for one turn with ``operator`` (see :mod:`.turn`).
+        """The system-prompt blocks for one turn with ``operator`` (see :mod:`.turn`);
+        ``steady``: the blocks of :data:`arklore.chat.layout.STEADY` built the same for every
+        message (what a cached prompt prefix needs).
 
         Raises a one-line ArkloreError for an unknown, ambiguous or unavailable operator or
         participant and for a message (or history item) over the size limit; a block that
@@ -166,7 +172,7 @@ class ChatFacade:
         t0 = time.perf_counter()
         check_message(message, self.layers.max_message_chars)
         check_history(history, self.layers.max_message_chars)
-        ctx = self.context(operator, message, participants, l3_targets)
+        ctx = self.context(operator, message, participants, l3_targets, steady=steady)
         timings = {"context": _ms(t0)}
         built: dict[str, Block] = {}
         for module in build_order():
@@ -175,18 +181,11 @@ class ChatFacade:
             timings[module.NAME] = _ms(t)
         blocks = [built[m.NAME] for m in BLOCK_ORDER]
         sp, present = ctx.speaker, ctx.present
-        system = "\n\n".join([preamble(sp, present)] + [b.text for b in blocks if b.text])
+        opening = preamble(sp, present)
+        system = "\n\n".join([opening] + [b.text for b in blocks if b.text])
         timings["total"] = _ms(t0)
-        return Turn(
-            sp.char_id,
-            sp.name,
-            message,
-            [p.char_id for p in present],
-            blocks,
-            system,
-            self.layers.counter(system),
-            timings,
-        )
+        return Turn(sp.char_id, sp.name, message, [p.char_id for p in present], blocks, system,
+                    self.layers.counter(system), timings, opening)  # fmt: skip
 
     # -- one block, for the callers that want only it ------------------------------------------
     def persona(

@@ -53,6 +53,7 @@ class Turn:
     system_prompt: str
     total_tokens: int
     timings_ms: dict[str, float] = field(default_factory=dict)
+    preamble: str = ""  # the instruction that opens the system prompt (:func:`preamble`)
 
     def block(self, name: str) -> Block:
         return next(b for b in self.blocks if b.name == name)

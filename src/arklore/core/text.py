@@ -129,6 +129,21 @@ def check_text(text: str, *, what: str = "message") -> str:
     raise BadTextError(what, m.start() + 1, problem)
 
 
+_SURROGATE = re.compile(f"[{_char_class(_SURROGATES)}]")
+
+
+def check_forwarded(text: str, *, what: str = "message") -> str:
+    """``text`` unchanged unless it holds a lone surrogate (not Unicode: it cannot be sent on
+    as UTF-8), else :class:`~arklore.core.errors.BadTextError`: the rule for text arklore only
+    passes on (a chat app's history and system messages), which no step of arklore reads, so
+    length and control characters are the app's business."""
+    m = _SURROGATE.search(text)
+    if m is None:
+        return text
+    problem = f"invalid UTF-8 (a lone surrogate U+{ord(m.group()):04X})"
+    raise BadTextError(what, m.start() + 1, problem)
+
+
 def check_message(text: str, limit: int, *, what: str = "message") -> str:
     """``text`` unchanged when it has at most ``limit`` characters and passes
     :func:`check_text`, else :class:`~arklore.core.errors.MessageTooLongError` (or

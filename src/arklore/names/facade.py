@@ -43,6 +43,13 @@ CLOSEST = 5
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
+PROFESSIONS = {"PIONEER": "先锋", "WARRIOR": "近卫", "TANK": "重装", "SNIPER": "狙击",
+               "CASTER": "术师", "MEDIC": "医疗", "SUPPORT": "辅助", "SPECIAL": "特种"}  # fmt: skip
+"""The registry's professions as the game names them: what tells two forms of one name apart
+(阿米娅（近卫）, 阿米娅（医疗）)."""
+ALTERNATE = "异格"
+"""What the game calls an alternate form: the distinction of a form no profession tells apart."""
+
 
 def says_who(written: str, name: str) -> bool:
     """Whether a name as written (a speaker label, a mention) says who it is: it holds her
@@ -81,6 +88,7 @@ class NamesFacade:
         self._names_of: dict[str, list[str]] | None = None
         self._form_stages: dict[str, frozenset[str]] = {}
         self._story_names: dict[str, str] | None = None
+        self._unique: dict[str, str] | None = None
 
     # -- handles -----------------------------------------------------------------------------
     def user_aliases(self) -> list[Alias]:
@@ -192,6 +200,55 @@ class NamesFacade:
         if self._display is None:
             self._display = self._display_names()
         return self._display.get(char_id) or self.aliases().canonical_name(char_id) or char_id
+
+    def unique_name(self, char_id: str) -> str:
+        """A readable name that names her alone: her display name when it resolves to her,
+        else that name with the in-game distinction of her form, her profession when no other
+        operator of that name shares it (阿米娅（近卫）), else 异格 (暮落（异格）, numbered when
+        several forms need it); her char id only when even that is taken.
+        :meth:`from_unique_name` reads it back."""
+        if self._unique is None:
+            self._unique = self._unique_names()
+        return self._unique.get(char_id, char_id)
+
+    def from_unique_name(self, name: str) -> str | None:
+        """The operator a :meth:`unique_name` names, or None (any other name: :meth:`resolve`)."""
+        if self._unique is None:
+            self._unique = self._unique_names()
+        return next((c for c, n in self._unique.items() if n == name and n != c), None)
+
+    def _unique_names(self) -> dict[str, str]:
+        ops = self.operators()
+        out: dict[str, str] = {}
+        shared: dict[str, list[Operator]] = {}
+        for op in ops:
+            name = self.display_name(op.char_id)
+            if self.aliases().resolve(name).char_id == op.char_id:
+                out[op.char_id] = name
+            else:
+                shared.setdefault(name, []).append(op)
+        for name, group in shared.items():
+            same = [o for o in ops if self.display_name(o.char_id) == name]
+            jobs = [PROFESSIONS.get(o.profession or "") for o in same]
+            plain = [
+                o for o in group if not jobs[same.index(o)] or jobs.count(jobs[same.index(o)]) > 1
+            ]
+            for o in group:
+                job = jobs[same.index(o)]
+                if o not in plain and job:
+                    label = job
+                else:
+                    label = ALTERNATE + (str(plain.index(o) + 1) if len(plain) > 1 else "")
+                out[o.char_id] = f"{name}（{label}）"
+        taken: dict[str, int] = {}
+        for n in out.values():
+            taken[n] = taken.get(n, 0) + 1
+        table = self.aliases()
+        for cid, n in out.items():
+            other = table.resolve(n).char_id
+            if taken[n] > 1 or (other is not None and other != cid):
+                out[cid] = cid
+        return out
 
     def story_name(self, char_id: str) -> str | None:
         """The name the story mostly calls her by where it does not say who she is (灵知 is

@@ -87,6 +87,7 @@ def create_app(workspace: Workspace, *, warm_up: bool = True, turn_processes: in
     app.openapi = openapi  # type: ignore[method-assign]
     app.add_middleware(guard.BodyLimitMiddleware, limit=workspace.settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(guard.SlashMiddleware)  # outermost: every layer sees the one path
     return app
 
 

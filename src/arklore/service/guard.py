@@ -1,16 +1,20 @@
 """What the service refuses before any route runs: request bodies over the size limit (before
-they are read) and text that breaks the one text rule (``core.text.check_text``).
+they are read) and text that breaks the one text rule (``core.text.check_text``); and what it
+tolerates: a path with repeated slashes (:class:`SlashMiddleware`).
 
 :class:`BodyLimitMiddleware` answers 413 from the ``Content-Length`` header alone, before the
 body is read, and otherwise counts the bytes of a streamed (chunked) body as they arrive, so a
 huge upload never sits in memory. :func:`check_request_text` is an app-wide dependency: every
 route's path, query parameters and JSON strings (keys too) are checked, so a lone surrogate
 (``"\\ud800"`` in JSON) or a control character is a 400 ``bad_text``, never a 500 from a
-step further down that cannot encode it.
+step further down that cannot encode it. A route that only passes some text on (the chat
+completions' history and system messages) names those fields (:data:`FORWARDED`) and checks
+them itself with :func:`~arklore.core.text.check_forwarded`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
@@ -19,6 +23,36 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arklore.core.text import TEXT_PATTERN, check_text
 from arklore.service.errors import BodyTooLarge, body_too_large
+
+FORWARDED = "x-arklore-forwarded"
+"""A route's ``openapi_extra`` key: the body's lists of messages whose ``content`` the route
+only passes on, so :func:`check_request_text` leaves it to the route."""
+
+
+class SlashMiddleware:
+    """Pure ASGI: repeated slashes in a path as one (``/v1//models`` is ``/v1/models``). A
+    chat app appends ``/models`` to a base URL typed with a trailing slash (SillyTavern's
+    custom source does); every route answers it, not one route at a time."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and "//" in scope["path"]:
+            scope = dict(scope)
+            scope["path"] = _one_slash(scope["path"])
+            raw = scope.get("raw_path")
+            if isinstance(raw, bytes):
+                scope["raw_path"] = _ONE_SLASH_B.sub(b"/", raw)
+        await self.app(scope, receive, send)
+
+
+_ONE_SLASH = re.compile(r"/{2,}")
+_ONE_SLASH_B = re.compile(rb"/{2,}")
+
+
+def _one_slash(path: str) -> str:
+    return _ONE_SLASH.sub("/", path)
 
 
 class BodyLimitMiddleware:
@@ -75,7 +109,7 @@ def _content_length(scope: Scope) -> int | None:
 async def check_request_text(request: Request) -> None:
     """The one text rule over everything a request carries (400 ``bad_text``): the path and
     the query string as sent (bytes that are not UTF-8 are refused, not replaced), and every
-    string of a JSON body."""
+    string of a JSON body but the message contents a route only forwards (:data:`FORWARDED`)."""
     scope = request.scope
     raw_path = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogatepass")
     check_text(unquote_to_bytes(raw_path).decode("utf-8", "surrogateescape"), what="path")
@@ -90,19 +124,36 @@ async def check_request_text(request: Request) -> None:
             body = await request.json()  # parsed once: FastAPI has read it already
         except (ValueError, UnicodeDecodeError):
             return  # not JSON: the route's own validation answers
-        _check_json(body, "body")
+        route = scope.get("route")
+        extra = getattr(route, "openapi_extra", None) or {}
+        _check_json(body, "body", frozenset(extra.get(FORWARDED, ())))
 
 
-def _check_json(value: Any, where: str) -> None:
+def _check_json(value: Any, where: str, forwarded: frozenset[str] = frozenset()) -> None:
     if isinstance(value, str):
         check_text(value, what=where)
     elif isinstance(value, dict):
         for k, v in value.items():
             check_text(k, what=f"key of {where}")
-            _check_json(v, f"{where}.{k}")
+            if k in forwarded and isinstance(v, list):
+                for i, m in enumerate(v):
+                    _check_message(m, f"{where}.{k}[{i}]")
+            else:
+                _check_json(v, f"{where}.{k}")
     elif isinstance(value, list):
         for i, v in enumerate(value):
             _check_json(v, f"{where}[{i}]")
+
+
+def _check_message(message: Any, where: str) -> None:
+    """A forwarded message: everything but its ``content`` under the text rule."""
+    if not isinstance(message, dict):
+        _check_json(message, where)
+        return
+    for k, v in message.items():
+        check_text(k, what=f"key of {where}")
+        if k != "content":
+            _check_json(v, f"{where}.{k}")
 
 
 # -- what the OpenAPI document says of these rules ---------------------------------------------

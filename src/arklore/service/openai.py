@@ -1,24 +1,34 @@
 """The OpenAI-compatible endpoint: chat apps (SillyTavern, Open WebUI, LobeChat, NextChat) plug
 in with a base URL, a key and a model name, and every reply is written with the operator's
-knowledge in the system prompt. No code in the app.
+knowledge in the prompt. No code in the app.
 
 * ``GET /v1/models``: one model per operator a chat may use (``ARKLORE_MANIFEST`` applies),
-  ``id`` her name (:meth:`~arklore.names.facade.NamesFacade.display_name`; her char id when
-  that name belongs to several operators), ``char_id`` beside it.
-* ``POST /v1/chat/completions``: the standard body. ``model`` is the operator (name, alias or
-  char id). The last ``user`` message is the turn's message, the ``user``/``assistant``
-  messages before it the history; group chat through the extra body field ``participants``
+  ``id`` a name that names her alone (:meth:`~arklore.names.facade.NamesFacade.unique_name`:
+  her name, an alternate form's with its distinction, 阿米娅（近卫）, 暮落（异格）), ``char_id``
+  beside it; a char id is still accepted wherever a model id is.
+* ``POST /v1/chat/completions``: the standard body. ``model`` is the operator (name, alias,
+  model id or char id). The last ``user`` message is the turn's message, the one message
+  arklore reads: it is held to ``ARKLORE_MAX_MESSAGE_CHARS`` (413) and the text rule (400).
+  Every other message (the card, World Info, the history) is only passed on, untouched
+  whatever its length or control characters (only a lone surrogate, which is not text, is a
+  400); the body limit bounds them. Group chat through the extra body field ``participants``
   (the other operators present), ``l3_targets`` as on ``/v1/turn``. The turn is assembled
-  (:meth:`~arklore.chat.facade.ChatFacade.turn`) and the configured chat model (task ``chat``:
-  ``LLM_CHAT_MODEL``..., never the operator's name) receives arklore's system prompt first,
-  then the client's messages exactly as sent: its own system messages (a character card,
-  World Info) are kept, where the client put them. Every other body field is passed through
-  (temperature, top_p, max_tokens, stop, penalties, seed, n, the provider's own...); without
-  them the chat defaults apply (``temperature`` 0.8, ``max_tokens`` 800). The answer comes back
-  as the endpoint gave it; ``stream: true`` as its ``chat.completion.chunk`` events, then
-  ``data: [DONE]`` (the usage chunk only when the client asked with ``stream_options``).
-  Forwarded requests are neither cached nor retried (:mod:`arklore.llm.relay` says why); a
-  client that goes away cancels the upstream request, streamed or not.
+  (:meth:`~arklore.chat.facade.ChatFacade.turn`) and placed in the client's messages by
+  :func:`arklore.chat.layout.messages` (``ARKLORE_PROMPT_LAYOUT``; ``cache``: the steady
+  knowledge opens the system message, this message's knowledge goes ahead of the last user
+  message, so a provider's prompt cache keeps everything before it; a line the client's own
+  system messages already carry, an exported card's or lorebook's, is not sent again). The
+  configured chat model (task ``chat``: ``LLM_CHAT_MODEL``..., never the operator's name)
+  receives the client's messages in their order, its system messages where it put them.
+  Every other body field is passed through (temperature, top_p, max_tokens, stop,
+  penalties, seed, n, the provider's own...); without them the chat defaults apply
+  (``temperature`` 0.8, ``max_tokens`` 800). The answer comes back as the endpoint gave it;
+  ``stream: true`` as its ``chat.completion.chunk`` events, then ``data: [DONE]`` (the usage
+  chunk only when the client asked with ``stream_options``). Forwarded requests are neither
+  cached nor retried (:mod:`arklore.llm.relay` says why); a client that goes away cancels the
+  upstream request, streamed or not.
+* Paths with repeated slashes (``/v1//models``: a base URL typed with a trailing slash) are
+  the same routes (:class:`~arklore.service.guard.SlashMiddleware`).
 * Errors, arklore's and the endpoint's, are OpenAI error objects,
   ``{"error": {"message", "type", "code", "param"}}``, with the status an OpenAI client
   expects (:func:`relay_error` for the endpoint's: a 429 stays a 429 with its Retry-After, a
@@ -50,11 +60,14 @@ from fastapi import APIRouter, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response, StreamingResponse
 
+from arklore.chat import layout
 from arklore.chat.session import CHAT_MAX_TOKENS, CHAT_TASK, CHAT_TEMPERATURE
 from arklore.chat.turn import Turn
 from arklore.core.errors import ArkloreError, ConfigError
+from arklore.core.text import check_forwarded, check_message
 from arklore.llm.relay import ChatRelay, RelayError
 from arklore.service import turns
 from arklore.service.errors import (
@@ -64,6 +77,7 @@ from arklore.service.errors import (
     json_response,
     openai_error_body,
 )
+from arklore.service.guard import FORWARDED
 from arklore.service.state import ServiceState, service_state
 from arklore.service.turns import turn_runner
 from arklore.settings import Settings, api_key_label
@@ -181,6 +195,9 @@ def to_openai_error(exc: Exception, request: Request) -> OpenAIError:
     if isinstance(exc, BodyTooLarge):  # a streamed body passed the limit while it was read
         return OpenAIError(413, str(exc.detail), "invalid_request_error", "body_too_large",
                            headers={"connection": "close"})  # fmt: skip
+    if isinstance(exc, StarletteHTTPException):  # FastAPI's own: a body it could not parse
+        return OpenAIError(exc.status_code, str(exc.detail), _type_for(exc.status_code),
+                           "invalid_request" if exc.status_code < 500 else "http_error")  # fmt: skip
     if isinstance(exc, ArkloreError):
         err = arklore_error(exc)
         if err.status >= 500:
@@ -280,7 +297,7 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     what = {400: "bad body, no user message", 401: "missing or wrong client key",
             403: "no client keys and not this machine; operator hidden by the manifest",
             404: "unknown operator (the message names the closest)", 409: "ambiguous name",
-            413: "message over ARKLORE_MAX_MESSAGE_CHARS", 429: "the chat model's rate limit",
+            413: "the last user message over ARKLORE_MAX_MESSAGE_CHARS", 429: "the chat model's rate limit",
             502: "the chat model failed or answered something unusable",
             503: "no chat model configured, or the knowledge base not built",
             504: "the chat model did not answer in time"}  # fmt: skip
@@ -306,13 +323,15 @@ def _model(model_id: str, char_id: str, name: str, created: int) -> dict[str, An
 
 
 def _model_id(st: ServiceState, char_id: str) -> str:
-    """Her name when it names her alone (what a chat app shows), else her char id."""
-    names = st.ws.names
-    name = names.display_name(char_id)
-    try:
-        return name if names.resolve(name) == char_id else char_id
-    except ArkloreError:
-        return char_id
+    """A name that names her alone (what a chat app shows): an alternate form's with its
+    distinction, 阿米娅（近卫） (:meth:`~arklore.names.facade.NamesFacade.unique_name`)."""
+    return st.ws.names.unique_name(char_id)
+
+
+def operator_name(st: ServiceState, model: str) -> str:
+    """What a request's ``model`` (or participant) names, for the chat layer to resolve: a
+    form's model id as her char id; any other name, alias or char id as it is."""
+    return st.ws.names.from_unique_name(model) or model
 
 
 @router.get("/v1/models", responses=_errors(401, 403))
@@ -335,7 +354,7 @@ def get_model(
 ) -> Response:
     """One operator as a model (any name, alias or char id; 404 with the closest names)."""
     st = service_state(request)
-    sp = st.ws.chat.speaker(model)
+    sp = st.ws.chat.speaker(operator_name(st, model))
     return json_response(_model(_model_id(st, sp.char_id), sp.char_id, sp.name, _created(st)))
 
 
@@ -377,6 +396,17 @@ def message_text(content: Any, where: str) -> str:
 def split_messages(messages: Sequence[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
     """The turn's message (the last ``user`` message) and the history before it (its
     ``user`` and ``assistant`` messages, as text)."""
+    last = last_user(messages)
+    history = [
+        {"role": str(m["role"]), "content": message_text(m.get("content"), f"messages[{i}]")}
+        for i, m in enumerate(messages[:last])
+        if m["role"] in ("user", "assistant")
+    ]
+    return message_text(messages[last].get("content"), f"messages[{last}]"), history
+
+
+def last_user(messages: Sequence[dict[str, Any]]) -> int:
+    """The index of the last ``user`` message (400 when there is none, or a role is bad)."""
     last = None
     for i, m in enumerate(messages):
         role = m.get("role")
@@ -390,20 +420,45 @@ def split_messages(messages: Sequence[dict[str, Any]]) -> tuple[str, list[dict[s
         raise OpenAIError(400, "messages holds no user message: the last one is what the "
                           "operator answers", "invalid_request_error", "invalid_request",
                           param="messages")  # fmt: skip
-    history = [
-        {"role": str(m["role"]), "content": message_text(m.get("content"), f"messages[{i}]")}
-        for i, m in enumerate(messages[:last])
-        if m["role"] in ("user", "assistant")
-    ]
-    return message_text(messages[last].get("content"), f"messages[{last}]"), history
+    return last
+
+
+def check_messages(messages: Sequence[dict[str, Any]], limit: int) -> tuple[int, str]:
+    """The last user message's index and text, the one message arklore reads: within the
+    message limit (413) and the text rule (400). The others are only passed on: any length,
+    control characters and all (:func:`~arklore.core.text.check_forwarded`); the body limit
+    bounds them."""
+    last = last_user(messages)
+    message = message_text(messages[last].get("content"), f"messages[{last}]")
+    check_message(message, limit, what=f"messages[{last}] (the message the operator answers)")
+    for i, m in enumerate(messages):
+        if i != last:
+            check_forwarded(_forwarded_text(m.get("content")), what=f"messages[{i}].content")
+    return last, message
+
+
+def _forwarded_text(content: Any) -> str:
+    """Every string a forwarded message's content holds (parts and their fields too; walked
+    without recursion, however deep a client nests it)."""
+    out: list[str] = []
+    todo = [content]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            todo += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            todo += item
+    return "".join(out)
 
 
 def check_participants(st: ServiceState, model: str, participants: Sequence[str]) -> None:
     """The operator, then each participant, resolved: an error names the field at fault."""
-    st.ws.chat.speaker(model)
+    st.ws.chat.speaker(operator_name(st, model))
     for i, name in enumerate(participants):
         try:
-            st.ws.chat.speaker(name)
+            st.ws.chat.speaker(operator_name(st, name))
         except ArkloreError as exc:
             err = arklore_error(exc)
             err.code, err.param = str(error_body(exc)[1]["error"]), f"participants[{i}]"
@@ -422,11 +477,15 @@ def forwarded(body: ChatCompletionRequest) -> dict[str, Any]:
 @router.post(
     "/v1/chat/completions",
     responses=_errors(400, 401, 403, 404, 409, 413, 429, 502, 503, 504),
+    openapi_extra={FORWARDED: ["messages"]},
 )
 async def chat_completions(body: ChatCompletionRequest, request: Request) -> Response:
-    """The operator's reply: the turn's system prompt first, then the client's messages, sent
-    to the configured chat model (see the module docstring)."""
+    """The operator's reply: the client's messages with the turn's knowledge placed in them
+    (:func:`arklore.chat.layout.messages`), sent to the configured chat model (see the module
+    docstring)."""
     st = service_state(request)
+    settings = st.ws.settings
+    last, message = check_messages(body.messages, settings.max_message_chars)
     if not st.llm_configured():
         raise OpenAIError(
             503,
@@ -435,13 +494,15 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Res
             "server_error",
             "llm_not_configured",
         )
-    message, history = split_messages(body.messages)
     check_participants(st, body.model, body.participants)
+    cache = settings.prompt_layout == "cache"
     turn = await turn_runner(request).run(
-        turns.turn, body.model, message, history, body.participants, body.l3_targets
-    )
+        turns.turn, operator_name(st, body.model), message, (),
+        [operator_name(st, p) for p in body.participants], body.l3_targets, steady=cache,
+    )  # fmt: skip
     request.app.state.metrics.observe_turn(turn)
-    messages = [{"role": "system", "content": turn.system_prompt}, *body.messages]
+    messages = layout.messages(turn, body.messages, last, settings.prompt_layout,
+                               settings.nickname)  # fmt: skip
     relay = st.relay()
     params = forwarded(body)
     headers = {"X-Arklore-Operator": turn.operator_id,

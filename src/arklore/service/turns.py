@@ -50,8 +50,9 @@ def turn(
     history: Sequence[dict[str, str]],
     participants: Sequence[str],
     l3_targets: Sequence[str],
+    steady: bool = False,
 ) -> Turn:
-    return ws.chat.turn(operator, message, history, participants, l3_targets)
+    return ws.chat.turn(operator, message, history, participants, l3_targets, steady=steady)
 
 
 def relation_context(

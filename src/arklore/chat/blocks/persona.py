@@ -49,7 +49,10 @@ ELSEWHERE: tuple[str, ...] = (ABOUT_DOCTOR, SPEECH)
 
 
 def build(ctx: TurnContext) -> Block:
-    return block(ctx.layers, ctx.persona, skip_quotes=ctx.claims.quotes, brief=ctx.small_talk)
+    """A steady turn (:mod:`arklore.chat.layout`) gets her archive whole whatever the message:
+    the block opens every prompt of the chat, so it must not change with small talk."""
+    brief = ctx.small_talk and not ctx.steady
+    return block(ctx.layers, ctx.persona, skip_quotes=ctx.claims.quotes, brief=brief)
 
 
 def block(
