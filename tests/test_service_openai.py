@@ -44,6 +44,7 @@ from support.sisters_world import (
 )
 
 import arklore
+from arklore.cards.lint import Matchable, fires
 from arklore.chat.layout import KNOWLEDGE_HEAD, MESSAGE_HEAD
 from arklore.core.errors import ConfigError
 from arklore.core.tokens import count_tokens
@@ -778,12 +779,12 @@ def test_the_old_layout_remains_a_setting(amiya_home: Path, llm_stub: StubServer
 
 
 # -- no duplicate knowledge --------------------------------------------------------------------
-def sillytavern_system(card: dict[str, Any], fired: list[str]) -> str:
+def sillytavern_system(card: dict[str, Any], message: str) -> str:
     """The system text SillyTavern builds from an imported card: its description, its
-    personality, and the World Info entries ``fired`` (keys the message matched)."""
+    personality, and the World Info entries whose keys ``message`` fires."""
     data = card["data"]
     entries = [e["content"] for e in data["character_book"]["entries"]
-               if any(k in fired for k in e["keys"])]  # fmt: skip
+               if fires(Matchable.from_book_entry(e), message)]  # fmt: skip
     return "\n".join([data["description"], f"银灰's personality: {data['personality']}",
                       *entries]).replace("{{user}}", "Doctor")  # fmt: skip
 
@@ -812,7 +813,7 @@ def test_a_card_exported_by_arklore_is_not_injected_twice(
     card = ws.cards.card("银灰").card
     knowledge = ws.chat.turn("银灰", QUESTION, steady=True)
     ws.close()
-    system = sillytavern_system(card, fired=["初雪"])
+    system = sillytavern_system(card, QUESTION)
     assert SILVERASH_PROFILE_PERSONALITY in system and SILVERASH_ON_PRAMANIX in system
     llm_stub.script(QUESTION, Reply.text(REPLY))
     msgs: list[ChatCompletionMessageParam] = [{"role": "system", "content": system},
