@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arklore.core.errors import AmbiguousNameError, UnknownOperatorError
-from arklore.core.operators import Alias, Operator
+from arklore.core.operators import PROFESSION_NAMES, Alias, Operator
 from arklore.core.text import check_message
 from arklore.corpus.store import Store
 from arklore.names import build as names_db
@@ -192,6 +192,23 @@ class NamesFacade:
         if self._display is None:
             self._display = self._display_names()
         return self._display.get(char_id) or self.aliases().canonical_name(char_id) or char_id
+
+    def form_name(self, char_id: str) -> str:
+        """Her display name, told apart from her other forms that share it (SillyTavern names
+        a card's file after it, so two forms of one name collide): her base form keeps the
+        name; an alternate form adds the game's distinction, its profession as the Chinese
+        client names it when the tables give one that differs from the base form's
+        (阿米娅（近卫）), else its id's key (暮落（aprot2）)."""
+        name = self.display_name(char_id)
+        fam = self.family(char_id)
+        if fam[0] == char_id or all(self.display_name(c) != name for c in fam if c != char_id):
+            return name
+        reg = self.registry()
+        job = reg.get(char_id).profession if char_id in reg else None
+        base = reg.get(fam[0]).profession if fam[0] in reg else None
+        if job in PROFESSION_NAMES and job != base:
+            return f"{name}（{PROFESSION_NAMES[job]}）"
+        return f"{name}（{char_id.split('_', 2)[-1]}）"
 
     def story_name(self, char_id: str) -> str | None:
         """The name the story mostly calls her by where it does not say who she is (灵知 is
