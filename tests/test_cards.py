@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import tavern_card
+from support.gamedata import write_gamedata
 from support.sisters_world import (
     CLIFFHEART,
     PRAMANIX,
@@ -59,11 +60,7 @@ def charword_table() -> dict[str, Any]:
 def kb(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("cards")
     home = make_sisters_kb(root / "home")
-    excel = root / "gamedata" / "zh_CN" / "gamedata" / "excel"
-    excel.mkdir(parents=True)
-    (excel / "charword_table.json").write_text(
-        json.dumps(charword_table(), ensure_ascii=False), encoding="utf-8"
-    )
+    write_gamedata(root / "gamedata", charword_table()["charWords"])
     draft = render_profile(
         name="崖心", char_id=CLIFFHEART, generated_at="2026-07-20T09:30:00Z",
         sections=[("锚", "- 代号：崖心"), ("物理标签", "- 攀岩绳"), ("我·性格", "爱冒险。")],
@@ -145,8 +142,8 @@ def test_export_read_export_is_byte_identical(
 
 def test_card_fields_come_from_her_profile_greeting_and_voice(exported: Path) -> None:
     data = json.loads((exported / "银灰.json").read_text(encoding="utf-8"))["data"]
-    assert data["personality"] == SILVERASH_PROFILE_PERSONALITY  # tier A: 我·性格
-    assert data["description"].startswith("## 锚\n- 代号：银灰")
+    assert data["personality"] == "性格：\n" + SILVERASH_PROFILE_PERSONALITY  # tier A: 我·性格
+    assert data["description"].startswith("代号：银灰")
     assert data["first_mes"] == "{{user}}，雪山上的风停了，我们谈谈生意吧。"  # 问候
     # no scenes indexed: her voice lines, talk first, as examples
     assert data["mes_example"].split("\n")[:2] == [
@@ -167,7 +164,7 @@ def test_card_fields_come_from_her_profile_greeting_and_voice(exported: Path) ->
 def test_a_tier_b_card_uses_only_what_tier_b_allows(exported: Path) -> None:
     data = json.loads((exported / "崖心.json").read_text(encoding="utf-8"))["data"]
     assert data["personality"] == ""  # 我·性格 of a draft nobody reviewed
-    assert data["description"] == "## 锚\n- 代号：崖心\n\n## 物理标签\n- 攀岩绳"
+    assert data["description"] == "代号：崖心\n\n外貌与身份：攀岩绳"
     assert data["extensions"]["arklore"]["tier"] == "B"
 
 
@@ -181,10 +178,9 @@ def test_scenes_become_example_messages() -> None:
             {"line_id": "s#4:d", "kind": "dialogue", "speaker": "初雪", "text": "哥哥！", "hers": False},
         ],
     }  # fmt: skip
-    assert (
-        scene_example(item)
-        == "<START>\n*风停了。*\n{{char}}: {{user}}，来了？\n{{user}}: 嗯\n初雪: 哥哥！"
-    )
+    # narration told inside his message; 初雪's line after the Doctor's last words, with no
+    # line of 银灰's after it, is left out
+    assert scene_example(item) == "<START>\n{{char}}: （风停了。）\n{{user}}，来了？\n{{user}}: 嗯"
     block = Block(EXEMPLARS, "…", 10, 500, items=[item, item], line_ids=["s#1:a", "s#2:b"])
     text, sources, kind = mes_example(block, [])
     assert (

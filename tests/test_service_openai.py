@@ -25,6 +25,7 @@ import orjson
 import pytest
 from fastapi.testclient import TestClient
 from openai.types.chat import ChatCompletionMessageParam
+from support.gamedata import write_gamedata
 from support.llm_stub import TEST_KEY, Recorded, Reply, StubServer
 from support.service_world import kb_settings, kb_workspace, make_kb
 from support.sisters_world import (
@@ -809,7 +810,8 @@ def test_a_card_exported_by_arklore_is_not_injected_twice(
 ) -> None:
     """The client's system message already carries 银灰's card (description, personality) and
     his lorebook's entry on 初雪: the model gets each fact once, and the client's text as sent."""
-    ws = Workspace(settings_for(home, llm_stub))
+    gamedata = write_gamedata(home.parent / "gamedata")
+    ws = Workspace(settings_for(home, llm_stub, gamedata=gamedata))
     card = ws.cards.card("银灰").card
     knowledge = ws.chat.turn("银灰", QUESTION, steady=True)
     ws.close()

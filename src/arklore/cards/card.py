@@ -1,26 +1,39 @@
 """One operator's character card, from what the lower layers give (no I/O here).
 
-Field by field (every text has the player's placeholder ``{@nickname}`` as ``{{user}}``):
+Field by field (every text has the player's placeholder ``{@nickname}`` as ``{{user}}``; no
+field a model reads carries a Markdown heading, a source id or a tier tag: those go to
+``creator_notes`` and ``extensions``):
 
-==================  =============================================================================
-``description``     her ``.char`` sections that describe her, as her tier allows them
-                    (:meth:`ProfilesFacade.persona`: S/A everything, B 锚/物理标签/verified quotes,
-                    C nothing): 锚, 物理标签, 语录 (her words only), 我·关于博士, and any section a
-                    person added; ``我·性格`` goes to ``personality``, ``我·身边的人`` to the lorebook
-``personality``     ``## 我·性格``
-``first_mes``       her own greeting (:meth:`ProfilesFacade.greeting`: a voice line such as 问候
-                    or 交谈, else her first story line to the Doctor)
-``mes_example``     her verbatim scenes (the chat's exemplars block: ``<START>``, her lines as
-                    ``{{char}}:``, the Doctor's as ``{{user}}:``, others by name, narration in
-                    ``*…*``); without scenes, her voice lines (talk first) as ``{{char}}:`` lines
-``creator_notes``   what it was made from: the profile and tier, and the source of every
-                    greeting, example, relation and memory, with line ids
-``character_book``  one entry per person she has a relation with (keyed by that person's names,
-                    made safe by :mod:`arklore.cards.keys`) and one per story event she
-                    remembers (keyed by the event's and its stages' titles)
-``extensions``      ``arklore``: her id, tier and the sources as data; fields of an earlier
-                    export that arklore does not write are kept
-==================  =============================================================================
+=======================  ========================================================================
+``name``                 her display name, an alternate form told apart from her other forms
+                         (:meth:`NamesFacade.unique_name`: 阿米娅（近卫）), so no two cards collide
+``description``          her ``.char`` sections that describe her, as her tier allows them
+                         (:meth:`ProfilesFacade.persona`: S/A everything, B 锚/物理标签/verified
+                         quotes, C nothing), as plain lines under plain labels: 锚, 物理标签,
+                         语录 (her words only), 我·关于博士, and any section a person added
+``personality``          ``## 我·性格`` as a chat shows it (:func:`arklore.chat.blocks.persona.
+                         personality_lines`) and ``## 说话方式`` as the speech block shows it
+                         (:func:`arklore.chat.blocks.speech.speech_block`)
+``scenario``             the setting (Rhodes Island, the Doctor as ``{{user}}``) and where she
+                         stands now, as the now block shows it (:mod:`arklore.chat.blocks.now`)
+``first_mes``            her own greeting (:meth:`ProfilesFacade.greeting`: a voice line such as
+                         问候 or 交谈, else her story line to the Doctor, in her record, or any);
+                         with no line of hers at all, a one-sentence narrated opening
+``alternate_greetings``  her other voice lines that open a conversation (任命助理, 交谈, 问候…)
+``mes_example``          her verbatim scenes (the chat's exemplars block), shaped for SillyTavern's
+                         parser, which splits messages only at ``{{user}}:`` and ``{{char}}:``:
+                         her consecutive lines are one ``{{char}}:`` message, the Doctor's one
+                         ``{{user}}:`` message, and another speaker's line or narration is told
+                         inside her message (``（老船长说：「……」）``), never as a ``Name:`` line;
+                         without scenes, her voice lines (talk first)
+``creator_notes``        what it was made from: the profile and tier, and the source of every
+                         greeting, example, relation and memory, with line ids
+``character_book``       one entry per person she has a relation with (keyed by that person's
+                         names, made safe by :mod:`arklore.cards.keys`) and one per story event
+                         she remembers (keyed by the event's and its stages' titles)
+``extensions``           ``arklore``: her id, tier and the sources as data; fields of an earlier
+                         export that arklore does not write are kept
+=======================  ========================================================================
 """
 
 from __future__ import annotations
@@ -31,9 +44,21 @@ from typing import Any
 
 from arklore.cards.keys import KeySet
 from arklore.cards.spec import BookEntry, book_entry, card_v3
+from arklore.chat.blocks import now
+from arklore.chat.blocks.persona import personality_lines
+from arklore.chat.blocks.speech import speech_block
 from arklore.core.blocks import Block
 from arklore.core.text import render_nickname
-from arklore.profiles.charfile import PEOPLE, PERSONALITY, QUOTES, SPEECH
+from arklore.events.standing import Standing
+from arklore.profiles.charfile import (
+    ABOUT_DOCTOR,
+    ANCHOR,
+    PEOPLE,
+    PERSONALITY,
+    PHYSICAL,
+    QUOTES,
+    SPEECH,
+)
 from arklore.profiles.greeting import Greeting
 from arklore.profiles.persona import Persona
 from arklore.profiles.quotes import VoiceLine, parse_quote_line, voice_group
@@ -51,6 +76,10 @@ MEMORY_CHARS = 240
 """Characters of one memory line at most."""
 RELATION_ORDER, MEMORY_ORDER = 100, 50
 """Insertion order bases: relations (plus their strength in hundredths) above memories."""
+SPEECH_BUDGET = 100_000
+"""Tokens for ``## 说话方式`` in ``personality``: a card has no per-turn budget, so all of it."""
+NARRATED = "narrated"
+"""The ``first_mes`` kind when she has no line at all: :func:`opening`."""
 
 
 def user_text(text: str) -> str:
@@ -100,6 +129,13 @@ class CardInputs:
     memories: list[MemoryInput]
     notes: list[str] = field(default_factory=list)  # why something is missing
     version: str = ""
+    alternates: list[Greeting] = field(default_factory=list)
+    standing: list[Standing] = field(default_factory=list)
+    called: str = ""  # what her text calls her (her display name); ``name`` tells forms apart
+
+    @property
+    def her(self) -> str:
+        return self.called or self.name
 
 
 @dataclass
@@ -113,58 +149,146 @@ class Built:
 # -- fields ---------------------------------------------------------------------------------
 
 
-def description(p: Persona) -> str:
+def _plain(line: str) -> str:
+    """A profile line as plain text: a quote as its words, a bullet without its marker and
+    source ids, never a heading mark."""
+    q = parse_quote_line(line)
+    if q is not None:
+        return f"「{user_text(q.text.strip())}」"
+    fact = parse_fact_line(line)
+    text = fact[0] if fact is not None else line.strip()
+    return user_text(text.lstrip("#").strip())
+
+
+def _label(title: str, name: str, lines: Sequence[str]) -> str:
+    """What a section is called in the description, in words a reader of the card knows."""
+    if title == QUOTES:
+        return f"{name}说过的话："
+    if title == ABOUT_DOCTOR:
+        quoted = all(ln.startswith("「") for ln in lines)
+        return f"{name}对{USER}说过的话：" if quoted else f"{name}眼中的{USER}："
+    if title == PHYSICAL:
+        return "外貌与身份："
+    return f"{title}："
+
+
+def description(p: Persona, name: str | None = None) -> str:
+    """Her profile's describing sections as plain lines under plain labels (see the module
+    doc): no heading, no source id; the anchor's fields as they are (代号：银灰)."""
+    name = name or p.name
     parts = []
+    shown: set[str] = set()  # a quote in 语录 and in 我·关于博士 is shown once
     for sec in p.sections:
-        if sec.title in (PERSONALITY, PEOPLE):
+        if sec.title in (PERSONALITY, PEOPLE, SPEECH):
             continue
-        text = sec.text
-        if sec.title == QUOTES:  # her words only: the source ids go to creator_notes
-            quotes = [parse_quote_line(ln) for ln in text.split("\n")]
-            text = "\n".join(f"- 「{q.text}」" for q in quotes if q is not None)
-            if not text:
-                continue
-        if sec.title == SPEECH:  # the facts only, never their source ids
-            facts = [parse_fact_line(ln) for ln in text.split("\n")]
-            text = "\n".join(f"- {f[0]}" for f in facts if f is not None)
-        parts.append(f"## {sec.title}\n{user_text(text)}")
+        lines = [t for t in (_plain(ln) for ln in sec.text.split("\n")) if t and t not in shown]
+        shown.update(t for t in lines if t.startswith("「"))
+        if not lines:
+            continue
+        if sec.title == ANCHOR:
+            parts.append("\n".join(lines))
+        elif sec.title == PHYSICAL:
+            parts.append(_label(sec.title, name, lines) + "、".join(lines))
+        else:
+            parts.append("\n".join([_label(sec.title, name, lines), *lines]))
     return "\n\n".join(parts)
 
 
 def personality(p: Persona) -> str:
-    """``## 我·性格``: a quote line as its words and who says them (``「…」——赫默``), never its
-    source id (that goes to creator_notes with the profile)."""
-    sec = next((s for s in p.sections if s.title == PERSONALITY), None)
-    if sec is None:
-        return ""
-    lines = [(ln, parse_quote_line(ln)) for ln in sec.text.split("\n")]
-    return user_text("\n".join(f"- {q.said_by()}" if q else ln for ln, q in lines))
+    """``## 我·性格`` as a chat shows it (the traits, then the words and who says them), then
+    ``## 说话方式`` as the speech block shows it: plain lines, no source id."""
+    parts = []
+    traits = personality_lines(p, USER)
+    if traits:
+        parts.append("\n".join(["性格：", *traits]))
+    speech = speech_block(p, budget=SPEECH_BUDGET, nickname=USER)
+    if speech.items:
+        parts.append("\n".join(["说话方式：", *(f"- {it['text']}" for it in speech.items)]))
+    return "\n\n".join(parts)
 
 
-def _quote_sources(p: Persona) -> list[str]:
-    sec = next((s for s in p.sections if s.title == QUOTES), None)
-    if sec is None:
-        return []
-    return [q.source_id for ln in sec.text.split("\n") if (q := parse_quote_line(ln)) is not None]
+def setting(name: str) -> str:
+    """The card's setting: where the chat is and who ``{{user}}`` is."""
+    return f"罗德岛本舰。{USER}是罗德岛的博士，{name}此刻在舰上，与{USER}交谈。"
+
+
+def scenario(name: str, standing: Sequence[Standing]) -> str:
+    """The setting, then where she stands now as the now block shows it (its heading and
+    lines: the game's summaries of her latest stages, newer than her archive)."""
+    parts = [setting(name)]
+    if standing:
+        lines = [user_text(now.standing_line(it)) for it in standing]
+        parts.append("\n".join([now.heading(name), *lines]))
+    return "\n\n".join(parts)
+
+
+def opening(name: str) -> str:
+    """A first message for an operator with no line of her own anywhere: one narrated
+    sentence of the setting, no words put in her mouth."""
+    return f"*罗德岛本舰上，{name}见到了{USER}。*"
+
+
+def _quote_sources(p: Persona) -> list[tuple[str, list[str]]]:
+    """Per section, the source ids of its quote lines (what description and personality
+    show without them)."""
+    out = []
+    for sec in p.sections:
+        ids = [
+            q.source_id for ln in sec.text.split("\n") if (q := parse_quote_line(ln)) is not None
+        ]
+        if ids:
+            out.append((sec.title, ids))
+    return out
+
+
+def _one_line(text: str) -> str:
+    """A story line on one line: SillyTavern's parser reads every line start as a possible
+    ``Name:``, so a line break inside a line must not start a new one."""
+    return " ".join(user_text(text).split("\n")).strip()
+
+
+def told(speaker: str, said: str) -> str:
+    """Another speaker's line, or narration, as it is told inside her message."""
+    return f"（{speaker}说：「{said}」）" if speaker else f"（{said}）"
 
 
 def scene_example(item: Mapping[str, Any]) -> str:
-    """One scene of the exemplars block as a SillyTavern example: ``<START>`` then its lines."""
-    out = ["<START>"]
+    """One scene of the exemplars block as a SillyTavern example block: ``<START>``, then
+    turns. Her consecutive lines are one ``{{char}}:`` message and the Doctor's one
+    ``{{user}}:`` message (SillyTavern strips only the first ``Name:`` of a message);
+    another speaker's line and narration are told inside her nearest message
+    (:func:`told`): before her next line, else after her last; what precedes the Doctor's
+    first words or follows his last, with no line of hers beside it, is left out. A scene
+    without a line of hers gives nothing."""
+    turns: list[tuple[str, list[str]]] = []
+    pending: list[str] = []  # others' lines and narration waiting for a message of hers
+
+    def add(who: str, texts: list[str]) -> None:
+        if turns and turns[-1][0] == who:
+            turns[-1][1].extend(texts)
+        else:
+            turns.append((who, texts))
+
     for ln in item.get("lines") or ():
-        said = user_text(str(ln.get("option") or ln.get("text") or "")).strip()
+        said = _one_line(str(ln.get("option") or ln.get("text") or ""))
         if not said:
             continue
-        speaker = user_text(str(ln.get("speaker") or "")).strip()
+        speaker = _one_line(str(ln.get("speaker") or ""))
         if ln.get("hers"):
-            out.append(f"{CHAR}: {said}")
+            add(CHAR, [*pending, said])
+            pending = []
         elif ln.get("kind") == "choice" or speaker in ("博士", USER):
-            out.append(f"{USER}: {said}")
-        elif speaker:
-            out.append(f"{speaker}: {said}")
+            if pending and turns and turns[-1][0] == CHAR:
+                turns[-1][1].extend(pending)
+            pending = []
+            add(USER, [said])
         else:
-            out.append(f"*{said}*")
-    return "\n".join(out) if len(out) > 1 else ""
+            pending.append(told(speaker, said))
+    if pending and turns and turns[-1][0] == CHAR:
+        turns[-1][1].extend(pending)
+    if not any(who == CHAR for who, _ in turns):
+        return ""
+    return "\n".join(["<START>", *(f"{who}: " + "\n".join(texts) for who, texts in turns)])
 
 
 def _voice_rank(v: VoiceLine) -> tuple[int, int]:
@@ -175,15 +299,13 @@ def _voice_rank(v: VoiceLine) -> tuple[int, int]:
 def mes_example(block: Block, voices: Sequence[VoiceLine]) -> tuple[str, list[str], str]:
     """(example messages, their source ids, where they come from: "scenes" | "voice" | "")."""
     scenes = [s for s in (scene_example(it) for it in block.items) if s]
-    if not scenes and block.text and not block.items:
-        scenes = ["<START>\n" + user_text(block.text)]
     if scenes:
         return "\n".join(scenes), [f"story:{x}" for x in block.line_ids], "scenes"
     picked = sorted((v for v in voices if voice_group(v.title)), key=_voice_rank)
     picked = [v for v in picked if v.text.strip()][:EXAMPLE_VOICES]
     if not picked:
         return "", [], ""
-    text = "\n".join(f"<START>\n{CHAR}: {user_text(v.text.strip())}" for v in picked)
+    text = "\n".join(f"<START>\n{CHAR}: {_one_line(v.text.strip())}" for v in picked)
     return text, [v.source_id for v in picked], "voice"
 
 
@@ -263,12 +385,17 @@ def _creator_notes(inp: CardInputs, example_sources: list[str], example_kind: st
     sources: list[str] = []
     if inp.greeting is not None:
         sources.append(f"开场白：{inp.greeting.source_id}（{inp.greeting.note}）")
+    else:
+        sources.append("开场白：她在剧情与语音里都没有台词，用一句旁白开场。")
+    if inp.alternates:
+        sources.append("备选开场白：" + "，".join(g.source_id for g in inp.alternates))
+    if inp.standing:
+        sources.append("近况：" + "，".join(it.ref.path for it in inp.standing))
     if example_sources:
         what = "剧情原文场景" if example_kind == "scenes" else "语音"
         sources.append(f"对话示例（{what}）：" + "，".join(example_sources))
-    quotes = _quote_sources(p)
-    if quotes:
-        sources.append("语录：" + "，".join(quotes))
+    for title, quoted in _quote_sources(p):
+        sources.append(f"{title}：" + "，".join(quoted))
     for r in inp.relations:
         if not r.keys.empty:
             ids = "，".join(r.line_ids) or "无行号"
@@ -312,24 +439,30 @@ def assemble(
         "tier": inp.persona.tier,
         "profile": inp.persona.path,
         "greeting": (
-            {"source_id": inp.greeting.source_id, "note": inp.greeting.note}
+            {
+                "source_id": inp.greeting.source_id,
+                "note": inp.greeting.note,
+                "kind": inp.greeting.kind,
+            }
             if inp.greeting
-            else None
-        ),
+            else {"kind": NARRATED}
+        ),  # fmt: skip
+        "alternate_greetings": [g.source_id for g in inp.alternates],
+        "scenario": [it.ref.path for it in inp.standing],
         "examples": {"kind": example_kind, "sources": example_sources},
         "version": inp.version,
     }
     data = {
         "name": inp.name,
-        "description": description(inp.persona),
+        "description": description(inp.persona, inp.her),
         "personality": personality(inp.persona),
-        "scenario": "",
-        "first_mes": user_text(inp.greeting.text) if inp.greeting else "",
+        "scenario": scenario(inp.her, inp.standing),
+        "first_mes": user_text(inp.greeting.text) if inp.greeting else opening(inp.her),
         "mes_example": examples,
         "creator_notes": _creator_notes(inp, example_sources, example_kind),
         "system_prompt": "",
         "post_history_instructions": "",
-        "alternate_greetings": [],
+        "alternate_greetings": [user_text(g.text) for g in inp.alternates],
         "tags": list(TAGS),
         "creator": CREATOR,
         "character_version": inp.version,
@@ -339,7 +472,7 @@ def assemble(
         "source": [],
     }
     if not inp.greeting:
-        skipped.append(("first_mes", "no voice line and no story line of hers to the Doctor"))
+        skipped.append(("first_mes of her own words", "no line of hers anywhere: narrated"))
     if not examples:
         skipped.append(("mes_example", "no scene and no voice line of hers"))
     return Built(card_v3(data), skipped)
@@ -353,8 +486,12 @@ __all__ = [
     "assemble",
     "description",
     "mes_example",
+    "opening",
     "personality",
     "relation_entry",
+    "scenario",
     "scene_example",
+    "setting",
+    "told",
     "user_text",
 ]

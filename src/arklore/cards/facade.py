@@ -5,7 +5,7 @@ from what the layers below know, and the lint of their keys.
   each part comes from); :meth:`CardsFacade.export_cards` writes ``<name>.png`` (the card in
   ``chara`` and ``ccv3`` chunks) and ``<name>.json`` per operator;
 * :meth:`CardsFacade.lorebook` — one World Info file of every operator's relations, each entry
-  shown only in chats with that operator (``characterFilter``);
+  shown only in chats with that operator, any of her forms' cards (``characterFilter``);
 * :meth:`CardsFacade.lint` — the keys of a lorebook run over the names layer's labelled chat
   messages (:mod:`arklore.cards.lint`);
 * :meth:`CardsFacade.read` — a card PNG or JSON back as data (what an export wrote, or a card
@@ -72,6 +72,7 @@ MEMORY_ITEMS = 60
 """Memories (or appearances) read per card, in story order."""
 
 Progress = Callable[[str, int, int], None]
+_TABLES_WHY = "a card's greeting and voice lines come from"
 _UNSAFE_FILE = re.compile(r'[\\/:*?"<>|\x00-\x1f]')
 
 
@@ -260,27 +261,41 @@ class CardsFacade:
         exemplars = self.chat.exemplars(sp, "", [])
         if exemplars.empty and exemplars.reason:
             notes.append(f"对话示例没有剧情场景（{exemplars.reason}）")
+        try:
+            standing = self.events.standing(cid)
+        except ArkloreError as exc:
+            notes.append(f"没有近况：{exc.one_line()}")
+            standing = []
+        greeting = self.profiles.greeting(cid)
         return CardInputs(
             char_id=cid,
-            name=sp.name,
+            name=self.names.unique_name(cid),
             latin=latin,
             persona=self.profiles.persona(cid),
-            greeting=self.profiles.greeting(cid),
+            greeting=greeting,
             exemplars=exemplars,
             voices=self.profiles.voice_lines(cid),
             relations=self._relations(cid, notes, kin=True),
             memories=self._memories(cid, notes),
             notes=notes,
             version=__version__,
+            alternates=self.profiles.alternate_greetings(cid, greeting),
+            standing=standing,
+            called=sp.name,
         )
 
-    def card(self, operator: str, *, earlier: dict[str, Any] | None = None) -> Built:
+    def card(
+        self, operator: str, *, earlier: dict[str, Any] | None = None, name: str | None = None
+    ) -> Built:
         """Her V3 card; ``earlier``: a card exported before, whose extension fields arklore
-        does not write are kept (card level, and per entry)."""
+        does not write are kept (card level, and per entry). Without the game's tables
+        (``ARKLORE_GAMEDATA``) a DataNotFoundError (exit 2) naming the variable: her greeting
+        and voice lines come from them, and a card without them would silently differ."""
+        self.profiles.require_tables(_TABLES_WHY)
         keep, keep_entries = _kept_extensions(earlier)
-        return assemble(
-            self.inputs(operator), keep_extensions=keep, keep_entry_extensions=keep_entries
-        )
+        inp = self.inputs(operator)
+        inp.name = name or inp.name
+        return assemble(inp, keep_extensions=keep, keep_entry_extensions=keep_entries)
 
     def export_cards(
         self,
@@ -298,14 +313,15 @@ class CardsFacade:
             ops = list(dict.fromkeys(self.names.resolve(o) for o in operators))
         if not ops:
             raise UsageError("no operator to export", hint="name operators, or pass --all")
+        self.profiles.require_tables(_TABLES_WHY)
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        names = [self.names.display_name(c) for c in ops]
         reports = []
-        for i, (cid, name) in enumerate(zip(ops, names, strict=True)):
-            stem = _file_stem(name if names.count(name) == 1 else f"{name}_{cid}")
+        for i, cid in enumerate(ops):
+            name = self.names.unique_name(cid)  # one name per card: SillyTavern's files collide
+            stem = _file_stem(name)
             png_path, json_path = out / f"{stem}.png", out / f"{stem}.json"
-            built = self.card(cid, earlier=_earlier(json_path, png_path))
+            built = self.card(cid, earlier=_earlier(json_path, png_path), name=name)
             image = self.image(built.card)
             atomic_write_bytes(png_path, write_png(built.card, image))
             atomic_write_text(json_path, dumps(built.card))
@@ -343,6 +359,11 @@ class CardsFacade:
         report = LorebookReport("", 0, 0)
         for i, cid in enumerate(ops):
             name = self.names.display_name(cid)
+            # her cards' names: an alternate form's card is named apart (unique_name), yet she
+            # is one person with one set of relations
+            forms = list(
+                dict.fromkeys([name, *map(self.names.unique_name, self.names.family(cid))])
+            )
             notes: list[str] = []
             rels = self._relations(cid, notes)
             mine = 0
@@ -351,7 +372,7 @@ class CardsFacade:
                     report.left_out.append((f"{name}→{r.name}", r.keys.why_empty()))
                     continue
                 e = relation_entry(name, r)
-                e.characters = [name]
+                e.characters = forms
                 e.meta["operator"] = cid
                 entries.append(e)
                 mine += 1

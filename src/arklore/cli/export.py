@@ -1,7 +1,7 @@
 """`arklore export`: SillyTavern character cards and World Info, and the lint of their keys.
 
 Exit codes: 0 done; 1 an unknown operator or an unreadable file; 2 a usage error (no operator
-and no --all); 5 (`export lint`) the keys fire on more labelled messages that do not mention
+and no --all) or, for `export card`, no game tables (ARKLORE_GAMEDATA); 5 (`export lint`) the keys fire on more labelled messages that do not mention
 their person than the limit allows (the findings are listed).
 """
 
@@ -38,11 +38,14 @@ def card_cmd(
 ) -> None:
     """A Character Card V3 per operator: <name>.png (the card in the chara (V2) and ccv3 (V3)
     text chunks, as SillyTavern writes them; the image is her name on a plain background) and
-    <name>.json beside it. Description and personality from her .char (as her tier allows),
-    first message from her own greeting, example messages from her own scenes, a lorebook of
+    <name>.json beside it; an alternate form's name tells it apart (阿米娅（近卫）).
+    Description from her .char (as her tier allows), personality from its 我·性格 and 说话方式,
+    scenario from the setting and where she stands now, first message and alternate greetings
+    from her own voice lines (else her story lines), example messages from her own scenes
+    (other speakers told inside her messages, as SillyTavern's parser needs), a lorebook of
     her relations (keyed by each person's names, made safe for Chinese) and memories (keyed
     by the events' and stages' titles). Fields of an earlier export that arklore does not
-    write (extensions) are kept."""
+    write (extensions) are kept. Needs ARKLORE_GAMEDATA (exit 2 without it)."""
     if all_ == bool(operators):
         raise UsageError(
             "name operators or pass --all (not both)", hint="arklore export card 银灰 --out cards"

@@ -5,6 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+PROFESSION_NAMES: dict[str, str] = {
+    "PIONEER": "先锋",
+    "WARRIOR": "近卫",
+    "TANK": "重装",
+    "SNIPER": "狙击",
+    "CASTER": "术师",
+    "MEDIC": "医疗",
+    "SUPPORT": "辅助",
+    "SPECIAL": "特种",
+}
+"""The game's profession ids (``character_table``/``char_patch_table`` ``profession``) as its
+Chinese client names them."""
+
 
 @dataclass(slots=True)
 class Operator:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arklore.core.errors import AmbiguousNameError, UnknownOperatorError
-from arklore.core.operators import Alias, Operator
+from arklore.core.operators import PROFESSION_NAMES, Alias, Operator
 from arklore.core.text import check_message
 from arklore.corpus.store import Store
 from arklore.names import build as names_db
@@ -43,10 +43,6 @@ CLOSEST = 5
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
-PROFESSIONS = {"PIONEER": "先锋", "WARRIOR": "近卫", "TANK": "重装", "SNIPER": "狙击",
-               "CASTER": "术师", "MEDIC": "医疗", "SUPPORT": "辅助", "SPECIAL": "特种"}  # fmt: skip
-"""The registry's professions as the game names them: what tells two forms of one name apart
-(阿米娅（近卫）, 阿米娅（医疗）)."""
 ALTERNATE = "异格"
 """What the game calls an alternate form: the distinction of a form no profession tells apart."""
 
@@ -229,7 +225,7 @@ class NamesFacade:
                 shared.setdefault(name, []).append(op)
         for name, group in shared.items():
             same = [o for o in ops if self.display_name(o.char_id) == name]
-            jobs = [PROFESSIONS.get(o.profession or "") for o in same]
+            jobs = [PROFESSION_NAMES.get(o.profession or "") for o in same]
             plain = [
                 o for o in group if not jobs[same.index(o)] or jobs.count(jobs[same.index(o)]) > 1
             ]

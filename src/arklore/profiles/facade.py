@@ -21,6 +21,7 @@ from typing import Any
 from arklore.base.files import atomic_write_text
 from arklore.core.errors import DataNotFoundError, UsageError
 from arklore.core.operators import Operator
+from arklore.corpus.order import is_own_record
 from arklore.corpus.store import Store
 from arklore.graph.facade import GraphFacade
 from arklore.graph.model import RelationGraph
@@ -45,7 +46,7 @@ from arklore.profiles.charfile import (
     approve,
 )
 from arklore.profiles.draft import utc_now
-from arklore.profiles.greeting import Greeting, choose_greeting
+from arklore.profiles.greeting import Greeting, alternate_greetings, choose_greeting
 from arklore.profiles.inputs import TASK_D_SOURCES, OperatorInputs
 from arklore.profiles.persona import Persona, persona
 from arklore.profiles.quotes import (
@@ -271,13 +272,18 @@ class ProfilesFacade:
                 return list(index[cid])
         return []
 
-    def greeting(self, operator: str) -> Greeting | None:
-        """Her own greeting to the Doctor (:func:`~arklore.profiles.greeting.choose_greeting`:
-        a voice line such as 问候 or 交谈, else her first story line to the Doctor)."""
-        cid = self.names.resolve(operator)
+    def _forms_voices(self, cid: str) -> tuple[list[str], list[list[VoiceLine]]]:
+        """Her forms (hers first, then her family's) and their voice lines, in that order."""
         index = self._voice_index()
         forms = list(dict.fromkeys([cid, *self.names.family(cid)]))
-        voices = [index.get(c, []) for c in forms]
+        return forms, [index.get(c, []) for c in forms]
+
+    def greeting(self, operator: str) -> Greeting | None:
+        """Her own greeting to the Doctor (:func:`~arklore.profiles.greeting.choose_greeting`:
+        a voice line such as 问候 or 交谈, else her first story line to the Doctor, in her
+        own record, or anywhere, one that names nobody else preferred)."""
+        cid = self.names.resolve(operator)
+        forms, voices = self._forms_voices(cid)
         story: list[StoryLine] = []
         if not any(voices):
             by_op = profile_sources.story_lines(self._store(), forms)
@@ -285,7 +291,22 @@ class ProfilesFacade:
                 (s for c in forms for s in by_op.get(c, [])),
                 key=lambda s: (s.order, s.stage_path, s.line_no),
             )
-        return choose_greeting(voices, story)
+        family = set(forms)
+
+        def names_other(text: str) -> bool:
+            return any(c not in family for c in self.names.mentioned(text))
+
+        return choose_greeting(
+            voices,
+            story,
+            own_record=lambda s: is_own_record(s.stage_path, forms),
+            names_other=names_other,
+        )
+
+    def alternate_greetings(self, operator: str, chosen: Greeting | None) -> list[Greeting]:
+        """Her other voice lines that open a conversation (任命助理, 交谈, 问候…), ``chosen``
+        left out (:func:`~arklore.profiles.greeting.alternate_greetings`)."""
+        return alternate_greetings(self._forms_voices(self.names.resolve(operator))[1], chosen)
 
     def require_tables(self, why: str) -> None:
         """DataNotFoundError (exit 2) naming ``ARKLORE_GAMEDATA`` when its excel folder is not

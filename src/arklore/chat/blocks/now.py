@@ -31,8 +31,8 @@ def build(ctx: TurnContext) -> Block:
         return empty_block(NOW, budget, exc.one_line())
     if not items:
         return empty_block(NOW, budget, f"no summary of a story stage of {sp.name} names her")
-    header = f"【{sp.name}的近况（剧情概要，新于档案资料，有出入时以此为准）】"
-    lines = [layers.shown(_line(it)) for it in items]
+    header = heading(sp.name)
+    lines = [layers.shown(standing_line(it)) for it in items]
 
     def weakest(kept: list[int]) -> int:
         return min(kept, key=lambda i: (_rank(items[i]), -i))
@@ -52,7 +52,13 @@ def build(ctx: TurnContext) -> Block:
     )
 
 
-def _line(it: Standing) -> str:
+def heading(name: str) -> str:
+    """The block's heading: her latest summaries are newer than her archive and win."""
+    return f"【{name}的近况（剧情概要，新于档案资料，有出入时以此为准）】"
+
+
+def standing_line(it: Standing) -> str:
+    """One entry as the block (and a card's scenario) shows it: its stage, then the sentence."""
     where = it.ref.heading() + (f"（{RECORD}）" if it.own_record else "")
     return f"- {where}：{it.text}"
 

@@ -121,6 +121,37 @@ def _section_lines(
     return out
 
 
+def personality_lines(persona: Persona, nickname: str = "博士") -> list[str]:
+    """Her ``## 我·性格`` as a chat shows it (the traits her archive states, the words and who
+    says them, no source id; a line the anchor as injected tells already left out): for a
+    card's ``personality``, so a card and a chat render the section one way."""
+    sec = next((s for s in persona.sections if s.title == PERSONALITY), None)
+    if sec is None or persona.tier == TIER_C:
+        return []
+    generated = persona.tier in (TIER_A, TIER_B)
+    keep = _told_of_her(persona)
+    told = _anchor_told(persona, nickname, generated=generated, keep=keep)
+    lines = _section_lines(sec, nickname, generated=generated, told=told, keep=keep)
+    return [ln for ln, _ in lines if ln.strip()]
+
+
+def _anchor_told(
+    persona: Persona,
+    nickname: str,
+    *,
+    generated: bool,
+    brief: bool = False,
+    keep: Collection[str] = (),
+) -> str:
+    """Her anchor as injected, without spaces: a ``## 我·性格`` line it tells is left out."""
+    return "".join(
+        "".join(ln.split())
+        for sec in persona.sections
+        if sec.title == ANCHOR
+        for ln, _ in _section_lines(sec, nickname, generated=generated, brief=brief, keep=keep)
+    )
+
+
 def _told_of_her(persona: Persona) -> frozenset[str]:
     """The archive sections her ``## 我·性格`` quotes (``archive:<entry>/<section>``): the
     paragraphs that tell what she is like, which small talk keeps whole."""
@@ -160,12 +191,7 @@ def persona_block(
         return empty_block(PERSONA, budget, f"no profile for {name} (tier C)", **meta)
     generated = persona.tier in (TIER_A, TIER_B)
     keep = _told_of_her(persona)
-    told = "".join(
-        "".join(ln.split())
-        for sec in persona.sections
-        if sec.title == ANCHOR
-        for ln, _ in _section_lines(sec, nickname, generated=generated, brief=brief, keep=keep)
-    )
+    told = _anchor_told(persona, nickname, generated=generated, brief=brief, keep=keep)
     sections = [
         (
             sec.title,

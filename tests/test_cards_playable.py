@@ -1,0 +1,295 @@
+"""A card SillyTavern can play (issue 36, part 2): personality, scenario, a clean description,
+a first message for every operator, example messages SillyTavern's own parser reads as hers
+alone, unique names for alternate forms, and no export without the game's tables.
+
+Every line, profile sentence and summary below is invented for this test; only operator ids and
+names are the game's identifiers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.gamedata import write_gamedata
+from support.lines import line
+from support.service_world import write_store
+from support.sillytavern import parse_examples, sillytavern_root
+
+from arklore.cards.card import (
+    USER,
+    description,
+    mes_example,
+    opening,
+    personality,
+    scenario,
+    scene_example,
+)
+from arklore.core.blocks import EXEMPLARS, Block, StageRef
+from arklore.core.errors import EXIT_CONFIG
+from arklore.core.model import Source, Stage
+from arklore.core.operators import Operator
+from arklore.events.standing import Standing
+from arklore.profiles.charfile import (
+    ABOUT_DOCTOR,
+    ANCHOR,
+    PERSONALITY,
+    PHYSICAL,
+    QUOTES,
+    SPEECH,
+    TIER_B,
+    TIER_C,
+    UsableSection,
+)
+from arklore.profiles.greeting import (
+    RECORD,
+    STORY,
+    TO_DOCTOR,
+    alternate_greetings,
+    choose_greeting,
+)
+from arklore.profiles.persona import Persona
+from arklore.profiles.quotes import StoryLine, VoiceLine
+from arklore.settings import Settings
+from arklore.workspace import Workspace
+
+SURVEYOR = "char_9001_survey"
+SOURCE_ID = re.compile(r"(?:story|voice|archive):")
+
+
+def persona(*sections: tuple[str, str], tier: str = TIER_B) -> Persona:
+    return Persona(
+        SURVEYOR, "测绘员", tier, "chars/x.char", False,
+        [UsableSection(t, text, 10) for t, text in sections],
+    )  # fmt: skip
+
+
+PROFILE = persona(
+    (ANCHOR, "- 代号：测绘员\n- 客观履历：测绘员，罗德岛的地图绘制员。"),
+    (PHYSICAL, "- 卷尺\n- 防风镜"),
+    (QUOTES, "- 「地图不会说谎，Dr.{@nickname}。」 —— voice:char_9001_survey_CN_001（交谈1）"),
+    (ABOUT_DOCTOR, "- 「地图不会说谎，Dr.{@nickname}。」 —— voice:char_9001_survey_CN_001（交谈1）\n"
+                   "- 「博士，下次外勤带上我。」 —— story:act/x#4:aa11bb22（外勤）"),
+    (PERSONALITY, "- 「测绘员做事一丝不苟，连铅笔都削得一样长。」 —— archive:char_9001_survey/档案资料一（档案资料一）\n"
+                  "- 「她啊，倔得很。」 —— story:act/x#9:cc33dd44（老船长）"),
+    (SPEECH, "- 称博士为「博士」（剧情 12 次） —— story:act/x#4:aa11bb22, story:act/x#5:ee55ff66\n"
+             "- 常用语：「精确」（9 次，5 处） —— voice:char_9001_survey_CN_002"),
+)  # fmt: skip
+
+
+# -- personality, description, scenario -------------------------------------------------------
+
+
+def test_personality_is_her_temperament_and_speech_in_plain_chinese_without_source_ids() -> None:
+    text = personality(PROFILE)
+    assert text.startswith("性格：\n- ")
+    assert "一丝不苟：「测绘员做事一丝不苟，连铅笔都削得一样长。」——档案资料一" in text
+    assert "「她啊，倔得很。」——老船长" in text  # a story line: no trait stated for it
+    assert "说话方式：\n- 称博士为「博士」（剧情 12 次）\n- 常用语：「精确」（9 次，5 处）" in text
+    assert not SOURCE_ID.search(text) and "##" not in text
+
+
+def test_a_card_without_profile_has_no_personality() -> None:
+    assert personality(persona(tier=TIER_C)) == ""
+
+
+def test_description_is_plain_lines_with_no_heading_source_id_or_placeholder() -> None:
+    text = description(PROFILE)
+    assert text.split("\n")[:2] == ["代号：测绘员", "客观履历：测绘员，罗德岛的地图绘制员。"]
+    assert "外貌与身份：卷尺、防风镜" in text
+    assert "测绘员说过的话：\n「地图不会说谎，{{user}}。」" in text
+    # a quote shown under 语录 is not repeated under her words to the Doctor
+    assert "测绘员对{{user}}说过的话：\n「博士，下次外勤带上我。」" in text
+    assert text.count("地图不会说谎") == 1
+    assert not SOURCE_ID.search(text)
+    assert not re.search(r"^#|^- |\{@nickname\}|AUTO", text, re.M)
+    assert "一丝不苟" not in text and "精确" not in text  # those are the personality's
+
+
+def test_scenario_is_rhodes_island_with_the_doctor_as_user_and_where_she_stands_now() -> None:
+    ref = StageRef("activities/act_map/st02", "MP-2", "新的航线", "绘图季", "行动后")
+    now = [Standing(ref, "测绘员接过了测绘队队长的位置。", 1_700_000_000, why="office")]
+    text = scenario("测绘员", now)
+    first, rest = text.split("\n\n")
+    assert "罗德岛" in first and f"{USER}是罗德岛的博士" in first
+    assert rest.split("\n") == [
+        "【测绘员的近况（剧情概要，新于档案资料，有出入时以此为准）】",
+        "- MP-2 行动后 《新的航线》（绘图季）：测绘员接过了测绘队队长的位置。",
+    ]
+    assert scenario("测绘员", []) == first  # no summary names her: the setting alone
+
+
+# -- first message and alternate greetings ------------------------------------------------------
+
+
+def _story(no: int, text: str, path: str = "act/x") -> StoryLine:
+    return StoryLine(f"{path}#{no}:{no:08x}", path, no, no, "测绘员", SURVEYOR, text)
+
+
+RECORD_PATH = "obt/memory/story_survey_1_1"
+
+
+def test_first_message_falls_back_from_voice_to_the_doctor_to_her_record_to_any_line() -> None:
+    record = _story(3, "这张图，我画了整整三个晚上呢。", RECORD_PATH)
+    naming = _story(1, "老船长，这条航线的水深你再确认一次。")
+    short = _story(2, "......嗯。")
+    to_doc = _story(4, "博士，图纸在这儿。")
+
+    def own(s: StoryLine) -> bool:
+        return s.stage_path == RECORD_PATH
+
+    def others(text: str) -> bool:
+        return "老船长" in text
+
+    g = choose_greeting([[]], [naming, short, record, to_doc], own_record=own, names_other=others)
+    assert g is not None and (g.kind, g.text) == (TO_DOCTOR, "博士，图纸在这儿。")
+    g = choose_greeting([[]], [naming, short, record], own_record=own, names_other=others)
+    assert g is not None and (g.kind, g.source_id) == (RECORD, record.source_id)
+    # outside her record: a line that names nobody else and says something comes first
+    g = choose_greeting([[]], [naming, short, _story(5, "风向变了，今晚会下雨。")],
+                        own_record=own, names_other=others)  # fmt: skip
+    assert g is not None and (g.kind, g.text) == (STORY, "风向变了，今晚会下雨。")
+    assert choose_greeting([[]], []) is None
+
+
+def test_alternate_greetings_are_her_other_opening_voice_lines_not_battle_lines() -> None:
+    voices = [
+        VoiceLine("v1", SURVEYOR, "任命助理", 1, "Dr.{@nickname}，今天测哪里？"),
+        VoiceLine("v2", SURVEYOR, "交谈1", 2, "比例尺错了一格，整张图都要重画。"),
+        VoiceLine("v3", SURVEYOR, "作战中1", 3, "坐标确认！"),
+        VoiceLine("v4", SURVEYOR, "问候", 4, "早上好。"),
+    ]
+    chosen = choose_greeting([voices], [])
+    assert chosen is not None and chosen.text == "早上好。"
+    alts = alternate_greetings([voices], chosen)
+    assert [a.source_id for a in alts] == ["voice:v1", "voice:v2"]
+
+
+def test_an_operator_with_no_line_at_all_opens_with_a_narrated_sentence() -> None:
+    text = opening("测绘员")
+    assert text.startswith("*") and "测绘员" in text and USER in text and "「" not in text
+
+
+# -- example messages under SillyTavern's own parser ---------------------------------------------
+
+CAPTAIN_WORDS = "别在甲板上画图，风会把纸吹走"
+SCENE: dict[str, Any] = {
+    "stage_path": "act/x",
+    "lines": [
+        {"kind": "narration", "speaker": "", "text": "甲板上风很大。", "hers": False},
+        {"kind": "dialogue", "speaker": "测绘员", "text": "Dr.{@nickname}，帮我按住这个角。", "hers": True},
+        {"kind": "dialogue", "speaker": "测绘员", "text": "对，就这样。", "hers": True},
+        {"kind": "dialogue", "speaker": "老船长", "text": CAPTAIN_WORDS + "！", "hers": False},
+        {"kind": "dialogue", "speaker": "测绘员", "text": "知道啦，马上就好。", "hers": True},
+        {"kind": "choice", "speaker": "博士", "text": "需要帮忙吗/走吧", "hers": False, "option": "需要帮忙吗"},
+        {"kind": "dialogue", "speaker": "老船长", "text": "年轻人就是不听劝。", "hers": False},
+    ],
+}  # fmt: skip
+
+
+def test_another_speakers_line_is_told_inside_her_message_and_her_lines_are_one_message() -> None:
+    text = scene_example(SCENE)
+    assert text == (
+        "<START>\n"
+        "{{char}}: （甲板上风很大。）\n{{user}}，帮我按住这个角。\n对，就这样。\n"
+        f"（老船长说：「{CAPTAIN_WORDS}！」）\n知道啦，马上就好。\n"
+        "{{user}}: 需要帮忙吗"
+    )  # his last line follows the Doctor's last words with no line of hers: left out
+    assert not re.search(r"^(?!\{\{)[^\s（]+:", text, re.M)  # no other "Name:" line
+    assert scene_example({"lines": [SCENE["lines"][3]]}) == ""  # no line of hers: no block
+
+
+def test_sillytavern_parses_the_scene_into_her_messages_with_none_of_his_words_as_a_turn() -> None:
+    """SillyTavern's own parseExampleIntoIndividual on the card's example: her message holds
+    no ``Name:`` of anybody, the captain is never a speaker, and the Doctor's turn is his."""
+    root = sillytavern_root()
+    block = Block(EXEMPLARS, "x", 1, 500, items=[SCENE], line_ids=["act/x#2:a"])
+    text, _, kind = mes_example(block, [])
+    (parsed,) = parse_examples(root, text, "博士", "测绘员")
+    assert kind == "scenes"
+    assert [m["name"] for m in parsed] == ["example_assistant", "example_user"]
+    hers, doctor = parsed[0]["content"], parsed[1]["content"]
+    assert not re.search(r"^[^\s（(「]+[:：]", hers, re.M)  # no speaker's name opens a line
+    assert "测绘员:" not in hers and "老船长:" not in hers
+    assert f"（老船长说：「{CAPTAIN_WORDS}！」）" in hers  # told, not spoken as a turn
+    assert doctor == "需要帮忙吗" and CAPTAIN_WORDS not in doctor
+
+
+def test_the_old_shape_folds_his_line_into_her_message_under_sillytavern() -> None:
+    """The fold the card shape avoids, shown by SillyTavern itself: a ``老船长:`` line and a
+    second ``测绘员:`` line land inside her message."""
+    root = sillytavern_root()
+    old = f"<START>\n{{{{char}}}}: 对，就这样。\n老船长: {CAPTAIN_WORDS}\n{{{{char}}}}: 知道啦"
+    ((msg,),) = parse_examples(root, old, "博士", "测绘员")
+    assert "老船长: " + CAPTAIN_WORDS in msg["content"] and "测绘员: 知道啦" in msg["content"]
+
+
+# -- names and the data roots ------------------------------------------------------------------
+
+DUSK, DUSK2 = "char_512_aprot", "char_4025_aprot2"
+AMIYA, AMIYA_GUARD = "char_002_amiya", "char_1001_amiya2"
+FORMS = [
+    Operator(DUSK, "暮落", "Shalem", "astr_chardict", alternate_ids=[DUSK2]),
+    Operator(DUSK2, "暮落", "Shalem", "astr_chardict", base_id=DUSK, linked_by="same_name"),
+    Operator(AMIYA, "阿米娅", "Amiya", "character_table", profession="CASTER",
+             alternate_ids=[AMIYA_GUARD]),
+    Operator(AMIYA_GUARD, "阿米娅", "Amiya", "char_patch_table", profession="WARRIOR",
+             base_id=AMIYA, linked_by="char_patch_table"),
+]  # fmt: skip
+
+
+@pytest.fixture
+def forms_home(tmp_path: Path) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    home.mkdir()
+    deck = "activities/act_deck/st01"
+    stage = Stage(deck, Source.AVG, f"{deck}.txt", "act_deck", "甲板", "ACTIVITY", "DK-1",
+                  "行动前", "甲板", "风很大。", content_hash="d")  # fmt: skip
+    write_store(home, operators=FORMS, stages=[(stage, 1)],
+                lines={deck: [line(deck, 1, "", "甲板上风很大。")]})  # fmt: skip
+    return home, write_gamedata(tmp_path / "gamedata")
+
+
+def test_two_forms_of_one_name_export_two_cards_with_names_that_tell_them_apart(
+    forms_home: tuple[Path, Path], tmp_path: Path
+) -> None:
+    home, gamedata = forms_home
+    with Workspace(Settings(home=home, gamedata=gamedata, embedder="hash")) as ws:
+        reports = ws.cards.export_cards([DUSK, DUSK2, AMIYA, AMIYA_GUARD], tmp_path / "out")
+    names = [r.name for r in reports]
+    assert names == ["暮落", "暮落（异格）", "阿米娅", "阿米娅（近卫）"]
+    on_disk = [
+        json.loads(Path(r.json).read_text(encoding="utf-8"))["data"]["name"] for r in reports
+    ]
+    assert on_disk == names and len(set(on_disk)) == 4
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.png")) == sorted(
+        f"{n}.png" for n in names
+    )
+    for r in reports:  # nothing of hers anywhere: still a first message and a scenario
+        data = json.loads(Path(r.json).read_text(encoding="utf-8"))["data"]
+        assert data["first_mes"] and data["scenario"]
+
+
+def test_export_without_the_game_tables_fails_with_exit_2_naming_the_variable(
+    forms_home: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Through the real entry point (``python -m arklore``): its error handler prints one
+    line and exits with the error's code."""
+    home, _ = forms_home
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARKLORE_")}
+    env |= {"ARKLORE_HOME": str(home), "ARKLORE_EMBEDDER": "hash"}
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "arklore", "export", "card", DUSK, "--out", str(out)],
+        env=env, capture_output=True, text=True, encoding="utf-8", check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == EXIT_CONFIG == 2, done.stderr
+    said = [ln for ln in (done.stdout + done.stderr).split("\n") if ln.strip()]
+    assert len(said) == 1 and "ARKLORE_GAMEDATA" in said[0], said
+    assert not out.exists()  # nothing written, nothing silently changed
