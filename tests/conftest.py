@@ -123,6 +123,26 @@ def real_profile_inputs(
     return ws.profiles.inputs(ws.names.select(), speech=True, remarks=True)
 
 
+@pytest.fixture(scope="session")
+def rule_profiles(
+    real_profile_inputs: list[OperatorInputs], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """Every operator's rule-built profile (no model), as ``arklore build`` drafts them (her
+    way of speaking and what others say of her included), in a folder of their own: made
+    once for the fidelity eval and the cards' real-data tests."""
+    from arklore.profiles.assemble import assemble
+    from arklore.profiles.charfile import SUFFIX
+    from arklore.profiles.draft import rule_results, utc_now
+
+    out = tmp_path_factory.mktemp("rule-chars")
+    at = utc_now()
+    for inp in real_profile_inputs:
+        built = assemble(inp, rule_results(inp), generated_at=at)
+        if built.text is not None:
+            (out / f"{inp.char_id}{SUFFIX}").write_text(built.text, encoding="utf-8")
+    return out
+
+
 MEASURED = "measured"
 
 

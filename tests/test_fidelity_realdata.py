@@ -11,7 +11,6 @@ layer finds. The figures go to the run's measured section.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,10 +26,6 @@ from arklore.chat.fidelity import (
     voice_cites,
 )
 from arklore.profiles.archive import archive_sources
-from arklore.profiles.assemble import assemble
-from arklore.profiles.charfile import SUFFIX
-from arklore.profiles.draft import rule_results, utc_now
-from arklore.profiles.inputs import OperatorInputs
 from arklore.workspace import Workspace
 
 pytestmark = pytest.mark.realdata
@@ -62,21 +57,6 @@ FLOORS = {
     "archive": 1.0,  # whole 档案资料 paragraphs
     "noise": 1.0,  # no lab figures, 战斗经验 or 身高 in a chat
 }
-
-
-@pytest.fixture(scope="module")
-def rule_profiles(
-    real_profile_inputs: list[OperatorInputs], tmp_path_factory: pytest.TempPathFactory
-) -> Path:
-    """Every operator's rule-built profile (no model), as ``arklore build`` drafts them (her
-    way of speaking and what others say of her included), in a folder of their own."""
-    out = tmp_path_factory.mktemp("fidelity-chars")
-    at = utc_now()
-    for inp in real_profile_inputs:
-        built = assemble(inp, rule_results(inp), generated_at=at)
-        if built.text is not None:
-            (out / f"{inp.char_id}{SUFFIX}").write_text(built.text, encoding="utf-8")
-    return out
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from support.sillytavern import Rules, sillytavern_root
 from support.tree_world import make_workspace
-from test_fidelity_realdata import rule_profiles  # noqa: F401 - the profiles `arklore build` drafts
 
 pytestmark = pytest.mark.realdata
 
@@ -35,7 +34,7 @@ READ_BY_MODEL = ("description", "personality", "scenario", "first_mes", "mes_exa
 def cards(
     real_workspace: Any,
     real_index_built: Any,
-    rule_profiles: Path,  # noqa: F811 - the imported fixture
+    rule_profiles: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[list[dict[str, Any]]]:
     """``arklore export card --all`` over the real corpus with the rule-built profiles."""
