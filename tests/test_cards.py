@@ -304,3 +304,13 @@ def test_her_own_book_keys_her_people_by_what_she_calls_them(exported: Path) -> 
         assert fires(match, "你的两个妹妹最近还好吗")
         for other in ("我妹妹在上学", "她是银灰的妹妹吗", "年和夕是姐妹吗", "小姐姐你好"):
             assert not fires(match, other), (sister, other)
+
+
+def test_her_relation_entries_alone_are_the_ones_her_card_holds(kb) -> None:
+    with workspace(kb) as ws:
+        alone = ws.cards.relation_entries("银灰")
+        book = ws.cards.card("银灰").card["data"]["character_book"]["entries"]
+    held = [e for e in book if e["extensions"]["arklore"]["kind"] == "relation"]
+    assert alone and [(e.comment, e.keys) for e in alone] == [
+        (e["comment"], e["keys"]) for e in held
+    ]

@@ -10,7 +10,7 @@ import pytest
 import tavern_card
 from support.tree_world import make_workspace
 
-from arklore.cards.lint import MAX_FALSE_RATE
+from arklore.cards.lint import MAX_FALSE_RATE, Matchable, fires
 
 pytestmark = pytest.mark.realdata
 
@@ -29,8 +29,11 @@ def test_silverash_card_on_the_real_corpus(ws, tmp_path: Path, metrics) -> None:
     (report,) = ws.cards.export_cards(["银灰"], tmp_path)
     card = tavern_card.parse_png_card((tmp_path / "银灰.png").read_bytes())
     assert card["spec"] == "chara_card_v3" and card["data"]["name"] == "银灰"
-    keyed = {k for e in card["data"]["character_book"]["entries"] for k in e["keys"]}
-    assert {"初雪", "崖心"} <= keyed  # his sisters
+    entries = card["data"]["character_book"]["entries"]
+    for sister in ("初雪", "崖心"):  # his sisters, by name and by what they are to him
+        entry = next(e for e in entries if e["comment"].startswith(f"银灰→{sister}"))
+        assert fires(Matchable.from_book_entry(entry), f"你和{sister}最近联系了吗？")
+        assert fires(Matchable.from_book_entry(entry), "你的两个妹妹最近还好吗？")
     data = json.loads((tmp_path / "银灰.json").read_text(encoding="utf-8"))["data"]
     assert data["first_mes"] and "{@nickname}" not in json.dumps(data, ensure_ascii=False)
     metrics(

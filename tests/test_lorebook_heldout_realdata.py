@@ -76,12 +76,10 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Callable[[str], None]) ->
     for r in records:
         her = r["chat_with"]
         if her not in books:
-            entries = ws.cards.card(her).card["data"]["character_book"]["entries"]
             books[her] = [
-                (meta["person"], Matchable.from_book_entry(e))
-                for e in entries
-                if (meta := e["extensions"]["arklore"]).get("kind") == "relation"
-                and not meta["person"].startswith("npc:")
+                (e.meta["person"], Matchable(tuple(e.keys)))
+                for e in ws.cards.relation_entries(her)
+                if not e.meta["person"].startswith("npc:")
             ]
         there = {ws.cards._person_of(m["id"]) for m in r["mentions"]}
         keyed = {p for p, _ in books[her]}

@@ -35,15 +35,14 @@ def cards(
     real_workspace: Any,
     real_index_built: Any,
     rule_profiles: Path,
-    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[list[dict[str, Any]]]:
     """``arklore export card --all`` over the real corpus with the rule-built profiles."""
     s = real_workspace.settings
     ws = make_workspace(s.home, s.gamedata, s.astr, embedder="hash", chars_dir=rule_profiles)
     try:
         ws.rag.index_exemplars()  # her scenes, as `arklore build` makes them
-        reports = ws.cards.export_cards(None, tmp_path_factory.mktemp("all-cards"))
-        yield [json.loads(Path(r.json).read_text(encoding="utf-8"))["data"] for r in reports]
+        # what `export card --all` writes, without drawing 452 PNGs (test_cards checks those)
+        yield [ws.cards.card(op.char_id).card["data"] for op in ws.names.select(None)]
     finally:
         ws.close()
 

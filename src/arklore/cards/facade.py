@@ -284,6 +284,14 @@ class CardsFacade:
             called=sp.name,
         )
 
+    def relation_entries(self, operator: str) -> list[BookEntry]:
+        """Her card's relation entries alone (kinship words included), as her card's book
+        holds them: what a chat with her fires on, without building the rest of the card."""
+        cid = self.names.resolve(operator)
+        name = self.names.unique_name(cid)
+        rels = self._relations(cid, [], kin=True)
+        return [relation_entry(name, r) for r in rels if not r.keys.empty]
+
     def card(
         self, operator: str, *, earlier: dict[str, Any] | None = None, name: str | None = None
     ) -> Built:

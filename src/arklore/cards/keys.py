@@ -327,8 +327,10 @@ class KeyMaker:
             post = "|".join(_js_escape(w) for w in sorted(set(AFTER_PERSON), key=len, reverse=True))
             # a title after a name is that person's (凯尔希医生又…): not her, without a marker
             lone = "(?<![\\u4e00-\\u9fff])" if rules.is_title(name) else ""
-            return f"/(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
-        return f"/{head}{esc}{tail}/"
+            return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
+        # (?=name) first: a regex engine tries the pattern at every position, and the name
+        # fails fast where the long lookbehinds would be read for nothing
+        return f"/(?={esc}){head}{esc}{tail}/" if head else f"/{esc}{tail}/"
 
     @staticmethod
     def _confirmed(name: str) -> bool:
