@@ -66,7 +66,7 @@ demo: $(STAMP)
 # on TEST_WORKERS processes; the tests sharing one ingest of the real corpus are one group
 # (tests/conftest.py): one worker runs them in order, the other the rest meanwhile
 test: $(STAMP) web browser-deps
-	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup
+	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # everything except the real-data and the slow (> ~20 s) tests: the loop while editing
 test-fast: $(STAMP) web
