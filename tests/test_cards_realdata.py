@@ -16,9 +16,10 @@ pytestmark = pytest.mark.realdata
 
 
 @pytest.fixture(scope="module")
-def ws(real_workspace, real_graph_built):
+def ws(real_workspace, real_graph_built, real_index_built):
     """The shared real home, read with the tier-C opt-in (no profiles were distilled there):
-    every operator's relations count."""
+    every operator's relations count. With the relation index built, as `arklore build`
+    leaves it: without it every relation is a weak view computed from the corpus (minutes)."""
     s = real_workspace.settings
     w = make_workspace(s.home, s.gamedata, s.astr, embedder="hash", tier_c_relations=True)
     yield w
