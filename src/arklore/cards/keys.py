@@ -324,7 +324,9 @@ class KeyMaker:
             for w in sorted(set(BEFORE_PERSON)):
                 widths.setdefault(len(w), []).append(_js_escape(w))
             pre = "|".join(f"(?<={'|'.join(ws)})" for _, ws in sorted(widths.items()))
-            post = "|".join(_js_escape(w) for w in sorted(set(AFTER_PERSON), key=len, reverse=True))
+            # longest first (的妹妹 before 的), ties in order: the same key on every run
+            longest = sorted(set(AFTER_PERSON), key=lambda w: (-len(w), w))
+            post = "|".join(_js_escape(w) for w in longest)
             # a title after a name is that person's (凯尔希医生又…): not her, without a marker
             lone = "(?<![\\u4e00-\\u9fff])" if rules.is_title(name) else ""
             return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
