@@ -120,11 +120,9 @@ def _words() -> tuple[tuple[str, int], ...]:
 
 @dataclass
 class _Hosts:
-    """The most frequent longer word containing a key, starting with it, ending with it."""
+    """The most frequent longer word containing a key, and every one (``collect`` keys)."""
 
     inside: tuple[str, int] = ("", 0)
-    starts: tuple[str, int] = ("", 0)
-    ends: tuple[str, int] = ("", 0)
     words: list[str] = field(default_factory=list)  # every host word (``collect`` keys only)
 
 
@@ -138,9 +136,8 @@ def _automaton(words: Iterable[str]) -> ahocorasick.Automaton:
 
 
 def word_hosts(keys: Iterable[str], collect: Iterable[str] = ()) -> dict[str, _Hosts]:
-    """For each key, the most frequent longer dictionary word containing it, starting with
-    it and ending with it, and for the keys in ``collect`` every word containing it (one
-    scan of the dictionary for all keys)."""
+    """For each key, the most frequent longer dictionary word containing it, and for the
+    keys in ``collect`` every word containing it (one scan of the dictionary for all keys)."""
     collect = set(collect)
     keys = {k for k in keys if k and not is_latin(k)}
     out = {k: _Hosts() for k in keys}
@@ -148,7 +145,7 @@ def word_hosts(keys: Iterable[str], collect: Iterable[str] = ()) -> dict[str, _H
         return out
     auto = _automaton(keys)
     for word, f in _words():
-        for end, k in auto.iter(word):
+        for _end, k in auto.iter(word):
             if len(word) == len(k):
                 continue
             h = out[k]
@@ -156,10 +153,6 @@ def word_hosts(keys: Iterable[str], collect: Iterable[str] = ()) -> dict[str, _H
                 h.words.append(word)
             if f > h.inside[1]:
                 h.inside = (word, f)
-            if end + 1 == len(k) and f > h.starts[1]:
-                h.starts = (word, f)
-            if end == len(word) - 1 and f > h.ends[1]:
-                h.ends = (word, f)
     return out
 
 
@@ -238,7 +231,7 @@ class KeyMaker:
         self._containers = _containers(self._all_names)
         self._topic_in_names = _first_container(self._topics, self._all_names)
         self._titles = _containing(cjk, self._topics)  # 长夜临光 holds 临光, 怀黍离 黍
-        self._overlaps = {n: o for n in cjk if len(n) > 1 and (o := _overlaps(n))[0] | o[1]}
+        self._overlaps = {n: o for n in cjk if len(n) > 1 and (o := _overlaps(n))}
         self._unsafe = {n: self._why_unsafe(n) for n in self._all_names}
         self._sets: dict[str, KeySet] = {}
 
@@ -286,9 +279,7 @@ class KeyMaker:
                 else:
                     inside.add((pre, post))
                 i = w.find(name, i + 1)
-        runs_in, runs_on = self._overlaps.get(name, (set(), set()))
-        ends |= runs_in  # 可能 ends with 能: 可 before 能天使
-        starts |= runs_on
+        ends |= self._overlaps.get(name, set())  # 可能 ends with 能: 可 before 能天使
         before = sorted(p for p in ends if not any(p.endswith(q) for q in ends if q != p))
         after = sorted(p for p in starts if not any(p.startswith(q) for q in starts if q != p))
         held = sorted(
@@ -320,10 +311,7 @@ class KeyMaker:
             head = f"(?<![{DIGITS}])" + head
         tail = f"(?!{'|'.join(_js_escape(a) for a in after)})" if after else ""
         if self._confirmed(name):  # 初雪 the first snow: only where a person is meant
-            widths: dict[int, list[str]] = {}
-            for w in sorted(set(BEFORE_PERSON)):
-                widths.setdefault(len(w), []).append(_js_escape(w))
-            pre = "|".join(f"(?<={'|'.join(ws)})" for _, ws in sorted(widths.items()))
+            pre = "|".join(f"(?<={alts})" for alts in _by_width(BEFORE_PERSON))
             # longest first (的妹妹 before 的), ties in order: the same key on every run
             longest = sorted(set(AFTER_PERSON), key=lambda w: (-len(w), w))
             post = "|".join(_js_escape(w) for w in longest)
@@ -447,12 +435,12 @@ def _common_edges() -> dict[str, set[str]]:
     return ends
 
 
-def _overlaps(name: str) -> tuple[set[str], set[str]]:
+def _overlaps(name: str) -> set[str]:
     """What a common word puts before ``name`` when it ends with its start
     (:data:`OVERLAP_FREQ`). Not after it: a word that starts with its end is most often what
     she does (崖心想…, 崖心里…), and blocking it would lose her."""
     ends = _common_edges()
-    return {a for k in range(1, len(name)) for a in ends.get(name[:k], ())}, set()
+    return {a for k in range(1, len(name)) for a in ends.get(name[:k], ())}
 
 
 def _containing(names: Sequence[str], texts: Sequence[str]) -> dict[str, list[str]]:
@@ -482,16 +470,8 @@ def _containers(names: Sequence[str]) -> dict[str, list[str]]:
 
 
 def _first_container(keys: Sequence[str], texts: Sequence[str]) -> dict[str, str]:
-    """key -> the first (sorted) of ``texts`` that holds it and is longer (one pass)."""
-    if not keys or not texts:
-        return {}
-    auto = _automaton(keys)
-    out: dict[str, str] = {}
-    for text in sorted(texts):
-        for _end, k in auto.iter(text):
-            if len(text) > len(k):
-                out.setdefault(k, text)
-    return out
+    """key -> the first (sorted) of ``texts`` that holds it and is longer."""
+    return {k: held[0] for k, held in _containing(keys, texts).items()}
 
 
 __all__ = [
