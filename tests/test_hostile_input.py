@@ -314,6 +314,36 @@ def test_invalid_utf8_from_a_terminal_never_gives_a_traceback(
         assert proc.returncode == 2, err
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "console,args,says",
+    [
+        # Python's own escape hatch set to a console that has no Chinese
+        ({"PYTHONIOENCODING": "ascii"}, ["turn", "阿米娅", "你好"], "PYTHONIOENCODING=utf-8"),
+        ({"PYTHONIOENCODING": "ascii"}, ["names", "find", "阿米娅来了"], "PYTHONIOENCODING=utf-8"),
+        ({"PYTHONIOENCODING": "ascii"}, ["chat", "阿米娅", "--no-llm"], "PYTHONIOENCODING=utf-8"),
+        # the C locale with Python's UTF-8 mode and locale coercion off: the arguments typed
+        # in Chinese are not text in its encoding, and nothing Chinese can be printed
+        ({"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
+         ["turn", "阿米娅", "你好"], "LANG=C.UTF-8"),
+        ({"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
+         ["timeline"], "LANG=C.UTF-8"),
+    ],
+)  # fmt: skip
+def test_a_console_without_chinese_gets_one_line_naming_the_setting_not_a_traceback(
+    kb_env: dict[str, str], console: dict[str, str], args: list[str], says: str
+) -> None:
+    env = {**kb_env, **console}
+    proc = subprocess.run([*[a.encode() for a in RUN], *[a.encode() for a in args]],
+                          input="你好\n/quit\n".encode(), env=env, capture_output=True,
+                          timeout=120)  # fmt: skip
+    err = proc.stderr.decode("utf-8", "replace")
+    assert b"Traceback" not in proc.stdout + proc.stderr, err
+    errors = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and says in errors[0], err
+    assert proc.returncode in (1, 2), (proc.returncode, err)
+
+
 def test_a_body_over_the_limit_is_refused_whether_its_length_is_said_or_not(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:

@@ -7,6 +7,8 @@ one line below."""
 
 from __future__ import annotations
 
+import codecs
+import io
 import logging
 import sys
 from typing import Annotated
@@ -30,7 +32,7 @@ from arklore.cli import (
     review,
 )
 from arklore.cli._common import close_workspace, err_console, say
-from arklore.core.errors import EXIT_ERROR, EXIT_INTERRUPTED, ArkloreError
+from arklore.core.errors import EXIT_ERROR, EXIT_INTERRUPTED, ArkloreError, UsageError
 from arklore.core.text import check_text
 
 app = typer.Typer(
@@ -95,13 +97,47 @@ def check_argv(argv: list[str]) -> None:
     that are not UTF-8 reach Python as lone surrogates, which no later step could print,
     match or store."""
     for i, arg in enumerate(argv, 1):
-        check_text(arg, what=f"command-line argument {i}")
+        try:
+            check_text(arg, what=f"command-line argument {i}")
+        except ArkloreError as exc:
+            # typed in a terminal whose locale is not UTF-8 (LANG=C): the fix is the locale
+            if codecs.lookup(sys.getfilesystemencoding()).name != "utf-8":
+                raise UsageError(
+                    f"command-line argument {i} is not text in this locale's encoding "
+                    f"({sys.getfilesystemencoding()}): use a UTF-8 locale such as "
+                    "LANG=C.UTF-8 (or set PYTHONUTF8=1)"
+                ) from exc
+            raise
+
+
+def console_hint() -> str | None:
+    """What to set when this console cannot show Chinese (``LANG=C`` without Python's UTF-8
+    mode, ``PYTHONIOENCODING=ascii``, a legacy code page), or None when it can."""
+    for stream in (sys.stdout, sys.stdin):
+        encoding = getattr(stream, "encoding", None) or "utf-8"
+        try:
+            "银灰".encode(encoding)
+        except (UnicodeError, LookupError):
+            return (
+                f"this console's encoding ({encoding}) cannot show Chinese: set "
+                "PYTHONIOENCODING=utf-8, or a UTF-8 locale such as LANG=C.UTF-8"
+            )
+    return None
 
 
 def main() -> None:
+    # an error line must reach the user whatever the console can show: what it cannot is
+    # written as \uXXXX escapes rather than raising inside the error handler
+    if isinstance(sys.stderr, io.TextIOWrapper):
+        sys.stderr.reconfigure(errors="backslashreplace")
     try:
         check_argv(sys.argv[1:])
         app()
+    except UnicodeError as exc:
+        # printing Chinese to (or reading it from) a console that has no encoding for it; a
+        # file's bad bytes are the layers' ArkloreError, so anything else here is the console
+        say("error:", "bold red", console_hint() or f"{exc} (please report it, with the command)")
+        sys.exit(EXIT_ERROR)
     except ArkloreError as exc:
         say("error:", "bold red", exc.one_line())
         sys.exit(exc.exit_code)
