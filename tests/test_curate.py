@@ -224,7 +224,7 @@ def test_build_leaves_failing_entries_out_and_keeps_good_ones_with_evidence(
 ) -> None:
     store, people = world
     path = _check_matrix(tmp_path)
-    g = build_graph(store, people, matrix_path=path, excel_root=tmp_path / "no-excel")
+    g = build_graph(store, people, matrix_paths=[path], excel_root=tmp_path / "no-excel")
     rejected = g.meta["curated_rejected"]
     assert {(r["from"], r["to"]) for r in rejected} == {(LEAF, BELL), (HE, BELL), (HE, LEAF)}
     assert all(r["path"] == str(path) and r["line"] and r["reason"] for r in rejected)

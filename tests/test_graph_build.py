@@ -11,8 +11,10 @@ from support.lines import line, stage
 from support.store import ingested_store
 from typer.testing import CliRunner
 
-from arklore.core.errors import InputFileError
-from arklore.core.model import Branch, LineKind
+import arklore.graph.build as build_mod
+import arklore.graph.facade as facade_mod
+from arklore.core.errors import InputFileError, UsageError
+from arklore.core.model import Branch, LineKind, make_line_id
 from arklore.core.operators import Operator
 from arklore.corpus.store import Store
 from arklore.graph import interaction, story
@@ -112,7 +114,7 @@ def people(world) -> People:
 
 def _build(world, people, **kw) -> RelationGraph:
     store, excel, matrix = world
-    kw.setdefault("matrix_path", matrix)
+    kw.setdefault("matrix_paths", [matrix])
     return build_graph(store, people, excel_root=excel, **kw)
 
 
@@ -336,7 +338,7 @@ def test_export_import_export_is_byte_identical(world, people, tmp_path: Path) -
 def _expect_error(world, people, tmp_path, text: str, *needles: str, name="m.toml", kind="matrix"):
     f = tmp_path / name
     f.write_text(text, encoding="utf-8")
-    kw = {"matrix_path": f} if kind == "matrix" else {"import_paths": [f]}
+    kw = {"matrix_paths": [f]} if kind == "matrix" else {"import_paths": [f]}
     with pytest.raises(InputFileError) as exc:
         _build(world, people, **kw)
     msg = exc.value.one_line()
@@ -375,6 +377,81 @@ def test_matrix_rejects_wrong_types_and_unknown_predicates(world, people, tmp_pa
 def _import_doc(rels) -> str:
     return json.dumps({"format": "arklore-relation-import/1", "source": "手工测试", "relations": rels},
                       ensure_ascii=False, indent=1)  # fmt: skip
+
+
+SHIPPED = f"""\
+[[relation]]
+from = "艾尔维娜"
+to = "墨弦"
+predicate = "朋友"
+description = "从小一起长大"
+evidence = ["{make_line_id("test/s1", 1, "艾尔维娜", "墨弦，今天走哪条路？")}"]
+
+[[relation]]
+from = "苏珀"
+to = "墨弦"
+predicate = "相识"
+evidence = ["{make_line_id("test/s1", 6, "苏珀", "我带路。")}"]
+
+[[relation]]
+from = "远方来客"
+to = "墨弦"
+predicate = "相识"
+"""
+USER_MATRIX = """\
+[[relation]]
+from = "艾尔维娜"
+to = "墨弦"
+predicate = "战友"
+description = "并肩作战多年"
+"""
+
+
+def test_a_users_matrix_layers_over_the_shipped_one_and_wins_on_its_pairs(
+    world, people, tmp_path, monkeypatch
+) -> None:
+    shipped, user = tmp_path / "shipped.toml", tmp_path / "mine.toml"
+    shipped.write_text(SHIPPED, encoding="utf-8")
+    user.write_text(USER_MATRIX, encoding="utf-8")
+    monkeypatch.setattr(build_mod, "default_matrix_path", lambda: shipped)
+    g = _build(world, people, matrix_paths=[shipped, user])
+    (mine,) = [e for e in g.get_relation(ELV, MOX) if "matrix" in e.origins]
+    assert (mine.predicate, mine.description) == ("战友", "并肩作战多年")
+    assert mine.curated_from == str(user)  # where a chat's document says it came from
+    (kept,) = [e for e in g.get_relation(SUP, MOX) if "matrix" in e.origins]
+    assert kept.predicate == "相识" and kept.curated_from == str(shipped)
+    # the shipped file may name people this corpus lacks: left out, counted, not fatal
+    assert g.meta["matrix"] == {
+        "path": "mine.toml", "paths": ["shipped.toml", "mine.toml"], "relations": 2,
+        "examples": 0, "replaced": 1, "unknown_people": 1,
+    }  # fmt: skip
+    # the user's own file is held to every rule: a stranger in it stops the build
+    user.write_text(SHIPPED, encoding="utf-8")
+    with pytest.raises(InputFileError, match="远方来客"):
+        _build(world, people, matrix_paths=[shipped, user])
+
+
+def test_graph_build_layers_your_matrix_unless_told_to_replace(cli, tmp_path, monkeypatch) -> None:
+    run, home, matrix = cli
+    shipped = tmp_path / "shipped.toml"
+    shipped.write_text(SHIPPED, encoding="utf-8")
+    for mod in (build_mod, facade_mod):
+        monkeypatch.setattr(mod, "default_matrix_path", lambda: shipped)
+    assert run("graph", "build").exit_code == 0  # the shipped matrix alone
+    r = run("graph", "build", "--matrix", str(matrix), "--json")
+    assert r.exit_code == 0, r.output
+    built = json.loads(r.stdout)
+    assert built["matrix"]["paths"] == ["shipped.toml", "matrix.toml"]
+    assert any("1 relations of the packaged matrix" in w for w in built["warnings"])
+    assert built["matrix"]["replaced"] == 1
+    g = load_graph(home / "relation_graph.json")
+    assert any("matrix" in e.origins for e in g.get_relation(SUP, MOX))  # shipped, kept
+    assert run("graph", "build", "--matrix", str(matrix), "--matrix-replace").exit_code == 0
+    g = load_graph(home / "relation_graph.json")
+    assert not any("matrix" in e.origins for e in g.get_relation(SUP, MOX))
+    assert [e.predicate for e in g.get_relation(ELV, MOX)] == ["朋友"]
+    r = run("graph", "build", "--matrix-replace")
+    assert isinstance(r.exception, UsageError) and "--matrix PATH" in str(r.exception)
 
 
 def test_import_adds_relations_with_names_and_ids(world, people, tmp_path) -> None:

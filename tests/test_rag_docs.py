@@ -39,6 +39,16 @@ def test_sources_matrix_as_written_template_without_corpus_facts_and_threshold()
     assert all(D.MIN_CHARS <= len(d.text) <= D.MAX_CHARS for d in docs)
 
 
+def test_a_matrix_document_names_the_file_its_relation_was_read_from():
+    g = small_graph()
+    g.add_edge(edge(AMIYA, THERESA, "近亲", 0.99, sources=("matrix",), desc="她是我的亲人。"))
+    g.get_relation(AMIYA, THERESA)[0].curated_from = "/users/mine.toml"
+    docs = collect_documents(SourceContext(graph=g, graph_path="g.json"), ["matrix"])
+    paths = {d.target_id: d.source_path for d in docs if d.operator_id == AMIYA}
+    # the shipped relation built before files were recorded falls back to the graph file
+    assert paths == {THERESA: "/users/mine.toml", KALTS: "g.json"}
+
+
 def test_a_weak_edge_is_described_only_as_one_of_her_anchors():
     g = small_graph()
     for target, strength in ((THERESA, 0.4), (AUDREY, 0.35), (VERONICA, 0.32)):

@@ -69,7 +69,9 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys, *args: str) -> tuple[int, str]:
 
 def _build(monkeypatch, capsys, matrix: Path) -> None:
     assert run(monkeypatch, capsys, "ingest", "--json")[0] == 0
-    code, out = run(monkeypatch, capsys, "graph", "build", "--matrix", str(matrix), "--json")
+    code, out = run(
+        monkeypatch, capsys, "graph", "build", "--matrix", str(matrix), "--matrix-replace", "--json"
+    )
     assert code == 0 and json.loads(out)["curated"]["with_evidence"] == 1, out
     assert run(monkeypatch, capsys, "rag", "build", "--no-llm", "--json")[0] == 0
 

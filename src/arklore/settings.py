@@ -26,8 +26,10 @@ variable                        meaning                                         
                                 wins over ``$ARKLORE_HOME/chars``)
 ``ARKLORE_MANIFEST``            TOML file ``operators = [...]``: the operators an   (none: every operator)
                                 app exposes; any other is "not available"
-``ARKLORE_MATRIX``              the curated relationship matrix (TOML) graph builds the packaged
-                                and verify-anchors read                             ``data/relationship_matrix.toml``
+``ARKLORE_MATRIX``              your relationship matrix (TOML), layered over the   (none: the packaged
+                                packaged one by graph builds (your view of a pair   ``data/relationship_matrix.toml``
+                                wins); verify-anchors reads it too                  alone)
+``ARKLORE_MATRIX_REPLACE``      1: your matrix replaces the packaged one instead    ``0``
 ``ARKLORE_PERSONA_TOKEN_BUDGET`` tokens of the persona block per chat turn          ``1200``
 ``ARKLORE_MEMORY_TOKEN_BUDGET`` tokens of the memories block per chat turn          ``300``
 ``ARKLORE_MEMORY_K``            memories (or appearances) per chat turn             ``3``
@@ -198,6 +200,7 @@ class Settings(BaseModel):
     chars_dir: Path | None = None
     manifest: Path | None = None
     matrix: Path | None = None
+    matrix_replace: bool = False
     persona_token_budget: int = Field(default=1200, ge=1, le=100_000)
     memory_token_budget: int = Field(default=300, ge=1, le=100_000)
     memory_k: int = Field(default=3, ge=1, le=50)
@@ -299,6 +302,7 @@ _VARS: dict[str, str] = {
     "ARKLORE_CHARS_DIR": "chars_dir",
     "ARKLORE_MANIFEST": "manifest",
     "ARKLORE_MATRIX": "matrix",
+    "ARKLORE_MATRIX_REPLACE": "matrix_replace",
     "ARKLORE_PERSONA_TOKEN_BUDGET": "persona_token_budget",
     "ARKLORE_MEMORY_TOKEN_BUDGET": "memory_token_budget",
     "ARKLORE_MEMORY_K": "memory_k",

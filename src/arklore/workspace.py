@@ -190,6 +190,7 @@ class Workspace:
             imports_dir=paths.graph_imports,
             excel_root=roots.excel_root_or_none,
             matrix=st.matrix,
+            matrix_replace=st.matrix_replace,
             facts_cache=paths.pair_facts,
         )
         self.rag = RagFacade(

@@ -35,6 +35,12 @@ def print_build(report: dict[str, Any]) -> None:
         f"{c['edges']:,} edges ({c['named_edges']:,} named), "
         f"{c['edges_over_threshold']:,} with strength > 0.6",
     )
+    m = report.get("matrix") or {}
+    if len(m.get("paths") or ()) > 1:
+        console.print(
+            f"matrices: {' + '.join(m['paths'])} ({m['replaced']} packaged relations replaced "
+            "by yours)"
+        )
     cur = report.get("curated") or {}
     if cur:
         console.print(
@@ -53,8 +59,16 @@ def build(
     json: JsonOpt = False,
     matrix: Annotated[
         Path | None,
-        typer.Option("--matrix", help="Relationship matrix TOML (default: the packaged one)."),
+        typer.Option(
+            "--matrix",
+            help="Your relationship matrix TOML, layered over the packaged one (your view of "
+            "a pair wins).",
+        ),
     ] = None,
+    matrix_replace: Annotated[
+        bool,
+        typer.Option("--matrix-replace", help="Your --matrix replaces the packaged one."),
+    ] = False,
     imports: Annotated[
         list[Path] | None,
         typer.Option("--import", help="Also merge this relation import JSON (repeatable)."),
@@ -62,9 +76,14 @@ def build(
 ) -> None:
     """Build relation_graph.json under ARKLORE_HOME from the corpus, the matrix and imports."""
     ws = workspace()
+    if matrix_replace and len(ws.graph.matrices(matrix, replace=False)) == 1:
+        raise UsageError("--matrix-replace needs your matrix: --matrix PATH (or ARKLORE_MATRIX)")
     with progress_bar(not json) as progress:
         built = ws.graph.build(
-            matrix=matrix, imports=[*ws.graph.imports(), *(imports or [])], progress=progress
+            matrix=matrix,
+            replace=True if matrix_replace else None,
+            imports=[*ws.graph.imports(), *(imports or [])],
+            progress=progress,
         )
     if json:
         print_json(built.report)

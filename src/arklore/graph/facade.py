@@ -91,12 +91,14 @@ class GraphFacade:
         imports_dir: Path,
         excel_root: Callable[[], Path | None],
         matrix: Path | None = None,
+        matrix_replace: bool = False,
         facts_cache: Path | None = None,
     ) -> None:
         self._store = store  # store(check_roots=...) -> the ingested store
         self.facts_cache = facts_cache
         self.names = names
-        self.matrix = matrix or default_matrix_path()  # the curated matrix builds read
+        self.matrix = matrix or default_matrix_path()  # the user's matrix, else the packaged
+        self.matrix_replace = matrix_replace  # the user's matrix replaces the packaged one
         self.path = path
         self.imports_dir = imports_dir
         self._excel_root = excel_root
@@ -237,22 +239,34 @@ class GraphFacade:
         d = self.imports_dir
         return sorted(d.glob("*.json")) if d.is_dir() else []
 
+    def matrices(self, matrix: Path | None = None, *, replace: bool | None = None) -> list[Path]:
+        """The matrix files a build layers, first to last: the packaged one, then the user's
+        (``matrix``, else the setting's), whose view of a pair wins
+        (:func:`~arklore.graph.matrix.layer_matrices`); the user's alone with ``replace``
+        (``None``: the setting's)."""
+        shipped = default_matrix_path()
+        user = matrix or self.matrix
+        if user.resolve() == shipped.resolve():
+            return [shipped]
+        return [user] if (self.matrix_replace if replace is None else replace) else [shipped, user]
+
     def build(
         self,
         *,
         matrix: Path | None = None,
+        replace: bool | None = None,
         imports: Sequence[Path] | None = None,
         progress: Progress | None = None,
     ) -> GraphBuild:
-        """Build the graph from the corpus, the matrix (``None``: the setting's, else the
-        packaged one) and the relation imports (``None``: the registered ones), and save it
-        atomically: a failed build keeps the previous file."""
+        """Build the graph from the corpus, the matrices (:meth:`matrices`) and the relation
+        imports (``None``: the registered ones), and save it atomically: a failed build keeps
+        the previous file."""
         t0 = time.perf_counter()
         excel_root = self._excel_root()
         graph = build_graph(
             self._store(check_roots=True),
             self.people(),
-            matrix_path=matrix or self.matrix,
+            matrix_paths=self.matrices(matrix, replace=replace),
             import_paths=self.imports() if imports is None else imports,
             excel_root=excel_root,
             progress=progress,
@@ -260,11 +274,19 @@ class GraphFacade:
         save_graph(graph, self.path)
         self._graph = graph
         report = {"path": str(self.path), **graph.meta}
+        warnings = []
         if excel_root is None:  # built, but without one of its sources: say so
-            report["warnings"] = [
+            warnings.append(
                 "ARKLORE_GAMEDATA is not set (or has no zh_CN/gamedata/excel folder): "
                 "mentions in voice lines were not counted"
-            ]
+            )
+        if unknown := (graph.meta.get("matrix") or {}).get("unknown_people"):
+            warnings.append(
+                f"{unknown} relations of the packaged matrix name people this corpus does not "
+                "have: left out (--matrix-replace builds from your matrix alone)"
+            )
+        if warnings:
+            report["warnings"] = warnings
         report["seconds"] = round(time.perf_counter() - t0, 2)
         return GraphBuild(graph, report)
 
@@ -276,7 +298,7 @@ class GraphFacade:
         parts = [
             self.names.state(),
             [(p.name, file_sha(p)) for p in self.imports()],
-            file_sha(self.matrix),
+            [(p.name, file_sha(p)) for p in self.matrices()],
             [asdict(row) for row in story.load_rows(self._store())],
         ]
         return hashlib.sha256(orjson.dumps(parts)).hexdigest()[:16]
@@ -425,20 +447,22 @@ class GraphFacade:
                 return graph.resolve(who.removeprefix("npc:")) or who
             return self.people().user_node(who) or who
 
-        built_from = (graph.meta.get("matrix") or {}).get("path") if graph is not None else None
-        if built_from == default_matrix_path().name:
-            yield from curated_citations(
-                load_matrix(default_matrix_path(), resolve), "matrix", self.name
-            )
-        elif built_from and built_from == self.matrix.name and self.matrix.is_file():
-            yield from curated_citations(
-                load_matrix(self.matrix, resolve), "user_matrix", self.name
-            )
-        elif built_from and all(Path(m).name != built_from for m in matrices):
-            notes.append(
-                f"the graph was built from the matrix {built_from}: pass it with --matrix "
-                "(or set ARKLORE_MATRIX) to check its evidence"
-            )
+        meta = (graph.meta.get("matrix") or {}) if graph is not None else {}
+        built_from = meta.get("paths") or ([meta["path"]] if meta.get("path") else [])
+        for name in built_from:
+            if name == default_matrix_path().name:
+                yield from curated_citations(
+                    load_matrix(default_matrix_path(), resolve), "matrix", self.name
+                )
+            elif name == self.matrix.name and self.matrix.is_file():
+                yield from curated_citations(
+                    load_matrix(self.matrix, resolve), "user_matrix", self.name
+                )
+            elif all(Path(m).name != name for m in matrices):
+                notes.append(
+                    f"the graph was built from the matrix {name}: pass it with --matrix "
+                    "(or set ARKLORE_MATRIX) to check its evidence"
+                )
         for path in matrices:
             yield from curated_citations(load_matrix(path, resolve), "user_matrix", self.name)
         for path in self.imports():

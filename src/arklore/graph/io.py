@@ -59,6 +59,8 @@ def edge_record(e: Edge) -> dict[str, Any]:
         "evidence_line_ids": list(e.evidence_line_ids),
         "description": e.description,
         "stages": list(e.stages),
+        # only on curated edges: the other ~18k records stay as they were
+        **({"curated_from": e.curated_from} if e.curated_from else {}),
     }
 
 
@@ -122,6 +124,7 @@ def _loads(data: bytes, where: str) -> RelationGraph:
                 e["evidence_line_ids"],
                 e["description"],
                 e["stages"],
+                e.get("curated_from"),
             )  # fmt: skip
             for e in doc["edges"]
         ]

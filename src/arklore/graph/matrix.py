@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -57,6 +57,10 @@ class Curated:
     evidence_line_ids: list[str] = field(default_factory=list)
     path: str = ""  # the file it was read from
     line: int = 0  # line of its [[relation]] header (0 when unknown)
+
+
+class UnknownPersonError(InputFileError):
+    """A record naming someone this corpus does not know (or cannot tell apart)."""
 
 
 def default_matrix_path() -> Path:
@@ -109,7 +113,9 @@ def check_record(
             raise InputFileError(path, f"{where} key {k!r}", "empty name")
         nid = resolve(name)
         if nid is None:
-            raise InputFileError(path, f"{where} key {k!r}", f"unknown or ambiguous name {name!r}")
+            raise UnknownPersonError(
+                path, f"{where} key {k!r}", f"unknown or ambiguous name {name!r}"
+            )
         ids.append(nid)
     pred = rec["predicate"]
     if pred not in PREDICATE_FAMILY:
@@ -166,8 +172,10 @@ def _tname(v: object) -> str:
     }.get(type(v), type(v).__name__)
 
 
-def load_matrix(path: Path, resolve: Resolve) -> list[Curated]:
-    """Read and validate a matrix file (see the module docstring)."""
+def load_matrix(path: Path, resolve: Resolve, *, unknown: list[str] | None = None) -> list[Curated]:
+    """Read and validate a matrix file (see the module docstring). With ``unknown`` given, a
+    record naming a person the corpus does not know is left out and its reason appended
+    there instead of raising (the packaged matrix under a user's, on another corpus)."""
     p = str(path)
     text = read_user_text(path)
     try:
@@ -188,11 +196,31 @@ def load_matrix(path: Path, resolve: Resolve) -> list[Curated]:
         line = f"line {lines[i]} " if i < len(lines) else ""
         try:
             c = check_record(p, f"{line}[[relation]] #{i + 1}", rec, resolve, seen)
+        except UnknownPersonError as e:
+            if unknown is None:
+                raise _at_key_line(e, rows, lines, i) from None
+            unknown.append(e.message)
+            continue
         except InputFileError as e:
             raise _at_key_line(e, rows, lines, i) from None
         c.line = lines[i] if i < len(lines) else 0
         out.append(c)
     return out
+
+
+def layer_matrices(layers: Sequence[list[Curated]]) -> tuple[list[Curated], int]:
+    """The relations of several matrix files, first to last (the packaged one, then the
+    user's): a later file that states any view of a directed pair replaces every view of it
+    an earlier file stated, so a user corrects a shipped relation by writing the pair again.
+    Returns the relations and how many earlier ones were replaced."""
+    out: list[Curated] = []
+    replaced = 0
+    for layer in layers:
+        pairs = {(c.source, c.target) for c in layer}
+        kept = [c for c in out if (c.source, c.target) not in pairs]
+        replaced += len(out) - len(kept)
+        out = [*kept, *layer]
+    return out, replaced
 
 
 _KEY_IN_WHERE = re.compile(r"^line \d+ (.*key '(\w+)'.*)$")

@@ -59,6 +59,7 @@ class Edge:
     evidence_line_ids: list[str]
     description: str | None = None  # matrix text as written (else the import label), else None
     stages: list[str] = field(default_factory=list)
+    curated_from: str | None = None  # the matrix file its curated relation was read from
 
 
 FORM_ANCHORS = 2

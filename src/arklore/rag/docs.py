@@ -448,7 +448,7 @@ def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
     """The matrix's description as written, then one verbatim exchange of the pair
     (:func:`~arklore.rag.evidence.curated_text`); its lines lead the document's evidence."""
     for e, text in _matrix_edges(ctx):
-        path = (e.signals or {}).get("matrix_path") or ctx.graph.meta.get("matrix_path")
+        path = e.curated_from  # the matrix file this relation was read from
         lead: list[str] = []
         if _quotes_pair(e):
             got = curated_text(text, e, ctx.facts.get((e.source, e.target)), ctx.name)
