@@ -23,6 +23,7 @@ from arklore.cli.app import app
 from arklore.core.errors import ConfigError
 from arklore.corpus.anchors import verify_anchors
 from arklore.corpus.ingest import ingest
+from arklore.corpus.order import chapter_event
 from arklore.corpus.store import Store
 from arklore.extract import runner
 from arklore.extract import store as edges_db
@@ -229,6 +230,19 @@ def test_select_stages(small) -> None:
         runner.select_stages(store, event="test_2")
     with pytest.raises(ConfigError, match="no stages selected"):
         runner.select_stages(store, [])
+
+
+def test_a_stage_is_named_by_its_code_its_event_or_a_chapter_as_players_say_it(small) -> None:
+    _, store = small
+    # the ASTR copy carries the metadata the raw script lacks: either source's counts
+    for said in ("T-1", "t-1", "测试篇", "测试", "test_1"):
+        assert runner.select_stages(store, [said]) == [STAGE], said
+    with pytest.raises(ConfigError, match="unknown stage") as exc:
+        runner.select_stages(store, ["T-2"])
+    assert "T-1" in exc.value.hint  # the closest code, not only the closest path
+    assert [chapter_event(s) for s in ("第十一章", "第11章", "序章", "第二十章", "第章")] == [
+        "main_11", "main_11", "main_0", "main_20", None,
+    ]  # fmt: skip
 
 
 def test_export_is_flat_atomic_and_complete(small, llm_stub: StubServer, tmp_path: Path) -> None:

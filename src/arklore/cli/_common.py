@@ -134,7 +134,13 @@ def batch_command(command: Callable[..., None]) -> Callable[..., None]:
 
 
 # Which stages an LLM batch command runs over (extract relations, extract events).
-StagesArg = Annotated[list[str] | None, typer.Argument(help="Stage paths to extract.")]
+StagesArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Stages to extract: paths, story codes (TO-ST-1) or event names (孤星).",
+        show_default=False,
+    ),
+]
 EventOpt = Annotated[str | None, typer.Option("--event", help="Every stage of this event id.")]
 AllOpt = Annotated[bool, typer.Option("--all", help="Every primary stage.")]
 ExportDirOpt = Annotated[

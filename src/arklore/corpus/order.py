@@ -51,6 +51,31 @@ def principal_speakers(
     return sorted(picked, key=lambda s: (-counts[s], s))
 
 
+_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九")}
+_CHAPTER = re.compile(r"^(?:第\s*([0-9]{1,2}|[零一二三四五六七八九十]{1,3})\s*章|序章)$")
+
+
+def chapter_event(text: str) -> str | None:
+    """The main-story event id a chapter's name means (第十一章, 第11章 -> ``main_11``;
+    序章 -> ``main_0``), or None."""
+    m = _CHAPTER.match(text.strip())
+    if m is None:
+        return None
+    n = m.group(1)
+    if n is None:
+        return "main_0"
+    if n.isdigit():
+        return f"main_{int(n)}"
+    tens, _, ones = n.partition("十")
+    if "十" not in n:
+        value = _DIGITS[n] if len(n) == 1 else None
+    else:
+        value = (_DIGITS.get(tens, -99) if tens else 1) * 10 + (
+            _DIGITS.get(ones, -99) if ones else 0
+        )
+    return f"main_{value}" if value is not None and value >= 0 else None
+
+
 def main_chapter(stage_path: str, meta: StageMeta | None = None) -> int | None:
     """The main-story chapter of a stage, from its event id (``main_7``) or its path."""
     if meta is not None and meta.event_id and (m := _MAIN_EVENT.match(meta.event_id)):

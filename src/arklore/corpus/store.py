@@ -22,6 +22,7 @@ import orjson
 from arklore.base.db import Database, Migration
 from arklore.core.errors import NotIngestedError
 from arklore.core.model import DOCTOR, Branch, Line, LineKind, Stage
+from arklore.corpus.order import chapter_event
 from arklore.corpus.schema import MIGRATIONS as CORPUS_MIGRATIONS
 
 
@@ -398,6 +399,35 @@ class Store:
             (event_id,),
         )
         return [r[0] for r in rows]
+
+    def find_stages(self, query: str) -> list[str]:
+        """The primary stages ``query`` names, in story order: a stage path, a story code
+        (``CW-1``, ``to-st-1``: every stage of that code), an event id (``act25side``) or an
+        event's name (孤星), exactly; else an event name holding it (``理想城``), when only
+        one does. Empty when nothing, or more than one event by a fragment, matches."""
+        q = query.strip()
+        if not q:
+            return []
+        q = chapter_event(q) or q  # 第十一章 -> main_11
+        rows = self.conn.execute(
+            "SELECT DISTINCT p.stage_path FROM primary_stages p JOIN stages s"
+            " ON s.stage_path = p.stage_path WHERE s.stage_path = ? OR upper(s.story_code) = ?"
+            " OR s.event_id = ? OR s.event_name = ?"
+            " ORDER BY coalesce(p.order_rank, 0), p.stage_path",
+            (q, q.upper(), q, q),
+        ).fetchall()
+        if rows:
+            return [r[0] for r in rows]
+        events = self.conn.execute(
+            "SELECT DISTINCT event_id FROM stages WHERE instr(event_name, ?) > 0", (q,)
+        ).fetchall()
+        return self.event_stage_paths(events[0][0]) if len(events) == 1 else []
+
+    def stage_names(self) -> list[str]:
+        """Every stage path, story code and event name: what a mistyped stage is matched
+        against for the "did you mean"."""
+        rows = self.conn.execute("SELECT stage_path, story_code, event_name FROM stages")
+        return sorted({v for r in rows for v in r if v})
 
     def dialogue_lines(
         self, speakers: Sequence[str], *, max_chars: int | None = None

@@ -55,8 +55,10 @@ ResolveFn = Callable[[str], str | None]
 def select_stages(
     store: Store, paths: list[str] | None = None, *, event: str | None = None, all_: bool = False
 ) -> list[str]:
-    """Explicit stage paths (an extension is tolerated), an event's stages, or every primary
-    stage; unknown paths/events are a ConfigError with a hint, never silently skipped."""
+    """Explicit stages (a path, an extension tolerated; a story code such as ``TO-ST-1``; an
+    event's name or id, or a fragment of one name: :meth:`Store.find_stages`), an event's
+    stages, or every primary stage; unknown ones are a ConfigError with a hint, never
+    silently skipped."""
     store.require_ingested()
     known = store.stage_paths()
     if all_:
@@ -74,15 +76,20 @@ def select_stages(
     known_set = set(known)
     for raw in paths or []:
         path = raw.strip().removesuffix(".txt").removesuffix(".json")
-        if path not in known_set:
-            near = get_close_matches(path, known, n=3)
+        if path in known_set:
+            chosen.append(path)
+            continue
+        found = store.find_stages(path)
+        if not found:
+            near = get_close_matches(path, store.stage_names(), n=3, cutoff=0.5)
             raise ConfigError(
                 f"unknown stage {raw!r}",
                 hint=f"did you mean {', '.join(near)}?"
                 if near
-                else "stage paths look like obt/main/level_main_01-01_beg",
+                else "give a stage path (obt/main/level_main_01-01_beg), a story code "
+                "(TO-ST-1) or an event name (孤星)",
             )
-        chosen.append(path)
+        chosen.extend(found)
     if not chosen:
         raise ConfigError("no stages selected", hint="give stage paths, --event ID or --all")
     return list(dict.fromkeys(chosen))
