@@ -17,6 +17,7 @@ from support.llm_stub import Reply, StubServer, stub_env
 from support.service_world import (
     AMIYA,
     CHEN,
+    HOSHI,
     KALTS,
     LONELY,
     S1,
@@ -339,8 +340,10 @@ def test_a_rebuild_switches_underneath_without_a_restart(
 
 
 def test_metrics_count_routes_blocks_and_context_rates(client: TestClient) -> None:
-    client.post("/v1/turn", json={"operator": "阿米娅", "message": "星熊呢"})
+    named = client.post("/v1/turn", json={"operator": "阿米娅", "message": "星熊呢"})
     client.post("/v1/turn", json={"operator": "星熊", "message": "你好"})  # tier C: empty
+    rel = next(b for b in named.json()["blocks"] if b["name"] == "relations")
+    assert rel["meta"]["named"] == rel["meta"]["named_related"] == [HOSHI]
     client.post("/v1/relation-context", json={"operator": "陈", "message": "诗怀雅"})
     client.get("/v1/operators/没这个人")
     text = client.get("/metrics").text
@@ -353,6 +356,13 @@ def test_metrics_count_routes_blocks_and_context_rates(client: TestClient) -> No
     assert 'arklore_relation_context_empty_total{endpoint="turn"} 1.0' in text
     assert 'arklore_relation_context_contextual_total{endpoint="turn"} 1.0' in text
     assert 'arklore_relation_context_total{endpoint="relation_context"} 1.0' in text
+    # recall on named people: 星熊 named and told; then one she has no relation to
+    assert "arklore_named_people_total 1.0" in text
+    assert "arklore_named_people_related_total 1.0" in text
+    client.post("/v1/turn", json={"operator": "阿米娅", "message": "Loner呢"})  # no relation
+    text = client.get("/metrics").text
+    assert "arklore_named_people_total 2.0" in text
+    assert "arklore_named_people_related_total 1.0" in text
 
 
 def test_openapi_lists_every_route_and_the_pages_are_served(client: TestClient) -> None:

@@ -9,6 +9,9 @@
                                                         relation-context)
 ``arklore_relation_context_empty_total{endpoint}``      ... that were empty
 ``arklore_relation_context_contextual_total{endpoint}`` ... with at least one contextual entry
+``arklore_named_people_total``                          people a turn's message names that its
+                                                        relations block answers for
+``arklore_named_people_related_total``                  ... that got her relation to them
 ``arklore_openai_requests_total{key,status}``           OpenAI-compatible requests per client key
                                                         (``key``: its label, ``settings.
                                                         api_key_label``; ``local`` without keys,
@@ -19,7 +22,8 @@
 
 Rates in PromQL: empty-context rate =
 ``rate(arklore_relation_context_empty_total[5m]) / rate(arklore_relation_context_total[5m])``,
-contextual hit rate = the same with ``..._contextual_total``.
+contextual hit rate = the same with ``..._contextual_total``; recall on named people =
+``rate(arklore_named_people_related_total[5m]) / rate(arklore_named_people_total[5m])``.
 
 With several workers (``arklore serve --workers N``) the metrics are aggregated over the
 workers through ``PROMETHEUS_MULTIPROC_DIR`` (set by ``arklore serve``): every worker's
@@ -79,6 +83,16 @@ class Metrics:
             "arklore_relation_context_contextual",
             "Relation blocks with at least one contextual entry", ["endpoint"], registry=r,
         )  # fmt: skip
+        self.named = Counter(
+            "arklore_named_people",
+            "People a message names that the relations block answers for",
+            registry=r,
+        )
+        self.named_related = Counter(
+            "arklore_named_people_related",
+            "Named people who got her relation to them",
+            registry=r,
+        )
 
         self.openai_requests = Counter(
             "arklore_openai_requests", "OpenAI-compatible requests per client key",
@@ -113,6 +127,8 @@ class Metrics:
             self.block_tokens.labels(b.name).observe(b.tokens)
         rel = turn.block("relations")
         self.observe_relations("turn", rel.empty, int(rel.meta.get("contextual", 0)))
+        self.named.inc(len(rel.meta.get("named") or ()))
+        self.named_related.inc(len(rel.meta.get("named_related") or ()))
 
     def exposition(self) -> tuple[bytes, str]:
         if multiprocess_mode():

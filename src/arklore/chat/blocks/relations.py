@@ -18,6 +18,7 @@ from arklore.chat.turn import Speaker
 from arklore.core.blocks import DOCTOR, RELATIONS, Block, empty_block, stage_of, unique
 from arklore.core.errors import ArkloreError, UnknownNameError
 from arklore.core.text import check_message
+from arklore.graph.model import DOCTOR_ID
 from arklore.graph.named import Span
 from arklore.profiles.persona import OPT_IN_VAR, Persona
 from arklore.rag.context import RelationContext
@@ -39,8 +40,23 @@ def build(ctx: TurnContext) -> Block:
     except ArkloreError as exc:
         return empty_block(RELATIONS, budget, exc.one_line())
     if not rc.text and rc.warnings and not rc.anchors:
-        return empty_block(RELATIONS, budget, rc.warnings[0])
-    return render(layers, sp, rc, excluded=bool(exclude))
+        block = empty_block(RELATIONS, budget, rc.warnings[0])
+    else:
+        block = render(layers, sp, rc, excluded=bool(exclude))
+    block.meta.update(named_recall(ctx.named, exclude, block.items))
+    return block
+
+
+def named_recall(
+    named: Iterable[str], exclude: Iterable[str], items: Iterable[dict[str, object]]
+) -> dict[str, list[str]]:
+    """The people the message names that this block answers for (not the Doctor, not one
+    present or already told by another block), and those of them it gave her view of: the
+    recall the service's metrics count (``arklore_named_people_*``)."""
+    left_out = {*exclude, DOCTOR_ID}
+    wanted = [n for n in named if n not in left_out]
+    got = {str(it.get("target_id")) for it in items}
+    return {"named": wanted, "named_related": [n for n in wanted if n in got]}
 
 
 def relation_context(
