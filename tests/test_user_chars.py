@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support.profiles_world import FIXTURES as PROFILE_TABLES
 from support.sisters_world import (
+    AMIYA,
     CLIFFHEART,
     PRAMANIX,
     SILVERASH,
@@ -181,6 +182,68 @@ def test_chars_check_lists_each_file_and_the_ones_it_cannot_map(
     r = CliRunner().invoke(app, ["chars", "check"])
     assert "银恢.char: maps to no operator" in r.stdout and "closest: 银灰" in r.stdout
     assert digest(chars) == before
+
+
+def test_a_file_a_chat_would_get_nothing_from_is_reported_and_fails_the_check(
+    kb: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chars = user_dir(
+        tmp_path / "empty",
+        {
+            # headings one level too high, and a heading with nothing under it
+            "银灰.char": "# 银灰\n\n# 性格\n\n沉稳。\n\n## 锚\n\n",
+            "崖心.char": "# 崖心 [AUTO-DRAFT]\n\n## 我·性格\n\n爱攀岩。\n",  # B: unreviewed
+        },
+    )
+    with workspace(kb) as ws:
+        checks = {c.file: c for c in ws.chat.chars_check(chars)}
+    for name, why in (("银灰.char", "no section with text"), ("崖心.char", "tier B leaves out")):
+        c = checks[name]
+        assert c.char_id is not None and not c.used, name
+        assert c.problem.startswith("nothing to inject") and why in c.problem, c.problem
+    monkeypatch.setenv("ARKLORE_HOME", str(kb))
+    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+    r = CliRunner().invoke(app, ["chars", "check", str(chars)])
+    assert r.exit_code == 5 and "not used: nothing to inject" in r.stdout, r.output
+
+
+CORE_SILVERASH = """# 银灰
+
+## 锚
+
+- 代号：银灰
+- 核心经历：小时候常和崖心一起在山里迷路。后来一个人扛起了家族的生意。
+
+## 核心经历
+
+阿米娅来谢拉格那年，他押上了筹码。
+
+## 我·身边的人
+
+- 崖心：我的妹妹，总往山里跑。
+"""
+
+
+def test_the_people_her_core_experience_names_become_her_relation_documents(
+    kb: Path, tmp_path: Path
+) -> None:
+    chars = user_dir(tmp_path / "core", {"银灰.char": CORE_SILVERASH})
+    with workspace(kb, chars) as ws:
+        docs = ws.profiles.anchor_documents(ws.graph.current(), ws.graph.named_spans)
+        # a draft's (tier B) 核心经历 is a model's unreviewed text: never a document
+        draft = CORE_SILVERASH.replace("# 银灰", "# 银灰 [AUTO-DRAFT]", 1)
+        (chars / "银灰.char").write_text(draft, encoding="utf-8")
+        drafted = ws.profiles.anchor_documents(ws.graph.current(), ws.graph.named_spans)
+    mine = {(d.target_id, d.doc_id.rsplit(".", 1)[-1]): d.text for d in docs
+            if d.operator_id == SILVERASH}  # fmt: skip
+    # 崖心: her hand-written view says more than a sentence that names her; 阿米娅: the
+    # sentence of her own section; the sentence naming nobody makes no document
+    assert mine == {
+        (CLIFFHEART, "view"): "银灰眼中的崖心：我的妹妹，总往山里跑。",
+        (AMIYA, "core"): "银灰的核心经历里的阿米娅：阿米娅来谢拉格那年，他押上了筹码。",
+    }
+    assert all(d.source == "char_anchor" and d.source_path.endswith("银灰.char") for d in docs)
+    assert not [d for d in drafted if d.operator_id == SILVERASH]
 
 
 def test_chars_check_without_a_folder_is_a_usage_error(

@@ -327,7 +327,7 @@ class Workspace:
         graph = self.graph.read(graph_path)
         return self.rag.build(
             extra_state=state,
-            extra_documents=self.profiles.anchor_documents(graph),
+            extra_documents=self.profiles.anchor_documents(graph, self.graph.named_spans),
             embedder=embedder,
             no_llm=no_llm,
             force=force,

@@ -240,6 +240,15 @@ class ProfilesFacade:
                 check.sections = [sec.title for sec in p.sections]
                 check.excluded = list(p.excluded)
                 check.persona = p
+                if check.used and not any(sec.text.strip() for sec in p.sections):
+                    # mapped and read, but a chat would get nothing from it: not "used"
+                    check.used = False
+                    check.problem = "nothing to inject: " + (
+                        f"tier {prof.tier} leaves out every section it has"
+                        if p.excluded
+                        else "no section with text under a '## ' heading (## 锚, ## 我·性格, "
+                        "## 我·身边的人, or one of your own)"
+                    )
             out.append(check)
         return out
 
@@ -719,10 +728,13 @@ class ProfilesFacade:
         return FoundProfile(target, CharProfile.read(target), True, cid)
 
     # -- for the relation index --------------------------------------------------------------
-    def anchor_documents(self, graph: RelationGraph) -> list[RelationDoc]:
-        """The ``char_anchor`` relation documents of every profile whose tier allows them."""
+    def anchor_documents(
+        self, graph: RelationGraph, named: feedback.Named | None = None
+    ) -> list[RelationDoc]:
+        """The ``char_anchor`` relation documents of every profile whose tier allows them
+        (``named``: who a text names for her, for the people of her ``核心经历``)."""
         return feedback.char_anchor_documents(
-            [(f.path, f.profile, f.char_id) for f in self.all()], graph
+            [(f.path, f.profile, f.char_id) for f in self.all()], graph, named
         )
 
 
