@@ -28,8 +28,9 @@ from arklore.cli import (
     profiles,
     rag,
     review,
+    setup,
 )
-from arklore.cli._common import close_workspace, err_console, say
+from arklore.cli._common import close_workspace, err_console, home_note, say
 from arklore.core.errors import EXIT_ERROR, EXIT_INTERRUPTED, ArkloreError
 from arklore.core.text import check_text
 
@@ -66,6 +67,8 @@ def _root(
 
 SUBCOMMANDS: tuple[typer.Typer, ...] = (
     build.app,  # build: the main job
+    setup.app,  # doctor
+    setup.config_app,
     corpus.app,  # ingest, stats, verify-anchors, crosscheck, speakers, settings, version
     corpus.operators_app,
     names.app,
@@ -103,7 +106,11 @@ def main() -> None:
         check_argv(sys.argv[1:])
         app()
     except ArkloreError as exc:
-        say("error:", "bold red", exc.one_line())
+        note = home_note(exc)
+        line = exc.one_line()
+        if note:  # inside the hint's parentheses
+            line = line[:-1] + note + ")" if line.endswith(")") else f"{line} ({note[2:]})"
+        say("error:", "bold red", line)
         sys.exit(exc.exit_code)
     except OSError as exc:
         # the last line of defence for the environment (permissions, a full disk, a file where
