@@ -57,6 +57,7 @@ def _no_user_config(_user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(_user_dirs / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(_user_dirs / "data"))
+    monkeypatch.setenv("ARKLORE_IGNORE_CHECKOUT", "1")  # the commands tests start, too
     monkeypatch.setattr(locations, "package_checkout", lambda: None)
 
 

@@ -14,7 +14,6 @@ import importlib.util
 import os
 import shutil
 import socket
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,13 +60,13 @@ class DoctorReport:
         }
 
 
-def run_doctor(env: Mapping[str, str] | None = None) -> DoctorReport:
-    """Every check on the settings ``env`` (default: the process environment) gives."""
+def run_doctor(settings: Settings | ArkloreError) -> DoctorReport:
+    """Every check on ``settings`` (read by the entry point without checking the paths: the
+    checks here report them), or the one error reading them gave."""
     report = DoctorReport()
-    try:
-        settings = Settings.from_env(env, check_paths=False)
-    except ArkloreError as exc:
-        report.checks.append(Check("settings", False, exc.message, exc.hint, required=True))
+    if isinstance(settings, ArkloreError):
+        report.checks.append(Check("settings", False, settings.message, settings.hint,
+                                   required=True))  # fmt: skip
         return report
     bad_paths = {_field(e.message): e for e in settings.path_errors()}
     other = [e for key, e in bad_paths.items() if key not in ("gamedata", "astr", "home")]

@@ -9,6 +9,10 @@ The data checkouts (``gamedata``, ``astr``), in order:
 3. what ``arklore config set gamedata|astr PATH`` stored in the user's config file
    (``$XDG_CONFIG_HOME/arklore/config.toml``, default ``~/.config/arklore/config.toml``).
 
+``ARKLORE_IGNORE_CHECKOUT=1`` turns the checkout's part off (its data and its default home):
+the test suite sets it, so that no test (nor a command it starts) reads the real data by
+accident.
+
 The home: ``ARKLORE_HOME``, else the config file's ``home``, else the default: ``<checkout>/var``
 when arklore runs from a source checkout (the home ``make demo`` builds, whatever the working
 directory), else the user's data folder (``$XDG_DATA_HOME/arklore``, default
@@ -133,7 +137,7 @@ def locate(env: Mapping[str, str]) -> tuple[dict[str, Located], Path]:
     read. Values are raw spellings; Settings resolves them."""
     cfg_path = config_path(env)
     stored = read_config(cfg_path)
-    checkout = package_checkout()
+    checkout = None if env.get("ARKLORE_IGNORE_CHECKOUT") == "1" else package_checkout()
     found: dict[str, Located] = {}
     for key in ("gamedata", "astr"):
         var = CONFIG_KEYS[key]

@@ -8,9 +8,12 @@ one line naming the variable, its value and what is allowed.
 ==============================  ==================================================  ==========================
 variable                        meaning                                             default
 ==============================  ==================================================  ==========================
-``ARKLORE_HOME``                where arklore keeps all its state                   ``./var``
-``ARKLORE_GAMEDATA``            Kengxxiao/ArknightsGameData checkout (zh_CN)        (none)
-``ARKLORE_ASTR``                050644zf/ArknightsStoryJson checkout                (none)
+``ARKLORE_HOME``                where arklore keeps all its state (resolved to one  ``<checkout>/var`` from a
+                                absolute path; see :mod:`arklore.locations`)        source checkout, else
+                                                                                    ``~/.local/share/arklore``
+``ARKLORE_GAMEDATA``            Kengxxiao/ArknightsGameData checkout (zh_CN)        ``../shared/arknights/…``
+``ARKLORE_ASTR``                050644zf/ArknightsStoryJson checkout                next to the checkout, else
+                                                                                    ``arklore config``
 ``ARKLORE_ALIASES``             the user alias file (``[[alias]]``/``[[block]]``)   the packaged
                                                                                     ``data/aliases.toml``
 ``ARKLORE_EMBEDDER``            ``e5-small`` | ``bge-small-zh`` | ``hash``          ``e5-small``

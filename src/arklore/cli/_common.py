@@ -40,6 +40,7 @@ from arklore.base.files import atomic_write_text
 from arklore.core.errors import ArkloreError, MessageTooLongError, NotBuiltError
 from arklore.core.text import check_message
 from arklore.llm import Estimate
+from arklore.locations import config_path
 from arklore.settings import Settings
 from arklore.workspace import Workspace
 
@@ -174,6 +175,16 @@ def workspace() -> Workspace:
         _SETTINGS = Settings.from_env()
         _WORKSPACE = Workspace(_SETTINGS)
     return _WORKSPACE
+
+
+def read_settings(*, check_paths: bool = True) -> Settings:
+    """The settings of this run, for the commands that need no workspace (doctor, config)."""
+    return Settings.from_env(check_paths=check_paths)
+
+
+def user_config_file() -> Path:
+    """The user's config file (``arklore config``), as the settings read it."""
+    return config_path(os.environ)
 
 
 def home_note(exc: ArkloreError) -> str:

@@ -3,16 +3,22 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated
 
 import typer
 
 from arklore.cli import group
-from arklore.cli._common import JsonOpt, console, print_json, say
-from arklore.core.errors import UsageError
+from arklore.cli._common import (
+    JsonOpt,
+    console,
+    print_json,
+    read_settings,
+    say,
+    user_config_file,
+)
+from arklore.core.errors import ArkloreError, UsageError
 from arklore.doctor import run_doctor
-from arklore.locations import CONFIG_KEYS, absolute, config_path, read_config, write_config
+from arklore.locations import CONFIG_KEYS, absolute, read_config, write_config
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
 
@@ -27,7 +33,11 @@ def doctor(json: JsonOpt = False) -> None:
     (never its key), the embedder, a Chroma server, the web pages' JavaScript, chromium for
     the browser tests; for each missing one, what to do. Exit 0 when `arklore build` can run,
     2 with the first fix otherwise."""
-    report = run_doctor()
+    try:
+        settings: Settings | ArkloreError = read_settings(check_paths=False)
+    except ArkloreError as exc:
+        settings = exc
+    report = run_doctor(settings)
     if json:
         print_json(report.to_dict())
         raise typer.Exit(report.exit_code)
@@ -66,7 +76,7 @@ def config_set(
         (roots.require_gamedata if key == "gamedata" else roots.require_astr)()
     elif value.exists() and not value.is_dir():
         raise UsageError(f"{value} is not a folder", hint="give the home's folder")
-    cfg = config_path(os.environ)
+    cfg = user_config_file()
     stored = read_config(cfg)
     stored[key] = str(value)
     write_config(cfg, stored)
@@ -76,7 +86,7 @@ def config_set(
 @config_app.command("unset")
 def config_unset(keys: Annotated[list[str], typer.Argument(help="gamedata, astr, home.")]) -> None:
     """Forget stored values (the next source in line is used: see `arklore config show`)."""
-    cfg = config_path(os.environ)
+    cfg = user_config_file()
     stored = read_config(cfg)
     for key in keys:
         stored.pop(_key(key), None)
@@ -87,9 +97,9 @@ def config_unset(keys: Annotated[list[str], typer.Argument(help="gamedata, astr,
 @config_app.command("show")
 def config_show(json: JsonOpt = False) -> None:
     """The stored values, and the data checkouts and home in use with where each came from."""
-    cfg = config_path(os.environ)
+    cfg = user_config_file()
     stored = read_config(cfg)
-    settings = Settings.from_env(check_paths=False)
+    settings = read_settings(check_paths=False)
     used = {
         key: {"path": str(getattr(settings, key) or ""), "from": settings.origins.get(key, "")}
         for key in CONFIG_KEYS

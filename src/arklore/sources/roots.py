@@ -94,7 +94,10 @@ def looks_like_astr(root: Path) -> bool:
 
 def _require(root: Path | None, var: str, sub: Path) -> Path:
     if root is None:
-        raise DataNotFoundError(f"{var} is not set")
+        raise DataNotFoundError(
+            f"{var} is not set, and neither ../shared/arknights next to the source checkout "
+            "nor `arklore config` names the folder"
+        )
     if not (root / sub).is_dir():
         raise DataNotFoundError(f"{var}={root} has no {sub} folder")
     return root
