@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -148,8 +149,6 @@ def test_a_stored_path_that_points_nowhere_names_the_config_file(
     write_tree(copy)
     code, _, _ = run_main(monkeypatch, capsys, "config", "set", "astr", str(copy / "astr"))
     assert code == 0
-    import shutil
-
     shutil.rmtree(copy)
     code, _, err = run_main(monkeypatch, capsys, "build")
     assert code == EXIT_CONFIG and len(err.strip().splitlines()) == 1
@@ -180,6 +179,9 @@ def test_one_home_spelled_two_ways_is_built_once(
         # ingest always runs (cheap, it finds nothing changed); every other step is skipped
         assert steps(out) == {name: name != "ingest" for name in STEPS}
         assert json.loads(out)["steps"][0]["summary"]["changed"] == 0
+        code, out, _ = run_main(monkeypatch, capsys, "doctor", "--json")
+        checks = {c["name"]: c for c in json.loads(out)["checks"]}
+        assert code == 0 and checks["built"]["ok"] and checks["home"]["found"] == str(work / "var")
     pointer = json.loads((work / "var" / "rag" / "active.json").read_text())
     assert pointer["collection"] == collection  # no new Chroma collection
 
@@ -325,7 +327,9 @@ def test_a_path_setting_that_points_nowhere_is_an_error_naming_it(
 def test_the_unknown_name_hint_names_the_real_alias_file_and_the_entry_form(
     user: Path, data: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
+    from arklore.core.errors import UnknownOperatorError
     from arklore.names.aliases import default_alias_path
+    from arklore.workspace import Workspace
 
     monkeypatch.setenv("ARKLORE_GAMEDATA", str(data[0]))
     monkeypatch.setenv("ARKLORE_ASTR", str(data[1]))
@@ -336,6 +340,9 @@ def test_the_unknown_name_hint_names_the_real_alias_file_and_the_entry_form(
     assert str(default_alias_path()) in err and default_alias_path().is_file()
     assert "ARKLORE_ALIASES" in err and '[[alias]] name = "无名氏"' in err
     assert "data/aliases.toml" not in err.replace(str(default_alias_path()), "")
+    with Workspace(Settings.from_env()) as ws, pytest.raises(UnknownOperatorError) as exc:
+        ws.names.resolve("无名氏")
+    assert str(default_alias_path()) not in exc.value.one_line()  # what the service sends
     mine = tmp_path / "aliases.toml"
     mine.write_text("", encoding="utf-8")
     monkeypatch.setenv("ARKLORE_ALIASES", str(mine))

@@ -122,7 +122,10 @@ def _home(settings: Settings, error: ArkloreError | None) -> list[Check]:
                       required=True, origin=origin)]  # fmt: skip
     checks = [Check("home", True, str(home), required=True, origin=origin)]
     state = BuildState(home / "build.json")
-    missing = [s for s in STEPS if s not in state.data]
+    # ingest records nothing (it always runs, cheaply): the store stands for it
+    missing = [s for s in STEPS if s != "ingest" and s not in state.data]
+    if not (home / "arklore.sqlite3").is_file():
+        missing.insert(0, "store")
     if missing:
         checks.append(Check("built", False, f"not built (no {', '.join(missing)})",
                             "run `arklore build`"))  # fmt: skip

@@ -107,7 +107,7 @@ def main() -> None:
         app()
     except ArkloreError as exc:
         note = home_note(exc)
-        line = exc.one_line()
+        line = exc.one_line(local=True)
         if note:  # inside the hint's parentheses
             line = line[:-1] + note + ")" if line.endswith(")") else f"{line} ({note[2:]})"
         say("error:", "bold red", line)

@@ -27,15 +27,20 @@ class ArkloreError(Exception):
 
     exit_code = EXIT_ERROR
     default_hint = ""
+    local_hint = ""
+    """Advice for whoever runs arklore on this machine (a file of theirs to edit): the command
+    line shows it, the HTTP service does not send it to its clients."""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint if hint is not None else self.default_hint
 
-    def one_line(self) -> str:
-        """The message and the hint on one line, as the CLI prints it."""
-        return f"{self.message} ({self.hint})" if self.hint else self.message
+    def one_line(self, *, local: bool = False) -> str:
+        """The message and the hint on one line; ``local``: with the local hint, as the CLI
+        prints it."""
+        hint = "; or ".join(h for h in (self.hint, self.local_hint if local else "") if h)
+        return f"{self.message} ({hint})" if hint else self.message
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Subclasses take other arguments than ``args``: pickle the attributes as they are,
@@ -136,10 +141,11 @@ class UnknownOperatorError(UnknownNameError):
     """No operator has this name; carries the closest names (the names layer's one rule)."""
 
     def __init__(self, name: str, closest: list[str], *, add_alias: str = "") -> None:
-        """``add_alias``: how to teach arklore the name (the names layer knows the file)."""
-        parts = [("did you mean " + ", ".join(closest) + "?") if closest else "check the spelling"]
-        parts += [add_alias] if add_alias else []
-        super().__init__(f"no operator is called {name!r}", hint="; or ".join(parts))
+        """``add_alias``: how to teach arklore the name (the names layer knows the file; the
+        local hint: the service's clients cannot edit it)."""
+        hint = ("did you mean " + ", ".join(closest) + "?") if closest else "check the spelling"
+        super().__init__(f"no operator is called {name!r}", hint=hint)
+        self.local_hint = add_alias
         self.name = name
         self.closest = closest
 
