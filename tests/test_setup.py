@@ -338,7 +338,7 @@ def test_the_unknown_name_hint_names_the_real_alias_file_and_the_entry_form(
     code, _, err = run_main(monkeypatch, capsys, "persona", "无名氏")
     assert code != 0 and len(err.strip().splitlines()) == 1
     assert str(default_alias_path()) in err and default_alias_path().is_file()
-    assert "ARKLORE_ALIASES" in err and '[[alias]] name = "无名氏"' in err
+    assert "ARKLORE_ALIASES" in err and '[[alias]], name = "无名氏" and id = "char_' in err
     assert "data/aliases.toml" not in err.replace(str(default_alias_path()), "")
     with Workspace(Settings.from_env()) as ws, pytest.raises(UnknownOperatorError) as exc:
         ws.names.resolve("无名氏")
@@ -347,4 +347,8 @@ def test_the_unknown_name_hint_names_the_real_alias_file_and_the_entry_form(
     mine.write_text("", encoding="utf-8")
     monkeypatch.setenv("ARKLORE_ALIASES", str(mine))
     code, _, err = run_main(monkeypatch, capsys, "persona", "无名氏")
-    assert code != 0 and str(mine.resolve()) in err and '[[alias]] name = "无名氏"' in err
+    assert (
+        code != 0
+        and str(mine.resolve()) in err
+        and '[[alias]], name = "无名氏" and id = "char_' in err
+    )

@@ -154,11 +154,11 @@ class NamesFacade:
 
     def add_alias_advice(self, name: str) -> str:
         """How to make ``name`` find an operator: the real alias file and the entry's form."""
-        entry = f'[[alias]] name = "{name}" id = "char_..." (one key a line)'
+        entry = f'the three lines [[alias]], name = "{name}" and id = "char_..."'
         if self.alias_file is not None:
-            return f"add it to {self.alias_file} (ARKLORE_ALIASES) as {entry}"
-        return (f"copy the packaged alias file {default_alias_path()}, add {entry} and set "
-                "ARKLORE_ALIASES to the copy")  # fmt: skip
+            return f"add {entry} to {self.alias_file}, the file ARKLORE_ALIASES names"
+        return (f"add {entry} to a copy of the packaged alias file {default_alias_path()} and "
+                "set ARKLORE_ALIASES to the copy")  # fmt: skip
 
     def closest(self, name: str, n: int = CLOSEST) -> list[str]:
         """Operator names closest to ``name``: display names and appellations that look

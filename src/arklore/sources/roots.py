@@ -45,8 +45,8 @@ class DataRoots:
         if wrong:
             raise DataNotFoundError(
                 "the data roots look swapped: " + "; ".join(wrong),
-                hint="swap the values of ARKLORE_GAMEDATA and ARKLORE_ASTR (ARKLORE_GAMEDATA: "
-                "the ArknightsGameData checkout, ARKLORE_ASTR: the ArknightsStoryJson one)",
+                hint="swap the values of ARKLORE_GAMEDATA and ARKLORE_ASTR: ARKLORE_GAMEDATA "
+                "names the ArknightsGameData checkout, ARKLORE_ASTR the ArknightsStoryJson one",
             )
 
     def avg_story_root(self) -> Path:
