@@ -60,7 +60,7 @@ TEST_WORKERS ?= 2
 # again on every run costs each worker ~7 s of a `make test-fast`
 PYTEST = env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
-demo: $(STAMP)
+demo: $(STAMP) web
 	$(BIN)/arklore demo
 
 # on TEST_WORKERS processes; the tests sharing one ingest of the real corpus are one group

@@ -45,6 +45,23 @@ def _real(var: str) -> Path | None:
 
 
 @pytest.fixture(scope="session")
+def _user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("user-dirs")
+
+
+@pytest.fixture(autouse=True)
+def _no_user_config(_user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the user's config or data folders, nor finds the data next to
+    this checkout (``arklore.locations``): a test sets what it needs."""
+    from arklore import locations
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(_user_dirs / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(_user_dirs / "data"))
+    monkeypatch.setenv("ARKLORE_IGNORE_CHECKOUT", "1")  # the commands tests start, too
+    monkeypatch.setattr(locations, "package_checkout", lambda: None)
+
+
+@pytest.fixture(scope="session")
 def gamedata_root() -> Path:
     """Root of the real ArknightsGameData checkout (skips when absent)."""
     root = _real("ARKLORE_GAMEDATA")

@@ -283,6 +283,7 @@ def test_export_without_the_game_tables_fails_with_exit_2_naming_the_variable(
     line and exits with the error's code."""
     home, _ = forms_home
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARKLORE_")}
+    env["ARKLORE_IGNORE_CHECKOUT"] = "1"  # nor the data next to this checkout
     env |= {"ARKLORE_HOME": str(home), "ARKLORE_EMBEDDER": "hash"}
     out = tmp_path / "out"
     done = subprocess.run(

@@ -53,7 +53,7 @@ def test_ingest_json_then_stats_and_operators(env, monkeypatch, capsys):
 def test_commands_before_ingest_say_what_to_do(env, monkeypatch, capsys):
     code, out, err = run(monkeypatch, capsys, "stats")
     assert code == 1 and out == ""
-    assert "arklore ingest" in err and len(err.strip().splitlines()) == 1
+    assert "arklore build" in err and len(err.strip().splitlines()) == 1
 
 
 def test_unknown_operator_is_a_one_line_error(env, monkeypatch, capsys):

@@ -399,15 +399,15 @@ SCENARIOS = [
     ),
     Scenario(
         "context-before-graph-build", ("context", "阿米娅", "你好"), EXIT_ERROR,
-        ("no relation graph", "arklore graph build"),
+        ("no relation graph", "arklore build"),
     ),
     Scenario(  # (an operator with a profile, or the opt-in: else tier C says so first)
         "context-before-rag-build", ("context", "阿米娅", "陈最近好吗"), EXIT_OK,
-        ("no relation index", "arklore rag build"), upto="graph", inject=_tier_c_opt_in,
+        ("no relation index", "arklore build"), upto="graph", inject=_tier_c_opt_in,
     ),
     Scenario(
         "rag-status-before-build", ("rag", "status", "--json"), EXIT_ERROR,
-        ("no relation index", "arklore rag build"), upto="graph", stdout="empty",
+        ("no relation index", "arklore build"), upto="graph", stdout="empty",
     ),
     Scenario(
         "llm-endpoint-refused", ("extract", "relations", "--all", "--concurrency", "1"),

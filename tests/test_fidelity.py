@@ -423,7 +423,7 @@ def test_cli_without_a_store_is_one_line_error(cli, tmp_path: Path, monkeypatch)
     close_workspace()
     r = cli("--data", str(_set(tmp_path)))
     assert isinstance(r.exception, ArkloreError) and r.exception.exit_code == 1
-    assert "arklore ingest" in r.exception.one_line()
+    assert "arklore build" in r.exception.one_line()
 
 
 def test_cli_answer_mode_asks_the_chat_model(

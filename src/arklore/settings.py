@@ -8,9 +8,12 @@ one line naming the variable, its value and what is allowed.
 ==============================  ==================================================  ==========================
 variable                        meaning                                             default
 ==============================  ==================================================  ==========================
-``ARKLORE_HOME``                where arklore keeps all its state                   ``./var``
-``ARKLORE_GAMEDATA``            Kengxxiao/ArknightsGameData checkout (zh_CN)        (none)
-``ARKLORE_ASTR``                050644zf/ArknightsStoryJson checkout                (none)
+``ARKLORE_HOME``                where arklore keeps all its state (resolved to one  ``<checkout>/var`` from a
+                                absolute path; see :mod:`arklore.locations`)        source checkout, else
+                                                                                    ``~/.local/share/arklore``
+``ARKLORE_GAMEDATA``            Kengxxiao/ArknightsGameData checkout (zh_CN)        ``../shared/arknights/…``
+``ARKLORE_ASTR``                050644zf/ArknightsStoryJson checkout                next to the checkout, else
+                                                                                    ``arklore config``
 ``ARKLORE_ALIASES``             the user alias file (``[[alias]]``/``[[block]]``)   the packaged
                                                                                     ``data/aliases.toml``
 ``ARKLORE_EMBEDDER``            ``e5-small`` | ``bge-small-zh`` | ``hash``          ``e5-small``
@@ -102,6 +105,7 @@ from arklore.llm.config import (
     Prices,
     task_var,
 )
+from arklore.locations import CONFIG, ENV, absolute, locate
 
 EmbedderName = Literal["e5-small", "bge-small-zh", "hash"]
 EMBEDDER_NAMES: tuple[str, ...] = ("e5-small", "bge-small-zh", "hash")
@@ -184,7 +188,7 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    home: Path = Path("var")
+    home: Path = Field(default=Path("var"), validate_default=True)
     gamedata: Path | None = None
     astr: Path | None = None
     aliases_file: Path | None = None
@@ -216,13 +220,21 @@ class Settings(BaseModel):
     admin_token: str = Field(default="", repr=False)
     api_keys: tuple[str, ...] = Field(default=(), repr=False)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    # where home, gamedata and astr came from (arklore.locations: env, checkout, config,
+    # default), the home's spelling when it was relative to the working directory, and the
+    # config file read: for messages (`arklore doctor`, "not built"), never for behaviour
+    origins: dict[str, str] = Field(default_factory=dict)
+    home_spelling: str = ""
+    config_file: Path | None = None
 
     @field_validator("home", "gamedata", "astr", "aliases_file", "chars_dir", "manifest", "matrix")
     @classmethod
     def _path(cls, v: Path | None) -> Path | None:
         if v is not None and not str(v).strip():
             raise ValueError("is an empty path")
-        return v
+        # one spelling of each place (absolute, `..` and symlinks resolved) before anything
+        # records it: the same home spelled two ways is the same home
+        return absolute(v) if v is not None else None
 
     @field_validator("api_keys", mode="before")
     @classmethod
@@ -254,14 +266,28 @@ class Settings(BaseModel):
         return data
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
-        """Read and validate every variable; ConfigError naming the first bad one."""
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, check_paths: bool = True
+    ) -> Settings:
+        """Read and validate every variable; ConfigError naming the first bad one. The data
+        checkouts and the home the environment does not set come from the source checkout,
+        the user's config file or the default (:mod:`arklore.locations`, a lower-priority
+        source); ``check_paths``: a path setting that points nowhere is an error too
+        (:meth:`path_errors`)."""
         env = os.environ if env is None else env
         raw: dict[str, Any] = {}
         for var, field_name in _VARS.items():
             value = env.get(var)
             if value is not None and value.strip() != "":
                 raw[field_name] = value.strip()
+        located, raw["config_file"] = locate(env)
+        raw["origins"] = {key: loc.origin for key, loc in located.items()}
+        for key, loc in located.items():
+            if loc.value is not None:
+                raw[key] = loc.value
+        home = located["home"]
+        if home.origin == ENV and not Path(os.path.expanduser(home.value or "")).is_absolute():
+            raw["home_spelling"] = home.value
         llm: dict[str, Any] = {}
         for var, field_name in _LLM_VARS.items():
             value = env.get(var)
@@ -277,9 +303,49 @@ class Settings(BaseModel):
         except ValidationError as exc:
             raise _config_error(exc, env, {f: v for v, f in _LLM_VARS.items()}) from None
         try:
-            return cls(**raw, llm=llm_settings)
+            settings = cls(**raw, llm=llm_settings)
         except ValidationError as exc:
             raise _config_error(exc, env, {f: v for v, f in _VARS.items()}) from None
+        if check_paths:
+            for problem in settings.path_errors():
+                raise problem
+        return settings
+
+    def path_errors(self) -> list[ConfigError]:
+        """Every path setting that points nowhere (or at a file where a folder belongs), each
+        one line naming the setting and what to do."""
+        errors: list[ConfigError] = []
+        for field_name, var, folder in _PATH_SETTINGS:
+            path: Path | None = getattr(self, field_name)
+            if path is None or (path.is_dir() if folder else path.is_file()):
+                continue
+            if field_name == "home" and not path.exists():
+                continue  # made by the first build
+            what = "folder" if folder else "file"
+            found = "no such" if not path.exists() else "not a"
+            if self.origins.get(field_name) == CONFIG:
+                errors.append(ConfigError(
+                    f"{field_name} = {str(path)!r} in {self.config_file}: {found} {what}",
+                    hint=f"`arklore config set {field_name} PATH` to fix it, or set {var}",
+                ))  # fmt: skip
+            else:
+                errors.append(ConfigError(
+                    f"{var}={str(path)!r}: {found} {what}",
+                    hint=f"point {var} at an existing {what}, or unset it",
+                ))  # fmt: skip
+        return errors
+
+    def home_note(self) -> str:
+        """How the home was found, said where a "not built" message names it."""
+        origin = self.origins.get("home", ENV)
+        if self.home_spelling:
+            return (f"ARKLORE_HOME={self.home_spelling} is relative to the working directory "
+                    f"{Path.cwd()}: give it as an absolute path")  # fmt: skip
+        if origin == CONFIG:
+            return f"the home is the one stored in {self.config_file}"
+        if origin == ENV:
+            return "the home is ARKLORE_HOME's"
+        return "the home is the default one; ARKLORE_HOME or `arklore config set home PATH` choose another"
 
     def llm_config(self, task: str | None = None, **changes: Any) -> LLMConfig:
         return self.llm.config(task, **changes)
@@ -318,6 +384,16 @@ _VARS: dict[str, str] = {
     "ARKLORE_ADMIN_TOKEN": "admin_token",
     "ARKLORE_API_KEYS": "api_keys",
 }
+_PATH_SETTINGS: tuple[tuple[str, str, bool], ...] = (
+    ("gamedata", "ARKLORE_GAMEDATA", True),
+    ("astr", "ARKLORE_ASTR", True),
+    ("home", "ARKLORE_HOME", True),
+    ("chars_dir", "ARKLORE_CHARS_DIR", True),
+    ("manifest", "ARKLORE_MANIFEST", False),
+    ("aliases_file", "ARKLORE_ALIASES", False),
+    ("matrix", "ARKLORE_MATRIX", False),
+)
+"""(field, variable, a folder?) of every path setting :meth:`Settings.path_errors` checks."""
 _LLM_VARS: dict[str, str] = {
     "LLM_BASE_URL": "base_url",
     "LLM_MODEL": "model",

@@ -37,9 +37,10 @@ from rich.table import Table
 from rich.text import Text
 
 from arklore.base.files import atomic_write_text
-from arklore.core.errors import ArkloreError, MessageTooLongError
+from arklore.core.errors import ArkloreError, MessageTooLongError, NotBuiltError
 from arklore.core.text import check_message
 from arklore.llm import Estimate
+from arklore.locations import config_path
 from arklore.settings import Settings
 from arklore.workspace import Workspace
 
@@ -166,18 +167,39 @@ CharsDirOpt = Annotated[
 ]
 
 _WORKSPACE: Workspace | None = None
+_SETTINGS: Settings | None = None
 
 
 def workspace() -> Workspace:
     """The workspace of this command run, made from the environment on first use."""
-    global _WORKSPACE
+    global _WORKSPACE, _SETTINGS
     if _WORKSPACE is None:
         # e5's OpenMP threads (a build embeds on every core) sleep while they wait: spinning
         # ones starve everything else on a busy machine (a query's p95 went from ~80 ms to
         # ~830 ms under load). Read once per process, when the engine loads.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        _WORKSPACE = Workspace(Settings.from_env())
+        _SETTINGS = Settings.from_env()
+        _WORKSPACE = Workspace(_SETTINGS)
     return _WORKSPACE
+
+
+def read_settings(*, check_paths: bool = True) -> Settings:
+    """The settings of this run, for the commands that need no workspace (doctor, config)."""
+    return Settings.from_env(check_paths=check_paths)
+
+
+def user_config_file() -> Path:
+    """The user's config file (``arklore config``), as the settings read it."""
+    return config_path(os.environ)
+
+
+def home_note(exc: ArkloreError) -> str:
+    """What a "not built" error (:class:`NotBuiltError`) gets appended on the command line:
+    how the home it looked in was found (a home relative to the working directory is the
+    usual cause of looking in the wrong place)."""
+    if not isinstance(exc, NotBuiltError) or _SETTINGS is None:
+        return ""
+    return f"; {_SETTINGS.home_note()}"
 
 
 def close_workspace() -> None:

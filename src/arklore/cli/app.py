@@ -30,8 +30,9 @@ from arklore.cli import (
     profiles,
     rag,
     review,
+    setup,
 )
-from arklore.cli._common import close_workspace, err_console, say
+from arklore.cli._common import close_workspace, err_console, home_note, say
 from arklore.core.errors import EXIT_ERROR, EXIT_INTERRUPTED, ArkloreError, UsageError
 from arklore.core.text import check_text
 
@@ -68,6 +69,8 @@ def _root(
 
 SUBCOMMANDS: tuple[typer.Typer, ...] = (
     build.app,  # build: the main job
+    setup.app,  # doctor
+    setup.config_app,
     corpus.app,  # ingest, stats, verify-anchors, crosscheck, speakers, settings, version
     corpus.operators_app,
     names.app,
@@ -139,7 +142,11 @@ def main() -> None:
         say("error:", "bold red", console_hint() or f"{exc} (please report it, with the command)")
         sys.exit(EXIT_ERROR)
     except ArkloreError as exc:
-        say("error:", "bold red", exc.one_line())
+        note = home_note(exc)
+        line = exc.one_line(local=True)
+        if note:  # inside the hint's parentheses
+            line = line[:-1] + note + ")" if line.endswith(")") else f"{line} ({note[2:]})"
+        say("error:", "bold red", line)
         sys.exit(exc.exit_code)
     except OSError as exc:
         # the last line of defence for the environment (permissions, a full disk, a file where

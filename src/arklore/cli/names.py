@@ -42,7 +42,9 @@ def resolve(name: str, json: JsonOpt = False) -> None:
             raise typer.Exit(1)
         return
     if not res.ids:
-        raise UnknownNameError(f"no operator is called {name!r}")
+        raise UnknownNameError(
+            f"no operator is called {name!r}", hint=workspace().names.add_alias_advice(name)
+        )
     if res.ambiguous:
         console.print(
             f"{name}: ambiguous, one of "

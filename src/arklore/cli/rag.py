@@ -22,7 +22,7 @@ from arklore.cli._common import (
     say,
     workspace,
 )
-from arklore.rag.index import RagIndexError
+from arklore.rag.index import RagIndexMissingError
 
 app = typer.Typer()
 rag_app = group("rag", "The relation RAG index (ChromaDB).")
@@ -100,7 +100,7 @@ def rag_status(json: JsonOpt = False) -> None:
     than the graph, and the disk it uses."""
     ptr = workspace().rag.status()
     if ptr is None:
-        raise RagIndexError("no relation index yet")
+        raise RagIndexMissingError("no relation index (rag)", workspace().paths.home)
     if json:
         print_json(ptr)
         return

@@ -27,15 +27,20 @@ class ArkloreError(Exception):
 
     exit_code = EXIT_ERROR
     default_hint = ""
+    local_hint = ""
+    """Advice for whoever runs arklore on this machine (a file of theirs to edit): the command
+    line shows it, the HTTP service does not send it to its clients."""
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint if hint is not None else self.default_hint
 
-    def one_line(self) -> str:
-        """The message and the hint on one line, as the CLI prints it."""
-        return f"{self.message} ({self.hint})" if self.hint else self.message
+    def one_line(self, *, local: bool = False) -> str:
+        """The message and the hint on one line; ``local``: with the local hint, as the CLI
+        prints it."""
+        hint = "; or ".join(h for h in (self.hint, self.local_hint if local else "") if h)
+        return f"{self.message} ({hint})" if hint else self.message
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Subclasses take other arguments than ``args``: pickle the attributes as they are,
@@ -61,7 +66,8 @@ class DataNotFoundError(ConfigError):
 
     default_hint = (
         "set ARKLORE_GAMEDATA to an ArknightsGameData checkout and ARKLORE_ASTR to an "
-        "ArknightsStoryJson checkout, or run `make data`"
+        "ArknightsStoryJson checkout, or store them once with `arklore config set gamedata "
+        "PATH` and `arklore config set astr PATH`; `arklore doctor` shows where arklore looked"
     )
 
 
@@ -77,11 +83,25 @@ class MalformedSourceError(ArkloreError):
 class StoreError(ArkloreError):
     """The SQLite store is missing, locked or from an incompatible version."""
 
-    default_hint = "run `arklore ingest` to (re)build the store under ARKLORE_HOME"
+    default_hint = "run `arklore build` to (re)build the store under ARKLORE_HOME"
 
 
-class NotIngestedError(StoreError):
+class NotBuiltError(ArkloreError):
+    """Something `arklore build` makes under the home is not there (the store, the graph, the
+    index...). The message names the home it looked in; the command line adds how that home
+    was found (a home relative to the working directory is the usual cause)."""
+
+    default_hint = "run `arklore build` to build it, or point ARKLORE_HOME at a built home"
+
+    def __init__(self, what: str, home: object = None, *, hint: str | None = None) -> None:
+        super().__init__(f"{what}: the home {home} is not built" if home else what, hint=hint)
+        self.home = str(home) if home else ""
+
+
+class NotIngestedError(StoreError, NotBuiltError):
     """A command needs the corpus but nothing has been ingested yet."""
+
+    default_hint = NotBuiltError.default_hint
 
 
 class IncompleteIngestError(StoreError):
@@ -114,15 +134,18 @@ class OutputPathError(ArkloreError):
 class UnknownNameError(ArkloreError):
     """A name, id or appellation matches no operator or speaker."""
 
-    default_hint = "check the spelling, or add the name to data/aliases.toml"
+    default_hint = "check the spelling"
 
 
 class UnknownOperatorError(UnknownNameError):
     """No operator has this name; carries the closest names (the names layer's one rule)."""
 
-    def __init__(self, name: str, closest: list[str]) -> None:
-        hint = ("did you mean " + ", ".join(closest) + "?") if closest else None
+    def __init__(self, name: str, closest: list[str], *, add_alias: str = "") -> None:
+        """``add_alias``: how to teach arklore the name (the names layer knows the file; the
+        local hint: the service's clients cannot edit it)."""
+        hint = ("did you mean " + ", ".join(closest) + "?") if closest else "check the spelling"
         super().__init__(f"no operator is called {name!r}", hint=hint)
+        self.local_hint = add_alias
         self.name = name
         self.closest = closest
 

@@ -72,7 +72,7 @@ class CorpusFacade:
         finish, and (``check_roots``: commands that read the data files) when it was ingested
         from other data checkouts than the settings name, unless ``allow_data_change``."""
         if not self.exists():
-            raise NotIngestedError(f"no store at {self.db}")
+            raise NotIngestedError(f"no store ({self.db.name})", self.db.parent)
         store = self.open()
         store.require_ingested()
         run = store.last_ingest_run()

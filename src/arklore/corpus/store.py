@@ -102,7 +102,7 @@ class Store:
     ) -> None:
         self.path = Path(path)
         if not create and not self.path.exists():
-            raise NotIngestedError(f"no store at {self.path}")
+            raise NotIngestedError(f"no store ({self.path.name})", self.path.parent)
         self.db = Database(self.path, migrations)
         self.conn: sqlite3.Connection = self.db.conn
 
@@ -238,7 +238,7 @@ class Store:
 
     def require_ingested(self) -> None:
         if self.conn.execute("SELECT 1 FROM stages LIMIT 1").fetchone() is None:
-            raise NotIngestedError(f"the store {self.path} holds no stages")
+            raise NotIngestedError(f"the store {self.path.name} holds no stages", self.path.parent)
 
     def counts(self) -> dict[str, int]:
         """What the corpus tables hold (other layers add their own counts)."""

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from arklore.base.files import atomic_write_bytes
-from arklore.core.errors import ArkloreError, InputFileError
+from arklore.core.errors import InputFileError, NotBuiltError
 from arklore.graph.model import GRAPH_FORMAT as FORMAT
 from arklore.graph.model import Edge, Node, RelationGraph
 from arklore.graph.strength import ROUND
@@ -39,8 +39,8 @@ FORMATS_READ = (FORMAT, "arklore-relation-graph/1")
 _OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
-class GraphNotBuiltError(ArkloreError):
-    default_hint = "run `arklore graph build` first"
+class GraphNotBuiltError(NotBuiltError):
+    """No relation graph file (``arklore build`` makes it; ``arklore graph build`` alone too)."""
 
 
 def _node_dict(n: Node) -> dict[str, Any]:
@@ -140,5 +140,5 @@ def load_graph(path: Path) -> RelationGraph:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise GraphNotBuiltError(f"no relation graph at {path}") from None
+        raise GraphNotBuiltError(f"no relation graph ({path.name})", path.parent) from None
     return loads_graph(data, str(path))

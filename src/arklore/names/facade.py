@@ -147,8 +147,18 @@ class NamesFacade:
         if res.ambiguous:
             raise AmbiguousNameError(name, list(res.ids))
         if res.char_id is None:
-            raise UnknownOperatorError(name, self.closest(name))
+            raise UnknownOperatorError(
+                name, self.closest(name), add_alias=self.add_alias_advice(name)
+            )
         return res.char_id
+
+    def add_alias_advice(self, name: str) -> str:
+        """How to make ``name`` find an operator: the real alias file and the entry's form."""
+        entry = f'the three lines [[alias]], name = "{name}" and id = "char_..."'
+        if self.alias_file is not None:
+            return f"add {entry} to {self.alias_file}, the file ARKLORE_ALIASES names"
+        return (f"add {entry} to a copy of the packaged alias file {default_alias_path()} and "
+                "set ARKLORE_ALIASES to the copy")  # fmt: skip
 
     def closest(self, name: str, n: int = CLOSEST) -> list[str]:
         """Operator names closest to ``name``: display names and appellations that look

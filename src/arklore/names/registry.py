@@ -278,7 +278,7 @@ def build_registry(excel_root: Path, chardict: Path | None = None) -> Registry:
 
 _REQUIRED_HINT = (
     "the operator registry needs this table: restore it (e.g. re-clone the data, `make data`) "
-    "and run `arklore ingest` again"
+    "and run `arklore build` again"
 )
 
 

@@ -38,7 +38,13 @@ from arklore.rag.docs import (
     template_description,
 )
 from arklore.rag.embedders import Embedder, QueryCache
-from arklore.rag.index import RagIndexError, make_client, open_active, pointer_path
+from arklore.rag.index import (
+    RagIndexError,
+    RagIndexMissingError,
+    make_client,
+    open_active,
+    pointer_path,
+)
 
 DEFAULT_BUDGET = 800
 CONTEXT_K = 2
@@ -169,7 +175,7 @@ class RelationRAG:
         try:
             stamp = os.stat(pointer_path(self.root)).st_mtime_ns
         except FileNotFoundError as exc:
-            raise RagIndexError(f"no relation index under {self.root}") from exc
+            raise RagIndexMissingError("no relation index (rag)", self.root.parent) from exc
         if stamp == self._ptr_stamp and self._col is not None:
             return
         with self._lock:

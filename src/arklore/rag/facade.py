@@ -60,7 +60,7 @@ Progress = Callable[[str, int, int], None]
 
 NO_INDEX = (
     "no relation index yet: only her strongest relations are shown, none chosen for the "
-    "message (run `arklore rag build`)"
+    "message (run `arklore build`)"
 )
 
 
@@ -402,7 +402,7 @@ class RagFacade:
             return None
         if file_fingerprint(gpath)["sha256"] == built.get("sha256"):
             return None
-        return "the relation graph changed since the index was built (run `arklore rag build`)"
+        return "the relation graph changed since the index was built (run `arklore build`)"
 
     def warnings(self) -> list[str]:
         """What a relation context should say about the index it came from."""

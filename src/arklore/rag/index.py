@@ -35,7 +35,7 @@ import orjson
 from filelock import FileLock, Timeout
 
 from arklore.base.files import atomic_write_bytes
-from arklore.core.errors import ArkloreError, ConfigError
+from arklore.core.errors import ArkloreError, ConfigError, NotBuiltError
 from arklore.graph.evidence import PairFacts
 from arklore.graph.model import RelationGraph
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents
@@ -51,6 +51,12 @@ class RagIndexError(ArkloreError):
     """The relation index is missing, unreadable, or was built with another embedder."""
 
     default_hint = "run `arklore rag build`"
+
+
+class RagIndexMissingError(RagIndexError, NotBuiltError):
+    """No relation index under the home (``arklore build`` makes it)."""
+
+    default_hint = NotBuiltError.default_hint
 
 
 class RagBuildBusyError(ArkloreError):
@@ -397,7 +403,7 @@ def open_active(root: Path, emb: Embedder, client: Any = None) -> tuple[Any, dic
     """The live collection and its pointer record; checks the embedder matches."""
     ptr = read_pointer(root)
     if ptr is None:
-        raise RagIndexError(f"no relation index under {root}")
+        raise RagIndexMissingError("no relation index (rag)", root.parent)
     if ptr.get("embedder") != emb.name or ptr.get("embedder_version") != emb.version:
         raise ConfigError(
             f"the relation index was built with embedder {ptr.get('embedder')} "
@@ -460,6 +466,7 @@ __all__ = [
     "BuildReport",
     "RagBuildBusyError",
     "RagIndexError",
+    "RagIndexMissingError",
     "Rejected",
     "build_index",
     "content_hash",

@@ -22,10 +22,32 @@ class DataRoots:
     astr: Path | None = None
 
     def require_gamedata(self) -> Path:
-        return _require(self.gamedata, "ARKLORE_GAMEDATA", STORY_SUBDIR)
+        root = _require(self.gamedata, "ARKLORE_GAMEDATA", STORY_SUBDIR)
+        self.check_not_swapped()
+        return root
 
     def require_astr(self) -> Path:
-        return _require(self.astr, "ARKLORE_ASTR", STORY_SUBDIR)
+        root = _require(self.astr, "ARKLORE_ASTR", STORY_SUBDIR)
+        self.check_not_swapped()
+        return root
+
+    def check_not_swapped(self) -> None:
+        """DataNotFoundError naming both variables when the gamedata root looks like an
+        ArknightsStoryJson checkout and/or the astr root like an ArknightsGameData one (both
+        have a ``zh_CN/gamedata/story`` folder: a swap would fail later, on a missing table)."""
+        wrong = []
+        if self.gamedata is not None and looks_like_astr(self.gamedata):
+            wrong.append(
+                f"ARKLORE_GAMEDATA={self.gamedata} looks like an ArknightsStoryJson checkout"
+            )
+        if self.astr is not None and looks_like_gamedata(self.astr):
+            wrong.append(f"ARKLORE_ASTR={self.astr} looks like an ArknightsGameData checkout")
+        if wrong:
+            raise DataNotFoundError(
+                "the data roots look swapped: " + "; ".join(wrong),
+                hint="swap the values of ARKLORE_GAMEDATA and ARKLORE_ASTR: ARKLORE_GAMEDATA "
+                "names the ArknightsGameData checkout, ARKLORE_ASTR the ArknightsStoryJson one",
+            )
 
     def avg_story_root(self) -> Path:
         return self.require_gamedata() / STORY_SUBDIR
@@ -52,9 +74,30 @@ class DataRoots:
         return None
 
 
+def looks_like_gamedata(root: Path) -> bool:
+    """An ArknightsGameData checkout: it has the excel tables' folder."""
+    return (root / EXCEL_SUBDIR).is_dir()
+
+
+def looks_like_astr(root: Path) -> bool:
+    """An ArknightsStoryJson checkout: its ``zh_CN`` index files, or story files in JSON and no
+    excel folder."""
+    if (root / ASTR_ZH / CHARDICT).is_file() or (root / ASTR_ZH / "storyinfo.json").is_file():
+        return True
+    story = root / STORY_SUBDIR
+    if looks_like_gamedata(root) or not story.is_dir():
+        return False
+    return (
+        next(story.rglob("*.json"), None) is not None and next(story.rglob("*.txt"), None) is None
+    )
+
+
 def _require(root: Path | None, var: str, sub: Path) -> Path:
     if root is None:
-        raise DataNotFoundError(f"{var} is not set")
+        raise DataNotFoundError(
+            f"{var} is not set, and neither ../shared/arknights next to the source checkout "
+            "nor `arklore config` names the folder"
+        )
     if not (root / sub).is_dir():
         raise DataNotFoundError(f"{var}={root} has no {sub} folder")
     return root
