@@ -88,7 +88,7 @@ def test_a_build_stopped_in_a_step_leaves_the_home_incomplete_until_a_build_fini
     monkeypatch.undo()
     w = ws()
     run_build(w)
-    assert w.build_state().state == "built" and w.build_warnings() == []
+    assert w.build_state().state == "built" and w.build_state().warnings() == []
     assert not (home / MARK_FILE).exists()
     w.close()
 

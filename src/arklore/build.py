@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from arklore import __version__
-from arklore.base.buildmark import BUILD_STEPS
+from arklore.base.buildmark import BUILD_STEPS, BuildMark
 from arklore.base.files import atomic_write_bytes, file_sha
 from arklore.workspace import Workspace
 
@@ -132,7 +132,7 @@ def run_build(
     if force:
         state.forget(STEPS)
     report = BuildReport()
-    mark = ws.build_mark()
+    mark = BuildMark(ws.paths.home)
     mark.start()  # the home is incomplete until every step below is done
 
     def run(name: str, inputs: str | None, fn: Callable[[], dict[str, Any]]) -> None:

@@ -40,7 +40,6 @@ from arklore.base.buildmark import BuildMark, BuildStatus
 from arklore.base.db import Migration
 from arklore.cards.facade import CardsFacade
 from arklore.chat.facade import Budgets, ChatFacade
-from arklore.core.errors import IncompleteBuildError
 from arklore.corpus import anchors
 from arklore.corpus import schema as corpus_schema
 from arklore.corpus.facade import CorpusFacade
@@ -241,32 +240,14 @@ class Workspace:
             budgets=Budgets.from_settings(st),
             nickname=st.nickname,
             max_message_chars=st.max_message_chars,
-            warnings=self.build_warnings,
+            warnings=lambda: self.build_state().warnings(),
         )
         self.cards = CardsFacade(self.chat)
 
-    # -- the state arklore build left ---------------------------------------------------------
-    def build_mark(self) -> BuildMark:
-        """The record ``arklore build`` keeps while it runs (:mod:`arklore.base.buildmark`)."""
-        return BuildMark(self.paths.home)
-
     def build_state(self) -> BuildStatus:
-        """Whether ``arklore build`` finished here: built, incomplete (steps done and missing)
-        or not built (no store and no build started)."""
-        return self.build_mark().status(has_store=self.paths.db.is_file())
-
-    def build_warnings(self) -> list[str]:
-        """What every turn on this home carries: one line when a build did not finish."""
-        status = self.build_state()
-        line = status.warning() if status.state == "incomplete" else None
-        return [line] if line else []
-
-    def require_complete_build(self) -> None:
-        """IncompleteBuildError when a build was started here and did not finish (exports
-        refuse such a home unless told otherwise)."""
-        status = self.build_state()
-        if status.state == "incomplete":
-            raise IncompleteBuildError(str(status.problem()))
+        """Whether ``arklore build`` finished here (:mod:`arklore.base.buildmark`): built,
+        incomplete (the steps done and missing) or not built (no store, no build started)."""
+        return BuildMark(self.paths.home).status(has_store=self.paths.db.is_file())
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import orjson
 
 from arklore.base.files import atomic_write_bytes
+from arklore.core.errors import IncompleteBuildError
 
 BUILD_STEPS: tuple[str, ...] = ("ingest", "graph", "appearances", "profiles", "index", "exemplars")
 """The steps of ``arklore build``, in order (see :mod:`arklore.build`)."""
@@ -65,6 +66,18 @@ class BuildStatus:
         if problem is None:
             return None
         return f"{problem}: answers lack what those steps build; {self.hint()}"
+
+    def warnings(self) -> list[str]:
+        """What every turn on this home carries: one line when a build did not finish (a
+        home never built has no turn to warn)."""
+        line = self.warning() if self.state == "incomplete" else None
+        return [line] if line else []
+
+    def require_complete(self) -> None:
+        """IncompleteBuildError when a build was started here and did not finish (exports
+        refuse such a home unless told otherwise)."""
+        if self.state == "incomplete":
+            raise IncompleteBuildError(str(self.problem()))
 
     def to_dict(self) -> dict[str, Any]:
         return {

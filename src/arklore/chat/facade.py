@@ -58,10 +58,8 @@ class ChatFacade:
         max_message_chars: int = 8000,
         nickname: str = "博士",
         counter: TokenCounter = count_tokens,
-        warnings: Callable[[], list[str]] | None = None,
+        warnings: Callable[[], list[str]] | None = None,  # every turn's (an unfinished build)
     ) -> None:
-        """``warnings``: what every turn carries about the knowledge base as a whole (the
-        workspace's: a build that did not finish)."""
         self.layers = Layers(
             names=names,
             graph=graph,

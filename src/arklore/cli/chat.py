@@ -57,7 +57,7 @@ def chat_cmd(
     llm = ws.llm() if use_llm else None
     try:
         session = ChatSession.start(ws.chat, names, llm)
-        for line in ws.build_warnings():  # once, not with every message
+        for line in ws.build_state().warnings():  # once, not with every message
             say("warning:", "yellow", line)
         who = "、".join(p.name for p in session.present)
         mode = ws.settings.llm_config(CHAT_TASK).model if llm else "no LLM: prompts only"

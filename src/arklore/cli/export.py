@@ -31,7 +31,7 @@ AllowIncompleteOpt = Annotated[
 def _complete(ws: Workspace, allow_incomplete: bool) -> Workspace:
     """``ws``, after refusing a home whose last build did not finish (unless allowed)."""
     if not allow_incomplete:
-        ws.require_complete_build()
+        ws.build_state().require_complete()
     return ws
 
 
