@@ -16,6 +16,7 @@ from arklore.cards.lint import MAX_FALSE_RATE
 from arklore.cli import group
 from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
 from arklore.core.errors import EXIT_FINDINGS, UsageError
+from arklore.core.text import counted
 from arklore.workspace import Workspace
 
 AllowIncompleteOpt = Annotated[
@@ -77,8 +78,8 @@ def card_cmd(
         return
     for r in reports:
         console.print(
-            f"{r.name} ({r.char_id}, tier {r.tier}): {r.relations} relations, "
-            f"{r.memories} memories -> {r.png}"
+            f"{r.name} ({r.char_id}, tier {r.tier}): {counted(r.relations, 'relation')}, "
+            f"{counted(r.memories, 'memory')} -> {r.png}"
         )
         for what, why in r.skipped:
             console.print(f"  without {what}: {why}")
@@ -101,7 +102,10 @@ def lorebook_cmd(
     if json:
         print_json(report.to_dict())
         return
-    console.print(f"{report.entries} entries for {report.operators} operators -> {report.path}")
+    console.print(
+        f"{counted(report.entries, 'entry')} for {counted(report.operators, 'operator')} "
+        f"-> {report.path}"
+    )
     if report.left_out:
         console.print(f"{len(report.left_out)} left out (see --json for all):")
         for what, why in report.left_out[:10]:
