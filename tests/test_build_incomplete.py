@@ -298,3 +298,20 @@ def test_ctrl_c_ends_a_chat_on_a_fresh_line_without_a_word(kb_home: Path) -> Non
     )
     assert rc == EXIT_INTERRUPTED and err == ""
     assert out.endswith("博士> \n")  # the shell's prompt starts on a line of its own
+
+
+def test_a_server_started_before_the_first_build_is_ready_once_it_is_done(tmp_path: Path) -> None:
+    from arklore.service.state import ServiceState
+
+    home = tmp_path / "home"
+    st = ServiceState(kb_workspace(home))
+    st.warm_up()
+    assert not st.readiness()["ready"] and st.warm_error is not None
+    make_kb(home)  # what `arklore build` leaves
+    st._checked = 0.0  # the next request looks for a rebuild (at most once a second)
+    st.watch()
+    assert st.rewarm is not None
+    st.rewarm.join(timeout=120)
+    ready = st.readiness()
+    assert ready["ready"], ready
+    st.close()

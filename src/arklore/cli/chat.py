@@ -167,7 +167,7 @@ def serve_cmd(
     build = ws.build_state()
     if not build.complete:  # it serves anyway (/readyz says not ready), but says so first
         say("warning:", "yellow", f"{build.problem()}; {build.hint()} (the server starts "
-            "anyway: /readyz answers 503 and chat turns lack what the build makes until then)")  # fmt: skip
+            "anyway; /readyz answers 503 until the build is done)")  # fmt: skip
     if ws.roots.excel_root_or_none() is None:
         say("warning:", "yellow", "ARKLORE_GAMEDATA is not set (or has no zh_CN/gamedata/excel "
             "folder): the review page cannot check voice quotes against the voice table and "

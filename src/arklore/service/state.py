@@ -48,6 +48,7 @@ class ServiceState:
         self._relay: ChatRelay | None = None
         self.warm = False
         self.warm_error: str | None = None
+        self.rewarm: threading.Thread | None = None  # a warm-up again after a first build
         self.reloads = 0
 
     # -- rebuilds ----------------------------------------------------------------------------
@@ -66,6 +67,13 @@ class ServiceState:
             if self._stamp is not None and stamp != self._stamp:
                 self.ws.reload()
                 self.reloads += 1
+                if not self.warm and self.warm_error is not None:
+                    # started on a home not built yet: the build just finished, warm up now
+                    self.warm_error = None
+                    self.rewarm = threading.Thread(
+                        target=self.warm_up, name="arklore-warm-up", daemon=True
+                    )
+                    self.rewarm.start()
             self._stamp = stamp
 
     # -- readiness ---------------------------------------------------------------------------
