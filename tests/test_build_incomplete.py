@@ -245,11 +245,11 @@ def test_serve_on_a_built_home_starts_without_a_word(
 
 # -- Ctrl-C -------------------------------------------------------------------------------------
 STALLED_GRAPH = """
-import sys
+import signal, sys
 from arklore.graph.facade import GraphFacade
 def stalled(*a, **k):
     print("graph step", flush=True)
-    sys.stdin.read()  # until Ctrl-C
+    signal.pause()  # until Ctrl-C
 GraphFacade.build = stalled
 from arklore.cli.app import main
 sys.argv = ["arklore", "build"]
