@@ -5,8 +5,8 @@ level (``obt/main/level_main_08-17_beg``: JT8-3 昂首，足践烈焰, 行动前
 shown inside the level (``obt/tutorial/level/main_08-17``), nor to a chapter's recap or an
 event's training files. A reader (``arklore timeline``) is shown:
 
-- a level's in-battle dialogue with the code, name and event of that level's story
-  (tag :data:`IN_LEVEL`);
+- a level's in-battle dialogue with the code and name of that level's story (tag
+  :data:`IN_LEVEL`);
 - any other stage of an event folder (``activities/act12side/…``) or of a main chapter
   (``level_main_9_chapter_recap``) with that event, when the tables know it.
 """
@@ -58,13 +58,10 @@ def _filled(info: StageInfo, levels: dict[str, StageInfo], events: dict[str, str
     if path.startswith(_IN_LEVEL_FOLDERS):
         story = levels.get(path.rsplit("/", 1)[-1])
         if story is not None:
+            # its event stays the tables': the file sorts with the game modes' (order.py),
+            # not inside the event, so a timeline grouped by event would show it twice
             return dataclasses.replace(
-                info,
-                story_code=story.story_code,
-                story_name=story.story_name,
-                avg_tag=IN_LEVEL,
-                event_id=info.event_id or story.event_id,
-                event_name=info.event_name or story.event_name,
+                info, story_code=story.story_code, story_name=story.story_name, avg_tag=IN_LEVEL
             )
     if info.event_id:
         return info
