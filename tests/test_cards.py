@@ -7,6 +7,7 @@ The invented 银灰 world of ``support.sisters_world``; voice lines below are ma
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -144,13 +145,13 @@ def test_card_fields_come_from_her_profile_greeting_and_voice(exported: Path) ->
     data = json.loads((exported / "银灰.json").read_text(encoding="utf-8"))["data"]
     assert data["personality"] == "性格：\n" + SILVERASH_PROFILE_PERSONALITY  # tier A: 我·性格
     assert data["description"].startswith("代号：银灰")
-    assert data["first_mes"] == "{{user}}，雪山上的风停了，我们谈谈生意吧。"  # 问候
+    assert data["first_mes"] == "博士，雪山上的风停了，我们谈谈生意吧。"  # 问候
     # no scenes indexed: her voice lines, talk first, as examples
     assert data["mes_example"].split("\n")[:2] == [
         "<START>",
         "{{char}}: 喀兰的雪，比你想象的更深。",
     ]
-    assert "{{user}}，别让我等太久。" in data["mes_example"]
+    assert "博士，别让我等太久。" in data["mes_example"]
     assert "{@nickname}" not in json.dumps(data, ensure_ascii=False)
     notes = data["creator_notes"]
     assert "voice:char_172_svrash_CN_004（问候）" in notes
@@ -159,6 +160,21 @@ def test_card_fields_come_from_her_profile_greeting_and_voice(exported: Path) ->
     memory = next(e for e in data["character_book"]["entries"] if e["comment"] == "银灰：雪线之上")
     assert memory["keys"] == ["雪线之上"]  # the event's title; 山脊 is a word, left out
     assert memory["extensions"]["arklore"]["dropped_keys"] == {"山脊": "a dictionary word"}
+
+
+def test_the_doctor_is_one_name_in_every_card_field(exported: Path) -> None:
+    """博士 in every text, as her greetings and voice lines say it; SillyTavern's ``{{user}}``
+    (the persona's name) only as the examples' speaker mark."""
+    for name in ("银灰", "崖心"):
+        data = json.loads((exported / f"{name}.json").read_text(encoding="utf-8"))["data"]
+        texts = {k: v for k, v in data.items() if isinstance(v, str)}
+        texts |= {f"alternate_greetings[{i}]": g for i, g in enumerate(data["alternate_greetings"])}
+        texts |= {
+            f"book[{i}]": e["content"] for i, e in enumerate(data["character_book"]["entries"])
+        }
+        texts["mes_example"] = re.sub(r"^\{\{user\}\}:", "", texts["mes_example"], flags=re.M)
+        assert [k for k, v in texts.items() if "{{user}}" in v] == []
+        assert "博士" in data["scenario"]
 
 
 def test_a_tier_b_card_uses_only_what_tier_b_allows(exported: Path) -> None:
@@ -180,7 +196,7 @@ def test_scenes_become_example_messages() -> None:
     }  # fmt: skip
     # narration told inside his message; 初雪's line after the Doctor's last words, with no
     # line of 银灰's after it, is left out
-    assert scene_example(item) == "<START>\n{{char}}: （风停了。）\n{{user}}，来了？\n{{user}}: 嗯"
+    assert scene_example(item) == "<START>\n{{char}}: （风停了。）\n博士，来了？\n{{user}}: 嗯"
     block = Block(EXEMPLARS, "…", 10, 500, items=[item, item], line_ids=["s#1:a", "s#2:b"])
     text, sources, kind = mes_example(block, [])
     assert (

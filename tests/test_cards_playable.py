@@ -23,6 +23,7 @@ from support.service_world import write_store
 from support.sillytavern import parse_examples, sillytavern_root
 
 from arklore.cards.card import (
+    DOCTOR,
     USER,
     description,
     mes_example,
@@ -103,21 +104,21 @@ def test_description_is_plain_lines_with_no_heading_source_id_or_placeholder() -
     text = description(PROFILE)
     assert text.split("\n")[:2] == ["代号：测绘员", "客观履历：测绘员，罗德岛的地图绘制员。"]
     assert "外貌与身份：卷尺、防风镜" in text
-    assert "测绘员说过的话：\n「地图不会说谎，{{user}}。」" in text
+    assert "测绘员说过的话：\n「地图不会说谎，博士。」" in text
     # a quote shown under 语录 is not repeated under her words to the Doctor
-    assert "测绘员对{{user}}说过的话：\n「博士，下次外勤带上我。」" in text
+    assert "测绘员对博士说过的话：\n「博士，下次外勤带上我。」" in text
     assert text.count("地图不会说谎") == 1
     assert not SOURCE_ID.search(text)
     assert not re.search(r"^#|^- |\{@nickname\}|AUTO", text, re.M)
     assert "一丝不苟" not in text and "精确" not in text  # those are the personality's
 
 
-def test_scenario_is_rhodes_island_with_the_doctor_as_user_and_where_she_stands_now() -> None:
+def test_scenario_is_rhodes_island_with_the_doctor_and_where_she_stands_now() -> None:
     ref = StageRef("activities/act_map/st02", "MP-2", "新的航线", "绘图季", "行动后")
     now = [Standing(ref, "测绘员接过了测绘队队长的位置。", 1_700_000_000, why="office")]
     text = scenario("测绘员", now)
     first, rest = text.split("\n\n")
-    assert "罗德岛" in first and f"{USER}是罗德岛的博士" in first
+    assert "罗德岛" in first and f"与罗德岛的{DOCTOR}交谈" in first and USER not in first
     assert rest.split("\n") == [
         "【测绘员的近况（剧情概要，新于档案资料，有出入时以此为准）】",
         "- MP-2 行动后 《新的航线》（绘图季）：测绘员接过了测绘队队长的位置。",
@@ -173,7 +174,7 @@ def test_alternate_greetings_are_her_other_opening_voice_lines_not_battle_lines(
 
 def test_an_operator_with_no_line_at_all_opens_with_a_narrated_sentence() -> None:
     text = opening("测绘员")
-    assert text.startswith("*") and "测绘员" in text and USER in text and "「" not in text
+    assert text.startswith("*") and "测绘员" in text and DOCTOR in text and "「" not in text
 
 
 # -- example messages under SillyTavern's own parser ---------------------------------------------
@@ -197,7 +198,7 @@ def test_another_speakers_line_is_told_inside_her_message_and_her_lines_are_one_
     text = scene_example(SCENE)
     assert text == (
         "<START>\n"
-        "{{char}}: （甲板上风很大。）\n{{user}}，帮我按住这个角。\n对，就这样。\n"
+        "{{char}}: （甲板上风很大。）\n博士，帮我按住这个角。\n对，就这样。\n"
         f"（老船长说：「{CAPTAIN_WORDS}！」）\n知道啦，马上就好。\n"
         "{{user}}: 需要帮忙吗"
     )  # his last line follows the Doctor's last words with no line of hers: left out

@@ -245,7 +245,7 @@ def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch
 
     def memories(self, operator: str, query: str | None = None, k: int = 3, named=None) -> Memories:
         seen.append((operator, query, k, named))
-        item = MemoryItem("我在雨里等过陈小姐。", S3, "T-3", "测试篇", [lid(S3, 1)],
+        item = MemoryItem("我在雨里\n等过陈小姐。", S3, "T-3", "测试篇", [lid(S3, 1)],
                           "memory", 0.9, 3, "雨夜")  # fmt: skip
         return Memories([item], "memories", "", operator)
 
@@ -257,7 +257,8 @@ def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch
     assert seen == [(AMIYA, "还记得那天吗", 4, [])]  # the people named, found once per turn
     block = t.block("memories")
     assert block.meta["kind"] == "memories" and block.line_ids == [lid(S3, 1)]
-    assert "- 在T-3 《雨夜》里：我在雨里等过陈小姐。" in t.system_prompt
+    # a memory's line breaks folded: one bullet, one line
+    assert "- 在T-3 《雨夜》里：我在雨里 等过陈小姐。" in t.system_prompt.split("\n")
     w.close()
 
 

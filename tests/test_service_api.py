@@ -227,8 +227,8 @@ def test_readiness_and_health(kb_home: Path, tmp_path: Path) -> None:
     with client_for(kb_workspace(tmp_path / "empty")) as c:
         r = c.get("/readyz")
         assert r.status_code == 503
-        assert not r.json()["checks"]["store"]["ok"] and "arklore build" in r.json()["checks"][
-            "store"]["error"]  # fmt: skip
+        assert not r.json()["checks"]["store"]["ok"] and "no store" in r.json()["checks"][
+            "store"]["error"] and "arklore build" in r.json()["hint"]  # fmt: skip
         r = c.post("/v1/turn", json={"operator": "阿米娅", "message": "hi"})
         assert r.status_code == 503 and r.json()["error"] == "not_built"
 

@@ -19,6 +19,11 @@ Each finished step records the fingerprint of its inputs (and of the arklore ver
 it: a new release may build differently from the same data) in ``$ARKLORE_HOME/build.json``
 (written atomically after every step), so a build that was killed resumes at the first step
 whose inputs changed or that never finished; ``force`` runs every step again.
+
+While it runs, the home is marked incomplete (:mod:`arklore.base.buildmark`: the steps this
+build finished so far); the mark is removed when every step is done. Turns on a home left
+incomplete (killed, Ctrl-C, an error) carry a warning naming the missing steps, and exports
+refuse it unless told otherwise.
 """
 
 from __future__ import annotations
@@ -33,12 +38,13 @@ from typing import Any
 import orjson
 
 from arklore import __version__
+from arklore.base.buildmark import BUILD_STEPS, BuildMark
 from arklore.base.files import atomic_write_bytes, file_sha
 from arklore.workspace import Workspace
 
 Progress = Callable[[str, int, int], None]
 
-STEPS: tuple[str, ...] = ("ingest", "graph", "appearances", "profiles", "index", "exemplars")
+STEPS: tuple[str, ...] = BUILD_STEPS
 RULE_TASKS = ("A", "B", "C", "E")
 """The profile tasks with a rule (no model): anchor, quotes, her view of the Doctor, relation
 candidates. Task D (her key people in her words) needs a model; ``arklore distill`` runs it."""
@@ -126,6 +132,8 @@ def run_build(
     if force:
         state.forget(STEPS)
     report = BuildReport()
+    mark = BuildMark(ws.paths.home)
+    mark.start()  # the home is incomplete until every step below is done
 
     def run(name: str, inputs: str | None, fn: Callable[[], dict[str, Any]]) -> None:
         t = time.perf_counter()
@@ -134,11 +142,13 @@ def run_build(
         if inputs is not None and state.done(name, inputs):
             summary = dict(state.data[name].get("summary") or {})
             report.steps.append(StepResult(name, True, time.perf_counter() - t, summary))
+            mark.step_done(name)
             return
         summary = fn()
         if inputs is not None:
             state.record(name, inputs, summary)
         report.steps.append(StepResult(name, False, time.perf_counter() - t, summary))
+        mark.step_done(name)
 
     def ingest() -> dict[str, Any]:
         rep = ws.ingest(progress=progress)
@@ -197,6 +207,7 @@ def run_build(
     if not ws.rag.exemplars_built():
         state.forget(("exemplars",))
     run("exemplars", names, exemplars)
+    mark.finish()
 
     report.seconds = time.perf_counter() - t_all
     return report

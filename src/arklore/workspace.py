@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arklore.base.buildmark import BuildMark, BuildStatus
 from arklore.base.db import Migration
 from arklore.cards.facade import CardsFacade
 from arklore.chat.facade import Budgets, ChatFacade
@@ -240,8 +241,14 @@ class Workspace:
             budgets=Budgets.from_settings(st),
             nickname=st.nickname,
             max_message_chars=st.max_message_chars,
+            warnings=lambda: self.build_state().warnings(),
         )
         self.cards = CardsFacade(self.chat)
+
+    def build_state(self) -> BuildStatus:
+        """Whether ``arklore build`` finished here (:mod:`arklore.base.buildmark`): built,
+        incomplete (the steps done and missing) or not built (no store, no build started)."""
+        return BuildMark(self.paths.home).status(has_store=self.paths.db.is_file())
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:

@@ -1,7 +1,9 @@
 """One operator's character card, from what the lower layers give (no I/O here).
 
-Field by field (every text has the player's placeholder ``{@nickname}`` as ``{{user}}``; no
-field a model reads carries a Markdown heading, a source id or a tier tag: those go to
+Field by field (the Doctor is 博士 in every field, as her own voice lines and greetings call
+him: the story's player placeholder ``{@nickname}`` too, and arklore's own words; SillyTavern's
+``{{user}}``, which it replaces with the user's persona name, is only the examples' speaker
+mark ``{{user}}:`` its parser needs, never text; no field a model reads carries a Markdown heading, a source id or a tier tag: those go to
 ``creator_notes`` and ``extensions``):
 
 =======================  ========================================================================
@@ -14,7 +16,7 @@ field a model reads carries a Markdown heading, a source id or a tier tag: those
 ``personality``          ``## 我·性格`` as a chat shows it (:func:`arklore.chat.blocks.persona.
                          personality_lines`) and ``## 说话方式`` as the speech block shows it
                          (:func:`arklore.chat.blocks.speech.speech_block`)
-``scenario``             the setting (Rhodes Island, the Doctor as ``{{user}}``) and where she
+``scenario``             the setting (Rhodes Island, talking with the Doctor) and where she
                          stands now, as the now block shows it (:mod:`arklore.chat.blocks.now`)
 ``first_mes``            her own greeting (:meth:`ProfilesFacade.greeting`: a voice line such as
                          问候 or 交谈, else her story line to the Doctor, in her record, or any);
@@ -64,7 +66,10 @@ from arklore.profiles.persona import Persona
 from arklore.profiles.quotes import VoiceLine, parse_quote_line, voice_group
 from arklore.profiles.speech import parse_fact_line
 
-USER, CHAR = "{{user}}", "{{char}}"
+USER, CHAR = "{{user}}", "{{char}}"  # the examples' speaker marks, never text
+DOCTOR = "博士"
+"""The Doctor in every card text: how her voice lines and greetings call him (``{{user}}``
+would be the persona's name in some fields and 博士 in the lines she says)."""
 CREATOR = "arklore"
 TAGS = ("明日方舟", "Arknights", "arklore")
 
@@ -83,8 +88,8 @@ NARRATED = "narrated"
 
 
 def user_text(text: str) -> str:
-    """Story text for a card: the player's placeholder as SillyTavern's ``{{user}}``."""
-    return render_nickname(text, USER)
+    """Story text for a card: the player's placeholder as :data:`DOCTOR`."""
+    return render_nickname(text, DOCTOR)
 
 
 @dataclass
@@ -166,7 +171,7 @@ def _label(title: str, name: str, lines: Sequence[str]) -> str:
         return f"{name}说过的话："
     if title == ABOUT_DOCTOR:
         quoted = all(ln.startswith("「") for ln in lines)
-        return f"{name}对{USER}说过的话：" if quoted else f"{name}眼中的{USER}："
+        return f"{name}对{DOCTOR}说过的话：" if quoted else f"{name}眼中的{DOCTOR}："
     if title == PHYSICAL:
         return "外貌与身份："
     return f"{title}："
@@ -198,18 +203,18 @@ def personality(p: Persona) -> str:
     """``## 我·性格`` as a chat shows it (the traits, then the words and who says them), then
     ``## 说话方式`` as the speech block shows it: plain lines, no source id."""
     parts = []
-    traits = personality_lines(p, USER)
+    traits = personality_lines(p, DOCTOR)
     if traits:
         parts.append("\n".join(["性格：", *traits]))
-    speech = speech_block(p, budget=SPEECH_BUDGET, nickname=USER)
+    speech = speech_block(p, budget=SPEECH_BUDGET, nickname=DOCTOR)
     if speech.items:
         parts.append("\n".join(["说话方式：", *(f"- {it['text']}" for it in speech.items)]))
     return "\n\n".join(parts)
 
 
 def setting(name: str) -> str:
-    """The card's setting: where the chat is and who ``{{user}}`` is."""
-    return f"罗德岛本舰。{USER}是罗德岛的博士，{name}此刻在舰上，与{USER}交谈。"
+    """The card's setting: where the chat is and with whom."""
+    return f"罗德岛本舰。{name}此刻在舰上，与罗德岛的{DOCTOR}交谈。"
 
 
 def scenario(name: str, standing: Sequence[Standing]) -> str:
@@ -225,7 +230,7 @@ def scenario(name: str, standing: Sequence[Standing]) -> str:
 def opening(name: str) -> str:
     """A first message for an operator with no line of her own anywhere: one narrated
     sentence of the setting, no words put in her mouth."""
-    return f"*罗德岛本舰上，{name}见到了{USER}。*"
+    return f"*罗德岛本舰上，{name}见到了{DOCTOR}。*"
 
 
 def _quote_sources(p: Persona) -> list[tuple[str, list[str]]]:
@@ -479,6 +484,7 @@ def assemble(
 
 
 __all__ = [
+    "DOCTOR",
     "CardInputs",
     "Built",
     "MemoryInput",

@@ -13,7 +13,7 @@ placeholder (``{@nickname}``) as the ``nickname`` setting: none reaches a prompt
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ class ChatFacade:
         max_message_chars: int = 8000,
         nickname: str = "博士",
         counter: TokenCounter = count_tokens,
+        warnings: Callable[[], list[str]] | None = None,  # every turn's (an unfinished build)
     ) -> None:
         self.layers = Layers(
             names=names,
@@ -73,6 +74,7 @@ class ChatFacade:
         self.names, self.graph, self.rag = names, graph, rag
         self.events, self.profiles = events, profiles
         self.manifest_path = manifest_path
+        self.warnings = warnings or (lambda: [])
         self._manifest: Manifest | None = None
 
     @property
@@ -185,7 +187,8 @@ class ChatFacade:
         system = "\n\n".join([opening] + [b.text for b in blocks if b.text])
         timings["total"] = _ms(t0)
         return Turn(sp.char_id, sp.name, message, [p.char_id for p in present], blocks, system,
-                    self.layers.counter(system), timings, opening)  # fmt: skip
+                    self.layers.counter(system), timings, opening,
+                    self.warnings())  # fmt: skip
 
     # -- one block, for the callers that want only it ------------------------------------------
     def persona(

@@ -173,7 +173,7 @@ def _flat(text: str) -> str:
 def _sent(line: str, known: str, nickname: str) -> bool:
     """Does ``known`` hold this line's fact: the line (list mark and spaces aside), or the text
     after its label? The Doctor's name may stand in ``known`` as whatever the app calls the
-    user (an exported card says ``{{user}}``), so the pieces around it are matched."""
+    user (another app's card may say ``{{user}}``), so the pieces around it are matched."""
     fact = _flat(_MARK.sub("", line))
     if len(fact) < MIN_FACT_CHARS:
         return False

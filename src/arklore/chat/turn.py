@@ -54,6 +54,8 @@ class Turn:
     total_tokens: int
     timings_ms: dict[str, float] = field(default_factory=dict)
     preamble: str = ""  # the instruction that opens the system prompt (:func:`preamble`)
+    warnings: list[str] = field(default_factory=list)  # about the knowledge base (a build that
+    # did not finish): one line each
 
     def block(self, name: str) -> Block:
         return next(b for b in self.blocks if b.name == name)
@@ -78,6 +80,7 @@ class Turn:
             "blocks_tokens": sum(b.tokens for b in self.blocks),
             "system_prompt": self.system_prompt,
             "timings_ms": dict(self.timings_ms),
+            "warnings": list(self.warnings),
         }
 
 

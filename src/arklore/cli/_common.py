@@ -37,7 +37,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arklore.base.files import atomic_write_text
-from arklore.core.errors import ArkloreError, MessageTooLongError, NotBuiltError
+from arklore.core.errors import EXIT_INTERRUPTED, ArkloreError, MessageTooLongError, NotBuiltError
 from arklore.core.text import check_message
 from arklore.llm import Estimate
 from arklore.locations import config_path
@@ -165,6 +165,15 @@ CharsDirOpt = Annotated[
         "--out", help="Folder of the generated .char files (default $ARKLORE_HOME/chars)."
     ),
 ]
+
+
+class QuietInterrupt(SystemExit):
+    """Ctrl-C where it simply ends the command (a chat): exit 130 with nothing to resume, so
+    no "interrupted" line (the entry point prints one for every other command)."""
+
+    def __init__(self) -> None:
+        super().__init__(EXIT_INTERRUPTED)
+
 
 _WORKSPACE: Workspace | None = None
 _SETTINGS: Settings | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import io
 import logging
+import signal
 import sys
 from typing import Annotated
 
@@ -32,7 +33,7 @@ from arklore.cli import (
     review,
     setup,
 )
-from arklore.cli._common import close_workspace, err_console, home_note, say
+from arklore.cli._common import QuietInterrupt, close_workspace, err_console, home_note, say
 from arklore.core.errors import EXIT_ERROR, EXIT_INTERRUPTED, ArkloreError, UsageError
 from arklore.core.text import check_text
 
@@ -160,8 +161,22 @@ def main() -> None:
             "write there: ARKLORE_HOME, --out)",
         )
         sys.exit(EXIT_ERROR)
-    except KeyboardInterrupt:
-        err_console.print("interrupted")
-        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:  # Ctrl-C outside a command (Typer catches it inside one)
+        interrupted()
+    except SystemExit as exc:
+        # Typer turns Ctrl-C in a command into a silent exit 130; nothing else exits with it
+        if exc.code == EXIT_INTERRUPTED and not isinstance(exc, QuietInterrupt):
+            interrupted()
+        raise
     finally:
         close_workspace()
+
+
+def interrupted() -> None:
+    """Ctrl-C: one line on a fresh line (the cursor may be after a progress bar or ``^C``
+    when stderr is a terminal), exit 130. Every step resumes: finished work is kept."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C cannot cut the cleanup
+    if err_console.is_terminal:
+        err_console.print()
+    say("interrupted:", "bold yellow", "run the same command to resume")
+    sys.exit(EXIT_INTERRUPTED)

@@ -14,6 +14,7 @@ from arklore.cli._common import (
     L3Opt,
     MessageArg,
     OperatorArg,
+    QuietInterrupt,
     console,
     err_console,
     lenient_stdin,
@@ -56,10 +57,15 @@ def chat_cmd(
     llm = ws.llm() if use_llm else None
     try:
         session = ChatSession.start(ws.chat, names, llm)
+        for line in ws.build_state().warnings():  # once, not with every message
+            say("warning:", "yellow", line)
         who = "、".join(p.name for p in session.present)
         mode = ws.settings.llm_config(CHAT_TASK).model if llm else "no LLM: prompts only"
         console.print(f"chat with {who} ({mode}; /help for commands)")
         _loop(session)
+    except KeyboardInterrupt:  # Ctrl-C ends a chat: the shell prompt on a line of its own
+        console.print()
+        raise QuietInterrupt from None
     finally:
         if llm is not None:
             err_console.print(llm.format_cost_line())
@@ -134,6 +140,8 @@ def turn_cmd(
     ws = workspace()
     message = read_message(message, ws.settings.max_message_chars)
     turn = ws.chat.turn(operator, message, participants=_names(group), l3_targets=_names(l3))
+    for line in turn.warnings:
+        say("warning:", "yellow", line)
     if json:
         print_json(turn.to_dict())
         return
@@ -156,6 +164,10 @@ def serve_cmd(
 
     ws = workspace()  # the settings are read (and a bad one reported) before anything starts
     check_exposure(host, ws.settings)  # a refusal is the only line printed
+    build = ws.build_state()
+    if not build.complete:  # it serves anyway (/readyz says not ready), but says so first
+        say("warning:", "yellow", f"{build.problem()}; {build.hint()} (the server starts "
+            "anyway; /readyz answers 503 until the build is done)")  # fmt: skip
     if ws.roots.excel_root_or_none() is None:
         say("warning:", "yellow", "ARKLORE_GAMEDATA is not set (or has no zh_CN/gamedata/excel "
             "folder): the review page cannot check voice quotes against the voice table and "

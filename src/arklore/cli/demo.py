@@ -8,6 +8,8 @@ import typer
 from arklore.build import run_build
 from arklore.cli._common import JsonOpt, console, print_json, progress_bar, workspace
 from arklore.cli.build import print_build_report
+from arklore.core.blocks import Block
+from arklore.core.text import counted
 
 DEMO_TURNS: tuple[tuple[str, str], ...] = (
     ("阿米娅", "你好"),
@@ -43,10 +45,15 @@ def demo(json: JsonOpt = False) -> None:
             if b.empty:
                 console.print(f"[{b.name}] (empty: {b.reason})")
                 continue
-            cites = f"; cites {len(b.line_ids)} lines" if b.line_ids else ""
-            console.print(f"[{b.name}] {b.tokens}/{b.budget} tokens{cites}")
+            console.print(block_head(b))
             console.print(_excerpt(b.text))
     raise typer.Exit(report.exit_code)
+
+
+def block_head(b: Block) -> str:
+    """A block's line above its excerpt: its name, tokens and how many story lines it cites."""
+    cites = f"; cites {counted(len(b.line_ids), 'line')}" if b.line_ids else ""
+    return f"[{b.name}] {b.tokens}/{b.budget} tokens{cites}"
 
 
 def _excerpt(text: str, lines: int = 12) -> str:

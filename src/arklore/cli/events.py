@@ -10,6 +10,7 @@ import typer
 
 from arklore.cli import group
 from arklore.cli._common import JsonOpt, OperatorArg, console, print_json, workspace
+from arklore.core.text import one_line
 from arklore.events import diff as events_diff
 from arklore.events import timeline as events_timeline
 
@@ -68,8 +69,8 @@ def memories(
         score = f" {item.score:.3f}" if item.score is not None else ""
         console.print(f"- ({item.kind}{score}) {where} [{item.stage_path}]")
         body = item.summary if item.kind == "appearance" else item.text  # not the heading again
-        if body:
-            console.print(f"  {body}", markup=False)
+        if body:  # the tables' summaries hold line breaks: one line under its entry
+            console.print(f"  {one_line(body)}", markup=False)
         for q in item.quotes:
-            console.print(f"  {q['speaker']}：「{q['text']}」", markup=False)
+            console.print(f"  {q['speaker']}：「{one_line(q['text'])}」", markup=False)
         console.print(f"  lines: {', '.join(item.line_ids)}")

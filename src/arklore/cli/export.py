@@ -16,6 +16,25 @@ from arklore.cards.lint import MAX_FALSE_RATE
 from arklore.cli import group
 from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
 from arklore.core.errors import EXIT_FINDINGS, UsageError
+from arklore.core.text import counted
+from arklore.workspace import Workspace
+
+AllowIncompleteOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-incomplete",
+        help="Export even when the last `arklore build` did not finish (what its missing "
+        "steps build is left out).",
+    ),
+]
+
+
+def _complete(ws: Workspace, allow_incomplete: bool) -> Workspace:
+    """``ws``, after refusing a home whose last build did not finish (unless allowed)."""
+    if not allow_incomplete:
+        ws.build_state().require_complete()
+    return ws
+
 
 app = group(
     "export", "SillyTavern character cards and lorebooks (World Info), and the lint of their keys."
@@ -34,6 +53,7 @@ def card_cmd(
     out: Annotated[
         Path, typer.Option("--out", help="Folder for <name>.png and <name>.json.")
     ] = Path("cards"),
+    allow_incomplete: AllowIncompleteOpt = False,
     json: JsonOpt = False,
 ) -> None:
     """A Character Card V3 per operator: <name>.png (the card in the chara (V2) and ccv3 (V3)
@@ -50,7 +70,7 @@ def card_cmd(
         raise UsageError(
             "name operators or pass --all (not both)", hint="arklore export card 银灰 --out cards"
         )
-    ws = workspace()
+    ws = _complete(workspace(), allow_incomplete)
     with progress_bar(not json) as progress:
         reports = ws.cards.export_cards(None if all_ else operators, out, progress=progress)
     if json:
@@ -58,8 +78,8 @@ def card_cmd(
         return
     for r in reports:
         console.print(
-            f"{r.name} ({r.char_id}, tier {r.tier}): {r.relations} relations, "
-            f"{r.memories} memories -> {r.png}"
+            f"{r.name} ({r.char_id}, tier {r.tier}): {counted(r.relations, 'relation')}, "
+            f"{counted(r.memories, 'memory')} -> {r.png}"
         )
         for what, why in r.skipped:
             console.print(f"  without {what}: {why}")
@@ -70,18 +90,22 @@ def lorebook_cmd(
     out: Annotated[Path, typer.Option("--out", help="The World Info file to write.")] = Path(
         "arklore-lorebook.json"
     ),
+    allow_incomplete: AllowIncompleteOpt = False,
     json: JsonOpt = False,
 ) -> None:
     """One World Info file of every operator's relations: an entry per (operator, person she
     has a relation with), keyed by that person's names (made safe for Chinese), shown only in
     chats with that operator. Import it in SillyTavern under World Info."""
-    ws = workspace()
+    ws = _complete(workspace(), allow_incomplete)
     with progress_bar(not json) as progress:
         report = ws.cards.export_lorebook(out, progress=progress)
     if json:
         print_json(report.to_dict())
         return
-    console.print(f"{report.entries} entries for {report.operators} operators -> {report.path}")
+    console.print(
+        f"{counted(report.entries, 'entry')} for {counted(report.operators, 'operator')} "
+        f"-> {report.path}"
+    )
     if report.left_out:
         console.print(f"{len(report.left_out)} left out (see --json for all):")
         for what, why in report.left_out[:10]:

@@ -33,6 +33,7 @@ from arklore.cli._common import (
     styled,
     workspace,
 )
+from arklore.core.text import one_line
 from arklore.events.runner import RunReport as EventsReport
 from arklore.extract.runner import RunReport
 from arklore.llm import Estimate
@@ -192,7 +193,7 @@ def _loud_drops(report: EventsReport, con: Console) -> None:
     for d in drops[:SHOWN]:
         con.print(
             f"  {d['stage']} #{d['event']} lines {d['lines'][0]}-{d['lines'][1]}: "
-            f"{d['actor']} ({d['reason']}): {d['text']}",
+            f"{d['actor']} ({d['reason']}): {one_line(str(d['text']))}",
         )
     if len(drops) > SHOWN:
         con.print(f"  ... and {len(drops) - SHOWN} more (see --json)")

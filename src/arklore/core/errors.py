@@ -263,3 +263,10 @@ class OperatorNotAvailableError(ArkloreError):
     """The operator exists but the app's manifest (``ARKLORE_MANIFEST``) does not expose her."""
 
     default_hint = "pick an operator the manifest lists, or add her to the manifest file"
+
+
+class IncompleteBuildError(ArkloreError):
+    """``arklore build`` was started in this home and did not finish: what it would export
+    lacks what the missing steps build (see :mod:`arklore.base.buildmark`)."""
+
+    default_hint = "run `arklore build` again to resume, or pass --allow-incomplete"

@@ -41,6 +41,14 @@ SENTENCE_END = re.compile(r"[。！？!?]+[」』”’）)]*")
 _CLAUSE_END = re.compile(r"[，；、,;：:]")
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and an English ``noun`` in the number it takes: 1 line, 2 lines, 0 memories."""
+    if n == 1:
+        return f"1 {noun}"
+    plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+    return f"{n:,} {plural}"
+
+
 def one_line(text: str) -> str:
     """Line breaks and repeated spaces folded: a section bullet is one line."""
     return " ".join(text.split())

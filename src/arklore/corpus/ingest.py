@@ -8,6 +8,7 @@ path and reason and skipped, and whatever was stored for it before stays.
 from __future__ import annotations
 
 import hashlib
+import signal
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -309,10 +310,20 @@ class _Parser:
                 yield from _parse_files(read, root, [file])
             return
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=get_context("spawn"),
+                initializer=_ignore_ctrl_c,
+            )
         batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
         for result in self._pool.map(partial(_parse_files, read, root), batches):
             yield from result
+
+
+def _ignore_ctrl_c() -> None:
+    """A parse worker leaves Ctrl-C (sent to the whole terminal's process group) to the
+    command, which stops the pool: no worker prints a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _principal(stage: Stage) -> list[str]:

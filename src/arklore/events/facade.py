@@ -16,6 +16,7 @@ from typing import Unpack
 
 from arklore.core.blocks import StageRef
 from arklore.core.errors import ConfigError, UnknownEventError
+from arklore.corpus.levels import labelled
 from arklore.corpus.store import StageInfo, Store
 from arklore.events import appearances as apps_db
 from arklore.events import diff as events_diff
@@ -173,7 +174,8 @@ class EventsFacade:
             if event not in store.event_ids():
                 raise UnknownEventError(f"no event {event!r} in the store")
             paths = self.extract_layer.select_stages(event=event)
-        infos = store.stage_infos(paths)
+        every = store.stage_infos()
+        infos = every if paths is None else store.stage_infos(paths)
         apps = None
         family: list[str] = []
         char_id = None
@@ -184,6 +186,7 @@ class EventsFacade:
             hers = {a.stage_path for a in apps}
             infos = [i for i in infos if i.stage_path in hers]
         infos = infos[:limit] if limit is not None else infos
+        infos = labelled(infos, every)  # a level's dialogue with that level's code and name
         checked = set(events_db.checked_stages(store))
         events = {i.stage_path: events_db.load_events(store, i.stage_path)
                   for i in infos if i.stage_path in checked}  # fmt: skip

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from arklore.core.blocks import StageRef
+from arklore.core.text import one_line
 from arklore.corpus.store import StageInfo
 from arklore.events.appearances import Appearance
 from arklore.events.checks import CheckedEvent
@@ -142,19 +144,21 @@ def render_text(tl: Timeline, *, width: int = 80) -> str:
             out.append("")
             out.append(f"== {st.event_name or '(no event)'} [{st.event_id or '-'}] ==")
         label = " ".join(p for p in (st.stage_code, st.story_name, st.avg_tag) if p)
+        if not label:  # what a chat calls it, and where it is for the tools
+            label = f"{StageRef(st.stage_path, event=st.event_name).untitled()} [{st.stage_path}]"
         her = ""
         if st.spoken is not None:
             her = f"  (speaks {st.spoken}, addressed {st.addressed})"
-        out.append(f"{st.rank or 0:>5} {label or st.stage_path}{her}")
+        out.append(f"{st.rank or 0:>5} {label}{her}")
         if st.summary:
-            out.append(f"      {_clip(' '.join(st.summary.split()), width)}")
+            out.append(f"      {_clip(one_line(st.summary), width)}")
         for e in st.events:
             when = f" 〈{e.time_hint}〉" if e.time_hint else ""
             branch = " [choice branch]" if e.branches else ""
             alt = " [alternatives!]" if e.alternative_branches else ""
             out.append(
                 f"      - {e.line_start}-{e.line_end} {e.phase or '?'}{when}{branch}{alt}: "
-                f"{_clip(e.summary, width)}"
+                f"{_clip(one_line(e.summary), width)}"
             )
     out.append("")
     out.append(f"{len(tl.stages)} stages")

@@ -87,6 +87,7 @@ class TurnOut(BaseModel):
     blocks_tokens: int
     system_prompt: str
     timings_ms: dict[str, float]
+    warnings: list[str] = []  # about the knowledge base: a build that did not finish
     reply: str | None = None
     reply_error: str | None = None
 

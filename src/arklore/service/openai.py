@@ -26,7 +26,9 @@ knowledge in the prompt. No code in the app.
   ``stream: true`` as its ``chat.completion.chunk`` events, then ``data: [DONE]`` (the usage
   chunk only when the client asked with ``stream_options``). Forwarded requests are neither
   cached nor retried (:mod:`arklore.llm.relay` says why); a client that goes away cancels the
-  upstream request, streamed or not.
+  upstream request, streamed or not. On a home whose last ``arklore build`` did not finish,
+  the answer carries the turn's warnings: header ``X-Arklore-Warning`` and, not streamed, a
+  ``warnings`` list beside the endpoint's fields.
 * Paths with repeated slashes (``/v1//models``: a base URL typed with a trailing slash) are
   the same routes (:class:`~arklore.service.guard.SlashMiddleware`).
 * Errors, arklore's and the endpoint's, are OpenAI error objects,
@@ -507,6 +509,8 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Res
     params = forwarded(body)
     headers = {"X-Arklore-Operator": turn.operator_id,
                "X-Arklore-System-Tokens": str(turn.total_tokens)}  # fmt: skip
+    if turn.warnings:  # a build that did not finish: a header (streams too) and the body
+        headers["X-Arklore-Warning"] = ascii_header(" | ".join(turn.warnings))
     if body.stream:
         return await _stream(request, relay, params, messages, turn, headers)
     try:
@@ -514,7 +518,13 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Res
     except ClientGone:
         return Response(status_code=GONE)
     _count_tokens(request, result.body.get("usage"))
-    return json_response(result.body, headers=headers)
+    body_out = result.body | {"warnings": list(turn.warnings)} if turn.warnings else result.body
+    return json_response(body_out, headers=headers)
+
+
+def ascii_header(text: str) -> str:
+    """``text`` as a header value: HTTP headers are Latin-1; anything else is escaped."""
+    return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
 async def _stream(

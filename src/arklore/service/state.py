@@ -48,6 +48,7 @@ class ServiceState:
         self._relay: ChatRelay | None = None
         self.warm = False
         self.warm_error: str | None = None
+        self.rewarm: threading.Thread | None = None  # a warm-up again after a first build
         self.reloads = 0
 
     # -- rebuilds ----------------------------------------------------------------------------
@@ -66,34 +67,51 @@ class ServiceState:
             if self._stamp is not None and stamp != self._stamp:
                 self.ws.reload()
                 self.reloads += 1
+                if not self.warm and self.warm_error is not None:
+                    # started on a home not built yet: the build just finished, warm up now
+                    self.warm_error = None
+                    self.rewarm = threading.Thread(
+                        target=self.warm_up, name="arklore-warm-up", daemon=True
+                    )
+                    self.rewarm.start()
             self._stamp = stamp
 
     # -- readiness ---------------------------------------------------------------------------
     def readiness(self) -> dict[str, Any]:
-        """Store, graph and index each loaded (or why not)."""
+        """The build finished, store, graph and index each loaded (or why not). What to do
+        about any of them is one step, ``arklore build`` (it resumes and rebuilds what is
+        out of date): ``hint`` names it with the home; each check says what is wrong."""
         ws = self.ws
         checks: dict[str, Any] = {}
+        build = ws.build_state()
+        checks["build"] = {"ok": build.complete, "state": build.state,
+                           "missing": list(build.missing)}  # fmt: skip
+        if not build.complete:
+            checks["build"]["error"] = build.problem()
         try:
             ws.corpus.store()
             checks["store"] = {"ok": True}
         except ArkloreError as exc:
-            checks["store"] = {"ok": False, "error": exc.one_line()}
+            checks["store"] = {"ok": False, "error": exc.message}
         try:
             g = ws.graph.current()
             checks["graph"] = {"ok": True, "nodes": len(g.nodes), "edges": len(g)}
         except ArkloreError as exc:
-            checks["graph"] = {"ok": False, "error": exc.one_line()}
+            checks["graph"] = {"ok": False, "error": exc.message}
         try:
             _, ptr = open_active(ws.paths.rag, ws.rag.embedder(), ws.rag.chroma())
             checks["index"] = {"ok": True, "collection": ptr.get("collection"),
                                "documents": ptr.get("doc_count")}  # fmt: skip
         except ArkloreError as exc:
-            checks["index"] = {"ok": False, "error": exc.one_line()}
+            checks["index"] = {"ok": False, "error": exc.message}
         checks["warm"] = {
             "ok": self.warm,
             **({"error": self.warm_error} if self.warm_error else {}),
         }
-        return {"ready": all(c["ok"] for c in checks.values()), "checks": checks}
+        out: dict[str, Any] = {"ready": all(c["ok"] for c in checks.values()), "checks": checks}
+        if not all(checks[k]["ok"] for k in ("build", "store", "graph", "index")):
+            out["hint"] = f"{build.hint()} (ARKLORE_HOME={ws.paths.home})"
+        return out
 
     def warm_up(self, then: Callable[[], None] | None = None) -> None:
         """Load what the first turn would (alias table, matcher, graph, index, embedder) so
@@ -117,7 +135,7 @@ class ServiceState:
                 then()
             self.warm = True
         except ArkloreError as exc:
-            self.warm_error = exc.one_line()
+            self.warm_error = exc.message  # what to do: readiness()'s one hint
         except Exception as exc:  # never let a warm-up kill the server
             self.warm_error = f"{type(exc).__name__}: {exc}"
         finally:

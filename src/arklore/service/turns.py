@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -82,6 +83,7 @@ def _start(settings: Settings) -> None:
     """The worker process's initializer: a lower CPU priority (:data:`NICE`), then its own
     workspace, loaded before the first job."""
     global _CHILD
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's: it stops the pool
     with contextlib.suppress(OSError, AttributeError):
         os.nice(NICE)
     _CHILD = ServiceState(Workspace(settings))

@@ -17,6 +17,7 @@ from arklore.chat.context import Layers, TurnContext
 from arklore.chat.turn import Speaker
 from arklore.core.blocks import MEMORIES, Block, empty_block, fit_lines, fitted_block, unique
 from arklore.core.errors import ArkloreError
+from arklore.core.text import one_line
 from arklore.events.memories import Memories, MemoryItem, about_her, summary_shown
 
 NAME = MEMORIES
@@ -102,7 +103,7 @@ def _weakest(items: Sequence[MemoryItem]) -> Callable[[list[int]], int]:
 
 def _fit_memories(layers: Layers, sp: Speaker, items: list[MemoryItem]) -> Fitted:
     header = f"【{sp.name}的记忆】"
-    lines = [layers.shown(f"- 在{m.ref.label()}里：{m.text}") for m in items]
+    lines = [layers.shown(f"- 在{m.ref.label()}里：{one_line(m.text)}") for m in items]
     text, kept = fit_lines(
         header, lines, layers.budgets.memories, layers.counter, drop_order=_weakest(items)
     )
