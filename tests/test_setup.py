@@ -15,6 +15,7 @@ from support.cli import run_main
 from support.tree_world import write_tree
 
 from arklore import locations
+from arklore.base.buildmark import BuildMark
 from arklore.build import STEPS
 from arklore.core.errors import EXIT_CONFIG
 from arklore.settings import Settings
@@ -215,6 +216,24 @@ def test_doctor_says_where_each_root_came_from_and_exits_0_when_the_build_can_ru
     assert {"embedder", "chroma", "web", "chromium"} <= set(checks)
     code, out, _ = run_main(monkeypatch, capsys, "doctor")
     assert code == 0 and "sk-secret" not in out and "[checkout]" in out
+
+
+def test_doctor_says_a_build_stopped_part_way_left_the_home_incomplete(
+    user: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    monkeypatch.setenv("ARKLORE_GAMEDATA", str(data[0]))
+    monkeypatch.setenv("ARKLORE_ASTR", str(data[1]))
+    home = user / "stopped"
+    monkeypatch.setenv("ARKLORE_HOME", str(home))
+    home.mkdir(parents=True)
+    (home / "arklore.sqlite3").write_bytes(b"")  # a store from an earlier build
+    mark = BuildMark(home)
+    mark.start()
+    mark.step_done("ingest")  # then Ctrl-C in the graph step
+    _, out, _ = run_main(monkeypatch, capsys, "doctor", "--json")
+    built = {c["name"]: c for c in json.loads(out)["checks"]}["built"]
+    assert not built["ok"] and built["found"].startswith("incomplete (missing: graph"), built
+    assert "arklore build" in built["fix"] and "resume" in built["fix"]
 
 
 def test_doctor_exits_non_zero_with_the_first_fix_when_no_data_is_found(

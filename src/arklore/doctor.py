@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arklore.base.buildmark import BuildMark
 from arklore.build import STEPS, BuildState
 from arklore.core.errors import EXIT_CONFIG, EXIT_OK, ArkloreError
 from arklore.service.web import cytoscape_installed, swagger_installed
@@ -126,7 +127,11 @@ def _home(settings: Settings, error: ArkloreError | None) -> list[Check]:
     missing = [s for s in STEPS if s != "ingest" and s not in state.data]
     if not (home / "arklore.sqlite3").is_file():
         missing.insert(0, "store")
-    if missing:
+    mark = BuildMark(home).status(has_store=(home / "arklore.sqlite3").is_file())
+    if mark.state == "incomplete":  # a build stopped part-way: what turns and exports warn of
+        checks.append(Check("built", False, f"incomplete (missing: {', '.join(mark.missing)})",
+                            mark.hint()))  # fmt: skip
+    elif missing:
         checks.append(Check("built", False, f"not built (no {', '.join(missing)})",
                             "run `arklore build`"))  # fmt: skip
     else:
