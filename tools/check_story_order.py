@@ -6,7 +6,8 @@ Usage:
 
 --gamedata defaults to $ARKLORE_GAMEDATA, else ../shared/arknights/gamedata next to the project.
 --db (optional) is a built arklore store, opened read-only, used to check that every `ref`
-names a real stage (and line). --list prints every placement with the main chapters it
+names a real stage (and line), and to note side stories placed after a main chapter that was
+released later than they were. --list prints every placement with the main chapters it
 resolves between.
 
 Checks: every group exists and has the right kind (main: MAINLINE, place: ACTIVITY or
@@ -208,6 +209,17 @@ def main() -> int:
                     "SELECT 1 FROM lines WHERE stage_path = ? AND line_no = ? LIMIT 1", (stage, int(line))).fetchone():
                 errors.append(f"{g}: ref line {ref!r} is not in the store")
             ref_checked += 1
+        # release sanity: a side story is rarely set after a main chapter released later than it
+        released = {e: t for e, t in con.execute(
+            "SELECT event_id, min(start_time) FROM stages WHERE start_time > 0 GROUP BY event_id")}
+        for g, e in placed.items():
+            if e["section"] != "place" or g not in released:
+                continue
+            for ref in e["after"]:
+                lo = main_index(ref)
+                # main_0..main_7 carry the 2020-06 re-release time in the store, not the 2019 one
+                if lo is not None and lo >= 8 and ref in released and released[ref] > released[g]:
+                    notes.append(f"{g}: placed after {ref}, which was released later than it (check the cue)")
         con.close()
 
     # ---- report
