@@ -34,7 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CONFIDENCE = ("high", "medium", "low")
 PLACE_KEYS = {"group", "after", "before", "reason", "ref", "confidence"}
-CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{13,}")  # a short name is fine, a sentence is not
+# a short name is fine, a sentence of game text is not
+CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{13,}")
 
 
 def as_list(value) -> list[str]:
@@ -52,11 +53,39 @@ def main_index(group: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def find_cycle(stuck: set[str], succ: dict[str, set[str]]) -> list[str]:
+    """One cycle among the nodes a topological sort could not order."""
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        path.append(n)
+        for m in sorted(succ.get(n, ())):
+            if m not in stuck:
+                continue
+            if state.get(m) == 1:
+                return path[path.index(m) :] + [m]
+            if m not in state and (found := visit(m)):
+                return found
+        state[n] = 2
+        path.pop()
+        return None
+
+    for start in sorted(stuck):
+        if start not in state and (found := visit(start)):
+            return found
+    return sorted(stuck)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--order", default=str(ROOT / "src/arklore/data/story_order.toml"))
-    ap.add_argument("--gamedata", default=os.environ.get("ARKLORE_GAMEDATA")
-                    or str(ROOT.parent / "shared/arknights/gamedata"))
+    ap.add_argument(
+        "--gamedata",
+        default=os.environ.get("ARKLORE_GAMEDATA")
+        or str(ROOT.parent / "shared/arknights/gamedata"),
+    )
     ap.add_argument("--db", help="arklore.sqlite3 to verify refs (opened read-only)")
     ap.add_argument("--list", action="store_true", help="print the resolved placements")
     args = ap.parse_args()
@@ -72,9 +101,13 @@ def main() -> int:
 
     # ---- main chapters
     mains = [m.get("id") for m in order.get("main", [])]
-    expected = sorted((g for g, k in kind.items() if k == "MAINLINE"), key=lambda g: main_index(g) or 0)
+    expected = sorted(
+        (g for g, k in kind.items() if k == "MAINLINE"), key=lambda g: main_index(g) or 0
+    )
     if mains != expected:
-        errors.append(f"[[main]] must list every MAINLINE group once, in order: {expected}, got {mains}")
+        errors.append(
+            f"[[main]] must list every MAINLINE group once, in order: {expected}, got {mains}"
+        )
     for m in order.get("main", []):
         if set(m) - {"id", "name"}:
             errors.append(f"[[main]] {m.get('id')}: unknown keys {sorted(set(m) - {'id', 'name'})}")
@@ -82,7 +115,9 @@ def main() -> int:
     # ---- placements and records
     placed: dict[str, dict] = {}
     section_of: dict[str, str] = {}
-    entries = [("place", e) for e in order.get("place", [])] + [("record", e) for e in order.get("record", [])]
+    entries = [("place", e) for e in order.get("place", [])] + [
+        ("record", e) for e in order.get("record", [])
+    ]
     records_cfg = order.get("records", {})
     if records_cfg.get("default") != "backstory":
         errors.append('[records] default must be "backstory"')
@@ -110,18 +145,24 @@ def main() -> int:
             errors.append(f"{where}: {exc}")
             continue
         if not after and not before:
-            errors.append(f"{where}: needs `after` (or `before = \"main_0\"` for a prequel)")
+            errors.append(f'{where}: needs `after` (or `before = "main_0"` for a prequel)')
         if not after and before != ["main_0"]:
-            errors.append(f"{where}: without `after` only a prequel (`before = \"main_0\"`) is allowed")
+            errors.append(
+                f'{where}: without `after` only a prequel (`before = "main_0"`) is allowed'
+            )
         if section == "record" and not after:
-            errors.append(f"{where}: a listed record needs `after` (unlisted records use the default)")
+            errors.append(
+                f"{where}: a listed record needs `after` (unlisted records use the default)"
+            )
         for ref in after + before:
             if ref == g:
                 errors.append(f"{where}: refers to itself")
             elif ref not in kind:
                 errors.append(f"{where}: after/before {ref!r} is no story group")
         if e.get("confidence") not in CONFIDENCE:
-            errors.append(f"{where}: confidence must be one of {CONFIDENCE}, got {e.get('confidence')!r}")
+            errors.append(
+                f"{where}: confidence must be one of {CONFIDENCE}, got {e.get('confidence')!r}"
+            )
         reason = e.get("reason")
         if not isinstance(reason, str) or len(reason.strip()) < 10:
             errors.append(f"{where}: needs a reason")
@@ -137,12 +178,14 @@ def main() -> int:
     for g, e in placed.items():
         for ref in e["after"] + e["before"]:
             if ref in kind and kind[ref] != "MAINLINE" and ref not in placed:
-                notes.append(f"{g}: refers to {ref}, which is not placed (relative to its release-order fallback)")
+                notes.append(
+                    f"{g}: refers to {ref}, which is not placed (relative to its release-order fallback)"
+                )
 
     # ---- ordering graph: main chain + after/before edges; must be acyclic
     succ: dict[str, set[str]] = defaultdict(set)
     nodes: set[str] = set(mains)
-    for a, b in zip(mains, mains[1:]):
+    for a, b in zip(mains, mains[1:], strict=False):
         succ[a].add(b)
     for g, e in placed.items():
         nodes.add(g)
@@ -168,8 +211,11 @@ def main() -> int:
             if indeg[b] == 0:
                 queue.append(b)
     if len(topo) != len(nodes):
-        stuck = sorted(n for n in nodes if n not in set(topo))
-        errors.append(f"the after/before constraints contain a cycle (or contradict the main order): {stuck}")
+        stuck = {n for n in nodes if n not in set(topo)}
+        errors.append(
+            "the after/before constraints contain a cycle (or contradict the main order): "
+            + " -> ".join(find_cycle(stuck, succ))
+        )
 
     # ---- resolve each placement between main chapters (lower: latest main before it,
     # upper: earliest main after it), for --list and the anchored count
@@ -203,15 +249,26 @@ def main() -> int:
             if not isinstance(ref, str):
                 continue
             stage, _, line = ref.partition("#")
-            if not con.execute("SELECT 1 FROM stages WHERE stage_path = ? LIMIT 1", (stage,)).fetchone():
+            if not con.execute(
+                "SELECT 1 FROM stages WHERE stage_path = ? LIMIT 1", (stage,)
+            ).fetchone():
                 errors.append(f"{g}: ref stage {stage!r} is not in the store")
-            elif line and not con.execute(
-                    "SELECT 1 FROM lines WHERE stage_path = ? AND line_no = ? LIMIT 1", (stage, int(line))).fetchone():
+            elif (
+                line
+                and not con.execute(
+                    "SELECT 1 FROM lines WHERE stage_path = ? AND line_no = ? LIMIT 1",
+                    (stage, int(line)),
+                ).fetchone()
+            ):
                 errors.append(f"{g}: ref line {ref!r} is not in the store")
             ref_checked += 1
         # release sanity: a side story is rarely set after a main chapter released later than it
-        released = {e: t for e, t in con.execute(
-            "SELECT event_id, min(start_time) FROM stages WHERE start_time > 0 GROUP BY event_id")}
+        released = {
+            e: t
+            for e, t in con.execute(
+                "SELECT event_id, min(start_time) FROM stages WHERE start_time > 0 GROUP BY event_id"
+            )
+        }
         for g, e in placed.items():
             if e["section"] != "place" or g not in released:
                 continue
@@ -219,14 +276,28 @@ def main() -> int:
                 lo = main_index(ref)
                 # main_0..main_7 carry the 2020-06 re-release time in the store, not the 2019 one
                 if lo is not None and lo >= 8 and ref in released and released[ref] > released[g]:
-                    notes.append(f"{g}: placed after {ref}, which was released later than it (check the cue)")
+                    notes.append(
+                        f"{g}: placed after {ref}, which was released later than it (check the cue)"
+                    )
         con.close()
 
     # ---- report
     if args.list:
-        for g in sorted(placed, key=lambda x: (resolved.get(x, (None,))[0] if resolved.get(x, (None,))[0] is not None else -1, x)):
+        for g in sorted(
+            placed,
+            key=lambda x: (
+                resolved.get(x, (None,))[0] if resolved.get(x, (None,))[0] is not None else -1,
+                x,
+            ),
+        ):
             lo, hi = resolved.get(g, (None, None))
-            span = f"after main_{lo}" if lo is not None else "unanchored" if placed[g]["after"] else "prequel"
+            span = (
+                f"after main_{lo}"
+                if lo is not None
+                else "unanchored"
+                if placed[g]["after"]
+                else "prequel"
+            )
             if hi is not None:
                 span += f", before main_{hi}"
             print(f"  {g:<24} {placed[g]['confidence']:<6} {span}   [{table[g]['name']}]")
@@ -242,16 +313,22 @@ def main() -> int:
     rec_p, rec_n = count("NONE")
     conf_place = Counter(e["confidence"] for e in placed.values() if e["section"] == "place")
     conf_rec = Counter(e["confidence"] for e in placed.values() if e["section"] == "record")
-    anchored = sum(1 for g, (lo, _) in resolved.items() if lo is not None or placed[g]["before"] == ["main_0"])
+    anchored = sum(
+        1 for g, (lo, _) in resolved.items() if lo is not None or placed[g]["before"] == ["main_0"]
+    )
     print(f"story order: {args.order}")
     print(f"main chapters:            {len(mains)}")
     print(f"activities placed:        {act_p} (not placed {act_n})")
     print(f"mini activities placed:   {mini_p} (not placed {mini_n})")
-    print(f"records listed:           {rec_p} of {rec_p + rec_n} (the rest: default {records_cfg.get('default')!r})")
+    print(
+        f"records listed:           {rec_p} of {rec_p + rec_n} (the rest: default {records_cfg.get('default')!r})"
+    )
     print("confidence (side stories): " + ", ".join(f"{c} {conf_place[c]}" for c in CONFIDENCE))
     print("confidence (records):      " + ", ".join(f"{c} {conf_rec[c]}" for c in CONFIDENCE))
-    print(f"anchored to a main chapter: {anchored} of {len(placed)} placements "
-          f"(the rest only relative to an unplaced group)")
+    print(
+        f"anchored to a main chapter: {anchored} of {len(placed)} placements "
+        f"(the rest only relative to an unplaced group)"
+    )
     if args.db:
         print(f"refs checked against the store: {ref_checked}")
     for n in notes:
