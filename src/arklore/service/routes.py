@@ -109,6 +109,14 @@ def _sse(st: ServiceState, req: Any, turn: dict[str, Any]) -> Iterator[bytes]:
     yield _event("done", {"reply": "".join(parts).strip()})
 
 
+@router.get("/v1/chat-model", tags=["chat"])
+def get_chat_model(request: Request) -> Response:
+    """Whether her replies can be written (``configured``: an LLM for task ``chat``): the chat
+    page streams them from ``/v1/chat/completions`` then, else shows each turn's blocks."""
+    st = service_state(request)
+    return json_response({"task": CHAT_TASK, "configured": st.llm_configured()})
+
+
 @router.post(
     "/v1/relation-context", responses={200: {"model": RelationContextOut}, **E}, tags=["chat"]
 )
