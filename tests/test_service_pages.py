@@ -50,7 +50,7 @@ def page(browser: Any) -> Iterator[Any]:
 # each page, what shows it finished rendering
 PAGES: dict[str, tuple[str, str]] = {
     "page-home": ("/", "#suggestions li.result"),
-    "page-graph": (f"/?op={AMIYA}", "window.arkloreGraph && window.arkloreGraph.edges().length > 0"),
+    "page-graph": (f"/?op={AMIYA}", "window.arkloreGraph || document.querySelector('#cy .error')"),
     "page-operator": ("/operator?name=陈", "#timeline table"),
     "page-stage": (f"/stage?path={S1}#L3", "#L3.target"),
     "page-review": (f"/review?id={AMIYA}", "#detail textarea"),
@@ -149,7 +149,9 @@ def test_chat_without_an_llm_shows_each_turns_blocks_and_sends_the_history_back(
     server: str, page: Any
 ) -> None:
     sent: list[dict[str, Any]] = []
-    page.on("request", lambda r: sent.append(r.post_data_json) if r.url.endswith("/v1/turn") else None)
+    page.on(
+        "request", lambda r: sent.append(r.post_data_json) if r.url.endswith("/v1/turn") else None
+    )
     page.goto(server + "/chat")
     page.wait_for_function("document.querySelectorAll('#operators option').length > 0")
     assert "No LLM configured" in page.inner_text("#mode")
