@@ -109,8 +109,8 @@ def _sse(st: ServiceState, req: Any, turn: dict[str, Any]) -> Iterator[bytes]:
     yield _event("done", {"reply": "".join(parts).strip()})
 
 
-@router.get("/v1/chat-model", tags=["chat"])
-def get_chat_model(request: Request) -> Response:
+@router.get("/v1/llm", tags=["chat"])
+def get_llm(request: Request) -> Response:
     """Whether her replies can be written (``configured``: an LLM for task ``chat``): the chat
     page streams them from ``/v1/chat/completions`` then, else shows each turn's blocks."""
     st = service_state(request)
