@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.browser import launch, require_browser, shot, watched_page
+from support.browser import NO_DATA, launch, require_browser, shot, watched_page
 from support.llm_stub import Reply, StubServer
 from support.pages_world import make_pages_kb
 from support.serve_proc import served
@@ -41,7 +41,8 @@ def stub() -> Iterator[StubServer]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, stub: StubServer) -> Iterator[str]:
     home = make_pages_kb(tmp_path_factory.mktemp("chat-page") / "home")
-    with served(home, LLM_CHAT_BASE_URL=stub.url, LLM_CHAT_MODEL="stub-chat") as srv:
+    llm = {"LLM_CHAT_BASE_URL": stub.url, "LLM_CHAT_MODEL": "stub-chat"}
+    with served(home, **NO_DATA, **llm) as srv:
         yield srv.base
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import launch, require_browser, shot, watched_page
+from support.browser import NO_DATA, launch, require_browser, shot, watched_page
 from support.pages_world import AMIYA_GUARD, STRANGERS, make_pages_kb
 from support.serve_proc import served
 from support.service_world import AMIYA, LONELY, S1
@@ -33,7 +33,7 @@ def _browser_ready() -> None:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = make_pages_kb(tmp_path_factory.mktemp("pages") / "home")
-    with served(home) as srv:
+    with served(home, **NO_DATA) as srv:
         yield srv.base
 
 

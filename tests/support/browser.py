@@ -24,6 +24,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]  # fmt: skip
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
+NO_DATA = {"ARKLORE_GAMEDATA": "", "ARKLORE_ASTR": ""}
+"""For ``arklore serve`` over an invented world: not the real data ``make test`` exports."""
 
 
 def missing() -> str | None:
