@@ -65,6 +65,7 @@ def test_search_review_and_operator_name_two_forms_apart(client: TestClient) -> 
     assert client.get(f"/v1/review/{AMIYA_GUARD}").json()["name"] == "阿米娅（近卫）"
     info = client.get(f"/v1/operators/{quote(AMIYA_GUARD)}").json()
     assert info["unique_name"] == "阿米娅（近卫）"
+    assert info["form_names"] == ["阿米娅", "阿米娅（近卫）"]
 
 
 def test_chat_model_says_whether_replies_can_be_written(home: Path) -> None:

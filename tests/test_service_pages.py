@@ -122,7 +122,7 @@ def test_a_twenty_edge_graph_lays_out_every_label_apart(server: str, page: Any) 
         assert page.evaluate(OVERLAPS) == {"nodes": 21, "pairs": [], "outside": []}
 
 
-def test_two_forms_of_one_name_are_named_apart_in_review_and_the_chat_picker(
+def test_two_forms_of_one_name_are_named_apart_in_review_the_chat_picker_and_her_page(
     server: str, page: Any
 ) -> None:
     page.goto(server + "/review")
@@ -140,6 +140,10 @@ def test_two_forms_of_one_name_are_named_apart_in_review_and_the_chat_picker(
     options = page.eval_on_selector_all("#operators option", "els => els.map(e => e.value)")
     assert {"阿米娅", "阿米娅（近卫）", "暮落", "暮落（异格）"} <= set(options)
     assert len(set(options)) == len(options)
+    page.goto(server + f"/operator?name={AMIYA_GUARD}")
+    page.wait_for_selector("#facts a")
+    assert page.inner_text("#title") == f"阿米娅（近卫） ({AMIYA_GUARD})"
+    assert "forms: 阿米娅, 阿米娅（近卫）" in page.inner_text("#facts")
 
 
 TURNS = ["凯尔希医生在哪里？", "陈小姐最近怎么样？", "星熊呢？"]

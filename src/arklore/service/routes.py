@@ -164,12 +164,14 @@ def get_operators(
 
 @router.get("/v1/operators/{name}", responses=E, tags=["operators"])
 def get_operator(name: NameParam, request: Request) -> Response:
-    """One operator by id, Chinese name, alias or appellation: names, forms, faction, the tier
+    """One operator by id, Chinese name, alias or appellation: names (``unique_name``: the
+    one that names her alone, ``form_names``: her forms' likewise), forms, faction, the tier
     of her profile and how much the knowledge base holds about her."""
     st = service_state(request)
     sp = st.ws.chat.speaker(name, check_manifest=False)
     info = st.ws.chat.operator_info(sp)
     info["unique_name"] = st.ws.names.unique_name(sp.char_id)
+    info["form_names"] = [st.ws.names.unique_name(c) for c in info.get("forms", [])]
     info["appearances"] = len(st.ws.events.appearances_of(sp.family))
     try:
         graph = st.ws.graph.current()
