@@ -68,8 +68,12 @@ async function show(node) {
   table(me, data);
 }
 
-// fcose (npm's cytoscape-fcose) sizes each node with its label and keeps them apart
-const LAYOUT = {name: "fcose", quality: "proof", animate: false, randomize: true,
+// fcose (npm's cytoscape-fcose) sizes each node with its label and keeps them apart; it starts
+// from a ring around her (START), not random places, so a neighbourhood is drawn the same way
+// on every visit
+const START = {name: "concentric", concentric: n => n.data("center") ? 2 : 1, levelWidth: () => 1,
+  minNodeSpacing: 30, animate: false, fit: false};
+const LAYOUT = {name: "fcose", quality: "proof", animate: false, randomize: false,
   nodeDimensionsIncludeLabels: true, nodeSeparation: 75, idealEdgeLength: () => 150,
   nodeRepulsion: () => 20000, packComponents: false, padding: 20};
 
@@ -96,8 +100,9 @@ function draw(nodes, edges) {
         "text-background-padding": 1, "color": "#374151"}},
       {selector: "edge:selected", style: {"line-color": "#111827", "target-arrow-color": "#111827", "width": 6}},
     ],
-    layout: LAYOUT,
+    layout: START,
   });
+  cy.layout(LAYOUT).run();
   cy.on("tap", "edge", evt => { cy.edges().unselect(); evt.target.select(); evidence(evt.target.data("source"), evt.target.data("target")); });
   cy.on("tap", "node", evt => { if (!evt.target.data("center")) show(evt.target.id()); });
   window.arkloreGraph = cy;
