@@ -24,15 +24,17 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP) web
 
-# The web pages' JavaScript (cytoscape.js for the graph, Swagger UI for /docs) from the npm
-# registry, pinned by web/package-lock.json, copied into the package's static folder (not
-# committed): the pages and /docs need no network.
+# The web pages' JavaScript (cytoscape.js and its fcose layout for the graph, Swagger UI for
+# /docs) from the npm registry, pinned by web/package-lock.json, copied into the package's
+# static folder (not committed): the pages and /docs need no network.
 WEB_VENDOR := src/arklore/service/static/vendor
 SWAGGER := web/node_modules/swagger-ui-dist
 $(WEB_VENDOR)/.installed: web/package.json web/package-lock.json
 	cd web && npm ci --no-audit --no-fund --ignore-scripts
 	mkdir -p $(WEB_VENDOR)
 	cp web/node_modules/cytoscape/dist/cytoscape.min.js $(WEB_VENDOR)/
+	cp web/node_modules/layout-base/layout-base.js web/node_modules/cose-base/cose-base.js \
+	  web/node_modules/cytoscape-fcose/cytoscape-fcose.js $(WEB_VENDOR)/
 	cp $(SWAGGER)/swagger-ui-bundle.js $(SWAGGER)/swagger-ui.css $(SWAGGER)/favicon-32x32.png $(WEB_VENDOR)/
 	touch $@
 

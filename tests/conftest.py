@@ -186,7 +186,8 @@ def _measured(terminalreporter: pytest.TerminalReporter) -> list[str]:
     return [text for _, text in seen]
 
 
-BROWSER_TESTS = "tests/test_service_browser.py"
+BROWSER_TESTS = ("tests/test_service_browser.py", "tests/test_service_pages.py",
+                 "tests/test_service_chat_page.py")  # fmt: skip
 
 
 def _browser_count(terminalreporter: pytest.TerminalReporter) -> str | None:
