@@ -155,6 +155,7 @@ def _count(n: float) -> str:
 def code_figures() -> dict[str, str]:
     """Every figure the code itself says: setting defaults, packaged data, constants."""
     from arklore.cards.lint import MAX_FALSE_RATE
+    from arklore.chat.session import CHAT_MAX_TOKENS, CHAT_TEMPERATURE
 
     figs = {f"default.{var}": _default(var) for var in _fields()}
     fidelity = _jsonl("fidelity_eval.jsonl")
@@ -169,6 +170,8 @@ def code_figures() -> dict[str, str]:
         "data.lorebook_eval.chat_with": _count(sum(1 for r in lorebook if r.get("chat_with"))),
         "data.matrix.relations": _count(len(re.findall(r"^\[\[relation\]\]", matrix, flags=re.M))),
         "const.lint_max_false_rate": f"{MAX_FALSE_RATE:.0%}",
+        "const.chat_temperature": f"{CHAT_TEMPERATURE:g}",
+        "const.chat_max_tokens": f"{CHAT_MAX_TOKENS}",
         "default.ARKLORE_MAX_BODY_BYTES.MiB": f"{Settings().max_body_bytes / 2**20:g}",
     }
     return figs
@@ -219,11 +222,32 @@ def figures(root: Path) -> dict[str, str]:
 GENERATED: dict[str, Callable[[], str]] = {"settings-table": settings_table}
 
 
+_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+_INLINE = re.compile(r"``[^\n]*?``|`[^`\n]+`")
+
+
+def _in_code(text: str) -> Callable[[int], bool]:
+    """Is a position inside a code block or inline code (an example of a mark, not a mark)?"""
+    fenced = [m.span() for m in _FENCE.finditer(text)]
+    bare = _FENCE.sub(_blank, text)
+    spans = fenced + [m.span() for m in _INLINE.finditer(bare)]
+    return lambda pos: any(a <= pos < b for a, b in spans)
+
+
+def _spans(text: str) -> list[re.Match[str]]:
+    code = _in_code(text)
+    return [m for m in SPAN.finditer(text) if not code(m.start())]
+
+
 def render(text: str, figs: Mapping[str, str]) -> str:
     """``text`` with every marked span and generated block rewritten (an unknown name is left
     as it is: :func:`check` reports it)."""
 
+    code = _in_code(text)
+
     def span(m: re.Match[str]) -> str:
+        if code(m.start()):
+            return m.group(0)
         value = figs.get(m.group(1), m.group(2))
         return f"<!-- fig:{m.group(1)} -->{value}<!-- /fig -->"
 
@@ -259,7 +283,6 @@ UNMARKED = [
         "a setting's value after its name",
     ),
 ]
-_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 
 
 def _blank(m: re.Match[str]) -> str:
@@ -282,7 +305,7 @@ def check(root: Path, figs: Mapping[str, str] | None = None) -> list[Finding]:
     for page in pages(root):
         text = page.read_text("utf-8")
         name = str(page.relative_to(root))
-        for m in SPAN.finditer(text):
+        for m in _spans(text):
             line = text.count("\n", 0, m.start()) + 1
             if m.group(1) not in figs:
                 found.append(Finding(name, line, f"unknown figure {m.group(1)!r}"))
