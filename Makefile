@@ -89,11 +89,11 @@ docs: $(STAMP)
 
 # Measures the record on the real data: the LLM jobs' cost estimates over $(ARKLORE_HOME)
 # (dry runs: nothing sent; needs a built home, `make demo`) and the figures the lorebook and
-# card real-data tests print; then rewrites the pages (`make docs`). About 10 minutes on 2 cores.
+# card real-data tests print; then rewrites the pages (`make docs`). About 10 minutes on a quiet 2-core machine (25 and more on a busy one).
 DOCS_MEASURED := tests/test_lorebook_heldout_realdata.py tests/test_sillytavern_cards_realdata.py
 docs-measure: $(STAMP)
 	$(BIN)/python -m arklore.docfigs measure
-	ARKLORE_FIGURES_OUT=$(abspath docs/figures.json) $(PYTEST) -q -p no:cacheprovider $(DOCS_MEASURED)
+	ARKLORE_FIGURES_OUT=$(abspath docs/figures.json) $(PYTEST) -q -p no:cacheprovider --timeout=3600 $(DOCS_MEASURED)
 	$(BIN)/python -m arklore.docfigs write
 
 # For users with network: shallow, sparse clones of the two data repositories.
