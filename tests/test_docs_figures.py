@@ -153,3 +153,24 @@ def test_the_docstring_check_sees_a_wrong_default(monkeypatch) -> None:
     assert doc != settings_module.__doc__
     monkeypatch.setattr(settings_module, "__doc__", doc)
     assert _docstring_defaults()["ARKLORE_EXEMPLARS_K"] == "3"
+
+
+def test_the_readme_is_short_and_opens_on_the_two_commands() -> None:
+    text = (ROOT / "README.md").read_text("utf-8")
+    assert len(text.splitlines()) <= 300
+    first = text.split("```")[1]
+    assert first.splitlines()[1].startswith("make demo")
+    assert any(line.startswith("make test") for line in first.splitlines())
+    five = text.index("## Five minutes to a character in SillyTavern")
+    assert text.count("\n", 0, five) < 40  # a SillyTavern user finds it on the first screen
+
+
+def test_every_page_a_page_links_to_exists() -> None:
+    broken = []
+    for page in docfigs.pages(ROOT):
+        for target in re.findall(r"\]\(([^)#\s]+\.md)(?:#[^)]*)?\)", page.read_text("utf-8")):
+            if not (page.parent / target).is_file():
+                broken.append((page.name, target))
+    assert broken == []
+    linked = set(re.findall(r"\(docs/([\w-]+\.md)\)", (ROOT / "README.md").read_text("utf-8")))
+    assert linked == {p.name for p in (ROOT / "docs").glob("*.md")}  # every page is reachable
