@@ -155,6 +155,7 @@ def _count(n: float) -> str:
 def code_figures() -> dict[str, str]:
     """Every figure the code itself says: setting defaults, packaged data, constants."""
     from arklore.cards.lint import MAX_FALSE_RATE
+    from arklore.chat.blocks import BLOCK_ORDER
     from arklore.chat.session import CHAT_MAX_TOKENS, CHAT_TEMPERATURE
 
     figs = {f"default.{var}": _default(var) for var in _fields()}
@@ -170,6 +171,7 @@ def code_figures() -> dict[str, str]:
         "data.lorebook_eval.chat_with": _count(sum(1 for r in lorebook if r.get("chat_with"))),
         "data.matrix.relations": _count(len(re.findall(r"^\[\[relation\]\]", matrix, flags=re.M))),
         "const.lint_max_false_rate": f"{MAX_FALSE_RATE:.0%}",
+        "chat.blocks": ", ".join(m.NAME for m in BLOCK_ORDER),
         "const.chat_temperature": f"{CHAT_TEMPERATURE:g}",
         "const.chat_max_tokens": f"{CHAT_MAX_TOKENS}",
         "default.ARKLORE_MAX_BODY_BYTES.MiB": f"{Settings().max_body_bytes / 2**20:g}",
