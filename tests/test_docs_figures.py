@@ -4,6 +4,7 @@ a cost typed without a mark fails here."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -174,3 +175,21 @@ def test_every_page_a_page_links_to_exists() -> None:
     assert broken == []
     linked = set(re.findall(r"\(docs/([\w-]+\.md)\)", (ROOT / "README.md").read_text("utf-8")))
     assert linked == {p.name for p in (ROOT / "docs").glob("*.md")}  # every page is reachable
+
+
+def test_the_figures_a_test_names_reach_the_record_and_keep_its_other_parts(
+    tmp_path: Path,
+) -> None:
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from conftest import FIGURES, MEASURED, _write_figures
+
+    out = tmp_path / "figures.json"
+    out.write_text('{"cost": {"operators": 452}, "suite": {"old": 1, "cards": 3}}', "utf-8")
+    report = SimpleNamespace(user_properties=[(MEASURED, "452 cards"), (FIGURES, {"cards": 452})])
+    reporter = cast(Any, SimpleNamespace(stats={"passed": [report]}))
+    assert _write_figures(reporter, out) == 1
+    record = json.loads(out.read_text("utf-8"))
+    assert record == {"cost": {"operators": 452}, "suite": {"cards": 452, "old": 1}}
+    assert docfigs.measured_figures(record)["suite.cards"] == "452"
