@@ -70,7 +70,8 @@ SETTING_DOCS: dict[str, str] = {
     "CHROMA_PORT": "its port",
     "ARKLORE_CHARS_DIR": "a user folder of `.char` profiles (read only; wins over `$ARKLORE_HOME/chars`)",
     "ARKLORE_MANIFEST": "TOML file `operators = [...]`: the operators an app exposes (unset: every operator)",
-    "ARKLORE_MATRIX": "the curated relationship matrix (TOML); unset: the packaged `data/relationship_matrix.toml`",
+    "ARKLORE_MATRIX": "your relationship matrix (TOML), layered over the packaged `data/relationship_matrix.toml` (your view of a pair wins); verify-anchors reads it too",
+    "ARKLORE_MATRIX_REPLACE": "1: your matrix replaces the packaged one instead of adding to it",
     "ARKLORE_PERSONA_TOKEN_BUDGET": "tokens of the persona block per chat turn",
     "ARKLORE_MEMORY_TOKEN_BUDGET": "tokens of the memories block per chat turn",
     "ARKLORE_MEMORY_K": "memories (or appearances) per chat turn",
@@ -101,6 +102,13 @@ SETTING_DOCS: dict[str, str] = {
 
 # A default the model computes (a default_factory) is described, not printed.
 _FACTORY_DEFAULTS: dict[str, str] = {"ARKLORE_WORKERS": "the CPU count, at most 8"}
+_FOUND_DEFAULTS: dict[str, str] = {
+    "ARKLORE_HOME": "<checkout>/var",
+    "ARKLORE_GAMEDATA": "../shared/arknights/…",
+    "ARKLORE_ASTR": "../shared/arknights/…",
+}
+"""Defaults :mod:`arklore.locations` finds when the variable is unset (the model's own
+default is only the last resort): the checkout's home, the data next to the checkout."""
 
 
 def _fields() -> dict[str, tuple[type[Any], str]]:
@@ -112,6 +120,8 @@ def _fields() -> dict[str, tuple[type[Any], str]]:
 
 def _default(var: str) -> str:
     """A variable's default as the table shows it, read from the model."""
+    if var in _FOUND_DEFAULTS:
+        return _FOUND_DEFAULTS[var]
     model, name = _fields()[var]
     field = model.model_fields[name]
     if field.default_factory is not None:
@@ -131,7 +141,7 @@ def settings_table() -> str:
     rows = ["| variable | meaning | default |", "|---|---|---|"]
     for var in _fields():
         default = _default(var)
-        literal = not (default.startswith("(") or var in _FACTORY_DEFAULTS)
+        literal = not (default.startswith("(") or var in _FACTORY_DEFAULTS or var in _FOUND_DEFAULTS)
         rows.append(
             f"| `{var}` | {SETTING_DOCS.get(var, '?')} | {f'`{default}`' if literal else default} |"
         )
