@@ -74,6 +74,18 @@ def _gate1_accepts_bool_float(gates: Any) -> None:
     gates.as_line_no = lambda v: int(v) if isinstance(v, bool | float) else original(v)
 
 
+def _letters_unread(_: Any) -> None:
+    from arklore.extract import presence
+
+    presence.find_letter = lambda line, by_no, speakers, resolve: None
+
+
+def _letter_makes_anyone_present(_: Any) -> None:
+    from arklore.extract import presence
+
+    presence.letter_pair = lambda letter, a, b, same: True
+
+
 def _rag_validation_disabled(_: Any) -> None:
     from arklore.rag import validate
 
@@ -367,6 +379,8 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "presence_disabled": (EXTRACT, _presence_always_ok),
     "presence_always_downgrades": (EXTRACT, _presence_always_down),
     "gate1_accepts_bool_float": (EXTRACT, _gate1_accepts_bool_float),
+    "letters_unread": (EXTRACT, _letters_unread),
+    "letter_makes_anyone_present": (EXTRACT, _letter_makes_anyone_present),
     "rag_validation_disabled": (RAG_DOCS, _rag_validation_disabled),
     "rag_budget_ignored": (RAG_CONTEXT, _rag_budget_ignored),
     "rag_budget_drops_anchors_first": (RAG_CONTEXT, _rag_budget_drops_anchors_first),
