@@ -75,6 +75,11 @@ _SCRIPT: list[tuple[str | None, str]] = [
     (N, "博士："),  # 40: a letter to the Doctor, lines 40-42
     (N, "货已经送到了，请你清点。"),  # 41
     (N, "你的维嘉"),  # 42
+    (N, "亲爱的米拉："),  # 43: a letter nobody signs, then one to 阁下 维嘉 signs
+    (N, "今天没什么事。"),  # 44
+    (N, "阁下："),  # 45
+    (N, "东西已经备好，请你放心。"),  # 46
+    (N, "——维嘉"),  # 47
 ]
 CHOICE_AT = 19
 SPEAKERS = {"洛文", "米拉", "赛恩", "维嘉", DOCTOR}
@@ -366,6 +371,13 @@ def test_gate3_a_letter_to_the_doctor_signed_yours() -> None:
     result = gate(edge("维嘉", DOCTOR, [(41, "direct")], predicate="合作"))
     assert (result.basis, result.presence_reason) == ("direct", "letter")
     assert find_letter(BY_NO[41], BY_NO, SPEAKERS, lambda n: None) is not None
+
+
+def test_a_letter_ends_where_another_salutation_begins() -> None:
+    assert find_letter(BY_NO[44], BY_NO, SPEAKERS, lambda n: None) is None  # unsigned
+    assert find_letter(BY_NO[46], BY_NO, SPEAKERS, lambda n: None) is None  # to 阁下
+    result = gate(edge("维嘉", "米拉", [(44, "direct")], predicate="朋友"))
+    assert (result.basis, result.presence_reason) == ("reported", "narration_only")
 
 
 def test_a_letter_runs_from_its_salutation_to_its_first_signature() -> None:

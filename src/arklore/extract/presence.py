@@ -31,6 +31,8 @@ WINDOW = 2
 """Lines either side of an evidence line in which both parties of a relation must be present."""
 
 _SALUTATION = re.compile(r"^\s*(?:我?亲爱的|敬爱的|致|给)?\s*([^\s：:，,。！？!?]{1,12})\s*[：:]")
+_SALUTATION_LINE = re.compile(_SALUTATION.pattern + r"\s*$")
+"""A line holding only a salutation, to a known name or not: a letter begins there."""
 _LETTER_LOOKBACK = 12
 _LETTER_SPAN = 40
 """The most lines a letter runs over, salutation to signature (the longest real one: 24)."""
@@ -134,7 +136,8 @@ def find_letter(
 ) -> Letter | None:
     """The letter ``line`` is part of: the nearest salutation at or before it and the first
     signature after that salutation, at or after the line, all in one run of narration lines
-    (at most :data:`_LETTER_SPAN` long), the writer not the addressee; else None."""
+    (at most :data:`_LETTER_SPAN` long) with no other salutation between, the writer not the
+    addressee; else None."""
     if not is_narration(line):
         return None
     start = addressee = None
@@ -145,12 +148,14 @@ def find_letter(
         if (addressee := salutation(prev.text, speakers, resolve)) is not None:
             start = no
             break
+        if _SALUTATION_LINE.match(prev.text):
+            return None  # a letter to someone not known by that name (阁下：)
     if start is None or addressee is None:
         return None
     for no in range(start + 1, start + _LETTER_SPAN):
         nxt = by_no.get(no)
-        if nxt is None or not is_narration(nxt):
-            return None
+        if nxt is None or not is_narration(nxt) or _SALUTATION_LINE.match(nxt.text):
+            return None  # the letter ends unsigned (another one may begin)
         writer = signature(nxt.text, speakers, resolve)
         if writer is not None:
             if no < line.line_no or writer == addressee:
