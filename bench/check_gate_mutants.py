@@ -1,7 +1,11 @@
 """Prove the safety-gate tests bite: break each gate on purpose and check its tests then
 fail (and pass unbroken).
 
-Gates covered: the three evidence gates of relation extraction (tests/test_extract_gates.py),
+Gates covered: the three evidence gates of relation extraction and the letters gate 3 reads
+(tests/test_extract_gates.py; with the real data present, ARKLORE_GAMEDATA and ARKLORE_ASTR,
+each of their mutants again on the hand-checked real stages alone,
+tests/test_extract_gates_realdata.py, a run that ingests the corpus once, rows
+``<mutant>@realdata``),
 RAG document validation before indexing and only an operator's view described
 (tests/test_rag_docs.py), the chat-context token budget with the anchors beyond the first
 three dropped first (tests/test_rag_context.py), the all-or-nothing stage write of ingest
@@ -72,6 +76,33 @@ def _presence_always_down(gates: Any) -> None:
 def _gate1_accepts_bool_float(gates: Any) -> None:
     original = gates.as_line_no
     gates.as_line_no = lambda v: int(v) if isinstance(v, bool | float) else original(v)
+
+
+def _gate1_accepts_digit_strings(gates: Any) -> None:
+    original = gates.as_line_no
+    gates.as_line_no = lambda v: int(v) if isinstance(v, str) and v.isdigit() else original(v)
+
+
+def _gate1_no_range_check(gates: Any) -> None:
+    original = gates.check_evidence
+
+    def unchecked(evidence, by_no):  # noqa: ANN001, ANN202
+        items, drop = original(evidence, by_no)
+        return items, None if drop is not None and drop.reason == "evidence_out_of_range" else drop
+
+    gates.check_evidence = unchecked
+
+
+def _letters_unread(_: Any) -> None:
+    from arklore.extract import presence
+
+    presence.find_letter = lambda line, by_no, speakers, resolve: None
+
+
+def _letter_makes_anyone_present(_: Any) -> None:
+    from arklore.extract import presence
+
+    presence.letter_pair = lambda letter, a, b, same: True
 
 
 def _rag_validation_disabled(_: Any) -> None:
@@ -367,6 +398,10 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
     "presence_disabled": (EXTRACT, _presence_always_ok),
     "presence_always_downgrades": (EXTRACT, _presence_always_down),
     "gate1_accepts_bool_float": (EXTRACT, _gate1_accepts_bool_float),
+    "gate1_accepts_digit_strings": (EXTRACT, _gate1_accepts_digit_strings),
+    "gate1_no_range_check": (EXTRACT, _gate1_no_range_check),
+    "letters_unread": (EXTRACT, _letters_unread),
+    "letter_makes_anyone_present": (EXTRACT, _letter_makes_anyone_present),
     "rag_validation_disabled": (RAG_DOCS, _rag_validation_disabled),
     "rag_budget_ignored": (RAG_CONTEXT, _rag_budget_ignored),
     "rag_budget_drops_anchors_first": (RAG_CONTEXT, _rag_budget_drops_anchors_first),
@@ -409,6 +444,23 @@ MUTANTS: dict[str, tuple[str, Callable[[Any], None]]] = {
 }
 
 
+REAL_EXTRACT = "tests/test_extract_gates_realdata.py"
+REAL = "@realdata"
+"""Suffix of a mutant's run on :data:`REAL_EXTRACT` alone (the gates on real stages)."""
+REAL_MUTANTS: tuple[str, ...] = tuple(m for m, (tests, _) in MUTANTS.items() if tests == EXTRACT)
+"""The relation-gate mutants: with the real data present, each must also turn a case of
+:data:`REAL_EXTRACT` red on its own."""
+STORY = Path("zh_CN/gamedata/story")
+
+
+def real_data_present() -> bool:
+    """ARKLORE_GAMEDATA and ARKLORE_ASTR name the real data (as tests/conftest.py reads them)."""
+    return all(
+        (value := os.environ.get(var)) and (Path(value) / STORY).is_dir()
+        for var in ("ARKLORE_GAMEDATA", "ARKLORE_ASTR")
+    )
+
+
 def _files(tests: str | tuple[str, ...]) -> list[str]:
     return [tests] if isinstance(tests, str) else list(tests)
 
@@ -428,17 +480,24 @@ def _apply_from_env() -> None:
 _apply_from_env()  # runs when pytest loads this module as a plugin
 
 
-def run(mutant: str | None, limit: float | None = None) -> tuple[int | None, int, int, float]:
+def run(
+    mutant: str | None, limit: float | None = None, *, real: bool = False
+) -> tuple[int | None, int, int, float]:
     """(returncode, failed, passed, seconds) of the gate tests under one mutant (None:
-    unbroken); returncode None when the run took longer than ``limit`` seconds."""
+    unbroken); returncode None when the run took longer than ``limit`` seconds. ``real``:
+    the real-data cases (:data:`REAL_EXTRACT`) instead, every one of them (most of such a run
+    is the one ingest of the corpus its tests share)."""
     env = {k: v for k, v in os.environ.items() if k != ENV}
     if mutant:
         env[ENV] = mutant
     tests = _files(MUTANTS[mutant][0]) if mutant else ALL_TESTS
+    if real:
+        tests = [REAL_EXTRACT]
     cmd = [sys.executable, "-m", "pytest", *tests, "-q", "-p", "no:cacheprovider"]
-    if mutant:
+    if mutant and not real:
         cmd.append("-x")  # one failing test catches the mutant: the rest need not run
-    cmd += ["-m", "not realdata", "-p", "bench.check_gate_mutants", "-o", "addopts="]
+    marks = "realdata" if real else "not realdata"
+    cmd += ["-m", marks, "-p", "bench.check_gate_mutants", "-o", "addopts="]
     # plugins no gate test needs cost ~2.5 s a start (33 starts): schemathesis, and the
     # hypothesis and anyio integrations (hypothesis's @given works without its plugin)
     cmd += ["-p", "no:schemathesis", "-p", "no:hypothesispytest", "-p", "no:anyio"]
@@ -460,28 +519,46 @@ _TIMED_OUT = re.compile(r"Timeout >\d")
 """How pytest-timeout fails a test that ran past its per-test limit."""
 
 
-def check(baseline: bool = True) -> tuple[list[tuple[str, int, int, str]], float | None]:
+def check(
+    baseline: bool = True, real: bool | None = None
+) -> tuple[list[tuple[str, int, int, str]], float | None]:
     """(rows (mutant, failed, passed, verdict), the limit of a mutant run in seconds): the
     unbroken run passes ("ok", else "BROKEN"), every mutant fails its tests within the limit
     measured from the unbroken run ("ok", else "SURVIVED" or "HUNG"). Without ``baseline``
     (the test suite, which runs the same tests unbroken anyway) there is no unbroken run and
-    no limit but pytest's per-test timeout, past which a test of a mutant counts as hung."""
+    no limit but pytest's per-test timeout, past which a test of a mutant counts as hung.
+    ``real`` (default: when :func:`real_data_present`): every relation-gate mutant is also
+    run on the real-data cases alone (rows ``<mutant>@realdata``), limited by their own
+    unbroken run (``(unbroken)@realdata``)."""
+    if real is None:
+        real = real_data_present()
     rows: list[tuple[str, int, int, str]] = []
     limit: float | None = None
+    real_limit: float | None = None
     if baseline:
         code, failed, passed, seconds = run(None)
         rows.append(("(unbroken)", failed, passed, "ok" if code == 0 and failed == 0 else "BROKEN"))
         limit = SLACK * seconds
+        if real:
+            code, failed, passed, seconds = run(None, real=True)
+            ok = code == 0 and failed == 0 and passed > 0
+            rows.append((f"(unbroken){REAL}", failed, passed, "ok" if ok else "BROKEN"))
+            real_limit = SLACK * seconds
 
-    def one(mutant: str) -> tuple[str, int, int, str]:
-        code, failed, passed, _ = run(mutant, limit)
+    def one(job: str) -> tuple[str, int, int, str]:
+        mutant, on_real = job.removesuffix(REAL), job.endswith(REAL)
+        if on_real:
+            code, failed, passed, _ = run(mutant, real_limit, real=True)
+        else:
+            code, failed, passed, _ = run(mutant, limit)
         verdict = "HUNG" if code is None else "ok" if code == 1 and failed > 0 else "SURVIVED"
-        return mutant, failed, passed, verdict
+        return job, failed, passed, verdict
 
+    jobs = [*MUTANTS, *(f"{m}{REAL}" for m in REAL_MUTANTS if real)]
     # the runs are independent subprocesses: one per core at a time (each a subset of the
     # unbroken run, so SLACK x that run still bounds one slowed by its neighbours)
     with ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 4)) as pool:
-        rows += list(pool.map(one, MUTANTS))
+        rows += list(pool.map(one, jobs))
     return rows, limit
 
 
@@ -494,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
         print("no unbroken run (its tests pass in the suite); a test may take pytest's timeout")
     print(f"{'mutant':<32} {'tests':<64} {'failed':>6} {'passed':>6}  verdict")
     for name, failed, passed, verdict in rows:
-        files = _files(MUTANTS[name][0]) if name in MUTANTS else []
+        files = [REAL_EXTRACT] if name.endswith(REAL) else _files(MUTANTS.get(name, ((),))[0])
         tests = "+".join(f.removeprefix("tests/") for f in files) or "all of them"
         print(f"{name:<32} {tests:<64} {failed:>6} {passed:>6}  {verdict}")
     return 0 if all(verdict == "ok" for *_, verdict in rows) else 1

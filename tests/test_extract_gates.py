@@ -19,7 +19,13 @@ from arklore.extract.gates import (
     gate_edges,
     summarize,
 )
-from arklore.extract.presence import letter_addressee, vocatives
+from arklore.extract.presence import (
+    find_letter,
+    letter_addressee,
+    salutation,
+    signature,
+    vocatives,
+)
 from arklore.extract.relations import EdgeProposal
 
 STAGE = "test/act/rel_01"
@@ -58,6 +64,22 @@ _SCRIPT: list[tuple[str | None, str]] = [
     ("洛文", "赛恩，你又喝多了。"),  # 29
     (N, "窗外下起了雨。"),  # 30
     (N, "炉火快要熄了。"),  # 31
+    (N, "致赛恩："),  # 32: a letter 维嘉 signs, lines 32-34
+    (N, "你托我找的人，我找到了。洛文也在找他。"),  # 33
+    (N, "——维嘉  1092.03"),  # 34
+    (N, "赛恩读完，把信折了起来。"),  # 35: after the signature
+    (N, "亲爱的洛文："),  # 36: a letter nobody signs
+    (N, "我很好，勿念。"),  # 37
+    (N, "窗外又下雨了。"),  # 38
+    ("米拉", "叔叔，信到了吗？"),  # 39
+    (N, "博士："),  # 40: a letter to the Doctor, lines 40-42
+    (N, "货已经送到了，请你清点。"),  # 41
+    (N, "你的维嘉"),  # 42
+    (N, "亲爱的米拉："),  # 43: a letter nobody signs, then one to 阁下 维嘉 signs
+    (N, "今天没什么事。"),  # 44
+    (N, "阁下："),  # 45
+    (N, "东西已经备好，请你放心。"),  # 46
+    (N, "——维嘉"),  # 47
 ]
 CHOICE_AT = 19
 SPEAKERS = {"洛文", "米拉", "赛恩", "维嘉", DOCTOR}
@@ -309,12 +331,87 @@ def test_gate3_reported_edge_is_left_alone() -> None:
     assert (result.basis, result.presence_downgraded) == ("reported", False)
 
 
-def test_gate3_letter_addressee_is_recorded() -> None:
+def test_gate3_a_signed_letter_makes_its_writer_and_addressee_present() -> None:
     result = gate(edge("米拉", "维嘉", [(24, "direct")], predicate="朋友"))
     assert result.verdict == "kept"
     assert result.narration_addressee == "维嘉"
-    assert result.evidence[0].addressee == "维嘉"
-    assert result.basis == "reported"
+    assert (result.evidence[0].addressee, result.evidence[0].writer) == ("维嘉", "米拉")
+    assert (result.basis, result.presence_reason, result.presence_downgraded) == (
+        "direct",
+        "letter",
+        False,
+    )
+    # either way round, and on the salutation and the signature line too
+    for no in (32, 33, 34):
+        back = gate(edge("赛恩", "维嘉", [(no, "direct")], predicate="委托"))
+        assert (back.basis, back.presence_reason) == ("direct", "letter"), no
+    assert gate(edge("维嘉", "赛恩", [(33, "direct")], predicate="委托")).basis == "direct"
+
+
+def test_gate3_a_letter_makes_nobody_else_present() -> None:
+    named = gate(edge("维嘉", "洛文", [(33, "direct")], predicate="相识"))  # named in it only
+    assert (named.basis, named.presence_downgraded) == ("reported", True)
+    assert named.presence_reason == "narration_only"
+    assert named.evidence[0].writer == "维嘉"
+
+
+def test_gate3_the_line_after_a_signature_is_not_the_letter() -> None:
+    result = gate(edge("维嘉", "赛恩", [(35, "direct")], predicate="委托"))
+    assert (result.basis, result.presence_reason) == ("reported", "narration_only")
+    assert result.evidence[0].writer is None
+
+
+def test_gate3_an_unsigned_letter_stays_narration_only() -> None:
+    result = gate(edge("米拉", "洛文", [(37, "direct")], predicate="近亲"))
+    assert (result.basis, result.presence_reason) == ("reported", "narration_only")
+    assert (result.narration_addressee, result.evidence[0].writer) == ("洛文", None)
+
+
+def test_gate3_a_letter_to_the_doctor_signed_yours() -> None:
+    result = gate(edge("维嘉", DOCTOR, [(41, "direct")], predicate="合作"))
+    assert (result.basis, result.presence_reason) == ("direct", "letter")
+    assert find_letter(BY_NO[41], BY_NO, SPEAKERS, lambda n: None) is not None
+
+
+def test_a_letter_ends_where_another_salutation_begins() -> None:
+    assert find_letter(BY_NO[44], BY_NO, SPEAKERS, lambda n: None) is None  # unsigned
+    assert find_letter(BY_NO[46], BY_NO, SPEAKERS, lambda n: None) is None  # to 阁下
+    result = gate(edge("维嘉", "米拉", [(44, "direct")], predicate="朋友"))
+    assert (result.basis, result.presence_reason) == ("reported", "narration_only")
+
+
+def test_a_letter_runs_from_its_salutation_to_its_first_signature() -> None:
+    letter = find_letter(BY_NO[33], BY_NO, SPEAKERS, lambda n: None)
+    assert letter is not None
+    assert (letter.start, letter.end, letter.addressee, letter.writer) == (32, 34, "赛恩", "维嘉")
+    assert find_letter(BY_NO[37], BY_NO, SPEAKERS, lambda n: None) is None  # no signature
+    assert find_letter(BY_NO[12], BY_NO, SPEAKERS, lambda n: None) is None  # no salutation
+
+
+@pytest.mark.parametrize(
+    ("text", "writer"),
+    [
+        ("——维嘉", "维嘉"),
+        ("————维嘉。", "维嘉"),
+        ("——维嘉  1092.03", "维嘉"),
+        ("你的维嘉", "维嘉"),
+        ("故友维嘉敬上", "维嘉"),
+        ("维嘉", "维嘉"),
+        ("——塔洛斯", "塔洛斯"),  # an operator the alias table knows, not a speaker
+        ("维嘉来了。", None),  # a sentence
+        ("——我早已做出了选择。", None),
+        ("——", None),
+        ("你的名字，意味着草原。", None),
+        ("——一位朋友", None),  # not a known name
+    ],
+)
+def test_a_signature_names_a_known_person_and_no_sentence(text: str, writer: str | None) -> None:
+    assert signature(text, SPEAKERS, {"塔洛斯": "c1"}.get) == writer
+
+
+def test_a_salutation_by_full_name_addresses_her_given_name() -> None:
+    assert salutation("致维嘉·卡斯特：", SPEAKERS, lambda n: None) == "维嘉"
+    assert salutation("注意：", SPEAKERS, lambda n: None) is None
 
 
 def test_letter_addressee_needs_a_known_name() -> None:

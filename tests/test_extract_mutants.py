@@ -50,6 +50,7 @@ def test_mutant_runs_are_limited_by_the_measured_unbroken_run(monkeypatch) -> No
         return 1, 1, 0, 5.0
 
     monkeypatch.setattr(mutants, "run", fake_run)
+    monkeypatch.setattr(mutants, "real_data_present", lambda: False)
     rows, limit = mutants.check()
     assert limit == mutants.SLACK * 37.0
     assert calls[0] == (None, None)  # the baseline has no limit but pytest's own per test
@@ -75,9 +76,32 @@ def test_without_the_unbroken_run_a_test_past_its_timeout_is_a_hung_mutant(monke
         return Done(hung if "rag_budget" in kw["env"].get(mutants.ENV, "") else "1 failed in 1s")
 
     monkeypatch.setattr(mutants.subprocess, "run", fake_subprocess_run)
+    monkeypatch.setattr(mutants, "real_data_present", lambda: False)
     rows, limit = mutants.check(baseline=False)
     assert limit is None and all(timeout is None for _, timeout in calls)
     assert len(calls) == len(mutants.MUTANTS) and "(unbroken)" not in [r[0] for r in rows]
     verdicts = {name: verdict for name, _f, _p, verdict in rows}
     assert {v for k, v in verdicts.items() if k.startswith("rag_budget")} == {"HUNG"}
     assert {v for k, v in verdicts.items() if not k.startswith("rag_budget")} == {"ok"}
+
+
+def test_with_the_real_data_each_relation_gate_mutant_also_runs_on_the_real_cases(
+    monkeypatch,
+) -> None:
+    calls: list[tuple[str | None, float | None, bool]] = []
+
+    def fake_run(mutant: str | None, limit: float | None = None, *, real: bool = False):
+        calls.append((mutant, limit, real))
+        return (0, 0, 10, 100.0 if real else 10.0) if mutant is None else (1, 1, 0, 5.0)
+
+    monkeypatch.setattr(mutants, "run", fake_run)
+    monkeypatch.setattr(mutants, "real_data_present", lambda: True)
+    rows, limit = mutants.check()
+    on_real = {m: lim for m, lim, real in calls if real}
+    assert on_real.pop(None) is None  # the unbroken real run, limited by pytest only
+    assert set(on_real) == set(mutants.REAL_MUTANTS) >= {"basis_max_not_min", "letters_unread"}
+    assert set(on_real.values()) == {mutants.SLACK * 100.0}  # its own limit, not the fast one
+    names = [name for name, *_ in rows]
+    assert "(unbroken)@realdata" in names
+    assert all(f"{m}@realdata" in names for m in mutants.REAL_MUTANTS)
+    assert {verdict for *_, verdict in rows} == {"ok"}

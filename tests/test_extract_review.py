@@ -88,6 +88,15 @@ def test_text_report(gated) -> None:
     assert "(旁白)：风吹过 & 树梢。" in text
 
 
+def test_text_report_names_a_letters_writer_and_addressee() -> None:
+    texts = ["亲爱的乙：", "好久不见，你还好吗？", "——甲", "乙把信收好。"]
+    lines = [Line(STAGE, i, LineKind.NARRATION, t) for i, t in enumerate(texts, 1)]
+    edges = gate_edges([proposal("甲", "乙", [2])], lines, speakers={"甲", "乙"}, stage=STAGE)
+    text = render_text(STAGE, edges, lines)
+    assert "present:letter" in text
+    assert "letter-to:乙" in text and "letter-from:甲" in text
+
+
 def test_html_is_self_contained_and_escaped(gated) -> None:
     lines, edges = gated
     page = render_html(STAGE, edges, lines)

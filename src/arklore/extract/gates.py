@@ -6,7 +6,9 @@ can be tested (and deliberately broken, see ``bench/check_gate_mutants.py``) on 
 
 * gate 1 ``check_evidence``: every ``line_no`` must be a real int naming a line of the stage;
 * gate 2 ``evidence_basis``: the stored basis is the weakest ``supports`` of the evidence;
-* gate 3 ``check_presence``: ``direct`` needs both parties present near an evidence line.
+* gate 3 ``check_presence``: ``direct`` needs both parties present near an evidence line,
+  or an evidence line in a letter one of them signed to the other (``presence_reason``
+  ``letter``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from arklore.extract.presence import (
     SameFn,
     check_presence,
     default_same_person,
+    find_letter,
     letter_addressee,
 )
 from arklore.extract.relations import PROMPT_VERSION, EdgeProposal, EvidenceProposal
@@ -43,6 +46,7 @@ class GatedEvidence:
     note: str = ""
     line_id: str | None = None  # set once gate 1 has mapped line_no to a real line
     addressee: str | None = None  # narration letter: whom it addresses by name
+    writer: str | None = None  # a signed letter: who signs it (its 我; its 你 is the addressee)
 
 
 class Judged:
@@ -205,13 +209,18 @@ def judge_proposal(
         by_no,
         speakers=speakers,
         same_person=same_person,
+        resolve=resolve,
     )
     edge.presence_ok, edge.presence_reason = presence.ok, presence.reason
     if edge.basis == "direct" and not presence.ok:
         edge.basis, edge.presence_downgraded = "reported", True
 
     for item, line in zip(items, evidence_lines, strict=True):
-        item.addressee = letter_addressee(line, by_no, speakers, resolve)
+        letter = find_letter(line, by_no, speakers, resolve)
+        if letter is not None:
+            item.addressee, item.writer = letter.addressee, letter.writer
+        else:
+            item.addressee = letter_addressee(line, by_no, speakers, resolve)
         if item.addressee and edge.narration_addressee is None:
             edge.narration_addressee = item.addressee
     return edge

@@ -7,9 +7,15 @@ A person is *present* in a run of lines when she
 * is **addressed** by name in one of them (:mod:`arklore.core.vocatives`, the word kept only
   when it is on the known-speaker whitelist, so fragments like ``好了，`` never count);
 * is the Doctor and a line is a **choice** (the player picks it) or a spoken line that
-  addresses ``Dr.{@nickname}``.
+  addresses ``Dr.{@nickname}``;
+* **wrote or receives a letter** the line is part of (:func:`find_letter`): a run of
+  narration lines opening with a salutation to a known name (``亲爱的X：``) and closed by a
+  signature naming a known person (``——Y``, ``你的Y``, ``Y敬上``, a line holding only ``Y``).
+  In a letter 我 is its writer and 你 its addressee, so the two are present to each other
+  there, nobody else.
 
-Narration never makes anyone present by itself: a narrator's word is not an interaction.
+Narration never makes anyone present by itself: a narrator's word is not an interaction (a
+letter's lines are narration the story shows as written by one person to another).
 """
 
 from __future__ import annotations
@@ -25,7 +31,15 @@ WINDOW = 2
 """Lines either side of an evidence line in which both parties of a relation must be present."""
 
 _SALUTATION = re.compile(r"^\s*(?:我?亲爱的|敬爱的|致|给)?\s*([^\s：:，,。！？!?]{1,12})\s*[：:]")
+_SALUTATION_LINE = re.compile(_SALUTATION.pattern + r"\s*$")
+"""A line holding only a salutation, to a known name or not: a letter begins there."""
 _LETTER_LOOKBACK = 12
+_LETTER_SPAN = 40
+"""The most lines a letter runs over, salutation to signature (the longest real one: 24)."""
+_DASHES = re.compile(r"^\s*[—―-]*\s*")
+_SIGNATURE_TAIL = re.compile(r"(?:\s+[\d.\-/年月日]+)?\s*(?:敬上|谨上|上|笔)?\s*[。.！!…]*\s*$")
+_NOT_A_SIGNATURE = re.compile(r"[，,。！？!?：:；;“”\"《》]")
+_SIGNATURE_MAX = 16
 
 SameFn = Callable[[str, str], bool]
 ResolveFn = Callable[[str], str | None]
@@ -34,7 +48,7 @@ ResolveFn = Callable[[str], str | None]
 @dataclass(frozen=True, slots=True)
 class Presence:
     ok: bool
-    reason: str  # both_speak | vocative | doctor_present | narration_only | apart
+    reason: str  # both_speak | vocative | doctor_present | letter | narration_only | apart
     at: int | None = None  # the evidence line_no whose window showed them together
 
 
@@ -69,6 +83,87 @@ def vocatives(text: str, speakers: set[str]) -> list[str]:
     return addressed(text, lookup)
 
 
+def _known(word: str, speakers: set[str], resolve: ResolveFn) -> str | None:
+    """``word`` as a known name: whitelisted (:func:`known_name`), or resolved to an operator;
+    a full name ``X·Y`` also by its given name ``X``."""
+    word = normalize_speaker(word)[0]
+    if not word:
+        return None
+    name = known_name(word, speakers)
+    if name is None and resolve(word) is not None:
+        name = word
+    if name is None and "·" in word:
+        return _known(word.split("·", 1)[0], speakers, resolve)
+    return name
+
+
+def salutation(text: str, speakers: set[str], resolve: ResolveFn) -> str | None:
+    """The known name a letter's salutation (``亲爱的X：``, ``致X：``, ``X：``) addresses."""
+    match = _SALUTATION.match(text)
+    return _known(match.group(1), speakers, resolve) if match else None
+
+
+def signature(text: str, speakers: set[str], resolve: ResolveFn) -> str | None:
+    """The known person a letter's closing line names as its writer: ``——X`` (a date may
+    follow), ``你的X``, ``故友X敬上``, or a line holding only ``X``; None for any line that
+    reads as a sentence."""
+    body = _SIGNATURE_TAIL.sub("", _DASHES.sub("", text.replace("\\n", "\n")))
+    body = body.strip()
+    if not body or len(body) > _SIGNATURE_MAX or _NOT_A_SIGNATURE.search(body):
+        return None
+    if (name := _known(body, speakers, resolve)) is not None:
+        return name
+    # the name closes the line: 你的X, 故友X (the longest known tail of two characters or more)
+    for k in range(1, len(body) - 1):
+        if (name := _known(body[k:], speakers, resolve)) is not None:
+            return name
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Letter:
+    """A letter in the story: narration lines ``start`` (the salutation) to ``end`` (the
+    signature). Its 我 is ``writer``, its 你 is ``addressee``."""
+
+    start: int
+    end: int
+    addressee: str
+    writer: str
+
+
+def find_letter(
+    line: Line, by_no: dict[int, Line], speakers: set[str], resolve: ResolveFn
+) -> Letter | None:
+    """The letter ``line`` is part of: the nearest salutation at or before it and the first
+    signature after that salutation, at or after the line, all in one run of narration lines
+    (at most :data:`_LETTER_SPAN` long) with no other salutation between, the writer not the
+    addressee; else None."""
+    if not is_narration(line):
+        return None
+    start = addressee = None
+    for no in range(line.line_no, line.line_no - _LETTER_SPAN, -1):
+        prev = by_no.get(no)
+        if prev is None or not is_narration(prev):
+            return None
+        if (addressee := salutation(prev.text, speakers, resolve)) is not None:
+            start = no
+            break
+        if _SALUTATION_LINE.match(prev.text):
+            return None  # a letter to someone not known by that name (阁下：)
+    if start is None or addressee is None:
+        return None
+    for no in range(start + 1, start + _LETTER_SPAN):
+        nxt = by_no.get(no)
+        if nxt is None or not is_narration(nxt) or _SALUTATION_LINE.match(nxt.text):
+            return None  # the letter ends unsigned (another one may begin)
+        writer = signature(nxt.text, speakers, resolve)
+        if writer is not None:
+            if no < line.line_no or writer == addressee:
+                return None  # the line follows the letter; a name, not a signature
+            return Letter(start, no, addressee, writer)
+    return None
+
+
 def letter_addressee(
     line: Line, by_no: dict[int, Line], speakers: set[str], resolve: ResolveFn
 ) -> str | None:
@@ -80,14 +175,8 @@ def letter_addressee(
         prev = by_no.get(no)
         if prev is None or not is_narration(prev):
             return None
-        match = _SALUTATION.match(prev.text)
-        if match:
-            word = normalize_speaker(match.group(1))[0]
-            name = known_name(word, speakers)
-            if name is None and resolve(word) is not None:
-                name = word
-            if name is not None:
-                return name
+        if (name := salutation(prev.text, speakers, resolve)) is not None:
+            return name
     return None
 
 
@@ -219,12 +308,20 @@ def check_presence(
     *,
     speakers: set[str],
     same_person: SameFn,
+    resolve: ResolveFn | None = None,
 ) -> Presence:
     """Are both parties present within ±WINDOW lines of ANY evidence line (both speak, or one
-    calls the other by name)? Narration-only evidence never shows presence."""
+    calls the other by name), or is an evidence line part of a letter one of them wrote to
+    the other (:func:`find_letter`, read when ``resolve`` is given)? Other narration never
+    shows presence."""
+    s, o = normalize_speaker(subject)[0], normalize_speaker(obj)[0]
+    if resolve is not None:
+        for ev in evidence_lines:
+            letter = find_letter(ev, by_no, speakers, resolve)
+            if letter is not None and letter_pair(letter, s, o, same_person):
+                return Presence(True, "letter", ev.line_no)
     if all(is_narration(line) for line in evidence_lines):
         return Presence(False, "narration_only")
-    s, o = normalize_speaker(subject)[0], normalize_speaker(obj)[0]
     for ev in evidence_lines:
         lines = window(by_no, ev.line_no)
         if speaks_in(s, lines, same_person) and speaks_in(o, lines, same_person):
@@ -235,3 +332,11 @@ def check_presence(
         ):
             return Presence(True, "vocative", ev.line_no)
     return Presence(False, "apart")
+
+
+def letter_pair(letter: Letter, a: str, b: str, same: SameFn) -> bool:
+    """Are ``a`` and ``b`` the letter's writer and addressee, in either order?"""
+    w, r = letter.writer, letter.addressee
+    return (is_party(a, w, same) and is_party(b, r, same)) or (
+        is_party(a, r, same) and is_party(b, w, same)
+    )

@@ -54,6 +54,8 @@ def flags(edge: GatedEdge) -> list[str]:
         out.append(f"not-present:{edge.presence_reason}")
     if edge.narration_addressee:
         out.append(f"letter-to:{edge.narration_addressee}")
+    if writer := next((ev.writer for ev in edge.evidence if ev.writer), None):
+        out.append(f"letter-from:{writer}")
     return out
 
 
