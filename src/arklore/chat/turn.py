@@ -27,6 +27,7 @@ from typing import Any
 from arklore.core.blocks import Block, book_title
 from arklore.core.errors import UsageError
 from arklore.core.text import check_message
+from arklore.corpus.story import StoryView
 
 ROLES = ("user", "assistant")
 
@@ -56,6 +57,14 @@ class Turn:
     preamble: str = ""  # the instruction that opens the system prompt (:func:`preamble`)
     warnings: list[str] = field(default_factory=list)  # about the knowledge base (a build that
     # did not finish): one line each
+    story: StoryView | None = None  # the story point the turn is set at
+
+    def until(self) -> dict[str, Any] | None:
+        """The story point used, and per block how many items it held back (None: none)."""
+        if self.story is None:
+            return None
+        held = {b.name: b.meta["held_back"] for b in self.blocks if b.meta.get("held_back")}
+        return self.story.to_dict() | {"held_back": held}
 
     def block(self, name: str) -> Block:
         return next(b for b in self.blocks if b.name == name)
@@ -81,6 +90,7 @@ class Turn:
             "system_prompt": self.system_prompt,
             "timings_ms": dict(self.timings_ms),
             "warnings": list(self.warnings),
+            "until": self.until(),
         }
 
 
