@@ -22,10 +22,9 @@ CLI (``cli/``), the HTTP service (``service/``) and the Python API (``arklore.ap
 never re-implement it. Steps that span layers stay here: :meth:`Workspace.ingest` (corpus,
 then names) and :meth:`Workspace.verify_anchors` (every layer's citations).
 
-Handles are opened on first use and kept for the workspace's life (a CLI run, a server
-process); :meth:`Workspace.reload` drops what a rebuild may have changed and
-:meth:`Workspace.close` releases everything. Nothing here is process-global: two workspaces on
-two homes never share state.
+Handles are opened on first use and kept for the workspace's life (a CLI run, a server):
+:meth:`Workspace.reload` drops what a rebuild may change, :meth:`Workspace.close` releases
+all. Nothing here is process-global: two workspaces on two homes never share state.
 """
 
 from __future__ import annotations
@@ -242,6 +241,8 @@ class Workspace:
             nickname=st.nickname,
             max_message_chars=st.max_message_chars,
             warnings=lambda: self.build_state().warnings(),
+            story=self.corpus.story_view,
+            until=st.until,  # a story point -> what it knows
         )
         self.cards = CardsFacade(self.chat)
 

@@ -27,6 +27,7 @@ from arklore.chat.context import Budgets, Layers, TurnContext, is_small_talk
 from arklore.chat.manifest import Manifest, load_manifest
 from arklore.chat.turn import Speaker, Turn, check_history, preamble
 from arklore.core.blocks import Block
+from arklore.core.blocks import ms_since as _ms
 from arklore.core.errors import ArkloreError
 from arklore.core.text import check_message
 from arklore.core.tokens import TokenCounter, count_tokens
@@ -197,7 +198,7 @@ class ChatFacade:
         timings["total"] = _ms(t0)
         return Turn(sp.char_id, sp.name, message, [p.char_id for p in present], blocks, system,
                     self.layers.counter(system), timings, opening,
-                    self.warnings(), ctx.story)  # fmt: skip
+                    self.warnings(), ctx.story.point if ctx.story else None)  # fmt: skip
 
     # -- one block, for the callers that want only it ------------------------------------------
     def persona(
@@ -219,10 +220,12 @@ class ChatFacade:
         exclude: Iterable[str] = (),
         budget: int | None = None,
         spans: list[Span] | None = None,
+        until: str | None = None,
     ) -> RelationContext:
         """Her relation context for ``message`` (:func:`.blocks.relations.relation_context`)."""
-        p = self.profiles.persona(sp.char_id)
-        return relation_blocks.relation_context(self.layers, sp, p, message, exclude, budget, spans)
+        p, view = self.profiles.persona(sp.char_id), self.layers.story_view(until or self.until)
+        return relation_blocks.relation_context(self.layers, sp, p, message, exclude, budget,
+                                                spans, view.knows_lines if view else None)  # fmt: skip
 
     def memories(
         self, sp: Speaker, query: str, k: int | None = None, named: Sequence[str] | None = None
@@ -241,10 +244,6 @@ class ChatFacade:
     def chars_check(self, folder: Path | None = None) -> list[FileCheck]:
         """``arklore chars check`` (:func:`.blocks.persona.chars_check`)."""
         return persona_blocks.chars_check(self.layers, self.profiles.check(folder))
-
-
-def _ms(since: float) -> float:
-    return round((time.perf_counter() - since) * 1000, 3)
 
 
 __all__ = ["Budgets", "ChatFacade"]

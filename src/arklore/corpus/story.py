@@ -14,7 +14,8 @@ records and side stories in the wrong place. The story order is built from:
   (a spoiler costs more than a memory a chat lacks). ``arklore timeline --check`` lists them.
 
 A stage belongs to the story group of its event (any source's metadata), else of the main
-chapter its path names, else of its ``activities/<id>/`` folder, else to the fallback.
+chapter its path names (a level's in-battle dialogue: at its chapter's end), else of its
+``activities/<id>/`` folder, else to the fallback.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ HOW: tuple[str, ...] = (MAIN, CURATED, BACKSTORY, FALLBACK)
 
 _RECORD_GROUP = re.compile(r"^story_.+_set_\d+$")
 _ACTIVITY = re.compile(r"^activities/([^/]+)/")
+_IN_LEVEL = re.compile(r"^obt/(?:tutorial|guide)/level/main_(\d+)-")
+"""A main level's in-battle dialogue (``obt/tutorial/level/main_08-17``): its chapter."""
 _KEYS = {"group", "after", "before", "reason", "ref", "confidence"}
 
 Key = tuple[int, ...]
@@ -219,6 +222,8 @@ def group_of(row: StageRow, known: set[str]) -> str:
     if row.event_id:
         return row.event_id
     chapter = main_chapter(row.stage_path)
+    if chapter is None and (m := _IN_LEVEL.match(row.stage_path)) is not None:
+        chapter = int(m.group(1))
     if chapter is not None:
         return f"main_{chapter}"
     m = _ACTIVITY.match(row.stage_path)

@@ -236,9 +236,7 @@ class EventsFacade:
             return []
         return named_ids(self.graph.named_spans(char_id, text))
 
-    def standing(
-        self, operator: str, knows: Callable[[str], bool] | None = None
-    ) -> list[Standing]:
+    def standing(self, operator: str, knows: Callable[[str], bool] | None = None) -> list[Standing]:
         """Where she stands now, from the game's summaries of her latest stages and of her
         own records (:mod:`arklore.events.standing`); ``knows``: the stages a chat set at a
         story point knows (her latest stage is then the latest one it knows)."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from arklore.core.blocks import ms_since as _ms
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.graph.model import Edge, RelationGraph
 from arklore.graph.named import MentionFinder, Span, people_named
@@ -97,6 +98,7 @@ class RelationContext:
             "contextual": [r.to_dict() for r in self.contextual],
             "timings_ms": self.timings_ms,
             "embedded": self.embedded,
+            "held_back": self.held_back,
         }
 
 
@@ -470,10 +472,6 @@ class RelationRAG:
                 return text
             rels = rels[:-1]
         return ""
-
-
-def _ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 3)
 
 
 def query_window(
