@@ -14,7 +14,7 @@ export ARKLORE_ASTR ?= $(SHARED)/astr
 endif
 export ARKLORE_HOME ?= $(abspath var)
 
-.PHONY: venv web browser-deps demo test test-fast lint bench data clean
+.PHONY: venv web browser-deps demo test test-fast lint bench docs docs-measure data clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,15 +24,17 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP) web
 
-# The web pages' JavaScript (cytoscape.js for the graph, Swagger UI for /docs) from the npm
-# registry, pinned by web/package-lock.json, copied into the package's static folder (not
-# committed): the pages and /docs need no network.
+# The web pages' JavaScript (cytoscape.js and its fcose layout for the graph, Swagger UI for
+# /docs) from the npm registry, pinned by web/package-lock.json, copied into the package's
+# static folder (not committed): the pages and /docs need no network.
 WEB_VENDOR := src/arklore/service/static/vendor
 SWAGGER := web/node_modules/swagger-ui-dist
 $(WEB_VENDOR)/.installed: web/package.json web/package-lock.json
 	cd web && npm ci --no-audit --no-fund --ignore-scripts
 	mkdir -p $(WEB_VENDOR)
 	cp web/node_modules/cytoscape/dist/cytoscape.min.js $(WEB_VENDOR)/
+	cp web/node_modules/layout-base/layout-base.js web/node_modules/cose-base/cose-base.js \
+	  web/node_modules/cytoscape-fcose/cytoscape-fcose.js $(WEB_VENDOR)/
 	cp $(SWAGGER)/swagger-ui-bundle.js $(SWAGGER)/swagger-ui.css $(SWAGGER)/favicon-32x32.png $(WEB_VENDOR)/
 	touch $@
 
@@ -80,6 +82,21 @@ lint: $(STAMP)
 
 bench: $(STAMP) web
 	$(BIN)/python -m bench
+
+# The figures README.md and docs/ quote, rewritten from the code (setting defaults, packaged
+# data) and from the measured record docs/figures.json; tests/test_docs_figures.py fails when
+# a page differs (python -m arklore.docfigs check lists where).
+docs: $(STAMP)
+	$(BIN)/python -m arklore.docfigs write
+
+# Measures the record on the real data: the LLM jobs' cost estimates over $(ARKLORE_HOME)
+# (dry runs: nothing sent; needs a built home, `make demo`) and the figures the lorebook and
+# card real-data tests print; then rewrites the pages (`make docs`). About 10 minutes on a quiet 2-core machine (25 and more on a busy one).
+DOCS_MEASURED := tests/test_lorebook_heldout_realdata.py tests/test_sillytavern_cards_realdata.py
+docs-measure: $(STAMP)
+	$(BIN)/python -m arklore.docfigs measure
+	ARKLORE_FIGURES_OUT=$(abspath docs/figures.json) $(PYTEST) -q -p no:cacheprovider --timeout=3600 $(DOCS_MEASURED)
+	$(BIN)/python -m arklore.docfigs write
 
 # For users with network: shallow, sparse clones of the two data repositories.
 data:

@@ -3,12 +3,14 @@ when ARKLORE_GAMEDATA / ARKLORE_ASTR do not point at it."""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from support.measured import Metrics
 from support.tree_world import make_workspace
 
 if TYPE_CHECKING:
@@ -161,18 +163,43 @@ def rule_profiles(
 
 
 MEASURED = "measured"
+FIGURES = "figures"
+FIGURES_OUT = "ARKLORE_FIGURES_OUT"
+"""A record file (docs/figures.json): the figures the tests pass by name go into its
+``suite`` part (``make docs-measure``; arklore.docfigs quotes them in the docs)."""
 
 
 @pytest.fixture
-def metrics(request: pytest.FixtureRequest) -> Callable[[str], None]:
-    """``metrics("text")`` records a measured figure; they are printed at the end of the run
-    (the terminal summary), so CI logs show them without ``-s``. Kept in the test's report
-    (``user_properties``), so they reach the summary from pytest-xdist's workers too."""
+def metrics(request: pytest.FixtureRequest) -> Metrics:
+    """``metrics("text", name=value, ...)`` records a measured figure; they are printed at the
+    end of the run (the terminal summary), so CI logs show them without ``-s``, and the named
+    values are written into the record ``$ARKLORE_FIGURES_OUT`` when it is set. Kept in the
+    test's report (``user_properties``), so they reach the summary from pytest-xdist's workers
+    too."""
 
-    def record(text: str) -> None:
+    def record(text: str, **figures: float) -> None:
         request.node.user_properties.append((MEASURED, text))
+        if figures:
+            request.node.user_properties.append((FIGURES, figures))
 
     return record
+
+
+def _write_figures(terminalreporter: pytest.TerminalReporter, out: Path) -> int:
+    """The named figures of the run into the ``suite`` part of the record ``out`` (the other
+    parts kept); how many were written."""
+    found: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for rep in reports:
+            for key, value in getattr(rep, "user_properties", ()):
+                if key == FIGURES:
+                    found.update(value)
+    if not found:
+        return 0
+    record = json.loads(out.read_text("utf-8")) if out.is_file() else {}
+    record["suite"] = dict(sorted((record.get("suite", {}) | found).items()))
+    out.write_text(json.dumps(record, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "utf-8")
+    return len(found)
 
 
 def _measured(terminalreporter: pytest.TerminalReporter) -> list[str]:
@@ -186,7 +213,8 @@ def _measured(terminalreporter: pytest.TerminalReporter) -> list[str]:
     return [text for _, text in seen]
 
 
-BROWSER_TESTS = "tests/test_service_browser.py"
+BROWSER_TESTS = ("tests/test_service_browser.py", "tests/test_service_pages.py",
+                 "tests/test_service_chat_page.py")  # fmt: skip
 
 
 def _browser_count(terminalreporter: pytest.TerminalReporter) -> str | None:
@@ -220,3 +248,7 @@ def pytest_terminal_summary(
         terminalreporter.section("measured")
         for line in lines:
             terminalreporter.write_line(line)
+    out = os.environ.get(FIGURES_OUT)
+    if out:
+        n = _write_figures(terminalreporter, Path(out))
+        terminalreporter.write_line(f"{n} named figures written into {out}")

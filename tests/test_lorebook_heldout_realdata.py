@@ -18,12 +18,12 @@ change that loses ground fails.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.measured import Metrics
 from support.sillytavern import Rules, Scan, sillytavern_root
 from support.tree_world import make_workspace
 
@@ -52,7 +52,7 @@ def _records() -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Callable[[str], None]) -> None:
+def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics) -> None:
     records = _records()
     assert len(records) >= 200
     assert len({m["id"] for r in records for m in r["mentions"]}) >= 30
@@ -63,7 +63,16 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Callable[[str], Non
         if not ks.empty
     ]
     rep = lint(entries, records, ws.cards._person_of)
-    metrics(rep.line() + " [held-out lorebook_eval.jsonl, keys only]")
+    metrics(
+        rep.line() + " [held-out lorebook_eval.jsonl, keys only]",
+        lorebook_messages=len(records),
+        lorebook_fires=rep.fires,
+        lorebook_false=len(rep.false),
+        lorebook_false_rate=rep.false_rate,
+        lorebook_reached=rep.reached,
+        lorebook_mentioned=rep.mentioned,
+        lorebook_reach_share=rep.reach,
+    )
     assert rep.false_rate <= MAX_FALSE, [(f.person, f.text) for f in rep.false]
     assert rep.reached / rep.mentioned >= MIN_REACH, rep.line()
     # SillyTavern's own matchKeys fires exactly what the emulation fires
@@ -74,7 +83,7 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Callable[[str], Non
         assert set(st) == {e.person for e in entries if fires(e.match, text)}, text
 
 
-def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Callable[[str], None]) -> None:
+def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics) -> None:
     records = [r for r in _records() if r.get("chat_with")]
     books: dict[str, list[tuple[str, Matchable]]] = {}
     fired = false = mentioned = reached = 0
@@ -96,6 +105,13 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Callable[[str], None]) ->
     metrics(
         f"lorebook in a chat with her: {len(records)} messages to {len(books)} operators, "
         f"{fired} firings, {false} false ({false / fired:.1%}); fires for {reached}/{mentioned} "
-        f"of her people mentioned ({reached / mentioned:.0%}) [held-out lorebook_eval.jsonl]"
+        f"of her people mentioned ({reached / mentioned:.0%}) [held-out lorebook_eval.jsonl]",
+        lorebook_chat_messages=len(records),
+        lorebook_chat_fires=fired,
+        lorebook_chat_false=false,
+        lorebook_chat_false_rate=false / fired,
+        lorebook_chat_reached=reached,
+        lorebook_chat_mentioned=mentioned,
+        lorebook_chat_reach_share=reached / mentioned,
     )
     assert false / fired <= CHAT_MAX_FALSE and reached / mentioned >= CHAT_MIN_REACH

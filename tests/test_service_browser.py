@@ -5,62 +5,35 @@ every request off the machine refused (the network off).
 What the tests need from the system: Debian's ``chromium`` and a CJK font (``fonts-noto-cjk``:
 without it every Chinese character is a box in the screenshots); ``make test`` installs both
 where it can (root, apt). Missing, the tests skip, except in CI (``CI`` set): there they fail,
-naming the package, so a fresh machine never passes without having run them.
+naming the package, so a fresh machine never passes without having run them
+(:mod:`support.browser`, shared with the other page tests).
 
 Screenshots go to ``test-artifacts/browser/`` (not committed): the graph, the evidence panel,
-the stage reader, the chat preview, the review page and /docs.
+the stage reader, the chat page, the review page and /docs.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+from support.browser import launch, require_browser, shot
 from support.service_world import S1, SWIRE, kb_workspace, make_kb, write_swire_profile
 
 from arklore.chat.blocks import BLOCK_NAMES
 from arklore.service.app import create_app
-from arklore.service.web import cytoscape_installed, swagger_installed
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]  # fmt: skip
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "browser"
 
 pytestmark = pytest.mark.slow
 
 
-def missing() -> str | None:
-    """What the browser tests lack on this machine, naming what to install (None: nothing)."""
-    if not CHROMIUM.exists():
-        return "no /usr/bin/chromium: install Debian's chromium (apt-get install chromium)"
-    fonts = ""
-    if shutil.which("fc-list"):
-        fonts = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True,
-                               text=True, check=False).stdout  # fmt: skip
-    if not fonts.strip():
-        return "no CJK font: install fonts-noto-cjk (apt-get install fonts-noto-cjk)"
-    if not cytoscape_installed() or not swagger_installed():
-        return "the web pages' JavaScript is not installed: run `make web` (npm)"
-    return None
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _browser_ready() -> None:
-    why = missing()
-    if why is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"browser tests cannot run in CI: {why}", pytrace=False)
-    pytest.skip(why)
+    require_browser()
 
 
 @pytest.fixture(scope="module")
@@ -90,15 +63,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
+def browser() -> Iterator[Any]:
+    yield from launch()
 
 
 @pytest.fixture
@@ -111,14 +77,6 @@ def page(browser) -> Iterator[object]:
     yield pg
     ctx.close()
     assert errors == [], errors
-
-
-def shot(page, name: str) -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    assert path.stat().st_size > 10_000
-    return path
 
 
 def test_search_graph_edge_evidence_and_the_stage_reader(server: str, page) -> None:
@@ -161,17 +119,17 @@ def test_search_graph_edge_evidence_and_the_stage_reader(server: str, page) -> N
     shot(page, "stage-reader")
 
 
-def test_chat_preview_shows_the_blocks(server: str, page) -> None:
+def test_chat_without_an_llm_shows_the_blocks_of_a_group_turn(server: str, page) -> None:
     page.goto(server + "/chat")
-    page.fill("#ops", "阿米娅, 凯尔希")
+    page.wait_for_function("document.querySelectorAll('#operators option').length > 0")
+    page.fill("#op", "阿米娅")
+    page.fill("#others", "凯尔希")
     page.fill("#message", "星熊最近好吗？")
     page.click("#send")
-    page.wait_for_function("document.querySelectorAll('.turn').length === 2")
-    blocks = page.eval_on_selector_all(
-        ".turn:first-child .block", "els => els.map(e => e.dataset.block)"
-    )
+    page.wait_for_function("document.querySelectorAll('.turn').length === 1")
+    blocks = page.eval_on_selector_all(".turn .block", "els => els.map(e => e.dataset.block)")
     assert blocks == list(BLOCK_NAMES)
-    first = page.inner_text(".turn:first-child")
+    first = page.inner_text(".turn")
     assert "阿米娅" in first and "tier B" in first and "【在场者之间的关系】" in first
     assert "tokens" in first and "T-1" in first
     shot(page, "chat-preview")

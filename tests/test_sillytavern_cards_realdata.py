@@ -66,7 +66,10 @@ def test_sillytavern_never_folds_another_speakers_line_into_her_message(cards, m
                     folds.append((card["name"], msg["content"][:200]))
     metrics(
         f"SillyTavern's parser over {len(cards)} cards: {blocks} example blocks, {hers} of her "
-        f"messages, {len(folds)} with another speaker's line or a Name: inside"
+        f"messages, {len(folds)} with another speaker's line or a Name: inside",
+        cards_example_blocks=blocks,
+        cards_example_messages=hers,
+        cards_example_folds=len(folds),
     )
     assert folds == []
 
@@ -82,7 +85,11 @@ def test_first_message_personality_and_scenario_are_filled(cards, metrics) -> No
     metrics(
         f"real cards: {n}; filled: "
         + ", ".join(f"{k} {v:.1%}" for k, v in share.items())
-        + f"; first_mes from {dict(sorted(kinds.items()))}; {alts} with alternate greetings"
+        + f"; first_mes from {dict(sorted(kinds.items()))}; {alts} with alternate greetings",
+        cards=n,
+        cards_alternate_greetings=alts,
+        **{f"cards_{k}_share": v for k, v in share.items()},
+        **{f"cards_first_mes_{k}": v for k, v in kinds.items()},
     )
     assert share["first_mes"] == 1.0  # every operator: a narrated opening at worst
     assert share["scenario"] >= FILLED_MIN
@@ -106,6 +113,6 @@ def test_every_card_has_its_own_name(cards, metrics) -> None:
     names = [c["name"] for c in cards]
     forms = [n for n in names if n.endswith("）") and "（" in n]
     metrics(f"real card names: {len(set(names))} distinct of {len(names)}; forms told apart: "
-            + "、".join(forms))  # fmt: skip
+            + "、".join(forms), cards_distinct_names=len(set(names)), cards_forms=len(forms))  # fmt: skip
     assert len(set(names)) == len(names)
     assert {"阿米娅（近卫）", "阿米娅（医疗）"} <= set(names)

@@ -41,6 +41,7 @@ variable                        meaning                                         
 ``ARKLORE_MEMORY_K``            memories (or appearances) per chat turn             ``3``
 ``ARKLORE_GROUP_TOKEN_BUDGET``  tokens of the group-chat block per chat turn        ``400``
 ``ARKLORE_DOCTOR_TOKEN_BUDGET`` tokens of her view of the Doctor per chat turn      ``250``
+``ARKLORE_SPEECH_TOKEN_BUDGET`` tokens of her way of speaking per chat turn         ``160``
 ``ARKLORE_EXEMPLAR_TOKEN_BUDGET`` tokens of her own story lines per chat turn       ``280``
 ``ARKLORE_NOW_TOKEN_BUDGET``    tokens of where she stands now per chat turn        ``160``
 ``ARKLORE_EXEMPLARS_K``         scenes of her own lines per chat turn (at most)     ``5``

@@ -147,6 +147,21 @@ class GraphFacade:
                 best[e.source] = e
         return sorted(best.values(), key=lambda e: (-e.strength, e.source))[:limit]
 
+    def most_connected(self, n: int) -> list[tuple[str, int]]:
+        """The ``n`` operators of the saved graph related to the most people (an edge either
+        way, each person once), with that number; most first, ties by id."""
+        graph = self.current()
+        people: dict[str, set[str]] = {}
+        for e in graph.edges():
+            people.setdefault(e.source, set()).add(e.target)
+            people.setdefault(e.target, set()).add(e.source)
+        ops = [
+            (nid, len(others))
+            for nid, others in people.items()
+            if (node := graph.nodes.get(nid)) is not None and node.kind == "operator"
+        ]
+        return sorted(ops, key=lambda x: (-x[1], x[0]))[:n]
+
     def people(self) -> People:
         """Names -> graph node ids (registry, alias table and corpus speakers)."""
         if self._people is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from arklore.core.blocks import stage_of
@@ -25,6 +25,7 @@ from arklore.core.model import parse_line_id
 from arklore.corpus.store import StageInfo, Store
 from arklore.graph.model import Edge, RelationGraph
 from arklore.graph.strength import WORTH_DESCRIBING
+from arklore.names.facade import NamesFacade
 
 CATEGORIES = ("curated", "story-direct", "story-reported", "evidence-built", "interaction")
 CONTEXT_LINES = 2
@@ -35,6 +36,22 @@ STAGE_PATH = re.compile(r"^[A-Za-z0-9_\-\[\]]+(?:/[A-Za-z0-9_\-\[\]]+)*$")
 MAX_STAGE_PATH = 200
 STAGE_PATH_SCHEMA = {"pattern": STAGE_PATH.pattern, "minLength": 1, "maxLength": MAX_STAGE_PATH}
 """What the OpenAPI document says a stage path is (checked by :func:`check_stage_path`, 400)."""
+
+
+Label = Callable[[str], str]
+"""A graph node's name as the pages show it."""
+
+
+def labeller(graph: RelationGraph, names: NamesFacade) -> Label:
+    """A node's name as the pages show it: an operator's name that names her alone
+    (:meth:`~arklore.names.facade.NamesFacade.unique_name`: 阿米娅（近卫）), anyone else's
+    name in the graph."""
+
+    def label(nid: str) -> str:
+        unique = names.unique_name(nid) if nid.startswith("char_") else nid
+        return unique if unique != nid else graph.node_name(nid)
+
+    return label
 
 
 def category(e: Edge) -> str:
@@ -48,22 +65,25 @@ def category(e: Edge) -> str:
     return "interaction"
 
 
-def node_dict(graph: RelationGraph, nid: str) -> dict[str, Any]:
+def node_dict(graph: RelationGraph, nid: str, label: Label | None = None) -> dict[str, Any]:
     node = graph.nodes.get(nid)
     return {
         "id": nid,
-        "name": graph.node_name(nid),
+        "name": (label or graph.node_name)(nid),
         "kind": node.kind if node else ("npc" if nid.startswith("npc:") else "operator"),
         "faction": dict(node.faction) if node else {},
     }
 
 
-def edge_dict(graph: RelationGraph, e: Edge, text: str | None = None) -> dict[str, Any]:
+def edge_dict(
+    graph: RelationGraph, e: Edge, text: str | None = None, label: Label | None = None
+) -> dict[str, Any]:
+    name = label or graph.node_name
     return {
         "source": e.source,
-        "source_name": graph.node_name(e.source),
+        "source_name": name(e.source),
         "target": e.target,
-        "target_name": graph.node_name(e.target),
+        "target_name": name(e.target),
         "predicate": e.predicate,
         "strength": e.strength,
         "category": category(e),
@@ -123,7 +143,10 @@ class CitationIndex:
 
 
 def line_dict(
-    ln: Any, cited: Iterable[Edge] = (), graph: RelationGraph | None = None
+    ln: Any,
+    cited: Iterable[Edge] = (),
+    graph: RelationGraph | None = None,
+    label: Label | None = None,
 ) -> dict[str, Any]:
     out = {
         "line_no": ln.line_no,
@@ -136,9 +159,10 @@ def line_dict(
         "uncertain": ln.uncertain,
     }
     if graph is not None:
+        name = label or graph.node_name
         out["cited_by"] = [
-            {"source": e.source, "source_name": graph.node_name(e.source), "target": e.target,
-             "target_name": graph.node_name(e.target), "predicate": e.predicate,
+            {"source": e.source, "source_name": name(e.source), "target": e.target,
+             "target_name": name(e.target), "predicate": e.predicate,
              "category": category(e)}
             for e in cited
         ]  # fmt: skip

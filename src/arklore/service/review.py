@@ -49,9 +49,14 @@ def require_admin(request: Request, st: ServiceState) -> None:
 
 @router.get("/v1/review")
 def get_review(request: Request) -> Response:
-    """Profiles and drafts, drafts to review first."""
+    """Profiles and drafts, drafts to review first; ``name`` names each alone (two forms of
+    阿米娅: 阿米娅 and 阿米娅（近卫）, as everywhere else)."""
     st = service_state(request)
-    return json_response({"entries": st.ws.profiles.entries(),
+    entries = []
+    for e in st.ws.profiles.entries():
+        unique = st.ws.names.unique_name(e["char_id"])
+        entries.append(e | {"name": unique} if unique != e["char_id"] else e)
+    return json_response({"entries": entries,
                           "writes_enabled": bool(st.ws.settings.admin_token)})  # fmt: skip
 
 
@@ -61,7 +66,7 @@ def get_review_entry(char_id: NameParam, request: Request) -> Response:
     st = service_state(request)
     cid = st.ws.names.resolve(char_id)
     out = st.ws.profiles.detail(cid)
-    out["name"] = st.ws.names.display_name(cid)
+    out["name"] = st.ws.names.unique_name(cid)
     return json_response(out)
 
 
@@ -92,7 +97,7 @@ def put_persona(name: NameParam, body: PersonaEdit, request: Request) -> Respons
     saved = st.ws.profiles.save(name, body.text)
     return json_response({
         "char_id": saved.char_id,
-        "name": st.ws.names.display_name(saved.char_id),
+        "name": st.ws.names.unique_name(saved.char_id),
         "path": st.ws.profiles.relative(saved.path),
         "tier": saved.profile.tier,
         "hand_edited": saved.profile.hand_edited,

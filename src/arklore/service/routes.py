@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import APIRouter, Path, Query, Request
@@ -110,6 +110,14 @@ def _sse(st: ServiceState, req: Any, turn: dict[str, Any]) -> Iterator[bytes]:
     yield _event("done", {"reply": "".join(parts).strip()})
 
 
+@router.get("/v1/llm", tags=["chat"])
+def get_llm(request: Request) -> Response:
+    """Whether her replies can be written (``configured``: an LLM for task ``chat``): the chat
+    page streams them from ``/v1/chat/completions`` then, else shows each turn's blocks."""
+    st = service_state(request)
+    return json_response({"task": CHAT_TASK, "configured": st.llm_configured()})
+
+
 @router.post(
     "/v1/relation-context", responses={200: {"model": RelationContextOut}, **E}, tags=["chat"]
 )
@@ -128,13 +136,44 @@ async def post_relation_context(body: RelationContextRequest, request: Request) 
 
 
 # -- operators -----------------------------------------------------------------------------
+@router.get("/v1/operators", responses=E, tags=["operators"])
+def get_operators(
+    request: Request,
+    sort: Literal["name", "connected"] = "name",
+    limit: Annotated[int, Query(ge=1, le=5000)] = 5000,
+) -> Response:
+    """Operators with a name that names each alone (``name``: 阿米娅（近卫）, as the model ids
+    of ``/v1/models``), whether a chat may use her (``available``, the manifest) and how many
+    people the graph relates to her (``relations``, null without a graph). ``sort=connected``:
+    the operators related to the most people, most first (the explorer's suggestions)."""
+    st = service_state(request)
+    names, m = st.ws.names, st.ws.chat.manifest()
+    if sort == "connected":
+        ranked: list[tuple[str, int | None]] = list(st.ws.graph.most_connected(limit))
+    else:
+        counts: dict[str, int] = {}
+        graph = st.ws.graph.current_or_none()
+        if graph is not None:
+            counts = dict(st.ws.graph.most_connected(len(graph.nodes)))
+        ranked = [(op.char_id, counts.get(op.char_id, 0) if graph is not None else None)
+                  for op in names.operators()][:limit]  # fmt: skip
+    return json_response({"operators": [
+        {"id": cid, "name": names.unique_name(cid), "display_name": names.display_name(cid),
+         "available": m is None or m.allows(cid), "relations": n}
+        for cid, n in ranked
+    ]})  # fmt: skip
+
+
 @router.get("/v1/operators/{name}", responses=E, tags=["operators"])
 def get_operator(name: NameParam, request: Request) -> Response:
-    """One operator by id, Chinese name, alias or appellation: names, forms, faction, the tier
+    """One operator by id, Chinese name, alias or appellation: names (``unique_name``: the
+    one that names her alone, ``form_names``: her forms' likewise), forms, faction, the tier
     of her profile and how much the knowledge base holds about her."""
     st = service_state(request)
     sp = st.ws.chat.speaker(name, check_manifest=False)
     info = st.ws.chat.operator_info(sp)
+    info["unique_name"] = st.ws.names.unique_name(sp.char_id)
+    info["form_names"] = [st.ws.names.unique_name(c) for c in info.get("forms", [])]
     info["appearances"] = len(st.ws.events.appearances_of(sp.family))
     try:
         graph = st.ws.graph.current()
@@ -165,16 +204,17 @@ def get_relations(
     st = service_state(request)
     graph = st.ws.graph.current()
     node = _node(st, name)
+    label = gv.labeller(graph, st.ws.names)
     out_edges = [e for e in graph.ranked(node) if e.strength >= min_strength][:limit]
     texts = _texts(st, node, [e.target for e in out_edges])
     result: dict[str, Any] = {
-        "operator": gv.node_dict(graph, node),
-        "out": [gv.edge_dict(graph, e, texts.get(e.target)) for e in out_edges],
+        "operator": gv.node_dict(graph, node, label),
+        "out": [gv.edge_dict(graph, e, texts.get(e.target), label) for e in out_edges],
         "categories": list(gv.CATEGORIES),
     }
     if incoming:
         ins = st.ws.graph.incoming(node, min_strength=min_strength, limit=limit)
-        result["in"] = [gv.edge_dict(graph, e) for e in ins]
+        result["in"] = [gv.edge_dict(graph, e, label=label) for e in ins]
     return json_response(result)
 
 
@@ -185,14 +225,15 @@ def get_relation(a: NameParam, b: NameParam, request: Request) -> Response:
     st = service_state(request)
     graph = st.ws.graph.current()
     na, nb = _node(st, a), _node(st, b)
+    label = gv.labeller(graph, st.ws.names)
     ab, ba = graph.get_relation(na, nb), graph.get_relation(nb, na)
     ta, tb = _texts(st, na, [nb]), _texts(st, nb, [na])
     ids = [lid for e in ab + ba for lid in e.evidence_line_ids]
     return json_response({
-        "a": gv.node_dict(graph, na),
-        "b": gv.node_dict(graph, nb),
-        "edges": [gv.edge_dict(graph, e, ta.get(nb)) for e in ab],
-        "reverse": [gv.edge_dict(graph, e, tb.get(na)) for e in ba],
+        "a": gv.node_dict(graph, na, label),
+        "b": gv.node_dict(graph, nb, label),
+        "edges": [gv.edge_dict(graph, e, ta.get(nb), label) for e in ab],
+        "reverse": [gv.edge_dict(graph, e, tb.get(na), label) for e in ba],
         "evidence": gv.evidence(st.ws.corpus.store(), ids),
     })  # fmt: skip
 
@@ -266,12 +307,13 @@ def get_stage_lines(
         cited = st.citations.of(graph)
     except ArkloreError:
         graph, cited = None, {}
+    label = gv.labeller(graph, st.ws.names) if graph is not None else None
     lines = [ln for ln in store.lines(stage_path) if from_ <= ln.line_no <= last]
     return json_response({
         "stage": gv.stage_dict(info),
         "from": from_,
         "to": last,
-        "lines": [gv.line_dict(ln, cited.get(ln.line_id, ()), graph) for ln in lines],
+        "lines": [gv.line_dict(ln, cited.get(ln.line_id, ()), graph, label) for ln in lines],
     })  # fmt: skip
 
 
@@ -282,13 +324,15 @@ def get_search(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> Response:
     """Operators (and other people of the graph) by any name: exact names first (an alias,
-    or a person's name in the graph), then names containing the query, then the closest."""
+    or a person's name in the graph), then names containing the query, then the closest.
+    An operator's ``name`` names her alone (阿米娅（近卫）)."""
     ws = service_state(request).ws
     m = ws.chat.manifest()
     results = [
-        r | {"available": r["kind"] == "operator" and (m is None or m.allows(r["id"]))}
+        r | ({"name": ws.names.unique_name(r["id"]), "available": m is None or m.allows(r["id"])}
+             if r["kind"] == "operator" else {"available": False})
         for r in ws.graph.search(q, limit)
-    ]
+    ]  # fmt: skip
     return json_response({"query": q, "results": results})
 
 

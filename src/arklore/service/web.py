@@ -3,11 +3,13 @@ the JSON API, and cytoscape.js and Swagger UI from the npm registry, installed b
 (``web/``, ``npm ci``) and copied into ``static/vendor/`` (not committed).
 
 =================  ===========================================================
-``/``              graph explorer: search, neighbourhood, evidence of an edge
+``/``              graph explorer: suggestions (the most connected operators),
+                   search, neighbourhood, evidence of an edge
 ``/stage``         stage reader: ``?path=<stage>#L<line_no>``
 ``/operator``      operator page: persona by tier, relations, appearances
 ``/review``        review queue: drafts beside their sources, approve / edit
-``/chat``          chat preview: the blocks a turn injects, the reply
+``/chat``          chat: a conversation with her; with an LLM her replies stream
+                   from ``/v1/chat/completions``, without one each turn's blocks
 ``/docs``          Swagger UI over ``/openapi.json`` (its assets from npm too)
 =================  ===========================================================
 """
@@ -34,10 +36,12 @@ PAGES = {
 
 
 SWAGGER = ("swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png")
+CYTOSCAPE = ("cytoscape.min.js", "layout-base.js", "cose-base.js", "cytoscape-fcose.js")
+"""cytoscape.js and its fcose layout (with the two libraries it builds on), in load order."""
 
 
 def cytoscape_installed() -> bool:
-    return (VENDOR / "cytoscape.min.js").is_file()
+    return all((VENDOR / f).is_file() for f in CYTOSCAPE)
 
 
 def swagger_installed() -> bool:

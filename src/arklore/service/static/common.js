@@ -60,7 +60,7 @@ function lineRow(ln, opts = {}) {
 }
 
 function nav(active) {
-  const links = [["/", "Graph"], ["/operator", "Operator"], ["/stage", "Stage reader"], ["/review", "Review"], ["/chat", "Chat preview"]];
+  const links = [["/", "Graph"], ["/operator", "Operator"], ["/stage", "Stage reader"], ["/review", "Review"], ["/chat", "Chat"]];
   const h = document.createElement("header");
   h.innerHTML = `<span class="brand">arklore</span>` + links.map(([href, label]) =>
     `<a href="${href}"${href === active ? ' class="active"' : ""}>${label}</a>`).join("") +

@@ -1,30 +1,48 @@
-// Graph explorer: search an operator by any name, draw her neighbourhood, show edge evidence.
+// Graph explorer: suggestions (the operators related to the most people), search by any name,
+// her neighbourhood drawn with the fcose layout (labels kept apart), an edge's evidence.
 "use strict";
 nav("/");
 let cy = null;
 const $ = id => document.getElementById(id);
 
+async function suggest() {
+  try {
+    const data = await api("/v1/operators?sort=connected&limit=12");
+    $("suggestions").innerHTML = data.operators.map(o =>
+      `<li class="result" data-node="${esc(o.id)}" title="${esc(o.id)}">${esc(o.name)} <span class="muted">${o.relations}</span></li>`).join("");
+  } catch (e) { $("suggestions").innerHTML = `<li class="error">${esc(errorText(e))}</li>`; }
+}
+
 $("legend").innerHTML = Object.entries(CATEGORY_COLOURS).map(([k, c]) =>
   `<span><i style="background:${c}"></i>${esc(CATEGORY_LABELS[k])}</span>`).join("");
 
-async function search(q) {
+// the people a name finds (the graph's nodes only); with `open`, the best one's graph too
+async function search(q, open) {
   $("status").textContent = "searching…";
-  $("results").innerHTML = "";
   try {
     const data = await api(`/v1/search?q=${encodeURIComponent(q)}&limit=12`);
+    if ($("q").value.trim() !== q) return;  // typed on meanwhile
     const res = data.results.filter(r => r.node);
     $("status").textContent = res.length ? "" : "nothing found";
     $("results").innerHTML = res.map(r =>
       `<li class="result" data-node="${esc(r.node)}" title="${esc(r.id)} (${esc(r.matched)})">${esc(r.name)}</li>`).join("");
-    if (res.length) show(res[0].node);
+    if (open && res.length) show(res[0].node);
   } catch (e) { $("status").innerHTML = `<span class="error">${esc(errorText(e))}</span>`; }
 }
 
-$("results").addEventListener("click", e => {
-  const li = e.target.closest("li.result");
-  if (li) show(li.dataset.node);
+for (const list of ["results", "suggestions"]) {
+  $(list).addEventListener("click", e => {
+    const li = e.target.closest("li.result");
+    if (li) show(li.dataset.node);
+  });
+}
+$("search").addEventListener("submit", e => { e.preventDefault(); const q = $("q").value.trim(); if (q) search(q, true); });
+let typing = null;
+$("q").addEventListener("input", () => {
+  clearTimeout(typing);
+  const q = $("q").value.trim();
+  if (q) typing = setTimeout(() => search(q, false), 250); else $("results").innerHTML = "";
 });
-$("search").addEventListener("submit", e => { e.preventDefault(); const q = $("q").value.trim(); if (q) search(q); });
 
 async function show(node) {
   $("status").textContent = "loading…";
@@ -45,13 +63,23 @@ async function show(node) {
       width: 1 + 4 * e.strength, strength: e.strength}});
   }
   $("status").textContent = `${me.name}: ${data.out.length} relations, ${(data.in || []).length} incoming`;
+  $("graph-area").style.display = "";
   draw([...nodes.values()], edges);
   table(me, data);
 }
 
+// fcose (npm's cytoscape-fcose) sizes each node with its label and keeps them apart; it starts
+// from a ring around her (START), not random places, so a neighbourhood is drawn the same way
+// on every visit
+const START = {name: "concentric", concentric: n => n.data("center") ? 2 : 1, levelWidth: () => 1,
+  minNodeSpacing: 30, animate: false, fit: false};
+const LAYOUT = {name: "fcose", quality: "proof", animate: false, randomize: false,
+  nodeDimensionsIncludeLabels: true, nodeSeparation: 75, idealEdgeLength: () => 150,
+  nodeRepulsion: () => 20000, packComponents: false, padding: 20};
+
 function draw(nodes, edges) {
-  if (typeof cytoscape === "undefined") {
-    $("cy").innerHTML = '<p class="error" style="padding:1em">cytoscape.js is not installed: run <code>make web</code>.</p>';
+  if (typeof cytoscape === "undefined" || typeof cytoscapeFcose === "undefined") {
+    $("cy").innerHTML = '<p class="error" style="padding:1em">cytoscape.js (with cytoscape-fcose) is not installed: run <code>make web</code>.</p>';
     return;
   }
   if (cy) cy.destroy();
@@ -61,7 +89,9 @@ function draw(nodes, edges) {
     wheelSensitivity: 0.3,
     style: [
       {selector: "node", style: {"label": "data(label)", "font-size": 12, "background-color": "#64748b",
-        "color": "#111827", "text-valign": "bottom", "text-margin-y": 4, "width": 18, "height": 18}},
+        "color": "#111827", "text-valign": "bottom", "text-margin-y": 4, "width": 18, "height": 18,
+        "text-background-color": "#f8fafc", "text-background-opacity": 0.9, "text-background-padding": 2,
+        "z-index": 10}},
       {selector: "node[kind = 'npc']", style: {"background-color": "#cbd5e1", "shape": "round-rectangle"}},
       {selector: "node[center = 1]", style: {"background-color": "#2563eb", "width": 30, "height": 30, "font-weight": "bold"}},
       {selector: "edge", style: {"curve-style": "bezier", "target-arrow-shape": "triangle", "line-color": "data(colour)",
@@ -70,9 +100,9 @@ function draw(nodes, edges) {
         "text-background-padding": 1, "color": "#374151"}},
       {selector: "edge:selected", style: {"line-color": "#111827", "target-arrow-color": "#111827", "width": 6}},
     ],
-    layout: {name: "concentric", concentric: n => n.data("center") ? 2 : 1, levelWidth: () => 1,
-      minNodeSpacing: 30, animate: false},
+    layout: START,
   });
+  cy.layout(LAYOUT).run();
   cy.on("tap", "edge", evt => { cy.edges().unselect(); evt.target.select(); evidence(evt.target.data("source"), evt.target.data("target")); });
   cy.on("tap", "node", evt => { if (!evt.target.data("center")) show(evt.target.id()); });
   window.arkloreGraph = cy;
@@ -113,5 +143,6 @@ async function evidence(a, b) {
   box.innerHTML = html;
 }
 
+suggest();
 const start = param("op") || param("q");
 if (start) { $("q").value = start; show(start); }
