@@ -19,6 +19,7 @@ from arklore.corpus.story import (
     CuratedOrder,
     Placement,
     StageRow,
+    StoryOrder,
     StoryView,
     build_order,
     default_order_path,
@@ -53,7 +54,7 @@ NAMES = {"main_0": "序章", "main_1": "第一章", "main_2": "第二章", "act_
          "act_b": "雪原续", "act_c": "无名", "act_d": "往昔", "story_kit_set_1": "旧事"}  # fmt: skip
 
 
-def _order():
+def _order() -> StoryOrder:
     return build_order(ROWS, CURATED_ORDER, NAMES)
 
 
@@ -157,3 +158,27 @@ def test_the_packaged_order_places_every_main_chapter_once_with_a_reason() -> No
         # a point it is placed after is a chapter, a placed story or a story id of the tables
         assert all(a in defined or a.startswith(("act", "story_", "1stact")) for a in p.after)
     assert doc["records"]["default"] == BACKSTORY
+
+
+def test_timeline_shows_story_and_release_order_and_checks_the_fallback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from support.service_world import make_kb
+    from typer.testing import CliRunner
+
+    from arklore.cli.app import app
+
+    home = make_kb(tmp_path / "home", index=False)
+    monkeypatch.setenv("ARKLORE_HOME", str(home))
+    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+    r = CliRunner().invoke(app, ["timeline", "--order", "--json"])
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    # the invented stories are in no curated file: the release order places them, flagged
+    assert [(s["story"], s["release"], s["group"], s["how"]) for s in got["stories"]] == [
+        (1, 1, "test_1", FALLBACK), (2, 2, "act_test", FALLBACK),
+    ]  # fmt: skip
+    r = CliRunner().invoke(app, ["timeline", "--check"])
+    assert r.exit_code == 0 and "act_test 测试活动" in r.stdout and "2 fallback" in r.stdout

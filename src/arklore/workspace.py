@@ -17,9 +17,8 @@ from the settings and the facades below it:
 ``ws.cards``       SillyTavern character cards and lorebooks, and the lint of their keys
 =================  ============================================================================
 
-A new query goes into its layer's facade (or a function of that layer the facade calls); the
-CLI (``cli/``), the HTTP service (``service/``) and the Python API (``arklore.api``) call it and
-never re-implement it. Steps that span layers stay here: :meth:`Workspace.ingest` (corpus,
+A new query goes into its layer's facade; the CLI, the HTTP service and the Python API
+(``arklore.api``) call it and never re-implement it. Steps that span layers stay here: :meth:`Workspace.ingest` (corpus,
 then names) and :meth:`Workspace.verify_anchors` (every layer's citations).
 
 Handles are opened on first use and kept for the workspace's life (a CLI run, a server):

@@ -180,6 +180,7 @@ class StoryOrder:
     how: dict[str, str]  # group -> MAIN | CURATED | BACKSTORY | FALLBACK
     placements: dict[str, Placement] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # group -> its name
+    release: dict[str, int] = field(default_factory=dict)  # group -> its place by release
 
     def position(self, stage_path: str) -> int | None:
         return self.positions.get(stage_path)
@@ -208,6 +209,20 @@ class StoryOrder:
         """Every story group, in story order."""
         first = self._first_positions()
         return sorted(first, key=first.__getitem__)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every story group in story order, with its place by release beside it, how its
+        place is known and why (what ``arklore timeline --order`` shows)."""
+        out = []
+        for i, group in enumerate(self.group_sequence(), 1):
+            p = self.placements.get(group)
+            out.append({
+                "story": i, "release": self.release.get(group, 0) + 1, "group": group,
+                "name": self.names.get(group, group), "how": self.how[group],
+                "after": list(p.after) if p else [], "reason": p.reason if p else "",
+                "confidence": p.confidence if p else "",
+            })  # fmt: skip
+        return out
 
     def counts(self) -> dict[str, int]:
         """Story groups per way they are placed (:data:`HOW`)."""
@@ -284,6 +299,7 @@ def build_order(
         {g: how[g] for g in release},
         placed,
         dict(names or {}),
+        rank,
     )
 
 
