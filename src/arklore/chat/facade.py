@@ -237,9 +237,10 @@ class ChatFacade:
         """``memories`` rendered as the memories block."""
         return memory_blocks.render(self.layers, sp, memories)
 
-    def exemplars(self, sp: Speaker, message: str, named: Sequence[str] = ()) -> Block:
+    def exemplars(self, sp: Speaker, message: str, named: Sequence[str] = (),
+                  knows: Callable[[str], bool] | None = None) -> Block:  # fmt: skip
         """Her scenes for ``message`` as the exemplars block (:mod:`.blocks.exemplars`)."""
-        return exemplar_blocks.block(self.layers, sp, message, named)
+        return exemplar_blocks.block(self.layers, sp, message, named, knows)
 
     def chars_check(self, folder: Path | None = None) -> list[FileCheck]:
         """``arklore chars check`` (:func:`.blocks.persona.chars_check`)."""
