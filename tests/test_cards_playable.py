@@ -295,3 +295,17 @@ def test_export_without_the_game_tables_fails_with_exit_2_naming_the_variable(
     said = [ln for ln in (done.stdout + done.stderr).split("\n") if ln.strip()]
     assert len(said) == 1 and "ARKLORE_GAMEDATA" in said[0], said
     assert not out.exists()  # nothing written, nothing silently changed
+
+
+def test_a_card_set_at_a_story_point_holds_nothing_from_later(tmp_path: Path) -> None:
+    from support.service_world import S1, S2, S3, kb_workspace, make_kb
+
+    home = make_kb(tmp_path / "home")
+    with kb_workspace(home, gamedata=write_gamedata(tmp_path / "gamedata")) as ws:
+        whole = json.dumps(ws.cards.card("阿米娅").card, ensure_ascii=False)
+        early = ws.cards.card("阿米娅", until="T-1").card
+    text = json.dumps(early, ensure_ascii=False)
+    # the three invented stages come in release order (T-1, T-2, AT-1): at T-1, only the first
+    assert S2 in whole and S3 in whole  # unset, her card cites the later stages
+    assert S1 in text and S2 not in text and S3 not in text
+    assert early["data"]["extensions"]["arklore"]["until"]["group"] == "test_1"

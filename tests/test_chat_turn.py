@@ -243,7 +243,9 @@ def test_extracted_memories_become_the_memories_block(kb_home: Path, monkeypatch
 
     seen: list[tuple[str, str | None, int, list[str] | None]] = []
 
-    def memories(self, operator: str, query: str | None = None, k: int = 3, named=None) -> Memories:
+    def memories(
+        self, operator: str, query: str | None = None, k: int = 3, named=None, knows=None
+    ) -> Memories:
         seen.append((operator, query, k, named))
         item = MemoryItem("我在雨里\n等过陈小姐。", S3, "T-3", "测试篇", [lid(S3, 1)],
                           "memory", 0.9, 3, "雨夜")  # fmt: skip

@@ -365,6 +365,31 @@ def test_metrics_count_routes_blocks_and_context_rates(client: TestClient) -> No
     assert "arklore_named_people_related_total 1.0" in text
 
 
+def test_a_story_point_gives_the_same_turn_over_http_as_in_python(kb_home: Path) -> None:
+    # the three stages are placed by release order only (T-1, T-2, then AT-1): a chat set
+    # at T-1 knows the first stage alone
+    body = {"operator": "阿米娅", "message": "陈呢？星熊呢？", "until": "T-1"}
+    with kb_workspace(kb_home) as ws:
+        local = ws.chat.turn("阿米娅", body["message"], until="T-1").to_dict()
+        rc = ws.chat.relation_context(ws.chat.speaker("陈"), "阿米娅呢", until="T-1")
+        whole = ws.chat.turn("阿米娅", body["message"]).to_dict()
+    with client_for(kb_workspace(kb_home)) as c:
+        got = c.post("/v1/turn", json=body).json()
+        ctx = c.post("/v1/relation-context",
+                     json={"operator": "陈", "message": "阿米娅呢", "until": "T-1"}).json()  # fmt: skip
+        bad = c.post("/v1/turn", json=body | {"until": "T-9"})
+    assert got["system_prompt"] == local["system_prompt"] and got["until"] == local["until"]
+    assert got["until"]["group"] == "test_1" and got["until"]["query"] == "T-1"
+
+    def cited(turn: dict[str, Any]) -> set[str]:
+        return {x.split("#")[0] for b in turn["blocks"] for x in b["sources"]["line_ids"]}
+
+    assert cited(got) <= {S1} and cited(got) != cited(whole)
+    assert ctx["held_back"] == rc.held_back and ctx["text"] == rc.text
+    assert bad.status_code == 400 and bad.json()["error"] == "unknown_story_point"
+    assert "T-1" in bad.json()["hint"]  # the closest codes
+
+
 def test_openapi_lists_every_route_and_the_pages_are_served(client: TestClient) -> None:
     paths = set(client.get("/openapi.json").json()["paths"])
     assert {

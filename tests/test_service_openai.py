@@ -457,6 +457,32 @@ def test_arklore_errors_are_openai_errors_too(
     assert llm_stub.requests == []  # nothing was forwarded
 
 
+def test_a_story_point_in_the_model_id_or_the_body_sets_the_same_turn(
+    base: str, llm_stub: StubServer
+) -> None:
+    client = sdk(base)
+    bodies = []
+    for i, (model, extra) in enumerate(
+        [("银灰@SN-1", {}), ("银灰", {"arklore": {"until": "雪线之上"}}), ("银灰@冬日", {"arklore": {"until": "SN-1"}})]
+    ):  # fmt: skip
+        marker = f"{QUESTION}#{i}"
+        llm_stub.script(marker, Reply.text(REPLY))
+        msgs: list[ChatCompletionMessageParam] = [
+            *CLIENT_MESSAGES[:-1],
+            {"role": "user", "content": marker},
+        ]
+        client.chat.completions.create(model=model, messages=msgs, extra_body=extra)
+        (sent,) = llm_stub.calls(marker)
+        assert "arklore" not in sent.body  # arklore's own field is not forwarded
+        bodies.append([m["content"].replace(marker, "?") for m in sent.body["messages"]])
+    # the suffix, the body field, and the body field winning over a bad suffix: one turn
+    assert bodies[0] == bodies[1] == bodies[2]
+    with pytest.raises(openai.BadRequestError) as exc:
+        client.chat.completions.create(model="银灰@冬日", messages=CLIENT_MESSAGES)
+    err = error_body(exc.value)
+    assert err["code"] == "unknown_story_point" and "冬日" in err["message"]
+
+
 def test_an_unknown_operator_through_the_sdk(base: str) -> None:
     with pytest.raises(openai.NotFoundError) as exc:
         sdk(base).chat.completions.create(model="银k", messages=[{"role": "user", "content": "嗨"}])

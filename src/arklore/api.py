@@ -92,11 +92,16 @@ def assemble_turn(
     history: Iterable[Mapping[str, Any]] = (),
     participants: Iterable[str] = (),
     l3_targets: Iterable[str] = (),
+    *,
+    until: str | None = None,
 ) -> Turn:
     """The system-prompt blocks of one chat turn: persona, relations, memories and (group
     chat) the relations between the operators present, each with tokens, sources and the
-    reason it is empty (:meth:`arklore.chat.facade.ChatFacade.turn`)."""
-    return default_workspace().chat.turn(operator, message, history, participants, l3_targets)
+    reason it is empty (:meth:`arklore.chat.facade.ChatFacade.turn`); ``until``: the story
+    point the chat is set at (a stage code, an event or chapter name: nothing later)."""
+    return default_workspace().chat.turn(
+        operator, message, history, participants, l3_targets, until=until
+    )
 
 
 def get_memories(operator: str, query: str | None = None, k: int = 3) -> Memories:

@@ -72,6 +72,7 @@ SETTING_DOCS: dict[str, str] = {
     "ARKLORE_MANIFEST": "TOML file `operators = [...]`: the operators an app exposes (unset: every operator)",
     "ARKLORE_MATRIX": "your relationship matrix (TOML), layered over the packaged `data/relationship_matrix.toml` (your view of a pair wins); verify-anchors reads it too",
     "ARKLORE_MATRIX_REPLACE": "1: your matrix replaces the packaged one instead of adding to it",
+    "ARKLORE_UNTIL": "the story point every chat is set at unless a request names one (a spoiler-free deployment): a stage code, an event or chapter name, an id ([chat.md](chat.md))",
     "ARKLORE_PERSONA_TOKEN_BUDGET": "tokens of the persona block per chat turn",
     "ARKLORE_MEMORY_TOKEN_BUDGET": "tokens of the memories block per chat turn",
     "ARKLORE_MEMORY_K": "memories (or appearances) per chat turn",
@@ -141,7 +142,9 @@ def settings_table() -> str:
     rows = ["| variable | meaning | default |", "|---|---|---|"]
     for var in _fields():
         default = _default(var)
-        literal = not (default.startswith("(") or var in _FACTORY_DEFAULTS or var in _FOUND_DEFAULTS)
+        literal = not (
+            default.startswith("(") or var in _FACTORY_DEFAULTS or var in _FOUND_DEFAULTS
+        )
         rows.append(
             f"| `{var}` | {SETTING_DOCS.get(var, '?')} | {f'`{default}`' if literal else default} |"
         )
@@ -167,12 +170,16 @@ def code_figures() -> dict[str, str]:
     from arklore.cards.lint import MAX_FALSE_RATE
     from arklore.chat.blocks import BLOCK_ORDER
     from arklore.chat.session import CHAT_MAX_TOKENS, CHAT_TEMPERATURE
+    from arklore.corpus.story import load_order
 
     figs = {f"default.{var}": _default(var) for var in _fields()}
     fidelity = _jsonl("fidelity_eval.jsonl")
     lorebook = _jsonl("lorebook_eval.jsonl")
     matrix = (resources.files("arklore") / "data" / "relationship_matrix.toml").read_text("utf-8")
+    order = load_order()
     figs |= {
+        "story.curated": _count(len(order.places)),
+        "story.mains": _count(len(order.mains)),
         "version": __version__,
         "data.names_eval": _count(len(_jsonl("names_eval.jsonl"))),
         "data.fidelity_eval": _count(len(fidelity)),

@@ -33,6 +33,9 @@ variable                        meaning                                         
                                 packaged one by graph builds (your view of a pair   ``data/relationship_matrix.toml``
                                 wins); verify-anchors reads it too                  alone)
 ``ARKLORE_MATRIX_REPLACE``      1: your matrix replaces the packaged one instead    ``0``
+``ARKLORE_UNTIL``               the story point every chat is set at unless a       (none: the whole story)
+                                request names one (a spoiler-free deployment): a
+                                stage code, an event or chapter name, an id
 ``ARKLORE_PERSONA_TOKEN_BUDGET`` tokens of the persona block per chat turn          ``1200``
 ``ARKLORE_MEMORY_TOKEN_BUDGET`` tokens of the memories block per chat turn          ``300``
 ``ARKLORE_MEMORY_K``            memories (or appearances) per chat turn             ``3``
@@ -206,6 +209,7 @@ class Settings(BaseModel):
     manifest: Path | None = None
     matrix: Path | None = None
     matrix_replace: bool = False
+    until: str | None = Field(default=None, max_length=200)
     persona_token_budget: int = Field(default=1200, ge=1, le=100_000)
     memory_token_budget: int = Field(default=300, ge=1, le=100_000)
     memory_k: int = Field(default=3, ge=1, le=50)
@@ -370,6 +374,7 @@ _VARS: dict[str, str] = {
     "ARKLORE_MANIFEST": "manifest",
     "ARKLORE_MATRIX": "matrix",
     "ARKLORE_MATRIX_REPLACE": "matrix_replace",
+    "ARKLORE_UNTIL": "until",
     "ARKLORE_PERSONA_TOKEN_BUDGET": "persona_token_budget",
     "ARKLORE_MEMORY_TOKEN_BUDGET": "memory_token_budget",
     "ARKLORE_MEMORY_K": "memory_k",

@@ -17,15 +17,13 @@ from the settings and the facades below it:
 ``ws.cards``       SillyTavern character cards and lorebooks, and the lint of their keys
 =================  ============================================================================
 
-A new query goes into its layer's facade (or a function of that layer the facade calls); the
-CLI (``cli/``), the HTTP service (``service/``) and the Python API (``arklore.api``) call it and
-never re-implement it. Steps that span layers stay here: :meth:`Workspace.ingest` (corpus,
+A new query goes into its layer's facade; the CLI, the HTTP service and the Python API
+(``arklore.api``) call it and never re-implement it. Steps that span layers stay here: :meth:`Workspace.ingest` (corpus,
 then names) and :meth:`Workspace.verify_anchors` (every layer's citations).
 
-Handles are opened on first use and kept for the workspace's life (a CLI run, a server
-process); :meth:`Workspace.reload` drops what a rebuild may have changed and
-:meth:`Workspace.close` releases everything. Nothing here is process-global: two workspaces on
-two homes never share state.
+Handles are opened on first use and kept for the workspace's life (a CLI run, a server):
+:meth:`Workspace.reload` drops what a rebuild may change, :meth:`Workspace.close` releases
+all. Nothing here is process-global: two workspaces on two homes never share state.
 """
 
 from __future__ import annotations
@@ -242,6 +240,8 @@ class Workspace:
             nickname=st.nickname,
             max_message_chars=st.max_message_chars,
             warnings=lambda: self.build_state().warnings(),
+            story=self.corpus.story_view,
+            until=st.until,  # a story point -> what it knows
         )
         self.cards = CardsFacade(self.chat)
 

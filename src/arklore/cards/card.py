@@ -137,6 +137,7 @@ class CardInputs:
     alternates: list[Greeting] = field(default_factory=list)
     standing: list[Standing] = field(default_factory=list)
     called: str = ""  # what her text calls her (her display name); ``name`` tells forms apart
+    until: dict[str, Any] | None = None  # the story point the card is set at (None: all)
 
     @property
     def her(self) -> str:
@@ -456,6 +457,7 @@ def assemble(
         "scenario": [it.ref.path for it in inp.standing],
         "examples": {"kind": example_kind, "sources": example_sources},
         "version": inp.version,
+        "until": inp.until,
     }
     data = {
         "name": inp.name,

@@ -53,6 +53,7 @@ from arklore.chat.facade import ChatFacade
 from arklore.core.blocks import book_title
 from arklore.core.errors import ArkloreError, UsageError
 from arklore.core.model import DOCTOR
+from arklore.corpus.story import StoryView
 from arklore.events.facade import EventsFacade
 from arklore.events.memories import MemoryItem
 from arklore.graph.facade import GraphFacade
@@ -61,6 +62,7 @@ from arklore.names.evaluation import load_eval_set
 from arklore.names.facade import NamesFacade
 from arklore.profiles.charfile import SPEECH as SPEECH_SECTION
 from arklore.profiles.facade import ProfilesFacade
+from arklore.profiles.persona import until as persona_until
 from arklore.profiles.speech import called_forms
 from arklore.rag.docs import ANCHOR_K
 from arklore.rag.facade import RagFacade
@@ -182,10 +184,13 @@ class CardsFacade:
         return self._keys
 
     # -- one card ----------------------------------------------------------------------------
-    def _relations(self, cid: str, notes: list[str], *, kin: bool = False) -> list[RelationInput]:
+    def _relations(
+        self, cid: str, notes: list[str], *, kin: bool = False, view: StoryView | None = None
+    ) -> list[RelationInput]:
         """Her relation entries' inputs; ``kin``: also keyed by the kinship and role words
         that mean each person for her (her own card's book only: a word like 妹妹 names her
-        people only in a chat with her)."""
+        people only in a chat with her); ``view``: a story point (a relation resting on a
+        line after it is left out)."""
         p = self.profiles.persona(cid)
         if not p.relation_context:  # her persona's tier decision
             notes.append(
@@ -207,6 +212,8 @@ class CardsFacade:
         for r in rels:
             if r.target_id not in km.people:
                 continue
+            if view is not None and not view.knows_lines(r.evidence_line_ids):
+                continue
             ks = km.keys(r.target_id)
             words = [kin_key(w, t) for w, t in kin_of.get(r.target_id, ())]
             if words:
@@ -217,9 +224,13 @@ class CardsFacade:
             )  # fmt: skip
         return out
 
-    def _memories(self, cid: str, notes: list[str]) -> list[MemoryInput]:
+    def _memories(
+        self, cid: str, notes: list[str], view: StoryView | None = None
+    ) -> list[MemoryInput]:
         try:
-            mem = self.events.memories(cid, None, MEMORY_ITEMS)
+            mem = self.events.memories(
+                cid, None, MEMORY_ITEMS, knows=view.knows if view is not None else None
+            )
         except ArkloreError as exc:
             notes.append(f"没有记忆条目：{exc.one_line()}")
             return []
@@ -249,39 +260,46 @@ class CardsFacade:
             out.append(mi)
         return out
 
-    def inputs(self, operator: str) -> CardInputs:
-        """Everything her card is made from (see :mod:`arklore.cards.card`)."""
+    def inputs(self, operator: str, until: str | None = None) -> CardInputs:
+        """Everything her card is made from (see :mod:`arklore.cards.card`); ``until``: the
+        story point it is set at (what a chat there would not know is left out)."""
         from arklore import __version__
 
         sp = self.chat.speaker(operator, check_manifest=False)
         cid = sp.char_id
+        view = self.chat.layers.story_view(until)
+        knows = view.knows if view is not None else None
         notes: list[str] = []
         record = self.names.registry().get(cid) if cid in self.names.registry() else None
         latin = (record.appellation if record is not None else None) or cid
-        exemplars = self.chat.exemplars(sp, "", [])
+        exemplars = self.chat.exemplars(sp, "", [], knows=knows)
         if exemplars.empty and exemplars.reason:
             notes.append(f"对话示例没有剧情场景（{exemplars.reason}）")
         try:
-            standing = self.events.standing(cid)
+            standing = self.events.standing(cid, knows)
         except ArkloreError as exc:
             notes.append(f"没有近况：{exc.one_line()}")
             standing = []
-        greeting = self.profiles.greeting(cid)
+        greeting = self.profiles.greeting(cid, knows)
+        persona = self.profiles.persona(cid)
+        if view is not None:
+            persona = persona_until(persona, view.knows_lines)[0]
         return CardInputs(
             char_id=cid,
             name=self.names.unique_name(cid),
             latin=latin,
-            persona=self.profiles.persona(cid),
+            persona=persona,
             greeting=greeting,
             exemplars=exemplars,
             voices=self.profiles.voice_lines(cid),
-            relations=self._relations(cid, notes, kin=True),
-            memories=self._memories(cid, notes),
+            relations=self._relations(cid, notes, kin=True, view=view),
+            memories=self._memories(cid, notes, view),
             notes=notes,
             version=__version__,
             alternates=self.profiles.alternate_greetings(cid, greeting),
             standing=standing,
             called=sp.name,
+            until=view.to_dict() if view is not None else None,
         )
 
     def relation_entries(self, operator: str) -> list[BookEntry]:
@@ -293,7 +311,12 @@ class CardsFacade:
         return [relation_entry(name, r) for r in rels if not r.keys.empty]
 
     def card(
-        self, operator: str, *, earlier: dict[str, Any] | None = None, name: str | None = None
+        self,
+        operator: str,
+        *,
+        earlier: dict[str, Any] | None = None,
+        name: str | None = None,
+        until: str | None = None,
     ) -> Built:
         """Her V3 card; ``earlier``: a card exported before, whose extension fields arklore
         does not write are kept (card level, and per entry). Without the game's tables
@@ -301,7 +324,7 @@ class CardsFacade:
         and voice lines come from them, and a card without them would silently differ."""
         self.profiles.require_tables(_TABLES_WHY)
         keep, keep_entries = _kept_extensions(earlier)
-        inp = self.inputs(operator)
+        inp = self.inputs(operator, until)
         inp.name = name or inp.name
         return assemble(inp, keep_extensions=keep, keep_entry_extensions=keep_entries)
 
@@ -311,9 +334,11 @@ class CardsFacade:
         out: Path,
         *,
         progress: Progress | None = None,
+        until: str | None = None,
     ) -> list[CardReport]:
         """``<name>.png`` and ``<name>.json`` in ``out`` per operator (None: every operator a
-        chat may use, the manifest applied)."""
+        chat may use, the manifest applied); ``until``: the story point the cards are set at."""
+        self.chat.layers.story_view(until)  # an unknown point fails before any file is written
         if operators is None:
             m = self.chat.manifest()
             ops = [o.char_id for o in self.names.select(None) if m is None or m.allows(o.char_id)]
@@ -329,7 +354,7 @@ class CardsFacade:
             name = self.names.unique_name(cid)  # one name per card: SillyTavern's files collide
             stem = _file_stem(name)
             png_path, json_path = out / f"{stem}.png", out / f"{stem}.json"
-            built = self.card(cid, earlier=_earlier(json_path, png_path), name=name)
+            built = self.card(cid, earlier=_earlier(json_path, png_path), name=name, until=until)
             image = self.image(built.card)
             atomic_write_bytes(png_path, write_png(built.card, image))
             atomic_write_text(json_path, dumps(built.card))

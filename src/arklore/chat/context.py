@@ -12,20 +12,22 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from arklore.chat.turn import Speaker
 from arklore.core.blocks import Block, StageRef, unique
-from arklore.core.errors import ArkloreError
+from arklore.core.errors import ArkloreError, UsageError
 from arklore.core.text import render_nickname, topic_words
 from arklore.core.tokens import TokenCounter, count_tokens
+from arklore.corpus.story import StoryView
 from arklore.events.facade import EventsFacade
 from arklore.graph.facade import GraphFacade
 from arklore.graph.named import Span, named_ids
 from arklore.names.facade import NamesFacade
 from arklore.profiles.facade import ProfilesFacade
 from arklore.profiles.persona import Persona
+from arklore.profiles.persona import until as persona_until
 from arklore.rag.facade import RagFacade
 from arklore.settings import Settings
 
@@ -105,6 +107,15 @@ class Layers:
     max_message_chars: int = 8000
     counter: TokenCounter = count_tokens
     personas: BlockCache = field(default_factory=BlockCache)
+    story: Callable[[str], StoryView] | None = None  # a story point -> what a chat there knows
+
+    def story_view(self, until: str | None) -> StoryView | None:
+        """The story as a chat set at ``until`` knows it (None: no point, everything)."""
+        if not until:
+            return None
+        if self.story is None:
+            raise UsageError("this chat has no story order to set a story point in")
+        return self.story(until)
 
     def shown(self, text: str) -> str:
         """``text`` as a chat shows it: the script's player placeholder rendered."""
@@ -148,10 +159,15 @@ class TurnContext:
     present: tuple[Speaker, ...] = ()  # her first, then the others (a group chat: two or more)
     spans: tuple[Span, ...] = ()  # who the message names for her, with where
     l3_targets: tuple[str, ...] = ()  # people the app's other memory already recalled
-    story_point: str | None = None  # the stage a chat is set at (the story-point issue); None
+    story: StoryView | None = None  # the story point a chat is set at; None: no point
     small_talk: bool = False  # nobody named and no word of a topic (:func:`is_small_talk`)
     steady: bool = False  # the steady blocks the same whatever the message (chat.layout)
     claims: Claims = field(default_factory=Claims)
+    persona_held: int = 0  # lines of her profile the story point held back
+
+    def __post_init__(self) -> None:
+        if self.story is not None:  # her profile as a chat at the point may use it
+            self.persona, self.persona_held = persona_until(self.persona, self.knows_lines)
 
     @property
     def others(self) -> tuple[Speaker, ...]:
@@ -168,6 +184,14 @@ class TurnContext:
         """The people the message names, then the others present: in a group chat they count
         as named (the scenes and stages they share with her)."""
         return list(dict.fromkeys([*self.named, *(p.node_id or p.char_id for p in self.others)]))
+
+    def knows(self, stage_path: str) -> bool:
+        """Does a chat set at the turn's story point know this stage? (no point: yes)"""
+        return self.story is None or self.story.knows(stage_path)
+
+    def knows_lines(self, line_ids: Iterable[str]) -> bool:
+        """Are all these lines (line ids, ``story:`` source ids) at or before the point?"""
+        return self.story is None or self.story.knows_lines(line_ids)
 
     @property
     def relations_allowed(self) -> bool:

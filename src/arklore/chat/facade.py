@@ -27,9 +27,11 @@ from arklore.chat.context import Budgets, Layers, TurnContext, is_small_talk
 from arklore.chat.manifest import Manifest, load_manifest
 from arklore.chat.turn import Speaker, Turn, check_history, preamble
 from arklore.core.blocks import Block
+from arklore.core.blocks import ms_since as _ms
 from arklore.core.errors import ArkloreError
 from arklore.core.text import check_message
 from arklore.core.tokens import TokenCounter, count_tokens
+from arklore.corpus.story import StoryView
 from arklore.events.facade import EventsFacade
 from arklore.events.memories import Memories
 from arklore.graph.facade import GraphFacade
@@ -59,6 +61,8 @@ class ChatFacade:
         nickname: str = "博士",
         counter: TokenCounter = count_tokens,
         warnings: Callable[[], list[str]] | None = None,  # every turn's (an unfinished build)
+        story: Callable[[str], StoryView] | None = None,  # a story point -> what it knows
+        until: str | None = None,  # the story point of a turn that names none
     ) -> None:
         self.layers = Layers(
             names=names,
@@ -70,7 +74,9 @@ class ChatFacade:
             nickname=nickname,
             max_message_chars=max_message_chars,
             counter=counter,
+            story=story,
         )
+        self.until = until
         self.names, self.graph, self.rag = names, graph, rag
         self.events, self.profiles = events, profiles
         self.manifest_path = manifest_path
@@ -138,9 +144,11 @@ class ChatFacade:
         l3_targets: Iterable[str] = (),
         *,
         steady: bool = False,
+        until: str | None = None,
     ) -> TurnContext:
         """The turn's context: her, the others present (each once), who the message names,
-        her persona (with the tier decision) and no claims yet."""
+        her persona (with the tier decision), the story point (``until``, else the facade's
+        default) and no claims yet."""
         sp = self.speaker(operator)
         present = [sp]
         for name in participants:
@@ -152,6 +160,7 @@ class ChatFacade:
             self.layers, sp, message, self.profiles.persona(sp.char_id), present=tuple(present),
             spans=spans, l3_targets=tuple(l3_targets),
             small_talk=is_small_talk(self.layers, message, spans), steady=steady,
+            story=self.layers.story_view(until or self.until),
         )  # fmt: skip
 
     def turn(
@@ -163,10 +172,11 @@ class ChatFacade:
         l3_targets: Iterable[str] = (),
         *,
         steady: bool = False,
+        until: str | None = None,
     ) -> Turn:
         """The system-prompt blocks for one turn with ``operator`` (see :mod:`.turn`);
         ``steady``: the blocks of :data:`arklore.chat.layout.STEADY` built the same for every
-        message (what a cached prompt prefix needs).
+        message (a cached prefix); ``until``: the story point it is set at (nothing later).
 
         Raises a one-line ArkloreError for an unknown, ambiguous or unavailable operator or
         participant and for a message (or history item) over the size limit; a block that
@@ -174,7 +184,7 @@ class ChatFacade:
         t0 = time.perf_counter()
         check_message(message, self.layers.max_message_chars)
         check_history(history, self.layers.max_message_chars)
-        ctx = self.context(operator, message, participants, l3_targets, steady=steady)
+        ctx = self.context(operator, message, participants, l3_targets, steady=steady, until=until)
         timings = {"context": _ms(t0)}
         built: dict[str, Block] = {}
         for module in build_order():
@@ -188,7 +198,7 @@ class ChatFacade:
         timings["total"] = _ms(t0)
         return Turn(sp.char_id, sp.name, message, [p.char_id for p in present], blocks, system,
                     self.layers.counter(system), timings, opening,
-                    self.warnings())  # fmt: skip
+                    self.warnings(), ctx.story.point if ctx.story else None)  # fmt: skip
 
     # -- one block, for the callers that want only it ------------------------------------------
     def persona(
@@ -210,10 +220,12 @@ class ChatFacade:
         exclude: Iterable[str] = (),
         budget: int | None = None,
         spans: list[Span] | None = None,
+        until: str | None = None,
     ) -> RelationContext:
         """Her relation context for ``message`` (:func:`.blocks.relations.relation_context`)."""
-        p = self.profiles.persona(sp.char_id)
-        return relation_blocks.relation_context(self.layers, sp, p, message, exclude, budget, spans)
+        p, view = self.profiles.persona(sp.char_id), self.layers.story_view(until or self.until)
+        return relation_blocks.relation_context(self.layers, sp, p, message, exclude, budget,
+                                                spans, view.knows_lines if view else None)  # fmt: skip
 
     def memories(
         self, sp: Speaker, query: str, k: int | None = None, named: Sequence[str] | None = None
@@ -225,25 +237,14 @@ class ChatFacade:
         """``memories`` rendered as the memories block."""
         return memory_blocks.render(self.layers, sp, memories)
 
-    def exemplars(self, sp: Speaker, message: str, named: Sequence[str] = ()) -> Block:
+    def exemplars(self, sp: Speaker, message: str, named: Sequence[str] = (),
+                  knows: Callable[[str], bool] | None = None) -> Block:  # fmt: skip
         """Her scenes for ``message`` as the exemplars block (:mod:`.blocks.exemplars`)."""
-        return exemplar_blocks.block(self.layers, sp, message, named)
+        return exemplar_blocks.block(self.layers, sp, message, named, knows)
 
     def chars_check(self, folder: Path | None = None) -> list[FileCheck]:
-        """``arklore chars check``: the profiles layer's check of the user's ``.char`` files
-        (or ``folder``), with the sections the persona block injects within its budget (the
-        doctor's and the speech sections go to blocks of their own)."""
-        checks = self.profiles.check(folder)
-        for c in checks:
-            if c.persona is not None and c.persona.sections:
-                block = persona_blocks.block(self.layers, c.persona)
-                c.injected = [it["title"] for it in block.items]
-                c.left_out = block.reason
-        return checks
-
-
-def _ms(since: float) -> float:
-    return round((time.perf_counter() - since) * 1000, 3)
+        """``arklore chars check`` (:func:`.blocks.persona.chars_check`)."""
+        return persona_blocks.chars_check(self.layers, self.profiles.check(folder))
 
 
 __all__ = ["Budgets", "ChatFacade"]

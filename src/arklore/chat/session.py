@@ -74,11 +74,20 @@ class ChatSession:
     llm: ChatModel | None = None
     said: list[Said] = field(default_factory=list)
     last: list[Turn] = field(default_factory=list)
+    until: str | None = None  # the story point the chat is set at
 
     @classmethod
     def start(
-        cls, kb: ChatFacade, operators: Iterable[str], llm: ChatModel | None = None
+        cls,
+        kb: ChatFacade,
+        operators: Iterable[str],
+        llm: ChatModel | None = None,
+        *,
+        until: str | None = None,
     ) -> ChatSession:
+        """A chat with ``operators`` (``until``: its story point, checked now: an unknown
+        one fails before the first message)."""
+        kb.layers.story_view(until)
         present: list[Speaker] = []
         for name in operators:
             sp = kb.speaker(name)
@@ -86,7 +95,7 @@ class ChatSession:
                 present.append(sp)
         if not present:
             raise ValueError("a chat needs at least one operator")
-        return cls(kb, present, llm)
+        return cls(kb, present, llm, until=until)
 
     def switch(self, name: str) -> Speaker:
         """Talk with ``name`` alone from now on; the history starts over."""
@@ -110,7 +119,7 @@ class ChatSession:
         for sp in self.present:
             others = [c for c in ids if c != sp.char_id]
             hist = history_for(sp.char_id, earlier)
-            turn = self.kb.turn(sp.char_id, message, hist, participants=others)
+            turn = self.kb.turn(sp.char_id, message, hist, participants=others, until=self.until)
             turns.append(turn)
             text = None
             if self.llm is not None:

@@ -27,6 +27,7 @@ from typing import Any
 from arklore.core.blocks import Block, book_title
 from arklore.core.errors import UsageError
 from arklore.core.text import check_message
+from arklore.corpus.story import StoryPoint
 
 ROLES = ("user", "assistant")
 
@@ -56,6 +57,14 @@ class Turn:
     preamble: str = ""  # the instruction that opens the system prompt (:func:`preamble`)
     warnings: list[str] = field(default_factory=list)  # about the knowledge base (a build that
     # did not finish): one line each
+    story: StoryPoint | None = None  # the story point the turn is set at
+
+    def until(self) -> dict[str, Any] | None:
+        """The story point used, and per block how many items it held back (None: none)."""
+        if self.story is None:
+            return None
+        held = {b.name: b.meta["held_back"] for b in self.blocks if b.meta.get("held_back")}
+        return self.story.to_dict() | {"held_back": held}
 
     def block(self, name: str) -> Block:
         return next(b for b in self.blocks if b.name == name)
@@ -81,6 +90,7 @@ class Turn:
             "system_prompt": self.system_prompt,
             "timings_ms": dict(self.timings_ms),
             "warnings": list(self.warnings),
+            "until": self.until(),
         }
 
 
@@ -117,8 +127,12 @@ def render_why(turn: Turn) -> str:
     out = [
         f"{turn.operator_name} ({turn.operator_id}): {turn.total_tokens} tokens in the system prompt"
     ]
+    if turn.story is not None:
+        out.append(f"  set at {turn.story.label}: nothing later in the story reaches her")
     for b in turn.blocks:
         head = f"  {b.name:<9} {b.tokens:>5}/{b.budget:<5} tokens"
+        if b.meta.get("held_back"):
+            head += f"  ({b.meta['held_back']} held back: later in the story)"
         if b.name == "persona":
             head += f"  tier {b.meta.get('tier', '?')}"
         if b.meta.get("kind"):

@@ -15,6 +15,7 @@ from arklore.cli._common import (
     MessageArg,
     OperatorArg,
     QuietInterrupt,
+    UntilOpt,
     console,
     err_console,
     lenient_stdin,
@@ -45,6 +46,7 @@ def chat_cmd(
     no_llm: Annotated[
         bool, typer.Option("--no-llm", help="Print the assembled prompt even with an LLM.")
     ] = False,
+    until: UntilOpt = None,
 ) -> None:
     """Chat in the terminal with OPERATOR (or a --group) through the configured model (task
     `chat`: LLM_CHAT_MODEL, LLM_CHAT_BASE_URL... or the global LLM_* settings). Without a
@@ -56,7 +58,7 @@ def chat_cmd(
     use_llm = not no_llm and ws.settings.llm.configured(CHAT_TASK)
     llm = ws.llm() if use_llm else None
     try:
-        session = ChatSession.start(ws.chat, names, llm)
+        session = ChatSession.start(ws.chat, names, llm, until=until)
         for line in ws.build_state().warnings():  # once, not with every message
             say("warning:", "yellow", line)
         who = "、".join(p.name for p in session.present)
@@ -134,12 +136,15 @@ def turn_cmd(
         str | None, typer.Option("--group", help="Others present: comma-separated operators.")
     ] = None,
     l3: L3Opt = None,
+    until: UntilOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """The system-prompt blocks one chat turn with OPERATOR injects for MESSAGE."""
     ws = workspace()
     message = read_message(message, ws.settings.max_message_chars)
-    turn = ws.chat.turn(operator, message, participants=_names(group), l3_targets=_names(l3))
+    turn = ws.chat.turn(
+        operator, message, participants=_names(group), l3_targets=_names(l3), until=until
+    )
     for line in turn.warnings:
         say("warning:", "yellow", line)
     if json:

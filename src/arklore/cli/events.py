@@ -11,6 +11,7 @@ import typer
 from arklore.cli import group
 from arklore.cli._common import JsonOpt, OperatorArg, console, print_json, workspace
 from arklore.core.text import one_line
+from arklore.corpus.story import FALLBACK
 from arklore.events import diff as events_diff
 from arklore.events import timeline as events_timeline
 
@@ -39,10 +40,34 @@ def timeline(
         str | None, typer.Option("--operator", help="Only the stages she appears in.")
     ] = None,
     event: Annotated[str | None, typer.Option("--event", help="Only this event id.")] = None,
+    order: Annotated[
+        bool,
+        typer.Option("--order", help="The stories in story order, their release order beside."),
+    ] = False,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="The stories placed by release order only (no curation)."),
+    ] = False,
     json: JsonOpt = False,
 ) -> None:
-    """Stages in story order with the official summaries, and their extracted events in line
-    order. The order is release order: an approximation of in-world time."""
+    """Stages in release order with the official summaries, and their extracted events in
+    line order; --order: every story in the project's story order (where it happens in
+    Terra, data/story_order.toml) with its place by release beside it and how it is known;
+    --check: the stories only the release order places."""
+    if order or check:
+        story = workspace().corpus.story_order()
+        rows = [r for r in story.rows() if not check or r["how"] == FALLBACK]
+        if json:
+            print_json({"counts": story.counts(), "stories": rows})
+            return
+        for r in rows:
+            after = f"after {', '.join(r['after'])}: " if r["after"] else ""
+            why = f"  {after}{r['reason']}" if r["reason"] else ""
+            console.print(f"{r['story']:>4} {r['release']:>4}  {r['how']:<9} {r['group']} "
+                          f"{r['name']}{why}", markup=False)  # fmt: skip
+        counts = ", ".join(f"{n} {how}" for how, n in story.counts().items())
+        console.print(f"story groups: {counts} (columns: story order, release order)")
+        return
     tl = workspace().events.timeline(operator=operator, event=event)
     if json:
         print_json(tl.to_dict())

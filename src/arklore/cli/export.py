@@ -14,7 +14,15 @@ import typer
 
 from arklore.cards.lint import MAX_FALSE_RATE
 from arklore.cli import group
-from arklore.cli._common import JsonOpt, console, err_console, print_json, progress_bar, workspace
+from arklore.cli._common import (
+    JsonOpt,
+    UntilOpt,
+    console,
+    err_console,
+    print_json,
+    progress_bar,
+    workspace,
+)
 from arklore.core.errors import EXIT_FINDINGS, UsageError
 from arklore.core.text import counted
 from arklore.workspace import Workspace
@@ -54,6 +62,7 @@ def card_cmd(
         Path, typer.Option("--out", help="Folder for <name>.png and <name>.json.")
     ] = Path("cards"),
     allow_incomplete: AllowIncompleteOpt = False,
+    until: UntilOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """A Character Card V3 per operator: <name>.png (the card in the chara (V2) and ccv3 (V3)
@@ -72,7 +81,9 @@ def card_cmd(
         )
     ws = _complete(workspace(), allow_incomplete)
     with progress_bar(not json) as progress:
-        reports = ws.cards.export_cards(None if all_ else operators, out, progress=progress)
+        reports = ws.cards.export_cards(
+            None if all_ else operators, out, progress=progress, until=until
+        )
     if json:
         print_json({"cards": [r.to_dict() for r in reports]})
         return

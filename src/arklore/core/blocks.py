@@ -13,6 +13,7 @@ Every subsystem that feeds a chat returns a :class:`Block`: the memories of the 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,6 +201,11 @@ class Block:
             "items": list(self.items),
             "meta": dict(self.meta),
         }
+
+
+def ms_since(t0: float) -> float:
+    """Milliseconds since ``t0`` (``time.perf_counter()``), as the turn's timings show them."""
+    return round((time.perf_counter() - t0) * 1000, 3)
 
 
 def empty_block(name: str, budget: int, reason: str, **meta: Any) -> Block:

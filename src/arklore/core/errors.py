@@ -125,6 +125,10 @@ class UsageError(ArkloreError):
     exit_code = EXIT_CONFIG
 
 
+class StoryPointError(UsageError):
+    """A story point (``--until``) names no stage or event, or stages of several stories."""
+
+
 class OutputPathError(ArkloreError):
     """A file cannot be written where the user asked (a folder, no permission, no such place)."""
 

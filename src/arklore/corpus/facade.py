@@ -26,6 +26,14 @@ from arklore.corpus import anchors, crosscheck
 from arklore.corpus.ingest import IngestReport, tables_fingerprint
 from arklore.corpus.ingest import ingest as ingest_corpus
 from arklore.corpus.store import Store
+from arklore.corpus.story import (
+    StoryOrder,
+    StoryPoint,
+    StoryView,
+    build_order,
+    load_order,
+    resolve_point,
+)
 from arklore.sources.roots import DataRoots
 
 Progress = Callable[[str, int, int], None]
@@ -51,6 +59,8 @@ class CorpusFacade:
         self.migrations = tuple(migrations)
         self._store: Store | None = None
         self._version: tuple[int, str] | None = None
+        self._story: tuple[str, StoryOrder] | None = None
+        self.order_file: Path | None = None  # the curated story order (None: the packaged)
 
     def close(self) -> None:
         if self._store is not None:
@@ -107,6 +117,27 @@ class CorpusFacade:
         except (ArkloreError, sqlite3.Error):  # being rebuilt: compare next time
             return ""
         return f"{run.id}:{run.finished_at}" if run is not None else ""
+
+    def story_order(self) -> StoryOrder:
+        """Every stage's place in the story (:mod:`arklore.corpus.story`), from the curated
+        order file and the store; built once per corpus version."""
+        version = self.version()
+        if self._story is None or self._story[0] != version:
+            rows, names = self.store().story_rows()
+            self._story = (version, build_order(rows, load_order(self.order_file), names))
+        return self._story[1]
+
+    def story_point(self, query: str) -> StoryPoint:
+        """The story point ``query`` names (a stage code, an event or chapter name, an event
+        or stage id): StoryPointError listing the closest when it names none, or several."""
+        store = self.store()
+        return resolve_point(
+            self.story_order(), query, store.find_stages(query), store.stage_names()
+        )
+
+    def story_view(self, query: str) -> StoryView:
+        """The story as a chat set at ``query`` knows it (:class:`StoryView`)."""
+        return StoryView(self.story_order(), self.story_point(query))
 
     def version(self) -> str:
         """What the corpus holds, as a short hash: every stored stage's content hash and the

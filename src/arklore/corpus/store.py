@@ -24,6 +24,7 @@ from arklore.core.errors import NotIngestedError
 from arklore.core.model import DOCTOR, Branch, Line, LineKind, Stage
 from arklore.corpus.order import chapter_event
 from arklore.corpus.schema import MIGRATIONS as CORPUS_MIGRATIONS
+from arklore.corpus.story import StageRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,6 +423,22 @@ class Store:
             "SELECT DISTINCT event_id FROM stages WHERE instr(event_name, ?) > 0", (q,)
         ).fetchall()
         return self.event_stage_paths(events[0][0]) if len(events) == 1 else []
+
+    def story_rows(self) -> tuple[list[StageRow], dict[str, str]]:
+        """Every primary stage with its event (any source's metadata) and release rank, and
+        every event's name: what the story order is built from (:mod:`arklore.corpus.story`)."""
+        rows = self.conn.execute(
+            "SELECT p.stage_path, coalesce(p.event_id, (SELECT max(s.event_id) FROM stages s"
+            " WHERE s.stage_path = p.stage_path)), coalesce(p.order_rank, 1 << 62)"
+            " FROM primary_stages p"
+        ).fetchall()
+        names = dict(
+            self.conn.execute(
+                "SELECT event_id, max(event_name) FROM stages WHERE event_id IS NOT NULL"
+                " GROUP BY event_id"
+            ).fetchall()
+        )
+        return [StageRow(*r) for r in rows], names
 
     def stage_names(self) -> list[str]:
         """Every stage path, story code and event name: what a mistyped stage is matched

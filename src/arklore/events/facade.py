@@ -213,20 +213,22 @@ class EventsFacade:
         query: str | None = None,
         k: int = 3,
         named: Sequence[str] | None = None,
+        knows: Callable[[str], bool] | None = None,
     ) -> Memories:
         """Her own first-person memories (all her forms share them) ranked by similarity to
         ``query`` (story order without one); with no memory of hers extracted, her
         appearances, marked as such, ranked by the query and the people it names, each with
         her own lines there. One call per chat turn, the same for every entry point;
         ``named`` (graph nodes) when the caller already knows them, else found by the one
-        rule."""
+        rule; ``knows``: the stages a chat set at a story point knows."""
         char_id = self.names.resolve(operator)
         family = self.names.family(char_id)
         if named is None:
             named = self.named(char_id, query or "")
         return self.memory_service().memories(
-            char_id, family, query, k, named=named, known_as=self.names.known_as(family)
-        )
+            char_id, family, query, k, named=named, known_as=self.names.known_as(family),
+            knows=knows,
+        )  # fmt: skip
 
     def named(self, char_id: str, text: str) -> list[str]:
         """The people ``text`` names for her (graph nodes), by the one rule of a turn."""
@@ -234,9 +236,10 @@ class EventsFacade:
             return []
         return named_ids(self.graph.named_spans(char_id, text))
 
-    def standing(self, operator: str) -> list[Standing]:
+    def standing(self, operator: str, knows: Callable[[str], bool] | None = None) -> list[Standing]:
         """Where she stands now, from the game's summaries of her latest stages and of her
-        own records (:mod:`arklore.events.standing`)."""
+        own records (:mod:`arklore.events.standing`); ``knows``: the stages a chat set at a
+        story point knows (her latest stage is then the latest one it knows)."""
         char_id = self.names.resolve(operator)
         family = self.names.family(char_id)
         forms = set(family)
@@ -247,7 +250,10 @@ class EventsFacade:
                 for m in self.names.find_mentions(text)
             )
 
-        return standing(self.appearances_of(family), self._infos_by_path(), names_her, family)
+        apps = self.appearances_of(family)
+        if knows is not None:
+            apps = [a for a in apps if knows(a.stage_path)]
+        return standing(apps, self._infos_by_path(), names_her, family)
 
     def has_memories(self, char_id: str) -> bool:
         return self.memory_service().has_memories(self.names.family(char_id))

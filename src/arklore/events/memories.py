@@ -135,6 +135,7 @@ class Memories:
     operator: str = ""  # the resolved operator id
     operator_ids: list[str] = field(default_factory=list)  # her forms
     query: str | None = None
+    held_back: int = 0  # her memories (or stages) after the story point
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -306,12 +307,14 @@ class MemoryService:
         k: int = 3,
         named: Sequence[str] = (),
         known_as: Collection[str] = (),
+        knows: Callable[[str], bool] | None = None,
     ) -> Memories:
         """Her memories ranked for ``query`` (story order without one), else her
         appearances ranked by the query and the ``named`` people (graph nodes: operator ids,
         ``npc:<name>``) and whether the game's summary names her (``known_as``: every name
         she goes by), each with her own lines there that fit it; ``family`` is every id of
-        her forms."""
+        her forms; ``knows``: the stages a chat set at a story point knows (the others are
+        held back, and counted)."""
         fam = tuple(dict.fromkeys(family))
         query = query if query and query.strip() else None
         k = max(0, int(k))
@@ -319,15 +322,18 @@ class MemoryService:
         with self._lock:
             entry = self._entry(fam)
             rows = entry.rows
+            seen = [knows is None or knows(r.stage_path) for r in rows]
+            base.held_back = seen.count(False)
             picked: Sequence[tuple[int, float | None]]
             if rows:
                 if query is None:
-                    picked = [(i, None) for i in range(min(k, len(rows)))]
+                    picked = [(i, None) for i in range(len(rows)) if seen[i]][:k]
                 else:
                     if entry.vectors is None:
                         entry.vectors = self._vectors([memory_passage(r) for r in rows])
                     orders = [order_key(r.order_rank, r.line_start) for r in rows]
-                    picked = self._rank(entry.vectors, orders, query, k)
+                    by_score = self._rank(entry.vectors, orders, query, len(rows))
+                    picked = [(i, score) for i, score in by_score if seen[i]][:k]
                 base.items = [_memory_item(rows[i], score) for i, score in picked]
                 base.reason = f"{len(rows)} memories of hers" + (
                     " ranked by similarity to the query" if query else " in story order"
@@ -336,6 +342,9 @@ class MemoryService:
             n_stages, _ = events_db.revision(self._store())
             every = self._appearances(fam)
             apps = [a for a in every if is_story(a.stage_path)]
+            if knows is not None:
+                base.held_back = sum(1 for a in apps if not knows(a.stage_path))
+                apps = [a for a in apps if knows(a.stage_path)]
             base.kind = "appearances"
             if n_stages == 0:
                 why = "no story events extracted yet"

@@ -287,7 +287,9 @@ class ProfilesFacade:
         forms = list(dict.fromkeys([cid, *self.names.family(cid)]))
         return forms, [index.get(c, []) for c in forms]
 
-    def greeting(self, operator: str) -> Greeting | None:
+    def greeting(
+        self, operator: str, knows: Callable[[str], bool] | None = None
+    ) -> Greeting | None:
         """Her own greeting to the Doctor (:func:`~arklore.profiles.greeting.choose_greeting`:
         a voice line such as 问候 or 交谈, else her first story line to the Doctor, in her
         own record, or anywhere, one that names nobody else preferred)."""
@@ -297,7 +299,12 @@ class ProfilesFacade:
         if not any(voices):
             by_op = profile_sources.story_lines(self._store(), forms)
             story = sorted(
-                (s for c in forms for s in by_op.get(c, [])),
+                (
+                    s
+                    for c in forms
+                    for s in by_op.get(c, [])
+                    if knows is None or knows(s.stage_path)
+                ),  # fmt: skip
                 key=lambda s: (s.order, s.stage_path, s.line_no),
             )
         family = set(forms)

@@ -9,10 +9,13 @@ knows nothing about her must not make up her relations from the graph alone.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from arklore.core.tokens import count_tokens
 from arklore.profiles.charfile import TIER_C, CharProfile, UsableSection, allowed_sections
 from arklore.profiles.quotes import QuoteSource
 
@@ -93,3 +96,29 @@ def persona(
             f"opts in ({OPT_IN_VAR}=1)"
         )
     return out
+
+
+_STORY_ID = re.compile(r"story:([^\s，,；;）)]+#\d+:[0-9a-f]{8})")
+
+
+def until(persona: Persona, knows_lines: Callable[[Iterable[str]], bool]) -> tuple[Persona, int]:
+    """``persona`` as a chat set at a story point may use it, and how many lines it held
+    back: a line citing a story line after the point (a quote, her line to the Doctor, a way
+    of speaking shown by a later line) is left out, a section left with no line goes whole.
+    Her archive and voice lines are undated and stay."""
+    held = 0
+    sections = []
+    for sec in persona.sections:
+        kept = []
+        for ln in sec.text.split("\n"):
+            ids = _STORY_ID.findall(ln)
+            if ids and not knows_lines(ids):
+                held += 1
+                continue
+            kept.append(ln)
+        text = "\n".join(kept)
+        if not held or text == sec.text:
+            sections.append(sec)
+        elif text.strip():
+            sections.append(replace(sec, text=text, tokens=count_tokens(f"## {sec.title}\n{text}")))
+    return (replace(persona, sections=sections) if held else persona), held

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from arklore.core.blocks import ms_since as _ms
 from arklore.core.tokens import TokenCounter, count_tokens
 from arklore.graph.model import Edge, RelationGraph
 from arklore.graph.named import MentionFinder, Span, people_named
@@ -85,6 +86,7 @@ class RelationContext:
     timings_ms: dict[str, float] = field(default_factory=dict)
     embedded: bool = False
     warnings: list[str] = field(default_factory=list)  # e.g. the index is older than the graph
+    held_back: int = 0  # relations quoting a line after the story point
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +98,7 @@ class RelationContext:
             "contextual": [r.to_dict() for r in self.contextual],
             "timings_ms": self.timings_ms,
             "embedded": self.embedded,
+            "held_back": self.held_back,
         }
 
 
@@ -373,12 +376,15 @@ class RelationRAG:
         prefer: Collection[str] = (),
         name: str | None = None,
         shown: Callable[[str], str] | None = None,
+        knows_lines: Callable[[list[str]], bool] | None = None,
     ) -> RelationContext:
         """Her anchors and her view of the people the message names (``spans``: found by the
         caller with :meth:`detect_targets`' rule, else found here), within ``budget`` tokens
         (:func:`fit_budget`); ``prefer``: the stages of the form she is in; ``name``: what
         the heading calls her (default: her graph node's name); ``shown``: each relation's
-        text as the chat shows it (the player's name rendered), before it is fitted."""
+        text as the chat shows it (the player's name rendered), before it is fitted;
+        ``knows_lines``: whether a chat set at a story point knows every line a relation
+        rests on (the others are held back, and counted)."""
         budget = self.budget if budget is None else budget
         count = self.counter
         timings: dict[str, float] = {}
@@ -400,6 +406,12 @@ class RelationRAG:
             )
         except RagIndexError:
             contextual = []
+        held = 0
+        if knows_lines is not None:  # a relation resting on a later line is not known yet
+            before = len(anchors) + len(contextual)
+            anchors = [r for r in anchors if knows_lines(r.evidence_line_ids)]
+            contextual = [r for r in contextual if knows_lines(r.evidence_line_ids)]
+            held = before - len(anchors) - len(contextual)
         if shown is not None:
             anchors = [replace(r, text=shown(r.text)) for r in anchors]
             contextual = [replace(r, text=shown(r.text)) for r in contextual]
@@ -410,7 +422,7 @@ class RelationRAG:
         )
         timings["total"] = _ms(t0)
         return RelationContext(text, anchors, contextual, count(text) if text else 0, budget,
-                               timings, "embed" in timings)  # fmt: skip
+                               timings, "embed" in timings, held_back=held)  # fmt: skip
 
     def get_relation_context(
         self,
@@ -460,10 +472,6 @@ class RelationRAG:
                 return text
             rels = rels[:-1]
         return ""
-
-
-def _ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 3)
 
 
 def query_window(

@@ -446,10 +446,16 @@ class ExemplarIndex:
         return len(entry.windows) if entry else 0
 
     def search(
-        self, family: Sequence[str], message: str, named: Sequence[str] = (), k: int = 3
+        self,
+        family: Sequence[str],
+        message: str,
+        named: Sequence[str] = (),
+        k: int = 3,
+        knows: Callable[[str], bool] | None = None,
     ) -> list[Scene]:
         """Her ``k`` best windows for ``message`` (one per stage), best first; ``named``: the
-        graph nodes the message names (operator base ids, ``npc:<name>``)."""
+        graph nodes the message names (operator base ids, ``npc:<name>``); ``knows``: the
+        stages a chat set at a story point knows (the others are never picked)."""
         entry = self._entry(family[0]) if family else None
         if entry is None or not entry.windows or k <= 0:
             return []
@@ -472,7 +478,7 @@ class ExemplarIndex:
         tier = 2 * entry.says_little + entry.few * (shared == 0)
         for i in np.lexsort((np.arange(n), -np.round(total, 9), tier)):
             w = entry.windows[i]
-            if w.stage_path in stages:
+            if w.stage_path in stages or (knows is not None and not knows(w.stage_path)):
                 continue
             stages.add(w.stage_path)
             why = {

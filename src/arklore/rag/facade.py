@@ -356,12 +356,22 @@ class RagFacade:
         )
 
     def exemplars(
-        self, family: Sequence[str], message: str, named_nodes: Sequence[str] = (), k: int = 3
+        self,
+        family: Sequence[str],
+        message: str,
+        named_nodes: Sequence[str] = (),
+        k: int = 3,
+        knows: Callable[[str], bool] | None = None,
     ) -> list[Scene]:
         """Her ``k`` scenes that fit ``message`` best, preferring those with the people it
         names (``named_nodes``: graph nodes) and with the Doctor; ``family``: her forms, base
-        first. [] when she has no lines or the scenes were never built."""
-        return self.scene_index().search(family, message, named_nodes, k)
+        first; ``knows``: the stages a chat set at a story point knows. [] when she has no
+        lines or the scenes were never built."""
+        return self.scene_index().search(family, message, named_nodes, k, knows=knows)
+
+    def scene_stages(self, family: Sequence[str]) -> list[str]:
+        """The stages her scenes are from."""
+        return list(self.scene_index().doctor_stages(family))
 
     def exemplars_built(self) -> bool:
         """Whether the scene windows were built from the current names."""
@@ -424,6 +434,7 @@ class RagFacade:
         prefer: Collection[str] = (),
         name: str | None = None,
         shown: Callable[[str], str] | None = None,
+        knows_lines: Callable[[list[str]], bool] | None = None,
     ) -> RelationContext:
         """The relation block of graph node ``node`` for ``message``, with the index's
         warnings (MessageTooLongError over the message limit). ``spans``: the people the
@@ -435,7 +446,7 @@ class RagFacade:
             check_message(message, max_message_chars)
         ctx = self.service().build_context(
             node, message, list(exclude), budget=budget, spans=spans, prefer=prefer, name=name,
-            shown=shown,
+            shown=shown, knows_lines=knows_lines,
         )  # fmt: skip
         ctx.warnings += self.warnings()
         return ctx

@@ -19,6 +19,14 @@ class HistoryItem(BaseModel):
     content: str
 
 
+Until = Field(
+    None, min_length=1, max_length=200,
+    description="the story point the chat is set at: a stage code (R8-1, CW-ST-1), an event or "
+    "chapter name (孤星, 第十一章) or an id; nothing later reaches the turn (default: "
+    "ARKLORE_UNTIL, else the whole story)",
+)  # fmt: skip
+
+
 class TurnRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     operator: str = Name
@@ -32,6 +40,7 @@ class TurnRequest(BaseModel):
         default_factory=list, max_length=64,
         description="people the app's own memory already recalled: left out of the relations",
     )  # fmt: skip
+    until: str | None = Until
     reply: bool = Field(False, description="also ask the model (task `chat`) for her reply")
     stream: bool = Field(False, description="with reply: server-sent events")
 
@@ -42,6 +51,7 @@ class RelationContextRequest(BaseModel):
     message: str
     l3_targets: list[str] = Field(default_factory=list, max_length=64)
     budget: int | None = Field(None, ge=1, le=100_000)
+    until: str | None = Until
 
 
 class PersonaEdit(BaseModel):
@@ -79,6 +89,14 @@ class OperatorRef(BaseModel):
     name: str
 
 
+class UntilOut(BaseModel):
+    query: str  # as asked
+    label: str  # the story it resolved to
+    group: str  # its story group id (main_11, act25side, story_..._set_1)
+    position: int  # in the project's story order
+    held_back: dict[str, int]  # per block: the items from later in the story left out
+
+
 class TurnOut(BaseModel):
     operator: OperatorRef
     participants: list[str]
@@ -88,6 +106,7 @@ class TurnOut(BaseModel):
     system_prompt: str
     timings_ms: dict[str, float]
     warnings: list[str] = []  # about the knowledge base: a build that did not finish
+    until: UntilOut | None = None  # the story point used, None: the whole story
     reply: str | None = None
     reply_error: str | None = None
 
@@ -114,3 +133,4 @@ class RelationContextOut(BaseModel):
     contextual: list[RelationOut]
     timings_ms: dict[str, float]
     embedded: bool
+    held_back: int = 0  # relations resting on a line after the story point (``until``)

@@ -361,6 +361,31 @@ def get_model(
 
 
 # -- chat completions ----------------------------------------------------------------------
+POINT_MARK = "@"
+"""``银灰@孤星``: a model id with a story point after it (:func:`model_and_point`)."""
+
+
+def model_and_point(model: str) -> tuple[str, str | None]:
+    """A request's model as (the operator, the story point after ``@``, or None): a client
+    that can set nothing but the model (SillyTavern's model box) still sets the point."""
+    name, mark, point = model.rpartition(POINT_MARK)
+    if not mark or not name.strip() or not point.strip():
+        return model, None
+    return name.strip(), point.strip()
+
+
+class ArkloreOptions(BaseModel):
+    """arklore's own part of a chat completion body (``"arklore": {...}``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    until: str | None = Field(
+        None, min_length=1, max_length=200,
+        description="the story point the chat is set at (a stage code, an event or chapter "
+        "name, an id): nothing later reaches her; wins over a point in the model id",
+    )  # fmt: skip
+
+
 class ChatCompletionRequest(BaseModel):
     """OpenAI's chat completion body. arklore reads the fields named here; every other field
     is passed to the chat model as sent (:func:`forwarded`)."""
@@ -380,6 +405,7 @@ class ChatCompletionRequest(BaseModel):
         default_factory=list, max_length=200,
         description="people another memory layer already recalled (left out of the relations)",
     )  # fmt: skip
+    arklore: ArkloreOptions | None = None
 
 
 def message_text(content: Any, where: str) -> str:
@@ -496,11 +522,14 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Res
             "server_error",
             "llm_not_configured",
         )
-    check_participants(st, body.model, body.participants)
+    model, until = model_and_point(body.model)
+    until = (body.arklore.until if body.arklore else None) or until
+    check_participants(st, model, body.participants)
     cache = settings.prompt_layout == "cache"
     turn = await turn_runner(request).run(
-        turns.turn, operator_name(st, body.model), message, (),
+        turns.turn, operator_name(st, model), message, (),
         [operator_name(st, p) for p in body.participants], body.l3_targets, steady=cache,
+        until=until,
     )  # fmt: skip
     request.app.state.metrics.observe_turn(turn)
     messages = layout.messages(turn, body.messages, last, settings.prompt_layout,

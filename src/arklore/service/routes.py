@@ -66,8 +66,9 @@ async def post_turn(body: TurnRequest, request: Request) -> Response:
         authorize(request, st.ws.settings)
     history = [h.model_dump() for h in body.history]
     turn = await turn_runner(request).run(
-        turns.turn, body.operator, body.message, history, body.participants, body.l3_targets
-    )
+        turns.turn, body.operator, body.message, history, body.participants, body.l3_targets,
+        False, body.until,
+    )  # fmt: skip
     request.app.state.metrics.observe_turn(turn)
     out: dict[str, Any] = turn.to_dict()
     out["reply"] = None
@@ -125,8 +126,9 @@ async def post_relation_context(body: RelationContextRequest, request: Request) 
     context`` gives it: what a chat calls every turn when it assembles its own prompt."""
     service_state(request)
     sp, ctx = await turn_runner(request).run(
-        turns.relation_context, body.operator, body.message, body.l3_targets, body.budget
-    )
+        turns.relation_context, body.operator, body.message, body.l3_targets, body.budget,
+        body.until,
+    )  # fmt: skip
     request.app.state.metrics.observe_relations(
         "relation_context", not ctx.text, len(ctx.contextual)
     )

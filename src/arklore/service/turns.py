@@ -52,15 +52,23 @@ def turn(
     participants: Sequence[str],
     l3_targets: Sequence[str],
     steady: bool = False,
+    until: str | None = None,
 ) -> Turn:
-    return ws.chat.turn(operator, message, history, participants, l3_targets, steady=steady)
+    return ws.chat.turn(
+        operator, message, history, participants, l3_targets, steady=steady, until=until
+    )
 
 
 def relation_context(
-    ws: Workspace, operator: str, message: str, l3_targets: Sequence[str], budget: int | None
+    ws: Workspace,
+    operator: str,
+    message: str,
+    l3_targets: Sequence[str],
+    budget: int | None,
+    until: str | None = None,
 ) -> tuple[Speaker, RelationContext]:
     sp = ws.chat.speaker(operator)
-    return sp, ws.chat.relation_context(sp, message, l3_targets, budget)
+    return sp, ws.chat.relation_context(sp, message, l3_targets, budget, until=until)
 
 
 def _ready(ws: Workspace) -> None:

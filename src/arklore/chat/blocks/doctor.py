@@ -45,7 +45,14 @@ AFTER: tuple[str, ...] = ()
 
 
 def build(ctx: TurnContext) -> Block:
-    return block(ctx.layers, ctx.speaker, ctx.persona, claims=ctx.claims)
+    layers, persona = ctx.layers, ctx.persona
+    rel = doctor_relation(layers, ctx.speaker) if persona.relation_context else None
+    if rel is not None and not ctx.knows_lines(rel.evidence_line_ids):
+        rel = None  # it rests on a line after the story point
+    return doctor_block(
+        persona, rel, budget=layers.budgets.doctor, nickname=layers.nickname,
+        counter=layers.counter, claims=ctx.claims,
+    )  # fmt: skip
 
 
 def block(

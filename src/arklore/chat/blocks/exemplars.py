@@ -6,7 +6,7 @@ scenes are left out whole to fit the budget. Last in the prompt, nearest the con
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from arklore.chat.context import Layers, TurnContext
 from arklore.chat.turn import Speaker
@@ -28,14 +28,28 @@ AFTER: tuple[str, ...] = ()
 
 
 def build(ctx: TurnContext) -> Block:
-    return block(ctx.layers, ctx.speaker, ctx.message, ctx.with_them)
+    got = block(ctx.layers, ctx.speaker, ctx.message, ctx.with_them, ctx.knows)
+    if ctx.story is not None:  # her scenes' stages after the story point
+        held = sum(1 for s in ctx.layers.rag.scene_stages(ctx.speaker.family) if not ctx.knows(s))
+        if held:
+            got.meta["held_back"] = held
+    return got
 
 
-def block(layers: Layers, sp: Speaker, message: str, named: Sequence[str] = ()) -> Block:
-    """Her scenes for ``message`` (``named``: graph nodes to prefer) within the budget."""
+def block(
+    layers: Layers,
+    sp: Speaker,
+    message: str,
+    named: Sequence[str] = (),
+    knows: Callable[[str], bool] | None = None,
+) -> Block:
+    """Her scenes for ``message`` (``named``: graph nodes to prefer; ``knows``: the stages a
+    chat set at a story point knows) within the budget."""
     budget = layers.budgets.exemplars
     try:
-        scenes = layers.rag.exemplars(sp.family, message, named, layers.budgets.exemplars_k)
+        scenes = layers.rag.exemplars(
+            sp.family, message, named, layers.budgets.exemplars_k, knows=knows
+        )
         if not scenes:
             if not layers.rag.exemplars_built():
                 why = "her scenes were never indexed (run `arklore build`)"

@@ -43,6 +43,8 @@ def build(ctx: TurnContext) -> Block:
             rows += [(p, r) for r in rag.get_all_relationships_for(p.node_id, others)]
     except ArkloreError as exc:
         return empty_block(GROUP, budget, exc.one_line())
+    known = [(p, r) for p, r in rows if ctx.knows_lines(r.evidence_line_ids)]
+    held, rows = len(rows) - len(known), known  # relations resting on a later line
     if not rows:
         return empty_block(GROUP, budget, "no relations between the operators present")
     lines = [
@@ -60,6 +62,8 @@ def build(ctx: TurnContext) -> Block:
     left_out = [p.char_id for p in people if p not in views]
     if left_out:
         meta["no_profile"] = left_out  # present with no profile: their views are not used
+    if held:
+        meta["held_back"] = held
     return fitted_block(
         GROUP,
         text,

@@ -39,7 +39,8 @@ naming her ranks a stage higher: :data:`arklore.events.memories.W_ABOUT`)."""
 def build(ctx: TurnContext) -> Block:
     """Her memories for the message; the others present count as named (the scenes they
     share with her)."""
-    return block(ctx.layers, ctx.speaker, ctx.message, named=ctx.with_them)
+    knows = ctx.knows if ctx.story is not None else None
+    return block(ctx.layers, ctx.speaker, ctx.message, named=ctx.with_them, knows=knows)
 
 
 def block(
@@ -48,16 +49,21 @@ def block(
     query: str,
     k: int | None = None,
     named: Sequence[str] | None = None,
+    knows: Callable[[str], bool] | None = None,
 ) -> Block:
     """Her memories for ``query`` as the memories block (``named``: the people the query
-    names, as graph nodes, when the caller already knows them)."""
+    names, as graph nodes, when the caller already knows them; ``knows``: the stages a chat
+    set at a story point knows)."""
     try:
         mem = layers.events.memories(
-            sp.char_id, query or None, k or layers.budgets.memories_k, named=named
+            sp.char_id, query or None, k or layers.budgets.memories_k, named=named, knows=knows
         )
     except ArkloreError as exc:
         return empty_block(MEMORIES, layers.budgets.memories, exc.one_line())
-    return render(layers, sp, mem)
+    got = render(layers, sp, mem)
+    if mem.held_back:
+        got.meta["held_back"] = mem.held_back
+    return got
 
 
 def render(layers: Layers, sp: Speaker, memories: Memories) -> Block:

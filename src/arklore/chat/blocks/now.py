@@ -26,7 +26,7 @@ def build(ctx: TurnContext) -> Block:
     layers, sp = ctx.layers, ctx.speaker
     budget = layers.budgets.now
     try:
-        items = layers.events.standing(sp.char_id)
+        items = layers.events.standing(sp.char_id, ctx.knows if ctx.story is not None else None)
     except ArkloreError as exc:
         return empty_block(NOW, budget, exc.one_line())
     if not items:

@@ -39,6 +39,7 @@ from arklore.profiles.charfile import (
 from arklore.profiles.persona import Persona
 from arklore.profiles.quotes import parse_quote_line
 from arklore.profiles.temperament import traits
+from arklore.profiles.userdir import FileCheck
 
 NAME = PERSONA
 AFTER = (DOCTOR,)  # the quotes the doctor block injects are left out here
@@ -52,7 +53,10 @@ def build(ctx: TurnContext) -> Block:
     """A steady turn (:mod:`arklore.chat.layout`) gets her archive whole whatever the message:
     the block opens every prompt of the chat, so it must not change with small talk."""
     brief = ctx.small_talk and not ctx.steady
-    return block(ctx.layers, ctx.persona, skip_quotes=ctx.claims.quotes, brief=brief)
+    got = block(ctx.layers, ctx.persona, skip_quotes=ctx.claims.quotes, brief=brief)
+    if ctx.persona_held:  # lines of her profile from after the story point
+        got.meta["held_back"] = ctx.persona_held
+    return got
 
 
 def block(
@@ -275,3 +279,15 @@ def _counted(labels: list[str]) -> list[str]:
     for x in labels:
         out[x] = out.get(x, 0) + 1
     return [f"{k} x{v}" if v > 1 else k for k, v in out.items()]
+
+
+def chars_check(layers: Layers, checks: list[FileCheck]) -> list[FileCheck]:
+    """``arklore chars check``: the profiles layer's check of the user's ``.char`` files, with
+    the sections the persona block injects within its budget (the doctor's and the speech
+    sections go to blocks of their own)."""
+    for c in checks:
+        if c.persona is not None and c.persona.sections:
+            got = block(layers, c.persona)
+            c.injected = [it["title"] for it in got.items]
+            c.left_out = got.reason
+    return checks

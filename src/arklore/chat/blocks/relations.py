@@ -11,7 +11,7 @@ warning. :func:`relation_context` is also what ``arklore context`` and the HTTP 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from arklore.chat.context import Layers, TurnContext
 from arklore.chat.turn import Speaker
@@ -35,8 +35,10 @@ def build(ctx: TurnContext) -> Block:
         *ctx.claims.people,
     ]
     budget = layers.budgets.relations
+    knows = ctx.knows_lines if ctx.story is not None else None
     try:
-        rc = relation_context(layers, sp, ctx.persona, ctx.message, exclude, spans=list(ctx.spans))
+        rc = relation_context(layers, sp, ctx.persona, ctx.message, exclude, spans=list(ctx.spans),
+                              knows_lines=knows)  # fmt: skip
     except ArkloreError as exc:
         return empty_block(RELATIONS, budget, exc.one_line())
     if not rc.text and rc.warnings and not rc.anchors:
@@ -44,6 +46,8 @@ def build(ctx: TurnContext) -> Block:
     else:
         block = render(layers, sp, rc, excluded=bool(exclude))
     block.meta.update(named_recall(ctx.named, exclude, block.items))
+    if rc.held_back:
+        block.meta["held_back"] = rc.held_back
     return block
 
 
@@ -67,6 +71,7 @@ def relation_context(
     exclude: Iterable[str] = (),
     budget: int | None = None,
     spans: list[Span] | None = None,
+    knows_lines: Callable[[list[str]], bool] | None = None,
 ) -> RelationContext:
     """Her relation context for ``message``: anchors plus her view of the people it names
     (``spans``: :meth:`GraphFacade.named_spans`, found here when not given), under her
@@ -88,6 +93,7 @@ def relation_context(
     return layers.rag.context(
         sp.node_id, message, exclude, budget=budget, spans=spans,
         prefer=layers.names.form_stages(sp.char_id), name=sp.name, shown=layers.shown,
+        knows_lines=knows_lines,
     )  # fmt: skip
 
 
