@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.measured import Metrics
@@ -87,6 +87,24 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     h = tmp_path / "home"
     monkeypatch.setenv("ARKLORE_HOME", str(h))
     return h
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's chromium through Playwright, one per test module (the browser tests call
+    ``support.browser.require_browser`` first: it fails under CI when chromium is missing)."""
+    from support.browser import launch
+
+    yield from launch()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A page of :func:`browser` that fails the test on a console error or a failed request
+    (``support.browser.watched_page``)."""
+    from support.browser import watched_page
+
+    yield from watched_page(browser)
 
 
 @pytest.fixture(scope="session")

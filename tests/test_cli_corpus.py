@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import run_main
 from support.tree_world import EXCEL, avg_file, write_tree
-
-from arklore.cli.app import main
 
 FIXTURE_EXCEL = Path(__file__).parent / "fixtures" / "excel"
 
@@ -26,15 +24,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return gamedata
 
 
-def run(monkeypatch: pytest.MonkeyPatch, capsys, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["arklore", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out = capsys.readouterr()
-    return code, out.out, out.err
+run = run_main  # `arklore *args` through the real entry point
 
 
 def test_ingest_json_then_stats_and_operators(env, monkeypatch, capsys):

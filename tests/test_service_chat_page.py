@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.browser import NO_DATA, launch, require_browser, shot, watched_page
+from support.browser import NO_DATA, require_browser, shot
 from support.llm_stub import Reply, StubServer
 from support.pages_world import make_pages_kb
 from support.serve_proc import served
@@ -44,16 +44,6 @@ def server(tmp_path_factory: pytest.TempPathFactory, stub: StubServer) -> Iterat
     llm = {"LLM_CHAT_BASE_URL": stub.url, "LLM_CHAT_MODEL": "stub-chat"}
     with served(home, **NO_DATA, **llm) as srv:
         yield srv.base
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from launch()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    yield from watched_page(browser)
 
 
 # every text her reply bubble showed, in order (the stream arrives a few characters a time)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import NO_DATA, launch, require_browser, shot, watched_page
+from support.browser import NO_DATA, require_browser, shot
 from support.pages_world import AMIYA_GUARD, STRANGERS, make_pages_kb
 from support.serve_proc import served
 from support.service_world import AMIYA, LONELY, S1
@@ -35,16 +35,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = make_pages_kb(tmp_path_factory.mktemp("pages") / "home")
     with served(home, **NO_DATA) as srv:
         yield srv.base
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    yield from launch()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    yield from watched_page(browser)
 
 
 # each page, what shows it finished rendering

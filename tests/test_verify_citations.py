@@ -8,14 +8,13 @@ matrix cites a line the stage does not hold, and the command must exit 5 naming 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import run_main
 from support.tree_world import avg_file, write_tree
 
-from arklore.cli.app import main
 from arklore.core.errors import EXIT_FINDINGS
 
 STAGE = "obt/main/level_test_01_beg"
@@ -58,13 +57,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
 
 
 def run(monkeypatch: pytest.MonkeyPatch, capsys, *args: str) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["arklore", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    return code, capsys.readouterr().out
+    """``arklore *args`` through the real entry point -> (exit code, stdout)."""
+    code, out, _ = run_main(monkeypatch, capsys, *args)
+    return code, out
 
 
 def _build(monkeypatch, capsys, matrix: Path) -> None:
