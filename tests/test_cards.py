@@ -215,7 +215,7 @@ def test_the_exemplar_scenes_reach_the_card_through_the_chat(kb, monkeypatch, tm
          "text": "初雪，跟紧我。", "hers": True}]}  # fmt: skip
     with workspace(kb) as ws:
         block = Block(EXEMPLARS, "x", 1, 500, items=[item], line_ids=[item["lines"][0]["line_id"]])
-        monkeypatch.setattr(ws.chat, "exemplars", lambda sp, message, named=(): block)
+        monkeypatch.setattr(ws.chat, "exemplars", lambda sp, message, named=(), knows=None: block)
         data = ws.cards.card("银灰").card["data"]
     assert data["mes_example"] == "<START>\n{{char}}: 初雪，跟紧我。"
     assert "对话示例（剧情原文场景）：story:activities/act_snow/st01#2:x" in data["creator_notes"]
