@@ -161,6 +161,10 @@ BODIES: dict[str, dict[str, Any]] = {
     "/v1/chat/completions": {"model": "阿米娅", "messages": [
         {"role": "system", "content": "扮演"}, {"role": "user", "content": "你好"}],
         "participants": ["凯尔希"], "l3_targets": [AMIYA]},
+    "/v1/curated/confirm": {"from": "陈", "to": "星熊", "predicate": "上下级", "by": "审阅者",
+                            "note": "看过", "sha": "0" * 64},
+    "/v1/curated/reject": {"from": "陈", "to": "星熊", "predicate": "上下级", "by": "审阅者",
+                           "note": "看过", "sha": "0" * 64},
 }  # fmt: skip
 
 

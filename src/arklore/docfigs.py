@@ -72,6 +72,8 @@ SETTING_DOCS: dict[str, str] = {
     "ARKLORE_MANIFEST": "TOML file `operators = [...]`: the operators an app exposes (unset: every operator)",
     "ARKLORE_MATRIX": "your relationship matrix (TOML), layered over the packaged `data/relationship_matrix.toml` (your view of a pair wins); verify-anchors reads it too",
     "ARKLORE_MATRIX_REPLACE": "1: your matrix replaces the packaged one instead of adding to it",
+    "ARKLORE_CONFIRMED_ONLY": "1: graph builds use only the curated relations a person confirmed "
+    "(a rejected one is left out either way)",
     "ARKLORE_UNTIL": "the story point every chat is set at unless a request names one (a spoiler-free deployment): a stage code, an event or chapter name, an id ([chat.md](chat.md))",
     "ARKLORE_PERSONA_TOKEN_BUDGET": "tokens of the persona block per chat turn",
     "ARKLORE_MEMORY_TOKEN_BUDGET": "tokens of the memories block per chat turn",

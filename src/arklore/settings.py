@@ -33,6 +33,9 @@ variable                        meaning                                         
                                 packaged one by graph builds (your view of a pair   ``data/relationship_matrix.toml``
                                 wins); verify-anchors reads it too                  alone)
 ``ARKLORE_MATRIX_REPLACE``      1: your matrix replaces the packaged one instead    ``0``
+``ARKLORE_CONFIRMED_ONLY``      1: graph builds use only the curated relations a    ``0``
+                                person confirmed (``arklore curate confirm``);
+                                a rejected one is left out either way
 ``ARKLORE_UNTIL``               the story point every chat is set at unless a       (none: the whole story)
                                 request names one (a spoiler-free deployment): a
                                 stage code, an event or chapter name, an id
@@ -209,6 +212,7 @@ class Settings(BaseModel):
     manifest: Path | None = None
     matrix: Path | None = None
     matrix_replace: bool = False
+    confirmed_only: bool = False
     until: str | None = Field(default=None, max_length=200)
     persona_token_budget: int = Field(default=1200, ge=1, le=100_000)
     memory_token_budget: int = Field(default=300, ge=1, le=100_000)
@@ -374,6 +378,7 @@ _VARS: dict[str, str] = {
     "ARKLORE_MANIFEST": "manifest",
     "ARKLORE_MATRIX": "matrix",
     "ARKLORE_MATRIX_REPLACE": "matrix_replace",
+    "ARKLORE_CONFIRMED_ONLY": "confirmed_only",
     "ARKLORE_UNTIL": "until",
     "ARKLORE_PERSONA_TOKEN_BUDGET": "persona_token_budget",
     "ARKLORE_MEMORY_TOKEN_BUDGET": "memory_token_budget",
@@ -418,6 +423,7 @@ _ALLOWED = {
     "ARKLORE_EMBEDDER": "one of " + ", ".join(EMBEDDER_NAMES),
     "LLM_JSON_MODE": "1 or 0",
     "ARKLORE_TIER_C_RELATIONS": "1 or 0",
+    "ARKLORE_CONFIRMED_ONLY": "1 or 0",
     "ARKLORE_PROMPT_LAYOUT": "one of " + ", ".join(PROMPT_LAYOUTS),
 }
 _SECRET_VARS = {"ARKLORE_ADMIN_TOKEN", "ARKLORE_API_KEYS"}

@@ -47,6 +47,7 @@ from arklore.events import schema as events_schema
 from arklore.events.facade import EventsFacade
 from arklore.extract import schema as extract_schema
 from arklore.extract.facade import ExtractFacade
+from arklore.graph import schema as graph_schema
 from arklore.graph.facade import GraphFacade
 from arklore.llm import LLM, LLMFiles
 from arklore.llm.access import LLMAccess
@@ -76,6 +77,7 @@ STORE_MIGRATIONS: tuple[Migration, ...] = (
     *profiles_schema.MIGRATIONS,
     *events_schema.MIGRATIONS,
     *rag_schema.MIGRATIONS,
+    *graph_schema.MIGRATIONS,
 )
 """Every layer's tables in the store, in the order they are applied."""
 
@@ -190,6 +192,7 @@ class Workspace:
             excel_root=roots.excel_root_or_none,
             matrix=st.matrix,
             matrix_replace=st.matrix_replace,
+            confirmed_only=st.confirmed_only,
             facts_cache=paths.pair_facts,
         )
         self.rag = RagFacade(
@@ -264,15 +267,8 @@ class Workspace:
     def reload(self) -> None:
         """Forget what a rebuild or a user-file edit may have changed (names, graph, index,
         appearances, profiles); the next call reads them again."""
-        for facade in (
-            self.names,
-            self.graph,
-            self.rag,
-            self.events,
-            self.profiles,
-            self.chat,
-            self.cards,
-        ):
+        facades = (self.names, self.graph, self.rag, self.events, self.profiles, self.chat)
+        for facade in (*facades, self.cards):
             facade.reload()
 
     def llm(self, *, no_cache: bool = False, **changes: Any) -> LLM:

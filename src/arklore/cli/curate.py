@@ -9,6 +9,7 @@ import typer
 
 from arklore.cli import group
 from arklore.cli._common import JsonOpt, console, print_json, workspace
+from arklore.graph.confirm import EDITED, STATUSES
 from arklore.graph.curate import CandidateReport
 
 app = group("curate", "Curate the relationship matrix from the corpus.")
@@ -163,3 +164,72 @@ def search_cmd(
             console.print(
                 f"   {mark} {c.speaker or '(narration)'}: {_flat(c.text, 0)}",
             )
+
+
+# -- a person's verdicts on the curated relations ------------------------------------------------
+@app.command("status")
+def status_cmd(
+    json: JsonOpt = False,
+    unconfirmed: Annotated[
+        bool,
+        typer.Option(
+            "--unconfirmed", help="Only those waiting for a person (unconfirmed, edited)."
+        ),
+    ] = False,
+) -> None:
+    """Every curated relation the next graph build layers, with its status: unconfirmed,
+    confirmed, rejected, or edited-since-confirmed (an edit voids a verdict); counts per status."""
+    out = workspace().graph.curated_status()
+    if unconfirmed:
+        out["relations"] = [r for r in out["relations"] if r["status"] in ("unconfirmed", EDITED)]
+    if json:
+        print_json(out)
+        return
+    for r in out["relations"]:
+        by = f"  ({r['by']}, {r['at']})" if r["verdict"] else ""
+        console.print(
+            f"{r['status']:<22} {r['from_name']} -> {r['to_name']} {r['predicate']}  "
+            f"[{r['matrix']}:{r['line']}]{by}",
+        )
+    console.print(", ".join(f"{out['counts'][s]} {s}" for s in STATUSES))
+
+
+FromArg = Annotated[str, typer.Argument(help="Whose view: a name, alias or node id.")]
+ToArg = Annotated[str, typer.Argument(help="Of whom: a name, alias or node id.")]
+PredicateOpt = Annotated[
+    str | None,
+    typer.Option("--predicate", help="The relation's predicate, when the pair has several."),
+]
+ByOpt = Annotated[str, typer.Option("--by", help="Your name, recorded with the verdict.")]
+NoteOpt = Annotated[str, typer.Option("--note", help="A note kept with the verdict.")]
+
+
+def _verdict(
+    verdict: str, frm: str, to: str, predicate: str | None, by: str, note: str, json: bool
+) -> None:
+    row = workspace().graph.curate_verdict(frm, to, verdict, predicate=predicate, by=by, note=note)
+    if json:
+        print_json(row)
+        return
+    console.print(
+        f"{row['status']}: {row['from_name']} -> {row['to_name']} {row['predicate']} "
+        f"[{row['matrix']}:{row['line']}] by {row['by']}",
+    )
+
+
+@app.command("confirm")
+def confirm_cmd(
+    frm: FromArg, to: ToArg, predicate: PredicateOpt = None, by: ByOpt = "cli",
+    note: NoteOpt = "", json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Confirm the curated relation FROM -> TO as its text is now (an edit voids it)."""
+    _verdict("confirmed", frm, to, predicate, by, note, json)
+
+
+@app.command("reject")
+def reject_cmd(
+    frm: FromArg, to: ToArg, predicate: PredicateOpt = None, by: ByOpt = "cli",
+    note: NoteOpt = "", json: JsonOpt = False,
+) -> None:  # fmt: skip
+    """Reject the curated relation FROM -> TO: every graph build leaves it out (reported)."""
+    _verdict("rejected", frm, to, predicate, by, note, json)

@@ -51,6 +51,17 @@ def print_build(report: dict[str, Any]) -> None:
         console.print(
             f"rejected: {r['path']}:{r['line']} {r['from']} -> {r['to']}: {r['reason']}",
         )
+    ver = report.get("verdicts") or {}
+    if ver:
+        n = ver["counts"]
+        only = (
+            f", {ver['unconfirmed_left_out']} unconfirmed left out" if ver["confirmed_only"] else ""
+        )
+        console.print(
+            f"verdicts: {n['confirmed']} confirmed, {n['rejected']} rejected (left out){only}"
+        )
+    for r in ver.get("rejected") or []:
+        console.print(f"rejected by a person: {r['path']}:{r['line']} {r['from']} -> {r['to']}")
     console.print(f"wrote {report['path']} in {report['seconds']:.1f} s")
 
 

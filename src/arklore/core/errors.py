@@ -269,6 +269,10 @@ class OperatorNotAvailableError(ArkloreError):
     default_hint = "pick an operator the manifest lists, or add her to the manifest file"
 
 
+class CuratedChangedError(ArkloreError):
+    """A verdict on a curated relation whose text changed since the reviewer saw it."""
+
+
 class IncompleteBuildError(ArkloreError):
     """``arklore build`` was started in this home and did not finish: what it would export
     lacks what the missing steps build (see :mod:`arklore.base.buildmark`)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 from arklore.core.predicates import PREDICATE_FAMILY
 from arklore.corpus.store import Store
-from arklore.graph import curated_check, interaction, mentions, story
+from arklore.graph import confirm, curated_check, interaction, mentions, story
 from arklore.graph.importer import load_import
 from arklore.graph.matrix import Curated, default_matrix_path, layer_matrices, load_matrix
 from arklore.graph.model import GRAPH_FORMAT, INTERACTION, ORIGINS, Edge, Node, RelationGraph
@@ -89,6 +89,7 @@ def build_graph(
     matrix_paths: Sequence[Path] = (),
     import_paths: Iterable[Path] = (),
     excel_root: Path | None = None,
+    confirmed_only: bool = False,
     progress: Progress | None = None,
 ) -> RelationGraph:
     """The whole graph, no LLM needed (extracted edges are used when the store has them).
@@ -96,11 +97,15 @@ def build_graph(
     ``people`` resolves names (built from the store's registry, alias table and speakers);
     ``matrix_paths`` (layered, a later file's pair wins) empty = the packaged
     ``data/relationship_matrix.toml``; ``excel_root``
-    gives the voice lines (skipped when None).
+    gives the voice lines (skipped when None). A matrix relation a person rejected is left
+    out, and with ``confirmed_only`` every one not confirmed (:mod:`arklore.graph.confirm`).
     """
     store.require_ingested()
     inp = _Inputs()
     inp.curated, inp.report = read_user_files(people, matrix_paths, import_paths)
+    inp.curated, inp.report["verdicts"] = confirm.apply_verdicts(
+        inp.curated, confirm.load_verdicts(store), confirmed_only=confirmed_only
+    )
     inp.curated = curated_check.keep_checked(
         inp.curated, store, people, inp.report, require_evidence=[str(default_matrix_path())]
     )

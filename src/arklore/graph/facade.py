@@ -33,8 +33,8 @@ from arklore.core.errors import (
 from arklore.core.kinship import Term
 from arklore.corpus.anchors import Citation
 from arklore.corpus.store import Store
-from arklore.graph import curate, story
-from arklore.graph.build import build_graph
+from arklore.graph import confirm, curate, story
+from arklore.graph.build import build_graph, read_user_files
 from arklore.graph.citations import curated_citations, graph_citations
 from arklore.graph.curated_check import check_curated
 from arklore.graph.evidence import FACTS_VERSION, PairFacts, pair_facts
@@ -92,6 +92,7 @@ class GraphFacade:
         excel_root: Callable[[], Path | None],
         matrix: Path | None = None,
         matrix_replace: bool = False,
+        confirmed_only: bool = False,
         facts_cache: Path | None = None,
     ) -> None:
         self._store = store  # store(check_roots=...) -> the ingested store
@@ -99,6 +100,7 @@ class GraphFacade:
         self.names = names
         self.matrix = matrix or default_matrix_path()  # the user's matrix, else the packaged
         self.matrix_replace = matrix_replace  # the user's matrix replaces the packaged one
+        self.confirmed_only = confirmed_only  # builds use confirmed curated relations only
         self.path = path
         self.imports_dir = imports_dir
         self._excel_root = excel_root
@@ -284,6 +286,7 @@ class GraphFacade:
             matrix_paths=self.matrices(matrix, replace=replace),
             import_paths=self.imports() if imports is None else imports,
             excel_root=excel_root,
+            confirmed_only=self.confirmed_only,
             progress=progress,
         )
         save_graph(graph, self.path)
@@ -315,8 +318,42 @@ class GraphFacade:
             [(p.name, file_sha(p)) for p in self.imports()],
             [(p.name, file_sha(p)) for p in self.matrices()],
             [asdict(row) for row in story.load_rows(self._store())],
+            [self.confirmed_only, confirm.digest(confirm.load_verdicts(self._store()))],
         ]
         return hashlib.sha256(orjson.dumps(parts)).hexdigest()[:16]
+
+    # -- a person's verdicts on the curated relations (graph/confirm.py) ----------------------
+    def curated_status(self) -> dict[str, Any]:
+        """Every curated relation the next build layers, with its status (unconfirmed,
+        confirmed, rejected, edited-since-confirmed) and evidence; the counts per status."""
+        curated, _ = read_user_files(self.people(), self.matrices(), [])
+        return confirm.listing(curated, confirm.load_verdicts(self._store()), self.name)
+
+    def curate_verdict(
+        self, source: str, target: str, verdict: str, *, predicate: str | None = None,
+        by: str = "cli", note: str = "", seen_sha: str | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Record a person's verdict (``confirmed`` | ``rejected``) on the curated relation
+        ``source`` -> ``target`` (names, aliases or ids), on its text as it is now; refused
+        (CuratedChangedError) when ``seen_sha`` is given and the text changed since. The
+        CLI and the HTTP routes call this. Returns the relation's new listing row."""
+        people = self.people()
+        ids = []
+        for who in (source, target):
+            nid = people.user_node(who.strip())
+            if nid is None:
+                raise UnknownNameError(f"{who!r} names no one this corpus knows",
+                                       hint="use an operator id or npc:<name>")  # fmt: skip
+            ids.append(nid)
+        curated, _ = read_user_files(people, self.matrices(), [])
+        c = confirm.pick(curated, ids[0], ids[1], predicate, f"{source} -> {target}")
+        store = self._store()
+        confirm.save_verdict(store, confirm.key_of(c),
+                             confirm.verdict_for(c, verdict, by=by, note=note, seen_sha=seen_sha))  # fmt: skip
+        row: dict[str, Any] = confirm.listing([c], confirm.load_verdicts(store), self.name)[
+            "relations"
+        ][0]
+        return row
 
     def install(self, data: bytes, where: str) -> RelationGraph:
         """Install relation_graph.json bytes (an export) as the current graph."""

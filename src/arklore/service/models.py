@@ -59,6 +59,18 @@ class PersonaEdit(BaseModel):
     text: str = Field(min_length=1, max_length=200_000, description="the whole .char file")
 
 
+class CuratedVerdictIn(BaseModel):
+    """A reviewer's verdict on one curated relation (``POST /v1/curated/confirm|reject``)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    from_: str = Field(alias="from", min_length=1, max_length=200, description="whose view")
+    to: str = Field(min_length=1, max_length=200, description="of whom")
+    predicate: str | None = Field(default=None, max_length=40, description="when several")
+    by: str = Field(default="admin", max_length=80, description="the reviewer's name")
+    note: str = Field(default="", max_length=2000)
+    sha: str = Field(min_length=64, max_length=64, description="the relation's sha as shown")
+
+
 class StageRefOut(BaseModel):
     path: str
     code: str | None = None

@@ -1,5 +1,7 @@
 """The review routes: the profile queue, one profile beside its sources, and the two writes a
-reviewer makes (approve a draft, replace a profile). Request/response mapping and auth only:
+reviewer makes (approve a draft, replace a profile); the curated relations with their
+status and a reviewer's verdict on one (confirm, reject: the graph layer's
+:meth:`~arklore.graph.facade.GraphFacade.curate_verdict`, as ``arklore curate confirm``). Request/response mapping and auth only:
 every rule (which files may be written, the hand-edit check of an approval) is the profiles
 layer's (:class:`~arklore.profiles.facade.ProfilesFacade`), the same the CLI calls.
 
@@ -16,7 +18,7 @@ from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
 
 from arklore.service.errors import ErrorOut, ServiceError, json_response
-from arklore.service.models import PersonaEdit
+from arklore.service.models import CuratedVerdictIn, PersonaEdit
 from arklore.service.state import ServiceState, service_state
 
 router = APIRouter(tags=["review"])
@@ -102,3 +104,42 @@ def put_persona(name: NameParam, body: PersonaEdit, request: Request) -> Respons
         "tier": saved.profile.tier,
         "hand_edited": saved.profile.hand_edited,
     })  # fmt: skip
+
+
+CURATED: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "missing or wrong bearer token"},
+    403: {"model": ErrorOut, "description": "writes disabled (no ARKLORE_ADMIN_TOKEN)"},
+    404: {"model": ErrorOut, "description": "no such curated relation"},
+    409: {"model": ErrorOut, "description": "the relation changed since it was shown (sha)"},
+}
+
+
+@router.get("/v1/curated")
+def get_curated(request: Request) -> Response:
+    """Every curated relation the next graph build layers: its text, evidence line ids, sha
+    and status (unconfirmed, confirmed, rejected, edited-since-confirmed); counts per status."""
+    st = service_state(request)
+    out = st.ws.graph.curated_status()
+    return json_response(out | {"writes_enabled": bool(st.ws.settings.admin_token)})
+
+
+def _verdict(verdict: str, body: CuratedVerdictIn, request: Request) -> Response:
+    st = service_state(request)
+    require_admin(request, st)
+    row = st.ws.graph.curate_verdict(
+        body.from_, body.to, verdict, predicate=body.predicate, by=body.by or "admin",
+        note=body.note, seen_sha=body.sha,
+    )  # fmt: skip
+    return json_response(row)
+
+
+@router.post("/v1/curated/confirm", responses=CURATED)
+def post_curated_confirm(body: CuratedVerdictIn, request: Request) -> Response:
+    """Confirm a curated relation as the reviewer saw it (``sha``; admin token)."""
+    return _verdict("confirmed", body, request)
+
+
+@router.post("/v1/curated/reject", responses=CURATED)
+def post_curated_reject(body: CuratedVerdictIn, request: Request) -> Response:
+    """Reject a curated relation: every graph build leaves it out (admin token)."""
+    return _verdict("rejected", body, request)
