@@ -332,7 +332,7 @@ LLM_WRITES = (
 SCENARIOS = [
     Scenario(
         "malformed-operator-table", ("ingest",), EXIT_ERROR,
-        ("character_table.json", "not valid JSON", "arklore ingest"), inject=_bad_table,
+        ("character_table.json", "not valid JSON", "arklore build"), inject=_bad_table,
     ),
     Scenario(
         "missing-data-root", ("ingest", "--json"), EXIT_CONFIG,
