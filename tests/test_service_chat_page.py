@@ -10,10 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from support.browser import NO_DATA, require_browser, shot
 from support.llm_stub import Reply, StubServer
 from support.pages_world import make_pages_kb
-from support.serve_proc import served
+from support.serve_proc import Served, served
 
 pytestmark = pytest.mark.slow
 
@@ -39,11 +40,18 @@ def stub() -> Iterator[StubServer]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, stub: StubServer) -> Iterator[str]:
+def server(tmp_path_factory: pytest.TempPathFactory, stub: StubServer) -> Iterator[Served]:
     home = make_pages_kb(tmp_path_factory.mktemp("chat-page") / "home")
     llm = {"LLM_CHAT_BASE_URL": stub.url, "LLM_CHAT_MODEL": "stub-chat"}
     with served(home, **NO_DATA, **llm) as srv:
-        yield srv.base
+        yield srv
+
+
+def _why(srv: Served, stub: StubServer) -> str:
+    """What the server logged and what reached the stub: said when a reply never came."""
+    log = srv.log.read_text(encoding="utf-8", errors="replace")[-3000:]
+    got = [(c.body.get("model"), c.last_user[-60:]) for c in stub.calls()]
+    return f"server log: {log!r}; the stub got {got!r}"
 
 
 # every text her reply bubble showed, in order (the stream arrives a few characters a time)
@@ -57,23 +65,26 @@ RECORD = """() => {
 
 
 def test_chat_with_an_llm_streams_her_replies_and_keeps_the_conversation(
-    server: str, stub: StubServer, page: Any
+    server: Served, stub: StubServer, page: Any
 ) -> None:
     for message, reply in TURNS:
         stub.script(message, Reply.text(reply, chunk_delay=0.02))
     types: list[str] = []
     page.on("response", lambda r: types.append(r.headers.get("content-type", ""))
             if r.url.endswith("/v1/chat/completions") else None)  # fmt: skip
-    page.goto(server + "/chat?op=阿米娅")
+    page.goto(server.base + "/chat?op=阿米娅")
     page.wait_for_function("document.querySelectorAll('#operators option').length > 0")
     assert "chat model" in page.inner_text("#mode")
     page.evaluate(RECORD)
     for i, (message, reply) in enumerate(TURNS, 1):
         page.fill("#message", message)
         page.click("#send")
-        page.wait_for_function(
-            f"document.querySelectorAll('.msg.her:not(.streaming)').length === {i}"
-        )
+        try:
+            page.wait_for_function(
+                f"document.querySelectorAll('.msg.her:not(.streaming)').length === {i}"
+            )
+        except PlaywrightTimeout:
+            raise AssertionError(_why(server, stub)) from None
         assert page.locator(".msg.her").nth(i - 1).inner_text() == f"阿米娅：{reply}"
     shown = page.evaluate("window.shown")
     partial = {t for t in shown if t not in ("…", *(r for _, r in TURNS))}
