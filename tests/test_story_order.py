@@ -122,7 +122,7 @@ def test_a_point_is_the_end_of_the_one_story_it_names() -> None:
 def test_an_unknown_or_ambiguous_point_names_the_closest() -> None:
     order = _order()
     with pytest.raises(StoryPointError, match="no story point") as exc:
-        resolve_point(order, "雪源", [], candidates=["雪原", "雪原续", "序章"])
+        resolve_point(order, "雪源", [], candidates=lambda: ["雪原", "雪原续", "序章"])
     assert "雪原" in exc.value.hint
     both = ["activities/act_a/level_a_01_beg", "activities/act_b/level_b_01_beg"]
     with pytest.raises(StoryPointError, match="several stories") as exc:

@@ -13,7 +13,8 @@ import pytest
 from support.tree_world import make_workspace
 
 from arklore.chat.turn import Turn
-from arklore.corpus.story import FALLBACK, StoryOrder, stage_of_line
+from arklore.core.blocks import stage_of
+from arklore.corpus.story import FALLBACK, StoryOrder
 
 pytestmark = pytest.mark.realdata
 
@@ -40,7 +41,7 @@ def _later(order: StoryOrder, turn: Turn, position: int) -> list[tuple[str, str]
     """(block, stage) of every line and stage the turn cites from after ``position``."""
     out = []
     for b in turn.blocks:
-        stages = [stage_of_line(x) for x in b.line_ids] + [s.path for s in b.stages]
+        stages = [stage_of(x) for x in b.line_ids] + [s.path for s in b.stages]
         for st in stages:
             at = order.position(st)
             if at is None or at > position:
@@ -73,7 +74,7 @@ def test_nothing_from_after_the_point_reaches_the_turn(ws: Any, metrics: Any) ->
 def test_vina_before_the_sunset_story_is_not_yet_speaker(ws: Any) -> None:
     before = ws.chat.turn("推进之王", "你现在是什么身份", until="第十一章")
     after = ws.chat.turn("推进之王", "你现在是什么身份")
-    cited = {stage_of_line(x) for b in after.blocks for x in b.line_ids}
+    cited = {stage_of(x) for b in after.blocks for x in b.line_ids}
     assert any("act37side" in s for s in cited)  # unset: 追迹日落以西's lines are there
     assert "议长" in after.block("now").text
     assert not any("act37side" in x for b in before.blocks for x in b.line_ids)

@@ -138,7 +138,7 @@ def batch_command(command: Callable[..., None]) -> Callable[..., None]:
 StagesArg = Annotated[
     list[str] | None,
     typer.Argument(
-        help="Stages to extract: paths, story codes (TO-ST-1) or event names (孤星).",
+        help="Stages to extract: paths, story codes (CW-ST-1) or event names (孤星).",
         show_default=False,
     ),
 ]

@@ -47,6 +47,10 @@ class IngestRun:
     first: bool
 
 
+VIEW_CACHE = 256
+"""Story points whose views are kept (cleared when full)."""
+
+
 class CorpusFacade:
     """The store under one ``ARKLORE_HOME`` and the steps that read the data checkouts."""
 
@@ -60,6 +64,7 @@ class CorpusFacade:
         self._store: Store | None = None
         self._version: tuple[int, str] | None = None
         self._story: tuple[str, StoryOrder] | None = None
+        self._views: dict[str, StoryView] = {}  # story point -> what a chat there knows
         self.order_file: Path | None = None  # the curated story order (None: the packaged)
 
     def close(self) -> None:
@@ -131,13 +136,18 @@ class CorpusFacade:
         """The story point ``query`` names (a stage code, an event or chapter name, an event
         or stage id): StoryPointError listing the closest when it names none, or several."""
         store = self.store()
-        return resolve_point(
-            self.story_order(), query, store.find_stages(query), store.stage_names()
-        )
+        return resolve_point(self.story_order(), query, store.find_stages(query), store.stage_names)
 
     def story_view(self, query: str) -> StoryView:
-        """The story as a chat set at ``query`` knows it (:class:`StoryView`)."""
-        return StoryView(self.story_order(), self.story_point(query))
+        """The story as a chat set at ``query`` knows it (:class:`StoryView`), kept per point
+        for the order it was resolved in: a service set at one point resolves it once."""
+        order = self.story_order()
+        view = self._views.get(query)
+        if view is None or view.order is not order:
+            if len(self._views) >= VIEW_CACHE:
+                self._views.clear()
+            view = self._views[query] = StoryView(order, self.story_point(query))
+        return view
 
     def version(self) -> str:
         """What the corpus holds, as a short hash: every stored stage's content hash and the

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import get_close_matches
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from arklore.core.blocks import stage_of
 from arklore.core.errors import InputFileError, StoryPointError
 from arklore.corpus.order import main_chapter
 
@@ -146,12 +147,6 @@ class StoryPoint:
                 "position": self.position}  # fmt: skip
 
 
-def stage_of_line(line_id: str) -> str:
-    """The stage of a line id (``<stage_path>#<no>:<hash>``), or of a ``story:<line id>``
-    source id."""
-    return line_id.removeprefix("story:").split("#", 1)[0]
-
-
 @dataclass(frozen=True)
 class StoryView:
     """The story as a chat set at ``point`` knows it: what every layer asks of a stage or a
@@ -165,7 +160,7 @@ class StoryView:
 
     def knows_lines(self, line_ids: Iterable[str]) -> bool:
         """Are all these lines (line ids or ``story:`` source ids) at or before the point?"""
-        return all(self.knows(stage_of_line(x)) for x in line_ids)
+        return all(self.knows(stage_of(x.removeprefix("story:"))) for x in line_ids)
 
     def to_dict(self) -> dict[str, Any]:
         return self.point.to_dict()
@@ -307,19 +302,20 @@ def resolve_point(
     order: StoryOrder,
     query: str,
     stages: Iterable[str],
-    candidates: Sequence[str] = (),
+    candidates: Callable[[], Sequence[str]] = tuple,
 ) -> StoryPoint:
     """The story point ``query`` names, from the stages it matched (a stage code, an event
     name or id, a stage path: :meth:`Store.find_stages`): the end of its one story group. A
     query matching stages of several groups is ambiguous, one matching none unknown: a
-    StoryPointError listing the closest (``candidates``: names it could have meant)."""
+    StoryPointError listing the closest (``candidates``: the names it could have meant, read
+    only then)."""
     found = [s for s in stages if s in order.positions]
     groups = list(dict.fromkeys(order.groups[s] for s in found))
     if not groups:
-        near = get_close_matches(query, list(candidates), n=5, cutoff=0.4)
+        near = get_close_matches(query, list(candidates()), n=5, cutoff=0.4)
         raise StoryPointError(
             f"no story point is called {query!r}",
-            hint=(f"did you mean {', '.join(near)}?" if near else "give a stage code (8-1, "
+            hint=(f"did you mean {', '.join(near)}?" if near else "give a stage code (R8-1, "
                   "CW-ST-1), an event or chapter name (孤星, 第十一章) or a stage path"),
         )  # fmt: skip
     if len(groups) > 1:

@@ -55,7 +55,7 @@ ResolveFn = Callable[[str], str | None]
 def select_stages(
     store: Store, paths: list[str] | None = None, *, event: str | None = None, all_: bool = False
 ) -> list[str]:
-    """Explicit stages (a path, an extension tolerated; a story code such as ``TO-ST-1``; an
+    """Explicit stages (a path, an extension tolerated; a story code such as ``CW-ST-1``; an
     event's name or id, or a fragment of one name: :meth:`Store.find_stages`), an event's
     stages, or every primary stage; unknown ones are a ConfigError with a hint, never
     silently skipped."""
@@ -87,7 +87,7 @@ def select_stages(
                 hint=f"did you mean {', '.join(near)}?"
                 if near
                 else "give a stage path (obt/main/level_main_01-01_beg), a story code "
-                "(TO-ST-1) or an event name (孤星)",
+                "(CW-ST-1) or an event name (孤星)",
             )
         chosen.extend(found)
     if not chosen:

@@ -117,7 +117,7 @@ def until(persona: Persona, knows_lines: Callable[[Iterable[str]], bool]) -> tup
                 continue
             kept.append(ln)
         text = "\n".join(kept)
-        if not held or text == sec.text:
+        if text == sec.text:  # nothing of this section held back
             sections.append(sec)
         elif text.strip():
             sections.append(replace(sec, text=text, tokens=count_tokens(f"## {sec.title}\n{text}")))
