@@ -46,6 +46,14 @@ def data(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture
+def set_data(data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """The invented data named by ARKLORE_GAMEDATA and ARKLORE_ASTR."""
+    monkeypatch.setenv("ARKLORE_GAMEDATA", str(data[0]))
+    monkeypatch.setenv("ARKLORE_ASTR", str(data[1]))
+    return data
+
+
+@pytest.fixture
 def checkout(tmp_path: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
     """arklore running from a source checkout with the data next to it, as in the workplace:
     ``<checkout>/../shared/arknights/{gamedata,astr}``."""
@@ -160,10 +168,8 @@ def test_a_stored_path_that_points_nowhere_names_the_config_file(
 
 
 def test_one_home_spelled_two_ways_is_built_once(
-    user: Path, data: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    user: Path, set_data: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    monkeypatch.setenv("ARKLORE_GAMEDATA", str(data[0]))
-    monkeypatch.setenv("ARKLORE_ASTR", str(data[1]))
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -219,10 +225,8 @@ def test_doctor_says_where_each_root_came_from_and_exits_0_when_the_build_can_ru
 
 
 def test_doctor_says_a_build_stopped_part_way_left_the_home_incomplete(
-    user: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys
+    user: Path, set_data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    monkeypatch.setenv("ARKLORE_GAMEDATA", str(data[0]))
-    monkeypatch.setenv("ARKLORE_ASTR", str(data[1]))
     home = user / "stopped"
     monkeypatch.setenv("ARKLORE_HOME", str(home))
     home.mkdir(parents=True)
@@ -249,10 +253,8 @@ def test_doctor_exits_non_zero_with_the_first_fix_when_no_data_is_found(
 
 
 def test_doctor_names_an_unreachable_chroma_server(
-    user: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys
+    user: Path, set_data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    monkeypatch.setenv("ARKLORE_GAMEDATA", str(data[0]))
-    monkeypatch.setenv("ARKLORE_ASTR", str(data[1]))
     monkeypatch.setenv("CHROMA_HOST", "127.0.0.1")
     monkeypatch.setenv("CHROMA_PORT", "1")  # nothing listens on port 1
     code, _, err = run_main(monkeypatch, capsys, "doctor")
@@ -309,10 +311,8 @@ def test_a_home_not_built_is_named_with_arklore_build_and_the_working_directory(
 
 
 def test_a_home_without_its_graph_is_named_with_arklore_build(
-    user: Path, data: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    user: Path, set_data: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    monkeypatch.setenv("ARKLORE_GAMEDATA", str(data[0]))
-    monkeypatch.setenv("ARKLORE_ASTR", str(data[1]))
     monkeypatch.setenv("ARKLORE_HOME", str(tmp_path / "home"))
     assert run_main(monkeypatch, capsys, "ingest")[0] == 0
     code, _, err = run_main(monkeypatch, capsys, "graph", "show", "陈")
@@ -329,11 +329,9 @@ def test_a_home_without_its_graph_is_named_with_arklore_build(
      ("ARKLORE_MATRIX", "file"), ("ARKLORE_GAMEDATA", "folder"), ("ARKLORE_ASTR", "folder")],
 )  # fmt: skip
 def test_a_path_setting_that_points_nowhere_is_an_error_naming_it(
-    var: str, kind: str, user: Path, data: tuple[Path, Path], tmp_path: Path,
+    var: str, kind: str, user: Path, set_data: tuple[Path, Path], tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch, capsys,
 ) -> None:  # fmt: skip
-    monkeypatch.setenv("ARKLORE_GAMEDATA", str(data[0]))
-    monkeypatch.setenv("ARKLORE_ASTR", str(data[1]))
     monkeypatch.setenv(var, str(tmp_path / "nowhere"))
     code, _, err = run_main(monkeypatch, capsys, "turn", "陈", "你好")
     assert code == EXIT_CONFIG and len(err.strip().splitlines()) == 1
@@ -344,14 +342,12 @@ def test_a_path_setting_that_points_nowhere_is_an_error_naming_it(
 
 
 def test_the_unknown_name_hint_names_the_real_alias_file_and_the_entry_form(
-    user: Path, data: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    user: Path, set_data: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     from arklore.core.errors import UnknownOperatorError
     from arklore.names.aliases import default_alias_path
     from arklore.workspace import Workspace
 
-    monkeypatch.setenv("ARKLORE_GAMEDATA", str(data[0]))
-    monkeypatch.setenv("ARKLORE_ASTR", str(data[1]))
     monkeypatch.setenv("ARKLORE_HOME", str(tmp_path / "home"))
     assert run_main(monkeypatch, capsys, "ingest")[0] == 0
     code, _, err = run_main(monkeypatch, capsys, "persona", "无名氏")
