@@ -282,3 +282,14 @@ def test_cli_check_and_build_print_rejections(cli, tmp_path: Path) -> None:
     r = cli("graph", "build", "--matrix", str(path))
     assert r.exit_code == 0, r.output
     assert "3 rejected" in r.stdout and f"{path}:13" in r.stdout.replace("\n", "")
+
+
+def test_a_since_naming_no_stored_stage_leaves_the_entry_out(world, tmp_path) -> None:
+    store, people = world
+    good = _entry(*GOOD, [lid(S1, 5)]).replace("evidence", f'since = "{S1}"\nevidence', 1)
+    bad = _entry(*GOOD, [lid(S1, 5)]).replace("evidence", 'since = "test/nowhere"\nevidence', 1)
+    resolve = _resolver(store, people)
+    kept, _ = check_curated(load_matrix(_matrix(tmp_path, good), resolve), store, people)
+    assert [c.since for c in kept] == [S1]
+    kept, fails = check_curated(load_matrix(_matrix(tmp_path, bad), resolve), store, people)
+    assert kept == [] and "since 'test/nowhere' is not a stage" in fails[0].reason

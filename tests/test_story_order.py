@@ -26,6 +26,8 @@ from arklore.corpus.story import (
     load_order,
     resolve_point,
 )
+from arklore.events.memories import in_story_order, told_as_past
+from arklore.events.store import MemoryRow
 
 ROWS = [  # (path, event, release rank): release order is not story order
     StageRow("obt/main/level_main_00-01_beg", "main_0", 1),
@@ -182,3 +184,21 @@ def test_timeline_shows_story_and_release_order_and_checks_the_fallback(
     ]  # fmt: skip
     r = CliRunner().invoke(app, ["timeline", "--check"])
     assert r.exit_code == 0 and "act_test 测试活动" in r.stdout and "2 fallback" in r.stdout
+
+
+def _memory(stage: str, line: int, hint: str | None = None) -> MemoryRow:
+    return MemoryRow(stage, 0, "她", None, f"我在{stage}第{line}行。", "first", [], line, line,
+                     [], None, hint, None, None, None, None, 0)  # fmt: skip
+
+
+def test_memories_run_in_story_order_and_a_dated_flashback_opens_its_story() -> None:
+    a1, a2 = "activities/act_a/level_a_01_beg", "activities/act_a/level_a_02_beg"
+    ch1, ch2 = "obt/main/level_main_01-01_beg", "obt/main/level_main_02-01_beg"
+    rows = [_memory(ch2, 1), _memory(a2, 9, "三年前"), _memory(a2, 3, "那天夜里"),
+            _memory(a1, 5), _memory(ch1, 2)]  # fmt: skip
+    got = [(r.stage_path, r.line_start) for r in in_story_order(rows, _order())]
+    # release order would put act_a after chapter 2; "三年前" in its second stage happened
+    # before act_a began; "那天夜里" keeps its place
+    assert got == [(ch1, 2), (a2, 9), (a1, 5), (a2, 3), (ch2, 1)]
+    assert told_as_past("十几年前") and told_as_past("小时候") and not told_as_past("两周后")
+    assert _order().moment("nowhere/at/all") == len(_order().positions)  # unplaced: last

@@ -100,3 +100,27 @@ def test_the_story_order_reports_what_only_the_fallback_places(ws: Any, metrics:
         + ", ".join(f"{how} {n}" for how, n in counts.items())
         + f" story groups ({counts[FALLBACK]} by release order only: arklore timeline --check)"
     )
+
+
+WITNESSES = ("陈", "塞雷娅", "W", "能天使")
+
+
+def test_at_a_point_her_memories_are_only_stages_she_is_in(ws: Any, metrics: Any) -> None:
+    """The witness rule under ``until``: every memory comes from a known stage she speaks or
+    is called by name in; a stage where others only talk about her never becomes one."""
+    store = ws.corpus.store()
+    talked_about = shown = 0
+    for op in WITNESSES:
+        lived = {a.stage_path for a in ws.events.appearances(op)}
+        named_in = {ln.stage_path for ln in store.spoken_lines_containing([op])}
+        for at in POINTS:
+            view = ws.corpus.story_view(at)
+            mem = ws.events.memories(op, None, 500, knows=view.knows)
+            stages = {m.stage_path for m in mem.items}
+            assert stages <= lived and all(view.knows(s) for s in stages), (op, at)
+            talked_about += len({s for s in named_in - lived if view.knows(s)})
+            shown += len(stages)
+    metrics(f"witness at a point: {shown} memories over {len(WITNESSES)} operators x "
+            f"{len(POINTS)} points, all from stages they are in; {talked_about} known stages "
+            "that only talk about them, none a memory")  # fmt: skip
+    assert talked_about > 0  # the rule had something to keep out

@@ -218,6 +218,7 @@ class Workspace:
             exports=paths.event_exports,
             graph=self.graph,
             scenes=self.rag.scene_index,
+            story=self.corpus.story_order,
         )
         self.profiles = ProfilesFacade(
             store,

@@ -64,6 +64,7 @@ from arklore.profiles.charfile import SPEECH as SPEECH_SECTION
 from arklore.profiles.facade import ProfilesFacade
 from arklore.profiles.persona import until as persona_until
 from arklore.profiles.speech import called_forms
+from arklore.rag.context import known_at
 from arklore.rag.docs import ANCHOR_K
 from arklore.rag.facade import RagFacade
 
@@ -209,10 +210,9 @@ class CardsFacade:
         km = self.keymaker()
         kin_of = self.graph.kin_words(cid) if kin else {}  # 舅舅, 你的两个妹妹: who for her
         out = []
-        for r in rels:
-            if r.target_id not in km.people:
-                continue
-            if view is not None and not view.knows_lines(r.evidence_line_ids):
+        for rel in rels:
+            r = known_at(rel, view.knows_lines) if view is not None else rel  # at the point
+            if r is None or r.target_id not in km.people:
                 continue
             ks = km.keys(r.target_id)
             words = [kin_key(w, t) for w, t in kin_of.get(r.target_id, ())]

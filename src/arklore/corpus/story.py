@@ -176,6 +176,7 @@ class StoryOrder:
     placements: dict[str, Placement] = field(default_factory=dict)
     names: dict[str, str] = field(default_factory=dict)  # group -> its name
     release: dict[str, int] = field(default_factory=dict)  # group -> its place by release
+    _starts: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
     def position(self, stage_path: str) -> int | None:
         return self.positions.get(stage_path)
@@ -187,6 +188,20 @@ class StoryOrder:
             return True
         at = self.positions.get(stage_path)
         return at is not None and at <= point.position
+
+    def moment(self, stage_path: str, *, before_its_story: bool = False) -> int:
+        """A sort key, in story order, for something told in ``stage_path`` (after every
+        stage when the order does not hold it); ``before_its_story``: the text dates it
+        before its story began (a flashback, :func:`arklore.events.memories.told_as_past`),
+        so it sorts with its story group's first stage."""
+        at = self.positions.get(stage_path)
+        if at is None:
+            return len(self.positions)
+        if before_its_story:
+            if self._starts is None:
+                self._starts = self._first_positions()
+            return self._starts.get(self.groups.get(stage_path, ""), at)
+        return at
 
     def fallback_groups(self) -> list[str]:
         """The story groups placed by release order only, in story order."""

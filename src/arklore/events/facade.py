@@ -18,6 +18,7 @@ from arklore.core.blocks import StageRef
 from arklore.core.errors import ConfigError, UnknownEventError
 from arklore.corpus.levels import labelled
 from arklore.corpus.store import StageInfo, Store
+from arklore.corpus.story import StoryOrder
 from arklore.events import appearances as apps_db
 from arklore.events import diff as events_diff
 from arklore.events import review as events_review
@@ -54,11 +55,14 @@ class EventsFacade:
         exports: Path,
         graph: GraphFacade,
         scenes: Callable[[], ExemplarIndex] | None = None,
+        story: Callable[[], StoryOrder] | None = None,
     ) -> None:
         """``graph``: who a message names (:meth:`GraphFacade.named_spans`, the rule every
         block of a turn shares); ``scenes``: her scene windows (the rag layer's), for her
-        lines in memories."""
+        lines in memories; ``story``: the story order (the corpus layer's) her memories
+        are kept in."""
         self._store = store
+        self._story = story
         self._scenes = scenes
         self.graph = graph
         self.names = names
@@ -204,6 +208,7 @@ class EventsFacade:
                 self.appearances_of,
                 family=self.names.family,
                 scenes=self._scenes,
+                story=self._story,
             )
         return self._memories
 

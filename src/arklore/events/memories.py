@@ -25,6 +25,7 @@ store's events change, checked by one tiny query per call).
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -48,6 +49,7 @@ from arklore.core.text import (
 from arklore.corpus.lexical import BM25
 from arklore.corpus.order import is_own_record
 from arklore.corpus.store import Store
+from arklore.corpus.story import StoryOrder
 from arklore.events import store as events_db
 from arklore.events.appearances import Appearance
 from arklore.rag.embedders import Embedder, EmbeddingCache, QueryCache, embed_cached
@@ -154,6 +156,32 @@ def order_key(order_rank: int | None, line: int | None) -> int:
     )
 
 
+_PAST = re.compile(
+    r"(?:[0-9０-９]+|[一二三四五六七八九十两几数多]+)\s*年(?:以)?前|小时候|儿时|幼时|年少时|很久以前|从前"
+)
+"""A time hint that dates a memory years back: it happened before the story telling it."""
+
+
+def told_as_past(time_hint: str | None) -> bool:
+    """Does the (verbatim) time hint put the memory before the story it is told in
+    (三年前, 小时候, 很久以前)? Hints within the story (两周后, 那天夜里) keep its place."""
+    return bool(time_hint and _PAST.search(time_hint))
+
+
+def in_story_order(
+    rows: Sequence[events_db.MemoryRow], order: StoryOrder
+) -> list[events_db.MemoryRow]:
+    """``rows`` in the project's story order (not release order): by the stage each is told
+    in, a memory its time hint dates before its story (:func:`told_as_past`) with that
+    story's first stage; then by line."""
+
+    def key(r: events_db.MemoryRow) -> tuple[int, int, str, int]:
+        at = order.moment(r.stage_path, before_its_story=told_as_past(r.time_hint))
+        return (at, 0 if told_as_past(r.time_hint) else 1, r.stage_path, r.line_start)
+
+    return sorted(rows, key=key)
+
+
 def memory_passage(row: events_db.MemoryRow) -> str:
     """What is embedded for a memory: where it happened, then her words."""
     where = "·".join(p for p in (row.event_name, row.story_name) if p)
@@ -186,9 +214,12 @@ class MemoryService:
         *,
         family: Callable[[str], list[str]] | None = None,
         scenes: Callable[[], ExemplarIndex] | None = None,
+        story: Callable[[], StoryOrder] | None = None,
     ) -> None:
         """``family``: an operator id -> her forms, base first; ``scenes``: her scene windows
-        (her lines per stage and each stage's summary tokens and people), when built."""
+        (her lines per stage and each stage's summary tokens and people), when built;
+        ``story``: the story order her memories are kept in (release order without it)."""
+        self._story = story
         self._store = store
         self._embedder = embedder
         self._cache_path = cache_path
@@ -213,6 +244,8 @@ class MemoryService:
         entry = self._entries.get(family)
         if entry is None or entry.revision != rev:
             rows = [r for r in events_db.kept_memories(store, family) if r.person == "first"]
+            if self._story is not None:
+                rows = in_story_order(rows, self._story())
             entry = self._entries[family] = _Entry(rev, rows)
         return entry
 
@@ -331,7 +364,7 @@ class MemoryService:
                 else:
                     if entry.vectors is None:
                         entry.vectors = self._vectors([memory_passage(r) for r in rows])
-                    orders = [order_key(r.order_rank, r.line_start) for r in rows]
+                    orders = list(range(len(rows)))  # rows are in story order (or release)
                     by_score = self._rank(entry.vectors, orders, query, len(rows))
                     picked = [(i, score) for i, score in by_score if seen[i]][:k]
                 base.items = [_memory_item(rows[i], score) for i, score in picked]

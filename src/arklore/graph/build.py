@@ -240,4 +240,5 @@ def _edge(pair: tuple[str, str], n: _Named | None, ps: interaction.PairStats | N
         description=description,
         stages=sorted(stages),
         curated_from=n.matrix.path if n is not None and n.matrix is not None else None,
+        since=n.matrix.since if n is not None and n.matrix is not None else "",
     )

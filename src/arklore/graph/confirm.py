@@ -54,9 +54,11 @@ class Verdict:
 
 
 def relation_sha(c: Curated) -> str:
-    """sha256 of the relation's text (from, to, predicate, description, evidence)."""
+    """sha256 of the relation's text (from, to, predicate, description, evidence, and the
+    stage it begins at when it says one)."""
     doc = {"from": c.source, "to": c.target, "predicate": c.predicate,
-           "description": c.description or "", "evidence": list(c.evidence_line_ids)}  # fmt: skip
+           "description": c.description or "", "evidence": list(c.evidence_line_ids),
+           **({"since": c.since} if c.since else {})}  # fmt: skip
     return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

@@ -5,6 +5,7 @@ A ``[[relation]]`` with ``evidence = [line ids]`` passes when
 * every id names the line now stored at that position of the primary corpus, with the same
   content hash (``Store.lines(stage)[line_no - 1].line_id == id``): a game update that moved
   or edited the line makes the entry fail until someone re-reads it;
+* its ``since`` (when given) names a stored stage;
 * both parties appear within +-:data:`WINDOW` lines of at least one evidence line: as the
   speaker (names resolved through the alias table; the Doctor also by a choice line or a
   ``Dr.{@nickname}`` address), addressed by a vocative, or named in the text (the mention
@@ -126,6 +127,9 @@ def _together(entry: Curated, evidence: list[Line], corpus: _Corpus) -> str | No
 
 
 def _failure(entry: Curated, corpus: _Corpus, required: set[str]) -> CuratedFailure | None:
+    if entry.since and not corpus.lines(entry.since):
+        return CuratedFailure(entry.path, entry.line, entry.source, entry.target,
+                              f"since {entry.since!r} is not a stage in the store")  # fmt: skip
     if not entry.evidence_line_ids:
         if entry.path and entry.path in required:
             return CuratedFailure(

@@ -61,6 +61,7 @@ def edge_record(e: Edge) -> dict[str, Any]:
         "stages": list(e.stages),
         # only on curated edges: the other ~18k records stay as they were
         **({"curated_from": e.curated_from} if e.curated_from else {}),
+        **({"since": e.since} if e.since else {}),
     }
 
 
@@ -125,6 +126,7 @@ def _loads(data: bytes, where: str) -> RelationGraph:
                 e["description"],
                 e["stages"],
                 e.get("curated_from"),
+                e.get("since", ""),
             )  # fmt: skip
             for e in doc["edges"]
         ]

@@ -9,6 +9,7 @@ The file (default: the packaged ``data/relationship_matrix.toml``; ``arklore gra
     predicate = "监护"       # one of arklore.core.predicates.PREDICATE_NAMES
     description = "..."     # optional: how A sees B, in your own words (shown as written)
     evidence = ["obt/main/level_main_01-01_beg#12:abcd1234"]  # optional: 1-3 line ids showing it
+    since = "obt/main/level_main_01-03_beg"  # optional: the stage the relation begins at
     example = true          # optional: marks the shipped examples written for this project
 
 Rules (any violation raises :class:`~arklore.core.errors.InputFileError` naming the file, the
@@ -22,6 +23,10 @@ line and the key; the previously built graph is left untouched):
 * ``evidence`` holds 1-3 well-formed line ids (see the corpus contract); whether they still
   name stored lines with both parties around them is checked at graph build
   (:mod:`arklore.graph.curated_check`), which leaves a failing entry out with the reason;
+* ``since`` is a stage path (no ``#``): a chat set at a story point before it does not know
+  the relation, one at or after it does, even when some evidence lies later (the description
+  is shown, the later lines are not quoted). Without it, a chat set at a point knows the
+  relation only when every evidence line is known. Checked at graph build like evidence;
 * no other keys, no other top-level tables; every value has the type above.
 """
 
@@ -57,6 +62,7 @@ class Curated:
     evidence_line_ids: list[str] = field(default_factory=list)
     path: str = ""  # the file it was read from
     line: int = 0  # line of its [[relation]] header (0 when unknown)
+    since: str = ""  # the stage the relation begins at ("" = dated by its evidence)
 
 
 class UnknownPersonError(InputFileError):
@@ -69,7 +75,7 @@ def default_matrix_path() -> Path:
 
 _KEYS = {
     "from": str, "to": str, "predicate": str, "description": str, "example": bool,
-    "evidence": list,
+    "evidence": list, "since": str,
 }  # fmt: skip
 MAX_EVIDENCE = 3
 _REQUIRED = ("from", "to", "predicate")
@@ -132,11 +138,16 @@ def check_record(
             path, where, f"duplicate relation {ids[0]} -> {ids[1]} ({pred}); first at {seen[key]}"
         )
     evidence = _evidence(path, where, rec["evidence"]) if "evidence" in rec else []
+    since = str(rec.get("since", "")).strip()
+    if "since" in rec and (not since or "#" in since):
+        raise InputFileError(
+            path, f"{where} key 'since'", "a stage path (the part of a line id before '#')"
+        )
     seen[key] = where
     desc = rec.get("description")
     return Curated(
         ids[0], ids[1], pred, desc.strip() if isinstance(desc, str) and desc.strip() else None,
-        bool(rec.get("example", False)), origin, evidence, path,
+        bool(rec.get("example", False)), origin, evidence, path, since=since,
     )  # fmt: skip
 
 

@@ -60,6 +60,7 @@ class Edge:
     description: str | None = None  # matrix text as written (else the import label), else None
     stages: list[str] = field(default_factory=list)
     curated_from: str | None = None  # the matrix file its curated relation was read from
+    since: str = ""  # its curated relation's first stage (see arklore.graph.matrix)
 
 
 FORM_ANCHORS = 2

@@ -10,12 +10,13 @@ knows nothing about her must not make up her relations from the graph alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from arklore.core.tokens import count_tokens
+from arklore.profiles.archive_since import dated_sections
 from arklore.profiles.charfile import TIER_C, CharProfile, UsableSection, allowed_sections
 from arklore.profiles.quotes import QuoteSource
 
@@ -99,20 +100,47 @@ def persona(
 
 
 _STORY_ID = re.compile(r"story:([^\s，,；;）)]+#\d+:[0-9a-f]{8})")
+_ARCHIVE_ID = re.compile(r"archive:([^/\s]+)/([^\s（(，,]+)")
+_ANCHOR_FIELD = re.compile(r"^- ([^：:\s]{2,8})[：:]")
 
 
-def until(persona: Persona, knows_lines: Callable[[Iterable[str]], bool]) -> tuple[Persona, int]:
+def _later(
+    line: str,
+    char_id: str,
+    knows_lines: Callable[[Iterable[str]], bool],
+    dated: Callable[[str], Mapping[str, str]],
+) -> bool:
+    """Does this persona line tell of something after the story point: a story line it
+    cites, or an archive section the curated file dates later (:mod:`.archive_since`)?"""
+    ids = _STORY_ID.findall(line)
+    if ids and not knows_lines(ids):
+        return True
+    sections = [(entry, title) for entry, title in _ARCHIVE_ID.findall(line)]
+    if (m := _ANCHOR_FIELD.match(line)) is not None:
+        sections.append((char_id, m.group(1)))
+    return any(
+        (since := dated(entry).get(title)) is not None and not knows_lines([since])
+        for entry, title in sections
+    )
+
+
+def until(
+    persona: Persona,
+    knows_lines: Callable[[Iterable[str]], bool],
+    dated: Callable[[str], Mapping[str, str]] = dated_sections,
+) -> tuple[Persona, int]:
     """``persona`` as a chat set at a story point may use it, and how many lines it held
     back: a line citing a story line after the point (a quote, her line to the Doctor, a way
-    of speaking shown by a later line) is left out, a section left with no line goes whole.
-    Her archive and voice lines are undated and stay."""
+    of speaking shown by a later line) or an archive section dated after it (``dated``: char
+    id -> section title -> since stage, the curated file by default) is left out, a section
+    left with no line goes whole. The rest of her archive and her voice lines are undated
+    and stay."""
     held = 0
     sections = []
     for sec in persona.sections:
         kept = []
         for ln in sec.text.split("\n"):
-            ids = _STORY_ID.findall(ln)
-            if ids and not knows_lines(ids):
+            if _later(ln, persona.char_id, knows_lines, dated):
                 held += 1
                 continue
             kept.append(ln)

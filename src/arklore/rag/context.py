@@ -71,9 +71,35 @@ class Relation:
     score: float | None = None  # similarity (contextual entries that were ranked)
     evidence_line_ids: list[str] = field(default_factory=list)
     generated_by: str = ""  # the document's (as_written | evidence | llm | ...); template
+    since: str = ""  # a curated relation's first stage (:func:`known_at`)
+    bare: str = ""  # its text without the quoted exchange (not shown in ``to_dict``)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}
+        return {k: getattr(self, k) for k in self.__slots__ if k != "bare"}
+
+
+def known_at(r: Relation, knows_lines: Callable[[list[str]], bool]) -> Relation | None:
+    """``r`` as a chat set at a story point knows it, or None when it does not yet: as it is
+    when every line it rests on is known; a curated relation whose ``since`` stage is known
+    is known even when some evidence lies later: its description alone, citing only the
+    lines the point knows; anything else is held back."""
+    if knows_lines(r.evidence_line_ids):
+        return r
+    if not r.since or not knows_lines([r.since]):
+        return None
+    known = [x for x in r.evidence_line_ids if knows_lines([x])]
+    return replace(r, text=r.bare or r.text, evidence_line_ids=known)
+
+
+def all_known(
+    rels: list[Relation], knows_lines: Callable[[list[str]], bool] | None
+) -> tuple[list[Relation], int]:
+    """The relations of ``rels`` a chat set at a story point knows (:func:`known_at`), as it
+    knows them, and how many were held back; all of them when no point is set."""
+    if knows_lines is None:
+        return rels, 0
+    kept = [k for r in rels if (k := known_at(r, knows_lines)) is not None]
+    return kept, len(rels) - len(kept)
 
 
 @dataclass
@@ -225,7 +251,8 @@ class RelationRAG:
         name = self._name(e.target)
         if d is not None:
             return Relation(e.target, name, e.predicate, e.strength, d.text, d.source, d.doc_id,
-                            None, list(d.evidence_line_ids), d.generated_by)  # fmt: skip
+                            None, list(d.evidence_line_ids), d.generated_by, d.since,
+                            d.bare)  # fmt: skip
         text = template_description(e, self._name(op), name)
         return Relation(e.target, name, e.predicate, e.strength, text, "graph", None, None,
                         list(e.evidence_line_ids), "template")  # fmt: skip
@@ -361,7 +388,7 @@ class RelationRAG:
     def _doc_relation(self, d: RelationDoc) -> Relation:
         return Relation(d.target_id, self._name(d.target_id), d.predicate, d.strength, d.text,
                         d.source, d.doc_id, None, list(d.evidence_line_ids),
-                        d.generated_by)  # fmt: skip
+                        d.generated_by, d.since, d.bare)  # fmt: skip
 
     def build_context(
         self,
@@ -383,8 +410,8 @@ class RelationRAG:
         (:func:`fit_budget`); ``prefer``: the stages of the form she is in; ``name``: what
         the heading calls her (default: her graph node's name); ``shown``: each relation's
         text as the chat shows it (the player's name rendered), before it is fitted;
-        ``knows_lines``: whether a chat set at a story point knows every line a relation
-        rests on (the others are held back, and counted)."""
+        ``knows_lines``: whether a chat set at a story point knows these lines (each relation
+        as it knows it, :func:`known_at`; the others are held back, and counted)."""
         budget = self.budget if budget is None else budget
         count = self.counter
         timings: dict[str, float] = {}
@@ -406,12 +433,9 @@ class RelationRAG:
             )
         except RagIndexError:
             contextual = []
-        held = 0
-        if knows_lines is not None:  # a relation resting on a later line is not known yet
-            before = len(anchors) + len(contextual)
-            anchors = [r for r in anchors if knows_lines(r.evidence_line_ids)]
-            contextual = [r for r in contextual if knows_lines(r.evidence_line_ids)]
-            held = before - len(anchors) - len(contextual)
+        anchors, held_a = all_known(anchors, knows_lines)  # as a story point knows them
+        contextual, held_c = all_known(contextual, knows_lines)
+        held = held_a + held_c
         if shown is not None:
             anchors = [replace(r, text=shown(r.text)) for r in anchors]
             contextual = [replace(r, text=shown(r.text)) for r in contextual]

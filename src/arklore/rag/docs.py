@@ -118,6 +118,8 @@ class RelationDoc:
     notes: list[str] = field(default_factory=list)  # story documents: the model's notes
     gate_reason: str = ""  # why an LLM description was refused (the fallback was used)
     facts: dict[str, Any] = field(default_factory=dict)  # the numbers behind it (not in text)
+    since: str = ""  # a curated relation's first stage (arklore.graph.matrix)
+    bare: str = ""  # its text without the quoted exchange, when it quotes one
 
     def metadata(self) -> dict[str, Any]:
         """Chroma metadata (scalars only: the evidence and notes lists are JSON)."""
@@ -134,6 +136,8 @@ class RelationDoc:
             "notes": orjson.dumps(self.notes).decode(),
             "gate_reason": self.gate_reason,
             "facts": orjson.dumps(self.facts, option=orjson.OPT_SORT_KEYS).decode(),
+            "since": self.since,
+            "bare": self.bare,
         }
 
     @classmethod
@@ -153,6 +157,8 @@ class RelationDoc:
             notes=orjson.loads(meta.get("notes") or "[]"),
             gate_reason=meta.get("gate_reason", ""),
             facts=orjson.loads(meta.get("facts") or "{}"),
+            since=meta.get("since", ""),
+            bare=meta.get("bare", ""),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -167,7 +173,7 @@ class RelationDoc:
         return doc_rank(self.source, self.generated_by, self.basis)
 
 
-DOCS_VERSION = "docs-7"
+DOCS_VERSION = "docs-8"
 """The rules that make relation documents from their sources: change it with them, so an
 index built by the old rules is rebuilt (``rag build`` skips when its inputs are the same)."""
 
@@ -450,11 +456,14 @@ def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
     for e, text in _matrix_edges(ctx):
         path = e.curated_from  # the matrix file this relation was read from
         lead: list[str] = []
+        bare = text
         if _quotes_pair(e):
             got = curated_text(text, e, ctx.facts.get((e.source, e.target)), ctx.name)
             text, lead = got.text, got.line_ids
         doc = _edge_doc(e, "matrix", text, str(path or ctx.graph_path), "as_written")
         doc.evidence_line_ids = unique([*lead, *doc.evidence_line_ids])
+        doc.since = e.since
+        doc.bare = bare if bare != text else ""
         yield doc
 
 

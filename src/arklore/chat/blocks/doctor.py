@@ -38,7 +38,7 @@ from arklore.profiles.charfile import ABOUT_DOCTOR, TIER_C
 from arklore.profiles.doctor import trust_of
 from arklore.profiles.persona import OPT_IN_VAR, Persona
 from arklore.profiles.quotes import parse_quote_line
-from arklore.rag.context import Relation
+from arklore.rag.context import Relation, known_at
 
 NAME = DOCTOR
 AFTER: tuple[str, ...] = ()
@@ -47,8 +47,8 @@ AFTER: tuple[str, ...] = ()
 def build(ctx: TurnContext) -> Block:
     layers, persona = ctx.layers, ctx.persona
     rel = doctor_relation(layers, ctx.speaker) if persona.relation_context else None
-    if rel is not None and not ctx.knows_lines(rel.evidence_line_ids):
-        rel = None  # it rests on a line after the story point
+    if rel is not None:
+        rel = known_at(rel, ctx.knows_lines)  # as the story point knows it, or not yet
     return doctor_block(
         persona, rel, budget=layers.budgets.doctor, nickname=layers.nickname,
         counter=layers.counter, claims=ctx.claims,

@@ -13,7 +13,7 @@ from arklore.chat.turn import Speaker
 from arklore.core.blocks import GROUP, Block, empty_block, fit_lines, fitted_block, stage_of, unique
 from arklore.core.errors import ArkloreError
 from arklore.profiles.persona import OPT_IN_VAR
-from arklore.rag.context import Relation
+from arklore.rag.context import Relation, known_at
 
 NAME = GROUP
 AFTER: tuple[str, ...] = ()
@@ -43,8 +43,8 @@ def build(ctx: TurnContext) -> Block:
             rows += [(p, r) for r in rag.get_all_relationships_for(p.node_id, others)]
     except ArkloreError as exc:
         return empty_block(GROUP, budget, exc.one_line())
-    known = [(p, r) for p, r in rows if ctx.knows_lines(r.evidence_line_ids)]
-    held, rows = len(rows) - len(known), known  # relations resting on a later line
+    known = [(p, k) for p, r in rows if (k := known_at(r, ctx.knows_lines)) is not None]
+    held, rows = len(rows) - len(known), known  # relations a story point does not know yet
     if not rows:
         return empty_block(GROUP, budget, "no relations between the operators present")
     lines = [
