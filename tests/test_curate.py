@@ -15,13 +15,12 @@ from arklore.core.errors import InputFileError, UnknownNameError
 from arklore.core.model import LineKind, make_line_id
 from arklore.core.operators import Operator
 from arklore.corpus.store import Store
-from arklore.graph import interaction
 from arklore.graph.build import build_graph
 from arklore.graph.curate import candidates, central_operators, search_lines
 from arklore.graph.curated_check import check_curated
 from arklore.graph.matrix import load_matrix
 from arklore.graph.model import DOCTOR_ID
-from arklore.graph.people import People
+from arklore.graph.people import Admission, People
 from arklore.names.build import load_alias_table
 from arklore.names.matcher import build_matcher
 from arklore.names.registry import Registry
@@ -61,10 +60,14 @@ def make_store(path: Path) -> Store:
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(interaction, "NPC_MIN_LINES", 4)
     store = make_store(tmp_path / "arklore.sqlite3")
     registry = Registry({o.char_id: o for o in OPS})
-    people = People(registry, build_matcher(operators=OPS), sorted(store.speaker_counts()))
+    people = People(
+        registry,
+        build_matcher(operators=OPS),
+        sorted(store.speaker_counts()),
+        admission=Admission(min_lines=4),
+    )
     yield store, people
     store.close()
 

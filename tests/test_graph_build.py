@@ -22,7 +22,7 @@ from arklore.graph.build import build_graph
 from arklore.graph.io import dumps_graph, load_graph, save_graph
 from arklore.graph.matrix import default_matrix_path
 from arklore.graph.model import DOCTOR_ID, INTERACTION, Edge, Node, RelationGraph
-from arklore.graph.people import People
+from arklore.graph.people import Admission, People
 from arklore.graph.strength import strength
 from arklore.names.matcher import build_matcher
 from arklore.names.registry import Registry
@@ -37,6 +37,8 @@ OPS = [
 ]
 TEAMS = {"testland": "测试国", "farland": "远方", "blue": "蓝队"}
 REGISTRY = Registry({o.char_id: o for o in OPS}, team_names=dict(TEAMS))
+FEW_LINES = Admission(min_lines=4)
+"""This small corpus's NPCs speak a few lines each; they are nodes."""
 
 
 def make_store(path: Path) -> Store:
@@ -97,7 +99,6 @@ predicate = "师徒"
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(interaction, "NPC_MIN_LINES", 4)
     store = make_store(tmp_path / "arklore.sqlite3")
     excel = make_excel(tmp_path / "excel")
     matrix = tmp_path / "matrix.toml"
@@ -109,7 +110,8 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def people(world) -> People:
     store = world[0]
-    return People(REGISTRY, build_matcher(operators=OPS), sorted(store.speaker_counts()))
+    return People(REGISTRY, build_matcher(operators=OPS), sorted(store.speaker_counts()),
+                  admission=FEW_LINES)  # fmt: skip
 
 
 def _build(world, people, **kw) -> RelationGraph:
@@ -200,7 +202,11 @@ def test_a_stranger_name_is_no_mention_in_story_or_voice(world) -> None:
     """苏珀 as a [[stranger]]: the story's and the voice lines' 苏珀 is somebody else."""
     store = world[0]
     people = People(
-        REGISTRY, build_matcher(operators=OPS), sorted(store.speaker_counts()), strangers=["苏珀"]
+        REGISTRY,
+        build_matcher(operators=OPS),
+        sorted(store.speaker_counts()),
+        strangers=["苏珀"],
+        admission=FEW_LINES,
     )
     g = _build(world, people)
     assert not any(e.signals.get("mentions") for e in g.get_relation(MOX, SUP))
@@ -497,7 +503,7 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     home = tmp_path / "home"
     monkeypatch.setenv("ARKLORE_HOME", str(home))
     monkeypatch.delenv("ARKLORE_GAMEDATA", raising=False)
-    monkeypatch.setattr(interaction, "NPC_MIN_LINES", 4)
+    monkeypatch.setenv("ARKLORE_NPC_MIN_LINES", "4")  # this small corpus's NPCs are nodes
     make_store(home / "arklore.sqlite3").close()
     matrix = tmp_path / "matrix.toml"
     matrix.write_text(MATRIX, encoding="utf-8")
@@ -619,3 +625,30 @@ def test_a_stranger_label_is_nobody_as_speaker_or_name_but_a_file_still_means_he
     assert people.operator("墨弦") == MOX and people.user_node("墨弦") == MOX
     voc = VocativeFinder(people, {MOX, ELV})
     assert voc("墨弦，你过来。") == [] and voc("艾尔维娜，你过来。") == [ELV]
+
+
+def test_which_npcs_become_nodes_is_by_lines_or_by_a_share_of_one_story(world) -> None:
+    store = world[0]
+    lines = {name: n for name, (n, _) in store.speaker_counts().items()}["老船长"]
+    assert "老船长" in Admission(min_lines=lines).admitted(store)
+    assert "老船长" not in Admission(min_lines=lines + 1).admitted(store)
+    # a few lines can still be a large share of the one story they are in
+    assert "老船长" in Admission(min_lines=lines + 1, min_share=0.05).admitted(store)
+    assert "老船长" not in Admission(min_lines=lines + 1, min_share=0.99).admitted(store)
+
+
+def test_the_npc_threshold_setting_reaches_the_graph_build(
+    cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run, home, matrix = cli
+
+    def talked_with() -> set[str]:
+        """The NPCs the corpus shows in interaction (the matrix names 老船长 either way)."""
+        assert run("graph", "build", "--matrix", str(matrix)).exit_code == 0
+        doc = json.loads((home / "relation_graph.json").read_text(encoding="utf-8"))
+        return {x for e in doc["edges"] if "interaction" in e["origins"]
+                for x in (e["source"], e["target"]) if x.startswith("npc:") and x != "npc:博士"}  # fmt: skip
+
+    assert "npc:老船长" in talked_with()
+    monkeypatch.setenv("ARKLORE_NPC_MIN_LINES", "1000")
+    assert "npc:老船长" not in talked_with()

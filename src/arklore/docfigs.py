@@ -74,6 +74,8 @@ SETTING_DOCS: dict[str, str] = {
     "ARKLORE_MATRIX_REPLACE": "1: your matrix replaces the packaged one instead of adding to it",
     "ARKLORE_CONFIRMED_ONLY": "1: graph builds use only the curated relations a person confirmed "
     "(a rejected one is left out either way)",
+    "ARKLORE_NPC_MIN_LINES": "lines a named NPC speaks in the corpus to become a graph node (the design's upstream rule: 30; measured in [graph.md](graph.md#who-becomes-a-node))",
+    "ARKLORE_NPC_MIN_SHARE": "share of one story's spoken lines that also makes an NPC a node; 0 is off (the upstream rule: 0.04)",
     "ARKLORE_UNTIL": "the story point every chat is set at unless a request names one (a spoiler-free deployment): a stage code, an event or chapter name, an id ([chat.md](chat.md))",
     "ARKLORE_PERSONA_TOKEN_BUDGET": "tokens of the persona block per chat turn",
     "ARKLORE_MEMORY_TOKEN_BUDGET": "tokens of the memories block per chat turn",

@@ -36,6 +36,10 @@ variable                        meaning                                         
 ``ARKLORE_CONFIRMED_ONLY``      1: graph builds use only the curated relations a    ``0``
                                 person confirmed (``arklore curate confirm``);
                                 a rejected one is left out either way
+``ARKLORE_NPC_MIN_LINES``       lines a named NPC speaks in the corpus to become a  ``20``
+                                graph node (the upstream rule: 30)
+``ARKLORE_NPC_MIN_SHARE``       share of one story's lines that also makes an NPC   ``0`` (off)
+                                a node (the upstream rule: 0.04)
 ``ARKLORE_UNTIL``               the story point every chat is set at unless a       (none: the whole story)
                                 request names one (a spoiler-free deployment): a
                                 stage code, an event or chapter name, an id
@@ -213,6 +217,8 @@ class Settings(BaseModel):
     matrix: Path | None = None
     matrix_replace: bool = False
     confirmed_only: bool = False
+    npc_min_lines: int = Field(default=20, ge=1, le=1_000_000)
+    npc_min_share: float = Field(default=0.0, ge=0.0, le=1.0)
     until: str | None = Field(default=None, max_length=200)
     persona_token_budget: int = Field(default=1200, ge=1, le=100_000)
     memory_token_budget: int = Field(default=300, ge=1, le=100_000)
@@ -379,6 +385,8 @@ _VARS: dict[str, str] = {
     "ARKLORE_MATRIX": "matrix",
     "ARKLORE_MATRIX_REPLACE": "matrix_replace",
     "ARKLORE_CONFIRMED_ONLY": "confirmed_only",
+    "ARKLORE_NPC_MIN_LINES": "npc_min_lines",
+    "ARKLORE_NPC_MIN_SHARE": "npc_min_share",
     "ARKLORE_UNTIL": "until",
     "ARKLORE_PERSONA_TOKEN_BUDGET": "persona_token_budget",
     "ARKLORE_MEMORY_TOKEN_BUDGET": "memory_token_budget",

@@ -49,6 +49,7 @@ from arklore.extract import schema as extract_schema
 from arklore.extract.facade import ExtractFacade
 from arklore.graph import schema as graph_schema
 from arklore.graph.facade import GraphFacade
+from arklore.graph.people import Admission
 from arklore.llm import LLM, LLMFiles
 from arklore.llm.access import LLMAccess
 from arklore.names import schema as names_schema
@@ -194,6 +195,7 @@ class Workspace:
             matrix_replace=st.matrix_replace,
             confirmed_only=st.confirmed_only,
             facts_cache=paths.pair_facts,
+            admission=Admission(st.npc_min_lines, st.npc_min_share),
         )
         self.rag = RagFacade(
             paths.rag,

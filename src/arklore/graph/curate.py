@@ -40,7 +40,7 @@ from arklore.core.errors import AmbiguousNameError, UnknownNameError
 from arklore.core.model import DOCTOR, DOCTOR_NAMES, Line, LineKind
 from arklore.corpus.store import Store
 from arklore.extract.presence import WINDOW, vocatives
-from arklore.graph.interaction import NPC_MIN_LINES, is_generic_role
+from arklore.graph.interaction import is_generic_role
 from arklore.graph.model import DOCTOR_ID, RelationGraph
 from arklore.graph.people import People, is_unknown_speaker
 from arklore.names.aliases import AliasTable
@@ -200,6 +200,7 @@ class _Scan:
         self.acc: dict[str, _Acc] = defaultdict(_Acc)
         rows = [(name, n) for name, (n, _) in store.speaker_counts().items()]
         self.speaker_lines = dict(rows)
+        self.admitted = people.admission.admitted(store)  # the NPCs the graph has as nodes
         self.known = (
             {n for n, _ in rows if n and not is_unknown_speaker(n)}
             | set(people.table.surfaces())
@@ -220,7 +221,7 @@ class _Scan:
         nid = self.people.node(name)
         if nid is None or nid == DOCTOR_ID or not nid.startswith("npc:"):
             return nid
-        if self.speaker_lines.get(name, 0) < NPC_MIN_LINES or is_generic_role(name):
+        if name not in self.admitted or is_generic_role(name):
             return None
         return nid
 

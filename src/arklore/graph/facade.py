@@ -45,7 +45,7 @@ from arklore.graph.io import FORMATS_READ, load_graph, loads_graph, save_graph
 from arklore.graph.matrix import default_matrix_path, load_matrix
 from arklore.graph.model import GRAPH_FORMAT, Edge, RelationGraph
 from arklore.graph.named import Span, kin_words, named_spans, spans_from_mentions
-from arklore.graph.people import People
+from arklore.graph.people import Admission, People
 from arklore.names.facade import NamesFacade
 
 Progress = Callable[[str, int, int], None]
@@ -94,6 +94,7 @@ class GraphFacade:
         matrix_replace: bool = False,
         confirmed_only: bool = False,
         facts_cache: Path | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self._store = store  # store(check_roots=...) -> the ingested store
         self.facts_cache = facts_cache
@@ -101,6 +102,7 @@ class GraphFacade:
         self.matrix = matrix or default_matrix_path()  # the user's matrix, else the packaged
         self.matrix_replace = matrix_replace  # the user's matrix replaces the packaged one
         self.confirmed_only = confirmed_only  # builds use confirmed curated relations only
+        self.admission = admission or Admission()  # which NPC speakers become nodes
         self.path = path
         self.imports_dir = imports_dir
         self._excel_root = excel_root
@@ -174,6 +176,7 @@ class GraphFacade:
                 sorted(store.speaker_counts()),
                 display=self.names.display_name,
                 strangers=self.names.strangers(),
+                admission=self.admission,
             )
         return self._people
 
@@ -319,6 +322,7 @@ class GraphFacade:
             [(p.name, file_sha(p)) for p in self.matrices()],
             [asdict(row) for row in story.load_rows(self._store())],
             [self.confirmed_only, confirm.digest(confirm.load_verdicts(self._store()))],
+            [self.admission.min_lines, self.admission.min_share],
         ]
         return hashlib.sha256(orjson.dumps(parts)).hexdigest()[:16]
 

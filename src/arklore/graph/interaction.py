@@ -18,9 +18,10 @@ Read from the primary corpus (dialogue and choice lines only, in stage order):
   stages they share elsewhere.
 
 People: operators resolve through the alias table, the Doctor to ``npc:博士``, and other
-named speakers become NPC nodes only if they speak >= :data:`NPC_MIN_LINES` lines in the
-whole corpus (below that they are mostly one-scene extras: 士兵甲, 路人) and their name is not
-a generic role (:func:`is_generic_role`: 医疗干员, 萨卡兹雇佣兵, 整合运动成员, 士兵A, ...).
+named speakers become NPC nodes only if :class:`Admission` admits them (by default: they speak
+>= :data:`NPC_MIN_LINES` lines in the whole corpus; below that they are mostly one-scene
+extras: 士兵甲, 路人) and their name is not a generic role (:func:`is_generic_role`: 医疗干员,
+萨卡兹雇佣兵, 整合运动成员, 士兵A, ...).
 
 This is evidence that two people *interact*, not of acquaintance or of any relation type.
 """
@@ -44,7 +45,6 @@ CO_MIN_LINES = 5
 OWN_MIN_LINES = 2
 """Lines someone speaks in her own record to count as one of its people (one line is an
 extra: 阿米娅's single line in 赫拉格's 《命途》)."""
-NPC_MIN_LINES = 20
 EVIDENCE_CAP = 3
 """Line ids kept as evidence per pair and signal (vocatives, mentions)."""
 
@@ -118,15 +118,12 @@ Pairs = dict[tuple[str, str], PairStats]
 def load_spoken(
     store: Store,
     people: People,
-    npc_min_lines: int | None = None,
     *,
     stages: Iterable[str] | None = None,
 ) -> list[ScanLine]:
     """Dialogue and choice lines of the primary corpus (of ``stages`` only, when given) in
-    (stage, line_no) order."""
-    if npc_min_lines is None:
-        npc_min_lines = NPC_MIN_LINES
-    big = {name for name, (n, _) in store.speaker_counts().items() if n >= npc_min_lines}
+    (stage, line_no) order; speakers ``people.admission`` does not admit are nobody."""
+    big = people.admission.admitted(store)
     node_of: dict[str, str | None] = {}
 
     def node(speaker: str, uncertain: bool) -> str | None:

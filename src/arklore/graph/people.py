@@ -13,9 +13,12 @@ imports): an operator, the Doctor, a speaker of the corpus or an explicit ``npc:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from arklore.core.model import DOCTOR, DOCTOR_NAMES
+from arklore.corpus.store import Store
 from arklore.graph.model import DOCTOR_ID
 from arklore.names.aliases import fold
 from arklore.names.matcher import MentionMatcher
@@ -33,6 +36,45 @@ def is_unknown_speaker(name: str) -> bool:
     return not name.strip(" ?？.。…") if name else True
 
 
+NPC_MIN_LINES = 20
+"""Lines an NPC speaks in the whole corpus to become a node (``ARKLORE_NPC_MIN_LINES``). The
+design's upstream rule is 30 lines or a 0.04 share; measured on the real corpus
+(docs/graph.md, "Who becomes a node"), 20 lines with no share admits every NPC the curated
+relations and the eval sets name, as the upstream rule does, with fewer extras."""
+NPC_MIN_SHARE = 0.0
+"""Share of one story's spoken lines that also makes an NPC a node (``ARKLORE_NPC_MIN_SHARE``;
+0: off; the upstream rule's 0.04)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """Which named NPC speakers become graph nodes: ``min_lines`` in the whole corpus, or
+    ``min_share`` (when above 0) of the spoken lines of one story (its event, else its
+    stage)."""
+
+    min_lines: int = NPC_MIN_LINES
+    min_share: float = NPC_MIN_SHARE
+
+    def admitted(self, store: Store) -> set[str]:
+        """The speaker names this rule admits (generic roles are refused later)."""
+        big = {name for name, (n, _) in store.speaker_counts().items() if n >= self.min_lines}
+        if self.min_share <= 0:
+            return big
+        story = {i.stage_path: i.event_id or i.stage_path for i in store.stage_infos()}
+        per: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        totals: dict[str, int] = defaultdict(int)
+        for ln in store.spoken_lines():
+            if ln.uncertain:
+                continue
+            g = story.get(ln.stage_path, ln.stage_path)
+            per[ln.speaker][g] += 1
+            totals[g] += 1
+        return big | {
+            name for name, by in per.items()
+            if any(n >= self.min_share * totals[g] for g, n in by.items())
+        }  # fmt: skip
+
+
 class People:
     """Resolves names to node ids with the alias table of a mention matcher.
 
@@ -42,7 +84,8 @@ class People:
     uses when the registry's is Latin, 可露希尔 not Closure); default the registry name.
     ``strangers`` (``[[stranger]]`` labels: 林 is her father there, 医生 several people) are
     nobody as a speaker and as a name a line calls or mentions; a hand-edited file naming
-    the operator by it still means her (:meth:`operator`).
+    the operator by it still means her (:meth:`operator`). ``admission``: which named NPC
+    speakers become nodes (:class:`~arklore.graph.interaction.Admission`).
     """
 
     def __init__(
@@ -52,8 +95,10 @@ class People:
         speakers: Iterable[str] = (),
         display: Callable[[str], str] | None = None,
         strangers: Iterable[str] = (),
+        admission: Admission | None = None,
     ) -> None:
         self.registry = registry
+        self.admission = admission or Admission()  # which NPC speakers become nodes
         self.strangers = frozenset(strangers)
         self._display = display
         self.matcher = matcher
