@@ -274,6 +274,13 @@ def test_appearances_rank_stages_shared_with_the_people_named(ws: Workspace) -> 
     assert lonely.empty and "appears in no stage" in lonely.reason
 
 
+def test_the_memories_heading_says_which_order_it_lists_in(ws: Workspace) -> None:
+    # no point: release order (a story the order cannot place would come last in the story's)
+    assert "（按发布顺序）" in ws.chat.turn("阿米娅", "你好").block("memories").text
+    at = ws.chat.turn("阿米娅", "你好", until="T-2").block("memories").text
+    assert "（按剧情顺序）" in at
+
+
 def test_the_public_api_assembles_a_turn(kb_home: Path) -> None:
     arklore.set_default_workspace(kb_workspace(kb_home))
     try:

@@ -40,6 +40,18 @@ def test_the_latest_event_comes_first_by_when_it_opened_not_by_its_rank() -> Non
     assert [g.text for g in got] == ["米拉和同伴们守住了城门。"] and got[0].why == LATEST
 
 
+def test_at_a_story_point_the_latest_is_in_story_order_not_by_when_it_opened() -> None:
+    chapter = stage("obt/main/level_main_05-01_beg", "main_5", 100, "米拉和同伴们守住了城门。", 1)
+    prequel = stage("activities/act9/s1", "act9", 900, "多年以前，米拉离开了故乡的小镇。", 2)
+    stages = (chapter, prequel)
+    by_opening = run(*stages)  # no point: the prequel opened last
+    assert by_opening[0].text == "多年以前，米拉离开了故乡的小镇。"
+    story = {chapter[0].stage_path: 2, prequel[0].stage_path: 1}  # the prequel happens first
+    at_point = standing([a for a, _ in stages], {i.stage_path: i for _, i in stages}, names_her,
+                        FAMILY, story.__getitem__)  # fmt: skip
+    assert at_point[0].text == "米拉和同伴们守住了城门。" and at_point[0].why == LATEST
+
+
 def test_an_office_she_took_is_kept_and_one_denied_or_wished_is_not() -> None:
     last = stage("activities/act9/s3", "act9", 900, "米拉与老友们在酒馆重聚，一醉方休。", 3)
     took = stage("activities/act9/s1", "act9", 900, "战后，米拉主动接过了议长的位置。", 1)

@@ -59,8 +59,8 @@ class EventsFacade:
     ) -> None:
         """``graph``: who a message names (:meth:`GraphFacade.named_spans`, the rule every
         block of a turn shares); ``scenes``: her scene windows (the rag layer's), for her
-        lines in memories; ``story``: the story order (the corpus layer's) her memories
-        are kept in."""
+        lines in memories; ``story``: the story order (the corpus layer's) a chat set at a
+        point lists her memories in and finds her latest stage by."""
         self._store = store
         self._story = story
         self._scenes = scenes
@@ -256,9 +256,12 @@ class EventsFacade:
             )
 
         apps = self.appearances_of(family)
+        position = None
         if knows is not None:
             apps = [a for a in apps if knows(a.stage_path)]
-        return standing(apps, self._infos_by_path(), names_her, family)
+            if self._story is not None:  # at a point, "latest" is in story order
+                position = self._story().moment
+        return standing(apps, self._infos_by_path(), names_her, family, position)
 
     def has_memories(self, char_id: str) -> bool:
         return self.memory_service().has_memories(self.names.family(char_id))

@@ -138,6 +138,7 @@ class Memories:
     operator_ids: list[str] = field(default_factory=list)  # her forms
     query: str | None = None
     held_back: int = 0  # her memories (or stages) after the story point
+    story_order: bool = False  # listed in the project's story order (else release order)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -218,7 +219,8 @@ class MemoryService:
     ) -> None:
         """``family``: an operator id -> her forms, base first; ``scenes``: her scene windows
         (her lines per stage and each stage's summary tokens and people), when built;
-        ``story``: the story order her memories are kept in (release order without it)."""
+        ``story``: the story order a chat set at a point lists her memories in (release
+        order otherwise)."""
         self._story = story
         self._store = store
         self._embedder = embedder
@@ -244,10 +246,18 @@ class MemoryService:
         entry = self._entries.get(family)
         if entry is None or entry.revision != rev:
             rows = [r for r in events_db.kept_memories(store, family) if r.person == "first"]
-            if self._story is not None:
-                rows = in_story_order(rows, self._story())
             entry = self._entries[family] = _Entry(rev, rows)
         return entry
+
+    @staticmethod
+    def _in_order(
+        picked: Collection[int], apps: Sequence[Appearance], story: StoryOrder | None
+    ) -> list[int]:
+        """The picked appearances as the block lists them: in the story's order at a story
+        point, else in release order (the order ``apps`` come in)."""
+        if story is None:
+            return sorted(picked)
+        return sorted(picked, key=lambda i: (story.moment(apps[i].stage_path), i))
 
     def has_memories(self, family: Sequence[str]) -> bool:
         """Whether any first-person memory of hers was kept (nothing ranked or embedded)."""
@@ -351,7 +361,11 @@ class MemoryService:
         fam = tuple(dict.fromkeys(family))
         query = query if query and query.strip() else None
         k = max(0, int(k))
-        base = Memories([], "memories", "", operator, list(fam), query)
+        # at a story point every stage it knows is placed in the story, so "in order" is the
+        # story's; without one, release order (a story the order cannot place comes last)
+        story = self._story() if knows is not None and self._story is not None else None
+        base = Memories([], "memories", "", operator, list(fam), query,
+                        story_order=story is not None)  # fmt: skip
         with self._lock:
             entry = self._entry(fam)
             rows = entry.rows
@@ -360,16 +374,23 @@ class MemoryService:
             picked: Sequence[tuple[int, float | None]]
             if rows:
                 if query is None:
+                    if story is not None:  # the same rows, in the story's order
+                        rows = in_story_order(rows, story)
+                        seen = [knows is None or knows(r.stage_path) for r in rows]
                     picked = [(i, None) for i in range(len(rows)) if seen[i]][:k]
                 else:
                     if entry.vectors is None:
                         entry.vectors = self._vectors([memory_passage(r) for r in rows])
-                    orders = list(range(len(rows)))  # rows are in story order (or release)
+                    orders = [order_key(r.order_rank, r.line_start) for r in rows]
                     by_score = self._rank(entry.vectors, orders, query, len(rows))
                     picked = [(i, score) for i, score in by_score if seen[i]][:k]
                 base.items = [_memory_item(rows[i], score) for i, score in picked]
                 base.reason = f"{len(rows)} memories of hers" + (
-                    " ranked by similarity to the query" if query else " in story order"
+                    " ranked by similarity to the query"
+                    if query
+                    else " in story order"
+                    if story is not None
+                    else " in release order"
                 )
                 return base
             n_stages, _ = events_db.revision(self._store())
@@ -443,7 +464,7 @@ class MemoryService:
                 if quotes or (apps[i].summary or "").strip():
                     score = round(scores[i], 4) if query else None
                     items[i] = _appearance_item(apps[i], len(present[i]), score, quotes)
-            base.items = [items[i] for i in sorted(items)]  # shown in story order
+            base.items = [items[i] for i in self._in_order(items, apps, story)]
             ranked_by = (
                 "small talk: her own records, the stages with the Doctor and those where she "
                 "speaks most first"

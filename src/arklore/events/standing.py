@@ -88,8 +88,12 @@ def standing(
     infos: Mapping[str, StageInfo],
     names_her: Callable[[str], bool],
     family: Collection[str],
+    position: Callable[[str], int] | None = None,
 ) -> list[Standing]:
-    """Where she stands now (see the module docstring), latest first, her records last."""
+    """Where she stands now (see the module docstring), latest first, her records last;
+    ``position``: a stage's place in the story, which then dates the stages instead of
+    their opening time (a chat set at a story point: every stage it knows is placed, and a
+    prequel opened last is not her latest)."""
     dated: list[tuple[int, int, str, Standing]] = []
     records: list[Standing] = []
     for app in appearances:
@@ -99,12 +103,13 @@ def standing(
         own = is_own_record(path, family)
         info = infos.get(path)
         opened = info.start_time if info is not None else None
+        when = position(path) if position is not None else opened
         for sentence in _about_her(app.summary, names_her):
             item = Standing(app.ref, sentence, None if own else opened, own)
             if own:
                 records.append(item)
-            elif opened is not None:
-                dated.append((opened, app.order_rank or 0, app.event_id or path, item))
+            elif when is not None:
+                dated.append((when, app.order_rank or 0, app.event_id or path, item))
     dated.sort(key=lambda d: (d[0], d[1]), reverse=True)
     recent_events = list(dict.fromkeys(d[2] for d in dated))[:RECENT_EVENTS]
     recent = [d[3] for d in dated if d[2] in recent_events]

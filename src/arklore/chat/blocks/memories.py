@@ -75,7 +75,7 @@ def render(layers: Layers, sp: Speaker, memories: Memories) -> Block:
     if kind == "memories":
         items, text, kept = _fit_memories(layers, sp, memories.items)
     else:
-        items, text, kept = _fit_appearances(layers, sp, memories.items)
+        items, text, kept = _fit_appearances(layers, sp, memories.items, memories.story_order)
     picked = [items[i] for i in kept]
     meta: dict[str, Any] = {"kind": kind, "query": memories.query}
     if kind != "memories":
@@ -116,9 +116,12 @@ def _fit_memories(layers: Layers, sp: Speaker, items: list[MemoryItem]) -> Fitte
     return items, text, kept
 
 
-def _fit_appearances(layers: Layers, sp: Speaker, items: list[MemoryItem]) -> Fitted:
-    """Fewer of her lines per appearance before fewer appearances."""
-    header = f"【{sp.name}的出场记录（按发布顺序）】"
+def _fit_appearances(
+    layers: Layers, sp: Speaker, items: list[MemoryItem], story_order: bool
+) -> Fitted:
+    """Fewer of her lines per appearance before fewer appearances; the heading says which
+    order they are listed in."""
+    header = f"【{sp.name}的出场记录（按{'剧情' if story_order else '发布'}顺序）】"
     hers = layers.names.known_as(sp.family)  # her display name among them
     best: Fitted | None = None
     for n in range(max(len(m.quotes) for m in items), -1, -1):
