@@ -31,8 +31,17 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-MAX_FALSE, MIN_REACH = 0.065, 0.75
-CHAT_MAX_FALSE, CHAT_MIN_REACH = 0.10, 0.90
+HELD_OUT, DEV = "lorebook_eval.jsonl", "lorebook_dev.jsonl"
+MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01}
+MIN_REACH = {HELD_OUT: 0.75, DEV: 0.95}
+CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.035}
+CHAT_MIN_REACH = {HELD_OUT: 0.90, DEV: 0.95}
+"""Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
+messages over 144 operators written to tune the keys on: nicknames, word names, shop and
+celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
+(keys only 0.0% false, 96% reached; in a chat 97.8% reached) and at what is reached where not
+(in a chat 3.3% false: 管家 keys 银灰's two retainers, 妹妹 keys both her sisters)."""
+SETS = pytest.mark.parametrize("name", [DEV, HELD_OUT])
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +56,14 @@ def ws(real_workspace: Any, real_graph_built: Any, rule_profiles: Path) -> Any:
     w.close()
 
 
-def _records() -> list[dict[str, Any]]:
-    text = (resources.files("arklore") / "data" / "lorebook_eval.jsonl").read_text("utf-8")
+def _records(name: str = HELD_OUT) -> list[dict[str, Any]]:
+    text = (resources.files("arklore") / "data" / name).read_text("utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics) -> None:
-    records = _records()
+@SETS
+def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str) -> None:
+    records = _records(name)
     assert len(records) >= 200
     assert len({m["id"] for r in records for m in r["mentions"]}) >= 30
     maker = ws.cards.keymaker()
@@ -63,18 +73,21 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics) -> None:
         if not ks.empty
     ]
     rep = lint(entries, records, ws.cards._person_of)
+    tag = "" if name == HELD_OUT else "dev_"
     metrics(
-        rep.line() + " [held-out lorebook_eval.jsonl, keys only]",
-        lorebook_messages=len(records),
-        lorebook_fires=rep.fires,
-        lorebook_false=len(rep.false),
-        lorebook_false_rate=rep.false_rate,
-        lorebook_reached=rep.reached,
-        lorebook_mentioned=rep.mentioned,
-        lorebook_reach_share=rep.reach,
+        rep.line() + f" [{name}, keys only]",
+        **{
+            f"lorebook_{tag}messages": len(records),
+            f"lorebook_{tag}fires": rep.fires,
+            f"lorebook_{tag}false": len(rep.false),
+            f"lorebook_{tag}false_rate": rep.false_rate,
+            f"lorebook_{tag}reached": rep.reached,
+            f"lorebook_{tag}mentioned": rep.mentioned,
+            f"lorebook_{tag}reach_share": rep.reach,
+        },
     )
-    assert rep.false_rate <= MAX_FALSE, [(f.person, f.text) for f in rep.false]
-    assert rep.reached / rep.mentioned >= MIN_REACH, rep.line()
+    assert rep.false_rate <= MAX_FALSE[name], [(f.person, f.text) for f in rep.false]
+    assert rep.reached / rep.mentioned >= MIN_REACH[name], rep.line()
     # SillyTavern's own matchKeys fires exactly what the emulation fires
     book = [{"uid": e.person, "key": list(e.match.keys), "keysecondary": []} for e in entries]
     texts = [f"User: {r['text']}" for r in records]
@@ -83,8 +96,9 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics) -> None:
         assert set(st) == {e.person for e in entries if fires(e.match, text)}, text
 
 
-def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics) -> None:
-    records = [r for r in _records() if r.get("chat_with")]
+@SETS
+def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> None:
+    records = [r for r in _records(name) if r.get("chat_with")]
     books: dict[str, list[tuple[str, Matchable]]] = {}
     fired = false = mentioned = reached = 0
     for r in records:
@@ -102,16 +116,19 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics) -> None:
         false += len(got - there)
         mentioned += len(there & keyed)
         reached += len(there & keyed & got)
+    tag = "" if name == HELD_OUT else "dev_"
     metrics(
         f"lorebook in a chat with her: {len(records)} messages to {len(books)} operators, "
         f"{fired} firings, {false} false ({false / fired:.1%}); fires for {reached}/{mentioned} "
-        f"of her people mentioned ({reached / mentioned:.0%}) [held-out lorebook_eval.jsonl]",
-        lorebook_chat_messages=len(records),
-        lorebook_chat_fires=fired,
-        lorebook_chat_false=false,
-        lorebook_chat_false_rate=false / fired,
-        lorebook_chat_reached=reached,
-        lorebook_chat_mentioned=mentioned,
-        lorebook_chat_reach_share=reached / mentioned,
+        f"of her people mentioned ({reached / mentioned:.0%}) [{name}]",
+        **{
+            f"lorebook_{tag}chat_messages": len(records),
+            f"lorebook_{tag}chat_fires": fired,
+            f"lorebook_{tag}chat_false": false,
+            f"lorebook_{tag}chat_false_rate": false / fired,
+            f"lorebook_{tag}chat_reached": reached,
+            f"lorebook_{tag}chat_mentioned": mentioned,
+            f"lorebook_{tag}chat_reach_share": reached / mentioned,
+        },
     )
-    assert false / fired <= CHAT_MAX_FALSE and reached / mentioned >= CHAT_MIN_REACH
+    assert false / fired <= CHAT_MAX_FALSE[name] and reached / mentioned >= CHAT_MIN_REACH[name]

@@ -42,6 +42,7 @@ from arklore.cards.card import (
 from arklore.cards.keys import (
     KeyMaker,
     Person,
+    key_data,
     kin_key,
     nickname_ok,
     people_from_table,
@@ -159,7 +160,7 @@ class CardsFacade:
         for p in people_from_table(self.names.aliases()):
             node = (graph.resolve(p.id) if graph is not None else None) or p.id
             prev = out.get(node)
-            names = {*p.names, *self.nicknames(p.id)}
+            names = {*p.names, *self.nicknames(p.id), *key_data().nicknames.get(p.id, ())}
             out[node] = Person(node, tuple(sorted(names | set(prev.names if prev else ()))), True)
         if graph is not None:
             for nid, gnode in sorted(graph.nodes.items()):
