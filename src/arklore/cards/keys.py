@@ -525,10 +525,12 @@ def _first_container(keys: Sequence[str], texts: Sequence[str]) -> dict[str, str
 
 __all__ = [
     "MIN_LATIN",
+    "KeyData",
     "KeyMaker",
     "KeySet",
     "Person",
     "is_latin",
+    "key_data",
     "kin_key",
     "nickname_ok",
     "people_from_table",
