@@ -34,13 +34,14 @@ pytestmark = pytest.mark.realdata
 HELD_OUT, DEV = "lorebook_eval.jsonl", "lorebook_dev.jsonl"
 MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01}
 MIN_REACH = {HELD_OUT: 0.75, DEV: 0.95}
-CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.035}
+CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.015}
 CHAT_MIN_REACH = {HELD_OUT: 0.90, DEV: 0.95}
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
-(keys only 0.0% false, 96% reached; in a chat 97.8% reached) and at what is reached where not
-(in a chat 3.3% false: 管家 keys 银灰's two retainers, 妹妹 keys both her sisters)."""
+(keys only 0.0% false, 96% reached; in a chat 98.9% reached) and at what is reached where not
+(in a chat 1.1% false: 1 of 92, 管家 keys both of 银灰's retainers, one term of the kinship
+table)."""
 SETS = pytest.mark.parametrize("name", [DEV, HELD_OUT])
 
 

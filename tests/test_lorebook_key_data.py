@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from arklore.cards.keys import KeyMaker, Person, key_data
+from arklore.cards.keys import KeyMaker, Person, key_data, kin_key
 from arklore.cards.lint import Matchable, fires
+from arklore.core.kinship import TERMS
 
 PEOPLE = [
     Person("chen", ("陈",)),
@@ -53,3 +54,13 @@ def test_a_name_that_is_a_word_fires_for_her_and_not_for_the_word(
     maker: KeyMaker, text: str, who: set[str]
 ) -> None:
     assert fired(maker, text) == who
+
+
+def test_a_kinship_word_right_before_one_of_her_people_is_that_one() -> None:
+    sister = next(t for t in TERMS if t.name == "妹妹")
+    other = [kin_key(w, sister, others=["崖心"]) for w in ("妹妹", "妹")]  # 初雪's keys
+    alone = [kin_key(w, sister) for w in ("妹妹", "妹")]
+    said = Matchable(tuple(other))
+    assert fires(said, "你妹妹最近还好吗") and fires(said, "你妹还好吗")
+    assert not fires(said, "你妹妹崖心又去爬山了")  # her other sister, named
+    assert fires(Matchable(tuple(alone)), "你妹妹崖心又去爬山了")  # the rule is the lookahead

@@ -207,13 +207,17 @@ def nickname_ok(form: str) -> bool:
     )
 
 
-def kin_key(word: str, term: Term) -> str:
+def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     """A kinship or role word (妹妹, 舅舅, 哥) as the key of the person it means in a chat with
     her, with the kinship rule of a message (:func:`arklore.core.kinship.find_terms`): never
     right after 我/他/她 (somebody else's), a one-character word or one that alone means the
     speaker's own (家人, 搭档) only right after 你/您 (你哥, 你的搭档), and not where a blocker
-    holds it (小姐姐 is no 姐姐)."""
+    holds it (小姐姐 is no 姐姐). ``others``: the names of the other people the word means for
+    her; right before one of them it is that one (你妹妹崖心 is not her other sister)."""
     esc = _js_escape(word)
+    named = sorted({n for n in others if n and not is_latin(n)}, key=lambda n: (-len(n), n))
+    if named:  # 妹 of 你妹妹崖心: its doubled form too
+        esc += f"(?!{_js_escape(word[-1])}*(?:{'|'.join(map(_js_escape, named))}))"
     blocked = {b[: -k] for b in BLOCKERS for k in range(1, len(word) + 1)
                if len(b) > k and b.endswith(word[:k])}  # fmt: skip
     blocked |= {b[: b.find(word)] for b in BLOCKERS if word in b and b.find(word) > 0}
@@ -444,7 +448,7 @@ PERSON_THINGS: tuple[str, ...] = (
 )  # fmt: skip
 """What a person of the game has, after 的 (暴雨的盾, 空的演唱会): her, not the word."""
 PERSON_DOES: tuple[str, ...] = (
-    "做", "配", "骑", "扛", "射", "带队", "带着", "给你", "给我", "找你", "找我",
+    "做", "配", "骑", "扛", "射", "带队", "带着", "给你", "给我", "找你", "找我", "来看", "来找",
 )  # fmt: skip
 """Verbs after a name that a person does to somebody or with something (远山给我算了一卦,
 末药配的药, 灰烬带队): her, not the word."""
