@@ -8,11 +8,11 @@ and **in a chat with her** (the messages written to an operator, ``chat_with``: 
 relation entries, keyed by her people's names and by the kinship words that mean them for
 her). Each prints the false triggers (a share of all firings) and the reach (people mentioned
 whose entry fires). The set labels operators only, so the chat mode judges her entries for
-operators. The issue's targets are 1% and 95%; the floors below hold what the rule reaches
-today (keys only 5.3% and 76%: names that are common words, fan nicknames the data does not
-know, kinship words, which only a chat with her resolves; in a chat 9.6% and 92%, four of the
-seven false being 夕's other sisters 令 and 黍 for 你姐, whom the set cannot label), so a
-change that loses ground fails.
+operators. The issue's targets are 1% and 95%. On the held-out set, run once after the keys
+were tuned on the development set (``data/lorebook_dev.jsonl``): keys only 3.1% false and 80%
+reached (before: 5.3%, 76%), in a chat 6.7% and 97% (before: 9.6%, 92%). The reach in a chat
+meets the target and is held at it; the other three are held at the floors they had, so a
+change that loses ground fails. The development set is held at the targets it meets.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ HELD_OUT, DEV = "lorebook_eval.jsonl", "lorebook_dev.jsonl"
 MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01}
 MIN_REACH = {HELD_OUT: 0.75, DEV: 0.95}
 CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.015}
-CHAT_MIN_REACH = {HELD_OUT: 0.90, DEV: 0.95}
+CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95}
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
