@@ -100,6 +100,27 @@ def test_a_card_without_profile_has_no_personality() -> None:
     assert personality(persona(tier=TIER_C)) == ""
 
 
+def test_traits_her_anchor_already_tells_stay_in_personality_when_nothing_else_would() -> None:
+    trait = "测绘员做事一丝不苟，连铅笔都削得一样长。"
+    told = persona(
+        (ANCHOR, f"- 代号：测绘员\n- 档案资料一：{trait}"),
+        (PERSONALITY, f"- 「{trait}」 —— archive:{SURVEYOR}/档案资料一（档案资料一）"),
+    )
+    assert personality(told) == f"性格：\n- 一丝不苟：「{trait}」——档案资料一"
+
+
+def test_her_own_words_stand_for_her_speech_when_no_section_tells_it() -> None:
+    words = "\n".join(
+        f"- 「第{i}张图画好了，Dr.{{@nickname}}。」 —— story:act/x#{i}:aa11bb2{i}（外勤）"
+        for i in range(1, 7)
+    )
+    text = personality(persona((ANCHOR, "- 代号：测绘员"), (QUOTES, words)))
+    assert text.split("\n") == [
+        "说话方式（测绘员的原话）：",
+        *(f"- 「第{i}张图画好了，博士。」" for i in range(1, 5)),  # OWN_WORDS_LINES of them
+    ]
+
+
 def test_description_is_plain_lines_with_no_heading_source_id_or_placeholder() -> None:
     text = description(PROFILE)
     assert text.split("\n")[:2] == ["代号：测绘员", "客观履历：测绘员，罗德岛的地图绘制员。"]

@@ -8,11 +8,11 @@ and **in a chat with her** (the messages written to an operator, ``chat_with``: 
 relation entries, keyed by her people's names and by the kinship words that mean them for
 her). Each prints the false triggers (a share of all firings) and the reach (people mentioned
 whose entry fires). The set labels operators only, so the chat mode judges her entries for
-operators. The issue's targets are 1% and 95%; the floors below hold what the rule reaches
-today (keys only 5.3% and 76%: names that are common words, fan nicknames the data does not
-know, kinship words, which only a chat with her resolves; in a chat 9.6% and 92%, four of the
-seven false being 夕's other sisters 令 and 黍 for 你姐, whom the set cannot label), so a
-change that loses ground fails.
+operators. The issue's targets are 1% and 95%. On the held-out set, run once after the keys
+were tuned on the development set (``data/lorebook_dev.jsonl``): keys only 3.1% false and 80%
+reached (before: 5.3%, 76%), in a chat 6.7% and 97% (before: 9.6%, 92%). The reach in a chat
+meets the target and is held at it; the other three are held at the floors they had, so a
+change that loses ground fails. The development set is held at the targets it meets.
 """
 
 from __future__ import annotations
@@ -31,8 +31,18 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-MAX_FALSE, MIN_REACH = 0.065, 0.75
-CHAT_MAX_FALSE, CHAT_MIN_REACH = 0.10, 0.90
+HELD_OUT, DEV = "lorebook_eval.jsonl", "lorebook_dev.jsonl"
+MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01}
+MIN_REACH = {HELD_OUT: 0.75, DEV: 0.95}
+CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.015}
+CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95}
+"""Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
+messages over 144 operators written to tune the keys on: nicknames, word names, shop and
+celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
+(keys only 0.0% false, 96% reached; in a chat 98.9% reached) and at what is reached where not
+(in a chat 1.1% false: 1 of 92, 管家 keys both of 银灰's retainers, one term of the kinship
+table)."""
+SETS = pytest.mark.parametrize("name", [DEV, HELD_OUT])
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +57,14 @@ def ws(real_workspace: Any, real_graph_built: Any, rule_profiles: Path) -> Any:
     w.close()
 
 
-def _records() -> list[dict[str, Any]]:
-    text = (resources.files("arklore") / "data" / "lorebook_eval.jsonl").read_text("utf-8")
+def _records(name: str = HELD_OUT) -> list[dict[str, Any]]:
+    text = (resources.files("arklore") / "data" / name).read_text("utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics) -> None:
-    records = _records()
+@SETS
+def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str) -> None:
+    records = _records(name)
     assert len(records) >= 200
     assert len({m["id"] for r in records for m in r["mentions"]}) >= 30
     maker = ws.cards.keymaker()
@@ -63,18 +74,21 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics) -> None:
         if not ks.empty
     ]
     rep = lint(entries, records, ws.cards._person_of)
+    tag = "" if name == HELD_OUT else "dev_"
     metrics(
-        rep.line() + " [held-out lorebook_eval.jsonl, keys only]",
-        lorebook_messages=len(records),
-        lorebook_fires=rep.fires,
-        lorebook_false=len(rep.false),
-        lorebook_false_rate=rep.false_rate,
-        lorebook_reached=rep.reached,
-        lorebook_mentioned=rep.mentioned,
-        lorebook_reach_share=rep.reach,
+        rep.line() + f" [{name}, keys only]",
+        **{
+            f"lorebook_{tag}messages": len(records),
+            f"lorebook_{tag}fires": rep.fires,
+            f"lorebook_{tag}false": len(rep.false),
+            f"lorebook_{tag}false_rate": rep.false_rate,
+            f"lorebook_{tag}reached": rep.reached,
+            f"lorebook_{tag}mentioned": rep.mentioned,
+            f"lorebook_{tag}reach_share": rep.reach,
+        },
     )
-    assert rep.false_rate <= MAX_FALSE, [(f.person, f.text) for f in rep.false]
-    assert rep.reached / rep.mentioned >= MIN_REACH, rep.line()
+    assert rep.false_rate <= MAX_FALSE[name], [(f.person, f.text) for f in rep.false]
+    assert rep.reached / rep.mentioned >= MIN_REACH[name], rep.line()
     # SillyTavern's own matchKeys fires exactly what the emulation fires
     book = [{"uid": e.person, "key": list(e.match.keys), "keysecondary": []} for e in entries]
     texts = [f"User: {r['text']}" for r in records]
@@ -83,8 +97,9 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics) -> None:
         assert set(st) == {e.person for e in entries if fires(e.match, text)}, text
 
 
-def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics) -> None:
-    records = [r for r in _records() if r.get("chat_with")]
+@SETS
+def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> None:
+    records = [r for r in _records(name) if r.get("chat_with")]
     books: dict[str, list[tuple[str, Matchable]]] = {}
     fired = false = mentioned = reached = 0
     for r in records:
@@ -102,16 +117,19 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics) -> None:
         false += len(got - there)
         mentioned += len(there & keyed)
         reached += len(there & keyed & got)
+    tag = "" if name == HELD_OUT else "dev_"
     metrics(
         f"lorebook in a chat with her: {len(records)} messages to {len(books)} operators, "
         f"{fired} firings, {false} false ({false / fired:.1%}); fires for {reached}/{mentioned} "
-        f"of her people mentioned ({reached / mentioned:.0%}) [held-out lorebook_eval.jsonl]",
-        lorebook_chat_messages=len(records),
-        lorebook_chat_fires=fired,
-        lorebook_chat_false=false,
-        lorebook_chat_false_rate=false / fired,
-        lorebook_chat_reached=reached,
-        lorebook_chat_mentioned=mentioned,
-        lorebook_chat_reach_share=reached / mentioned,
+        f"of her people mentioned ({reached / mentioned:.0%}) [{name}]",
+        **{
+            f"lorebook_{tag}chat_messages": len(records),
+            f"lorebook_{tag}chat_fires": fired,
+            f"lorebook_{tag}chat_false": false,
+            f"lorebook_{tag}chat_false_rate": false / fired,
+            f"lorebook_{tag}chat_reached": reached,
+            f"lorebook_{tag}chat_mentioned": mentioned,
+            f"lorebook_{tag}chat_reach_share": reached / mentioned,
+        },
     )
-    assert false / fired <= CHAT_MAX_FALSE and reached / mentioned >= CHAT_MIN_REACH
+    assert false / fired <= CHAT_MAX_FALSE[name] and reached / mentioned >= CHAT_MIN_REACH[name]

@@ -15,7 +15,8 @@ mark ``{{user}}:`` its parser needs, never text; no field a model reads carries 
                          语录 (her words only), 我·关于博士, and any section a person added
 ``personality``          ``## 我·性格`` as a chat shows it (:func:`arklore.chat.blocks.persona.
                          personality_lines`) and ``## 说话方式`` as the speech block shows it
-                         (:func:`arklore.chat.blocks.speech.speech_block`)
+                         (:func:`arklore.chat.blocks.speech.speech_block`); with neither,
+                         the traits her anchor tells as well, else her own words (语录)
 ``scenario``             the setting (Rhodes Island, talking with the Doctor) and where she
                          stands now, as the now block shows it (:mod:`arklore.chat.blocks.now`)
 ``first_mes``            her own greeting (:meth:`ProfilesFacade.greeting`: a voice line such as
@@ -200,16 +201,36 @@ def description(p: Persona, name: str | None = None) -> str:
     return "\n\n".join(parts)
 
 
+OWN_WORDS_LINES = 4
+"""Her own words (``## 语录``) that stand for her way of speaking in ``personality`` when her
+profile has neither ``## 我·性格`` nor ``## 说话方式``."""
+
+
 def personality(p: Persona) -> str:
     """``## 我·性格`` as a chat shows it (the traits, then the words and who says them), then
-    ``## 说话方式`` as the speech block shows it: plain lines, no source id."""
+    ``## 说话方式`` as the speech block shows it: plain lines, no source id.
+
+    A card has no turn that injects her anchor, so where leaving out what the anchor tells
+    would leave no trait at all, the traits stay (her archive tells them twice rather than
+    never). With neither section, her own words (``## 语录``, at most
+    :data:`OWN_WORDS_LINES`) stand for how she speaks: grounded lines, never a summary."""
     parts = []
-    traits = personality_lines(p, DOCTOR)
+    traits = personality_lines(p, DOCTOR) or personality_lines(p, DOCTOR, even_if_told=True)
     if traits:
         parts.append("\n".join(["性格：", *traits]))
     speech = speech_block(p, budget=SPEECH_BUDGET, nickname=DOCTOR)
     if speech.items:
         parts.append("\n".join(["说话方式：", *(f"- {it['text']}" for it in speech.items)]))
+    if not parts:
+        own = [
+            f"- {_plain(ln)}"
+            for sec in p.sections
+            if sec.title == QUOTES
+            for ln in sec.text.split("\n")
+            if parse_quote_line(ln) is not None
+        ][:OWN_WORDS_LINES]
+        if own:
+            parts.append("\n".join([f"说话方式（{p.name}的原话）：", *own]))
     return "\n\n".join(parts)
 
 

@@ -42,6 +42,7 @@ from arklore.cards.card import (
 from arklore.cards.keys import (
     KeyMaker,
     Person,
+    key_data,
     kin_key,
     nickname_ok,
     people_from_table,
@@ -159,7 +160,7 @@ class CardsFacade:
         for p in people_from_table(self.names.aliases()):
             node = (graph.resolve(p.id) if graph is not None else None) or p.id
             prev = out.get(node)
-            names = {*p.names, *self.nicknames(p.id)}
+            names = {*p.names, *self.nicknames(p.id), *key_data().nicknames.get(p.id, ())}
             out[node] = Person(node, tuple(sorted(names | set(prev.names if prev else ()))), True)
         if graph is not None:
             for nid, gnode in sorted(graph.nodes.items()):
@@ -209,13 +210,21 @@ class CardsFacade:
         rels = self.rag.service().get_all_relationships_for(node, [e.target for e in chosen])
         km = self.keymaker()
         kin_of = self.graph.kin_words(cid) if kin else {}  # 舅舅, 你的两个妹妹: who for her
+        means: dict[str, set[str]] = {}  # 妹妹 -> both her sisters
+        for who, pairs in kin_of.items():
+            for w, _t in pairs:
+                means.setdefault(w, set()).add(who)
         out = []
         for rel in rels:
             r = known_at(rel, view.knows_lines) if view is not None else rel  # at the point
             if r is None or r.target_id not in km.people:
                 continue
             ks = km.keys(r.target_id)
-            words = [kin_key(w, t) for w, t in kin_of.get(r.target_id, ())]
+            words = [
+                kin_key(w, t, [n for o in means.get(w, ()) if o != r.target_id
+                               for n in km.people[o].names if o in km.people])
+                for w, t in kin_of.get(r.target_id, ())
+            ]  # fmt: skip
             if words:
                 ks = replace(ks, keys=list(dict.fromkeys([*ks.keys, *words])))
             out.append(

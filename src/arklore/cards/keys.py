@@ -26,6 +26,13 @@ does not cost 年 her 年夜; a single character also not after a digit (3年). 
 the ``i`` flag (``/(?<![a-z])w(?![a-z])/i``). Each lookbehind holds alternatives of one width,
 so the pattern means the same in Python's ``re`` (the lint) as in JavaScript (SillyTavern).
 
+What players type that the game text does not tell is in ``data/lorebook_keys.toml``
+(:func:`key_data`): fan nicknames (德狗, 小羊), which key her like her other names, and chat
+words that hold a name (陈记, 陈奕迅: a lookaround) or are one (可颂 the pastry: keyed only
+where a person is meant). Where a name that is a word is keyed only next to what marks a
+person, 的, 有 or a measure word just before it make it the thing (窗外的夜莺), and what a
+person has after 的 (暴雨的盾) or does (远山给我…) marks her.
+
 A person of the story who is not an operator and whose name is itself a word (主教, 奶奶) is
 nobody in particular: she gets no key (listed, with why). Her nicknames (陈sir, 小玫: what the
 story calls her, :meth:`~arklore.cards.facade.CardsFacade.people`) are names like any other.
@@ -37,9 +44,11 @@ labelled chat messages, and the suite runs SillyTavern's own ``matchKeys`` on th
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from importlib import resources
 
 import ahocorasick
 
@@ -106,13 +115,35 @@ class KeySet:
         return "no name usable as a key"
 
 
+@dataclass(frozen=True)
+class KeyData:
+    """``data/lorebook_keys.toml``: fan nicknames (base char id -> names) and chat words that
+    hold a name or are one."""
+
+    nicknames: dict[str, tuple[str, ...]]
+    words: frozenset[str]
+
+
+@cache
+def key_data() -> KeyData:
+    """The packaged ``data/lorebook_keys.toml`` (see its header)."""
+    raw = (resources.files("arklore") / "data" / "lorebook_keys.toml").read_text("utf-8")
+    doc = tomllib.loads(raw)
+    nicks: dict[str, list[str]] = {}
+    for row in doc.get("nickname", []):
+        nicks.setdefault(str(row["id"]), []).append(str(row["name"]))
+    words = frozenset(fold(str(row["text"])) for row in doc.get("word", []))
+    return KeyData({k: tuple(v) for k, v in nicks.items()}, words)
+
+
 @cache
 def _words() -> tuple[tuple[str, int], ...]:
     """Dictionary and chat words a key could sit inside, with their frequency: jieba's (at
-    least the names layer's STOP_FREQ_MIN) and the hand list (counted as common), folded."""
+    least the names layer's STOP_FREQ_MIN), the hand list and the lorebook's chat words
+    (:func:`key_data`; both counted as common), folded."""
     freq = rules.word_freqs()
     words = {fold(w): f for w, (f, _pos) in freq.items() if f >= rules.STOP_FREQ_MIN and len(w) > 1}
-    for w in rules.extra_stopwords():
+    for w in [*rules.extra_stopwords(), *key_data().words]:
         if len(w) > 1:
             words[fold(w)] = max(words.get(fold(w), 0), rules.HONORIFIC_WORD_KEEP)
     return tuple(sorted(words.items()))
@@ -176,13 +207,17 @@ def nickname_ok(form: str) -> bool:
     )
 
 
-def kin_key(word: str, term: Term) -> str:
+def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     """A kinship or role word (妹妹, 舅舅, 哥) as the key of the person it means in a chat with
     her, with the kinship rule of a message (:func:`arklore.core.kinship.find_terms`): never
     right after 我/他/她 (somebody else's), a one-character word or one that alone means the
     speaker's own (家人, 搭档) only right after 你/您 (你哥, 你的搭档), and not where a blocker
-    holds it (小姐姐 is no 姐姐)."""
+    holds it (小姐姐 is no 姐姐). ``others``: the names of the other people the word means for
+    her; right before one of them it is that one (你妹妹崖心 is not her other sister)."""
     esc = _js_escape(word)
+    named = sorted({n for n in others if n and not is_latin(n)}, key=lambda n: (-len(n), n))
+    if named:  # 妹 of 你妹妹崖心: its doubled form too
+        esc += f"(?!{_js_escape(word[-1])}*(?:{'|'.join(map(_js_escape, named))}))"
     blocked = {b[: -k] for b in BLOCKERS for k in range(1, len(word) + 1)
                if len(b) > k and b.endswith(word[:k])}  # fmt: skip
     blocked |= {b[: b.find(word)] for b in BLOCKERS if word in b and b.find(word) > 0}
@@ -244,6 +279,8 @@ class KeyMaker:
     def _why_unsafe(self, name: str) -> str:
         if is_latin(name):
             return "Latin: ASCII letters around it are another word"
+        if name in key_data().words:
+            return "a chat word (data/lorebook_keys.toml)"
         hosts = self._hosts.get(name)
         others = self._others_containing(name)
         if rules.classify(name) == "risky":
@@ -317,6 +354,8 @@ class KeyMaker:
             post = "|".join(_js_escape(w) for w in longest)
             # a title after a name is that person's (凯尔希医生又…): not her, without a marker
             lone = "(?<![\\u4e00-\\u9fff])" if rules.is_title(name) else ""
+            if not lone and len(name) > 1:  # 窗外的夜莺在唱歌, 有夜莺: the thing, not her
+                lone = f"(?<![{NOUN_BEFORE}])"
             return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
         # (?=name) first: a regex engine tries the pattern at every position, and the name
         # fails fast where the long lookbehinds would be read for nothing
@@ -331,7 +370,7 @@ class KeyMaker:
         the names layer accepts bare (signal 9: rare on its own, or a surname: 夕, 黍, 陈)
         has lookarounds only."""
         if len(name) > 1:
-            return rules.classify(name) == "risky"
+            return rules.classify(name) == "risky" or name in key_data().words
         return not rules.bare_ok(name) or rules.is_title(name)
 
     def topic_unsafe(self, topic: str) -> str:
@@ -404,12 +443,26 @@ BEFORE_PERSON: tuple[str, ...] = (
 )  # fmt: skip
 """What before a name that is a word marks a person: @, a verb whose object is a person (和,
 陪, 告诉), a word of the game (抽到, 练了)."""
-AFTER_PERSON: tuple[str, ...] = (
-    *rules.HONORIFIC_SUFFIXES, *rules.SUBJECT_FOLLOWERS, *rules.GAME_CUES,
-    *(f"的{n}" for n in rules.PERSON_NOUNS), *(f"的{w}" for w in rules.GAME_CUES), "，你", ",你",
+PERSON_THINGS: tuple[str, ...] = (
+    "盾", "刀", "剑", "枪", "弓", "弩", "箭", "法杖", "伤", "信", "演唱会", "演出", "新歌",
 )  # fmt: skip
-"""What after it does: a title (姐, 小姐), a verb a person does (说, 最近, 喝), a word of the
-game (精二, 技能, 的皮肤), 的 and a person noun (的妹妹), a call (初雪，你…)."""
+"""What a person of the game has, after 的 (暴雨的盾, 空的演唱会): her, not the word."""
+PERSON_DOES: tuple[str, ...] = (
+    "做", "配", "骑", "扛", "射", "带队", "带着", "给你", "给我", "找你", "找我", "来看", "来找",
+)  # fmt: skip
+"""Verbs after a name that a person does to somebody or with something (远山给我算了一卦,
+末药配的药, 灰烬带队): her, not the word."""
+NOUN_BEFORE = "有的个只些群"
+"""Before a name that is a word, what makes it the thing (窗外的夜莺, 有夜莺, 一只夜莺): a
+marker after it does not make it her there."""
+AFTER_PERSON: tuple[str, ...] = (
+    *rules.HONORIFIC_SUFFIXES, *rules.SUBJECT_FOLLOWERS, *rules.GAME_CUES, *PERSON_DOES,
+    *(f"的{n}" for n in rules.PERSON_NOUNS), *(f"的{w}" for w in rules.GAME_CUES),
+    *(f"的{t}" for t in PERSON_THINGS), "，你", ",你",
+)  # fmt: skip
+"""What after it does: a title (姐, 小姐), a verb a person does (说, 最近, 喝, 给你), a word of
+the game (精二, 技能, 的皮肤), 的 and a person noun (的妹妹) or what a person has (的盾), a
+call (初雪，你…)."""
 """Before a single-character name, a digit makes it a count or a date (3年, 7号)."""
 
 
@@ -476,10 +529,12 @@ def _first_container(keys: Sequence[str], texts: Sequence[str]) -> dict[str, str
 
 __all__ = [
     "MIN_LATIN",
+    "KeyData",
     "KeyMaker",
     "KeySet",
     "Person",
     "is_latin",
+    "key_data",
     "kin_key",
     "nickname_ok",
     "people_from_table",

@@ -125,16 +125,19 @@ def _section_lines(
     return out
 
 
-def personality_lines(persona: Persona, nickname: str = "博士") -> list[str]:
+def personality_lines(
+    persona: Persona, nickname: str = "博士", *, even_if_told: bool = False
+) -> list[str]:
     """Her ``## 我·性格`` as a chat shows it (the traits her archive states, the words and who
-    says them, no source id; a line the anchor as injected tells already left out): for a
-    card's ``personality``, so a card and a chat render the section one way."""
+    says them, no source id; a line the anchor as injected tells already left out, unless
+    ``even_if_told``): for a card's ``personality``, so a card and a chat render the section
+    one way."""
     sec = next((s for s in persona.sections if s.title == PERSONALITY), None)
     if sec is None or persona.tier == TIER_C:
         return []
     generated = persona.tier in (TIER_A, TIER_B)
     keep = _told_of_her(persona)
-    told = _anchor_told(persona, nickname, generated=generated, keep=keep)
+    told = "" if even_if_told else _anchor_told(persona, nickname, generated=generated, keep=keep)
     lines = _section_lines(sec, nickname, generated=generated, told=told, keep=keep)
     return [ln for ln, _ in lines if ln.strip()]
 
