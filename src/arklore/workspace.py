@@ -124,6 +124,12 @@ class Paths:
         return self.home / "cache" / "pair_facts.pickle"
 
     @property
+    def graph_build_cache(self) -> Path:
+        """What a graph build keeps for the next one (the corpus pass, each pair's edges), so
+        a matrix or import edit is built again in a second."""
+        return self.home / "cache" / "graph_build.pickle"
+
+    @property
     def rag_rejects(self) -> Path:
         return self.home / "rag_rejects.jsonl"
 
@@ -194,6 +200,7 @@ class Workspace:
             matrix_replace=st.matrix_replace,
             confirmed_only=st.confirmed_only,
             facts_cache=paths.pair_facts,
+            build_cache=paths.graph_build_cache,
         )
         self.rag = RagFacade(
             paths.rag,

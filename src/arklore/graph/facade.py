@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from arklore import __version__
 from arklore.base.files import atomic_write_bytes, file_sha
 from arklore.base.userfiles import read_user_bytes
 from arklore.core.errors import (
@@ -34,7 +35,8 @@ from arklore.core.kinship import Term
 from arklore.corpus.anchors import Citation
 from arklore.corpus.store import Store
 from arklore.graph import confirm, curate, story
-from arklore.graph.build import build_graph, read_user_files
+from arklore.graph.build import CorpusPart, Kept, corpus_part, read_user_files
+from arklore.graph.build import build as build_graph
 from arklore.graph.citations import curated_citations, graph_citations
 from arklore.graph.curated_check import check_curated
 from arklore.graph.evidence import FACTS_VERSION, PairFacts, pair_facts
@@ -50,6 +52,8 @@ from arklore.names.facade import NamesFacade
 
 Progress = Callable[[str, int, int], None]
 Pairs = Callable[[RelationGraph, Store], set[tuple[str, str]]]
+BUILD_CACHE_VERSION = 1
+"""Bumped when what a build keeps for the next one (:attr:`GraphFacade.build_cache`) changes."""
 CONTACT_STAGES = 12
 """Stages read at most to describe a pair during a turn (:meth:`GraphFacade.contact_facts`)."""
 
@@ -94,9 +98,11 @@ class GraphFacade:
         matrix_replace: bool = False,
         confirmed_only: bool = False,
         facts_cache: Path | None = None,
+        build_cache: Path | None = None,
     ) -> None:
         self._store = store  # store(check_roots=...) -> the ingested store
         self.facts_cache = facts_cache
+        self.build_cache = build_cache
         self.names = names
         self.matrix = matrix or default_matrix_path()  # the user's matrix, else the packaged
         self.matrix_replace = matrix_replace  # the user's matrix replaces the packaged one
@@ -280,18 +286,34 @@ class GraphFacade:
         the previous file."""
         t0 = time.perf_counter()
         excel_root = self._excel_root()
-        graph = build_graph(
-            self._store(check_roots=True),
+        store = self._store(check_roots=True)
+        key = self._corpus_key(store, excel_root)
+        previous = self._stored_build(key)
+        reused = False
+
+        def corpus() -> CorpusPart:
+            nonlocal reused
+            if previous is not None and previous.part is not None:
+                reused = True
+                return previous.part
+            return corpus_part(store, self.people(), excel_root=excel_root, progress=progress)
+
+        built = build_graph(
+            store,
             self.people(),
             matrix_paths=self.matrices(matrix, replace=replace),
             import_paths=self.imports() if imports is None else imports,
             excel_root=excel_root,
             confirmed_only=self.confirmed_only,
             progress=progress,
+            corpus=corpus,
+            previous=previous,
         )
+        graph = built.graph
         save_graph(graph, self.path)
         self._graph = graph
-        report = {"path": str(self.path), **graph.meta}
+        self._store_build(key, built.kept)
+        report = {"path": str(self.path), **graph.meta, "corpus_pass": not reused}
         warnings = []
         if excel_root is None:  # built, but without one of its sources: say so
             warnings.append(
@@ -307,6 +329,47 @@ class GraphFacade:
             report["warnings"] = warnings
         report["seconds"] = round(time.perf_counter() - t0, 2)
         return GraphBuild(graph, report)
+
+    # -- what a build keeps for the next one ---------------------------------------------------
+    def _corpus_key(self, store: Store, excel_root: Path | None) -> str:
+        """What the corpus part of a build (:class:`~arklore.graph.build.CorpusPart`) depends
+        on: the corpus and the names (their state), the voice table, the kept extracted
+        relations, and the arklore version that computed it."""
+        voice = excel_root / "charword_table.json" if excel_root is not None else None
+        try:
+            st = voice.stat() if voice is not None else None
+        except OSError:
+            st = None
+        parts = [
+            __version__,
+            BUILD_CACHE_VERSION,
+            self.names.state(),
+            str(excel_root) if excel_root is not None else None,
+            (st.st_size, st.st_mtime_ns) if st is not None else None,
+            [asdict(row) for row in story.load_rows(store)],
+        ]
+        return hashlib.sha256(orjson.dumps(parts)).hexdigest()
+
+    def _stored_build(self, key: str) -> Kept | None:
+        """The last build kept on disk (:attr:`build_cache`) when it was made from the same
+        corpus part (``key``), else None (the build walks the corpus again)."""
+        path = self.build_cache
+        if path is None or not path.is_file():
+            return None
+        try:
+            with path.open("rb") as f:
+                stored_key, kept = pickle.load(f)  # our own file under ARKLORE_HOME
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError,
+                AttributeError, ImportError):  # fmt: skip
+            return None  # unreadable or from another version: computed again
+        return kept if stored_key == key and isinstance(kept, Kept) else None
+
+    def _store_build(self, key: str, kept: Kept) -> None:
+        if self.build_cache is None:
+            return
+        with contextlib.suppress(OSError):  # a cache: a full disk only costs the next pass
+            self.build_cache.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.build_cache, pickle.dumps((key, kept), protocol=5))
 
     def inputs(self) -> str:
         """A digest of everything :meth:`build` reads: the corpus and the names (their state),
