@@ -117,7 +117,8 @@ def test_a_matrix_edit_is_built_from_the_kept_corpus_pass_and_equals_a_build_fro
     steps = build(home, data, matrix)
     assert not steps["graph"].skipped and steps["graph"].summary["corpus_pass"] is False
     assert "candidates_refreshed" in steps["profiles"].summary  # no profile written again
-    assert steps["index"].summary["embedded"] == 2  # the edited and the added relation
+    index = steps["index"].summary  # the live collection gets the edited and the added one
+    assert index["embedded"] == 2 and index["patched"] == {"upserted": 2, "deleted": 0}
 
     scratch = tmp_path / "scratch"
     build(scratch, data, matrix)
@@ -139,6 +140,8 @@ def test_a_removed_relation_leaves_the_graph_and_index_of_a_build_without_it(
     write_matrix(matrix, one)
     steps = build(home, data, matrix)
     assert steps["graph"].summary["corpus_pass"] is False
+    # 陈's written view is gone; her view from the story is described again (and embedded)
+    assert steps["index"].summary["patched"] == {"upserted": 1, "deleted": 1}
 
     scratch = tmp_path / "scratch"
     build(scratch, data, matrix)
@@ -184,6 +187,46 @@ def test_a_story_edit_walks_the_corpus_again(tmp_path: Path, data: tuple[Path, P
     story = data[0] / STORY / f"{STAGE}.txt"
     story.write_text(SCRIPT.replace("好，一起出发。", "好，推进之王，一起出发。"), encoding="utf-8")
     assert build(home, data, matrix)["graph"].summary["corpus_pass"] is True
+    scratch = tmp_path / "scratch"
+    build(scratch, data, matrix)
+    assert home_state(home, data, matrix) == home_state(scratch, data, matrix)
+
+
+def test_a_build_killed_while_patching_the_index_fills_a_new_collection(
+    tmp_path: Path, data: tuple[Path, Path]
+) -> None:
+    """The pointer is marked while the live collection is patched; a build that finds the
+    mark (the last one was killed half-way) does not trust that collection."""
+    lines = evidence(data, tmp_path)
+    matrix = write_matrix(tmp_path / "matrix.toml", ("阿米娅", "陈", "战友", "同伴。", lines[1]))
+    home = tmp_path / "home"
+    build(home, data, matrix)
+    pointer = home / "rag" / "active.json"
+    killed = orjson.loads(pointer.read_bytes()) | {"patching": True}
+    pointer.write_bytes(orjson.dumps(killed))
+    write_matrix(matrix, ("阿米娅", "陈", "战友", "一起巡逻的同伴。", lines[1]))
+    assert build(home, data, matrix)["index"].summary["patched"] is None
+    now = orjson.loads(pointer.read_bytes())
+    assert "patching" not in now and now["collection"] != killed["collection"]
+    scratch = tmp_path / "scratch"
+    build(scratch, data, matrix)
+    assert home_state(home, data, matrix) == home_state(scratch, data, matrix)
+
+
+def test_an_edited_citation_is_checked_again_against_the_corpus(
+    tmp_path: Path, data: tuple[Path, Path]
+) -> None:
+    """The graph step keeps what it found checking each curated entry, by the entry's
+    people and line ids: a citation edited to a line that is not there is refused again."""
+    lines = evidence(data, tmp_path)
+    matrix = write_matrix(tmp_path / "matrix.toml", ("阿米娅", "陈", "战友", "同伴。", lines[1]))
+    home = tmp_path / "home"
+    build(home, data, matrix)
+    stale = lines[1].rsplit(":", 1)[0] + ":00000000"  # the line as a data update left it
+    write_matrix(matrix, ("阿米娅", "陈", "战友", "同伴。", stale))
+    assert build(home, data, matrix)["graph"].summary["corpus_pass"] is False
+    graph = orjson.loads((home / "relation_graph.json").read_bytes())
+    assert [r["to"] for r in graph["meta"]["curated_rejected"]] == ["char_010_chen"]
     scratch = tmp_path / "scratch"
     build(scratch, data, matrix)
     assert home_state(home, data, matrix) == home_state(scratch, data, matrix)

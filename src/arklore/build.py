@@ -191,10 +191,11 @@ def run_build(
     run("profiles", profile_inputs, profiles)
 
     def index() -> dict[str, Any]:
-        rep = ws.build_index(no_llm=True, force=True, progress=progress)
+        # the live collection is patched in place: only changed documents are written
+        rep = ws.build_index(no_llm=True, force=True, patch=True, progress=progress)
         return {"documents": rep.documents, "embedded": rep.embedded, "cached": rep.cached,
                 "unchanged": rep.unchanged, "embedder": rep.embedder,
-                "by_source": rep.by_source}  # fmt: skip
+                "by_source": rep.by_source, "patched": rep.patched}  # fmt: skip
 
     # the index's own digest: graph, names, profiles (every .char folder), embedder and its
     # document rules

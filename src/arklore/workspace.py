@@ -124,12 +124,6 @@ class Paths:
         return self.home / "cache" / "pair_facts.pickle"
 
     @property
-    def graph_build_cache(self) -> Path:
-        """What a graph build keeps for the next one (the corpus pass, each pair's edges), so
-        a matrix or import edit is built again in a second."""
-        return self.home / "cache" / "graph_build.pickle"
-
-    @property
     def rag_rejects(self) -> Path:
         return self.home / "rag_rejects.jsonl"
 
@@ -200,7 +194,7 @@ class Workspace:
             matrix_replace=st.matrix_replace,
             confirmed_only=st.confirmed_only,
             facts_cache=paths.pair_facts,
-            build_cache=paths.graph_build_cache,
+            build_cache=paths.pair_facts.with_name("graph_build.pickle"),  # kept for the next
         )
         self.rag = RagFacade(
             paths.rag,
@@ -321,6 +315,7 @@ class Workspace:
         embedder: str | None = None,
         no_llm: bool = False,
         force: bool = False,
+        patch: bool = False,
         graph_path: Path | None = None,
         progress: Progress | None = None,
     ) -> BuildReport:
@@ -341,6 +336,7 @@ class Workspace:
             embedder=embedder,
             no_llm=no_llm,
             force=force,
+            patch=patch,
             graph_path=graph_path,
             progress=progress,
         )

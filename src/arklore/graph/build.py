@@ -143,7 +143,8 @@ def build(
     called after the user files passed, so a bad file fails first); ``previous``: what the
     last build kept (:attr:`Built.kept`): when ``corpus`` gave the very part it was made
     from, the edges of every pair whose named relations did not change are taken from it and
-    only the changed pairs are assembled again (:func:`assemble`).
+    only the changed pairs are assembled again (:func:`assemble`), and only the curated
+    entries it did not check are checked against the corpus.
     """
     store.require_ingested()
     inp = _Inputs()
@@ -151,18 +152,21 @@ def build(
     inp.curated, inp.report["verdicts"] = confirm.apply_verdicts(
         inp.curated, confirm.load_verdicts(store), confirmed_only=confirmed_only
     )
-    inp.curated = curated_check.keep_checked(
-        inp.curated, store, people, inp.report, require_evidence=[str(default_matrix_path())]
-    )
     # the names the user files gave their NPCs are known by now; the corpus pass adds none
     inp.npc_names.update(people.npc_names)
     part = corpus() if corpus is not None else corpus_part(
         store, people, excel_root=excel_root, progress=progress
     )  # fmt: skip
+    same = previous if previous is not None and previous.part is part else None
+    checks: curated_check.Checks = {}
+    inp.curated = curated_check.keep_checked(
+        inp.curated, store, people, inp.report, require_evidence=[str(default_matrix_path())],
+        memo=same.checks if same is not None else None, found=checks,
+    )  # fmt: skip
     inp.pairs, inp.story = part.pairs, part.story
     inp.report.update(part.report)
-    graph, kept = assemble(people, inp, previous if previous and previous.part is part else None)
-    kept.part = part
+    graph, kept = assemble(people, inp, same)
+    kept.part, kept.checks = part, checks
     return Built(graph, kept)
 
 
@@ -179,6 +183,7 @@ class Kept:
     named: dict[tuple[str, str], dict[str, _Named]]
     edges: dict[tuple[str, str], list[Edge]]
     part: CorpusPart | None = None
+    checks: curated_check.Checks = field(default_factory=dict)  # the curated checks' findings
 
 
 @dataclass(slots=True)

@@ -176,10 +176,11 @@ class GraphFacade:
             store = self._store()
             self._people = People(
                 self.names.registry(),
-                self.names.matcher(),
+                self.names.matcher,  # made when a mention is first looked for
                 sorted(store.speaker_counts()),
                 display=self.names.display_name,
                 strangers=self.names.strangers(),
+                table=self.names.aliases(),
             )
         return self._people
 
