@@ -194,7 +194,7 @@ class Workspace:
             matrix_replace=st.matrix_replace,
             confirmed_only=st.confirmed_only,
             facts_cache=paths.pair_facts,
-            build_cache=paths.pair_facts.with_name("graph_build.pickle"),  # kept for the next
+            build_cache=paths.pair_facts.with_name("graph_build"),  # kept for the next build
         )
         self.rag = RagFacade(
             paths.rag,

@@ -9,6 +9,7 @@ once and keeps it until :meth:`GraphFacade.reload` or a build replaces it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import pickle
 import shutil
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -52,8 +53,13 @@ from arklore.names.facade import NamesFacade
 
 Progress = Callable[[str, int, int], None]
 Pairs = Callable[[RelationGraph, Store], set[tuple[str, str]]]
-BUILD_CACHE_VERSION = 1
+BUILD_CACHE_VERSION = 2
 """Bumped when what a build keeps for the next one (:attr:`GraphFacade.build_cache`) changes."""
+CORPUS_FILE = "corpus.pickle"
+"""What the corpus pass read (:class:`~arklore.graph.build.CorpusPart`), written when it runs."""
+KEPT_FILE = "kept.pickle"
+"""Each pair's named relations, edges and curated checks (:class:`~arklore.graph.build.Kept`)."""
+T = TypeVar("T")
 CONTACT_STAGES = 12
 """Stages read at most to describe a pair during a turn (:meth:`GraphFacade.contact_facts`)."""
 
@@ -289,14 +295,14 @@ class GraphFacade:
         excel_root = self._excel_root()
         store = self._store(check_roots=True)
         key = self._corpus_key(store, excel_root)
-        previous = self._stored_build(key)
-        reused = False
+        part = self._stored(key, CORPUS_FILE, CorpusPart)
+        previous = self._stored(key, KEPT_FILE, Kept) if part is not None else None
+        if previous is not None:
+            previous.part = part
 
         def corpus() -> CorpusPart:
-            nonlocal reused
-            if previous is not None and previous.part is not None:
-                reused = True
-                return previous.part
+            if part is not None:
+                return part
             return corpus_part(store, self.people(), excel_root=excel_root, progress=progress)
 
         built = build_graph(
@@ -313,8 +319,10 @@ class GraphFacade:
         graph = built.graph
         save_graph(graph, self.path)
         self._graph = graph
-        self._store_build(key, built.kept)
-        report = {"path": str(self.path), **graph.meta, "corpus_pass": not reused}
+        if part is None:  # the corpus pass ran: what it read is kept for the next build
+            self._keep(key, CORPUS_FILE, built.kept.part)
+        self._keep(key, KEPT_FILE, dataclasses.replace(built.kept, part=None))
+        report = {"path": str(self.path), **graph.meta, "corpus_pass": part is None}
         warnings = []
         if excel_root is None:  # built, but without one of its sources: say so
             warnings.append(
@@ -351,26 +359,25 @@ class GraphFacade:
         ]
         return hashlib.sha256(orjson.dumps(parts)).hexdigest()
 
-    def _stored_build(self, key: str) -> Kept | None:
-        """The last build kept on disk (:attr:`build_cache`) when it was made from the same
-        corpus part (``key``), else None (the build walks the corpus again)."""
-        path = self.build_cache
-        if path is None or not path.is_file():
+    def _stored(self, key: str, name: str, kind: type[T]) -> T | None:
+        """What the last build kept in ``name`` under :attr:`build_cache` when it was made
+        from the same corpus part (``key``), else None."""
+        if self.build_cache is None:
             return None
         try:
-            with path.open("rb") as f:
+            with (self.build_cache / name).open("rb") as f:
                 stored_key, kept = pickle.load(f)  # our own file under ARKLORE_HOME
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError,
                 AttributeError, ImportError):  # fmt: skip
-            return None  # unreadable or from another version: computed again
-        return kept if stored_key == key and isinstance(kept, Kept) else None
+            return None  # missing, unreadable or from another version: computed again
+        return kept if stored_key == key and isinstance(kept, kind) else None
 
-    def _store_build(self, key: str, kept: Kept) -> None:
+    def _keep(self, key: str, name: str, what: object) -> None:
         if self.build_cache is None:
             return
         with contextlib.suppress(OSError):  # a cache: a full disk only costs the next pass
-            self.build_cache.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(self.build_cache, pickle.dumps((key, kept), protocol=5))
+            self.build_cache.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.build_cache / name, pickle.dumps((key, what), protocol=5))
 
     def inputs(self) -> str:
         """A digest of everything :meth:`build` reads: the corpus and the names (their state),
