@@ -120,6 +120,7 @@ class BuildReport:
     errors_path: str = ""
     reject_reasons: dict[str, int] = field(default_factory=dict)
     patched: dict[str, int] | None = None  # the live collection patched in place: how
+    described: int = 0  # evidence-built texts made (the others were the last build's)
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds per stage, in order: ``lock``, ``collect`` (documents from every source),
     ``validate``, ``hash``, ``client`` (waiting for Chroma's import and client, made on a side
