@@ -230,3 +230,18 @@ def test_an_edited_citation_is_checked_again_against_the_corpus(
     scratch = tmp_path / "scratch"
     build(scratch, data, matrix)
     assert home_state(home, data, matrix) == home_state(scratch, data, matrix)
+
+
+def test_new_document_rules_describe_every_edge_again_and_embed_only_changed_texts(
+    tmp_path: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The texts kept from the last build belong to its document rules: new rules make
+    every text again, and the embedding cache (by text) embeds only those that changed."""
+    lines = evidence(data, tmp_path)
+    matrix = write_matrix(tmp_path / "matrix.toml", ("阿米娅", "陈", "战友", "同伴。", lines[1]))
+    home = tmp_path / "home"
+    first = build(home, data, matrix)["index"].summary
+    monkeypatch.setattr("arklore.rag.facade.DOCS_VERSION", "docs-test")
+    again = build(home, data, matrix)["index"].summary
+    assert again["described"] == first["described"] == first["documents"] > 0
+    assert again["embedded"] == 0 and again["patched"] == {"upserted": 0, "deleted": 0}

@@ -195,7 +195,7 @@ def run_build(
         rep = ws.build_index(no_llm=True, force=True, patch=True, progress=progress)
         return {"documents": rep.documents, "embedded": rep.embedded, "cached": rep.cached,
                 "unchanged": rep.unchanged, "embedder": rep.embedder,
-                "by_source": rep.by_source, "patched": rep.patched,
+                "by_source": rep.by_source, "patched": rep.patched, "described": rep.described,
                 "timings": rep.timings}  # fmt: skip
 
     # the index's own digest: graph, names, profiles (every .char folder), embedder and its
