@@ -230,8 +230,11 @@ def build_index(
     timings: dict[str, float] = {}
     stage = _Stages(timings)
     maker = None
-    if client is None:
-        maker = _ClientThread(client_factory or (lambda: make_client(root)))
+    factory = client_factory or (lambda: make_client(root))
+    if client is None and not patch:
+        maker = _ClientThread(factory)
+    elif client is None:  # a patch embeds a few texts: e5's threads would wait on the import's
+        client = _LazyClient(factory)
     lock = FileLock(str(root / "build.lock"))
     try:
         with stage("lock"):
@@ -412,7 +415,19 @@ def _patch(
     return True
 
 
+class _LazyClient:
+    """The Chroma client made in this thread when first asked for (:func:`_client`)."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self.factory = factory
+
+
 def _client(client: Any, maker: _ClientThread | None, stage: _Stages) -> Any:
+    if isinstance(client, _LazyClient):
+        t = time.perf_counter()
+        made = client.factory()
+        stage.add("client_thread", time.perf_counter() - t)
+        return made
     if client is not None or maker is None:
         return client
     got = maker.get()
