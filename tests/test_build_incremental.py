@@ -65,11 +65,13 @@ def write_matrix(path: Path, *relations: Relation) -> Path:
     return path
 
 
-def build(home: Path, data: tuple[Path, Path], matrix: Path, **kw: Any) -> dict[str, Any]:
+def build(
+    home: Path, data: tuple[Path, Path], matrix: Path, force: bool = False, **kw: Any
+) -> dict[str, Any]:
     """One `arklore build` (the invented world's matrix alone); its steps by name."""
     ws = make_workspace(home, *data, embedder="hash", matrix=matrix, matrix_replace=True, **kw)
     try:
-        return {s.name: s for s in run_build(ws).steps}
+        return {s.name: s for s in run_build(ws, force=force).steps}
     finally:
         ws.close()
 
@@ -208,6 +210,9 @@ def test_a_build_killed_while_patching_the_index_fills_a_new_collection(
     assert build(home, data, matrix)["index"].summary["patched"] is None
     now = orjson.loads(pointer.read_bytes())
     assert "patching" not in now and now["collection"] != killed["collection"]
+    forced = build(home, data, matrix, force=True)["index"].summary  # --force: a new one too
+    assert forced["patched"] is None
+    assert orjson.loads(pointer.read_bytes())["collection"] != now["collection"]
     scratch = tmp_path / "scratch"
     build(scratch, data, matrix)
     assert home_state(home, data, matrix) == home_state(scratch, data, matrix)

@@ -191,8 +191,9 @@ def run_build(
     run("profiles", profile_inputs, profiles)
 
     def index() -> dict[str, Any]:
-        # the live collection is patched in place: only changed documents are written
-        rep = ws.build_index(no_llm=True, force=True, patch=True, progress=progress)
+        # the live collection is patched in place (only changed documents are written), but
+        # with ``force``, which fills a new one
+        rep = ws.build_index(no_llm=True, force=True, patch=not force, progress=progress)
         return {"documents": rep.documents, "embedded": rep.embedded, "cached": rep.cached,
                 "unchanged": rep.unchanged, "embedder": rep.embedder,
                 "by_source": rep.by_source, "patched": rep.patched, "described": rep.described,
