@@ -117,12 +117,6 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256(orjson.dumps(parts, default=str)).hexdigest()[:16]
 
 
-def _dir_state(path: Path | None) -> list[tuple[str, int, int]]:
-    if path is None or not path.is_dir():
-        return []
-    return sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in path.glob("*.char"))
-
-
 def run_build(
     ws: Workspace, *, force: bool = False, progress: Progress | None = None
 ) -> BuildReport:
@@ -161,7 +155,8 @@ def run_build(
 
     def graph() -> dict[str, Any]:
         built = ws.graph.build(progress=progress)
-        return {"counts": built.graph.meta.get("counts", {}), "sha256": file_sha(ws.paths.graph)}
+        return {"counts": built.graph.meta.get("counts", {}), "sha256": file_sha(ws.paths.graph),
+                "corpus_pass": built.report["corpus_pass"]}  # fmt: skip
 
     graph_inputs = ws.graph.inputs()  # names, matrix, imports, extracted relations
     if file_sha(ws.paths.graph) != (state.data.get("graph") or {}).get("summary", {}).get("sha256"):
@@ -176,22 +171,33 @@ def run_build(
 
     run("appearances", names, appearances)
 
+    # The rule-built profiles read the names, the corpus and which operators a user file
+    # protects; only task E (relation candidates, kept in the store) reads the graph. So a
+    # graph change alone (a matrix, import or verdict edit) refreshes task E, not every file.
+    rules = _digest(__version__, names, ws.profiles.protected_files(), RULE_TASKS)
+
     def profiles() -> dict[str, Any]:
+        last = (state.data.get("profiles") or {}).get("summary") or {}
+        if last.get("rules") == rules and ws.paths.chars.is_dir():
+            return {**last, "candidates_refreshed": ws.profiles.refresh_candidates()}
         rep = ws.profiles.distill(list(RULE_TASKS), use_llm=False, progress=progress)
         tiers: dict[str, int] = {}
         for f in ws.profiles.all():
             tiers[f.profile.tier] = tiers.get(f.profile.tier, 0) + 1
         return {"operators": rep.operators, "writes": rep.writes, "tiers": tiers,
-                "statuses": rep.statuses}  # fmt: skip
+                "statuses": rep.statuses, "rules": rules}  # fmt: skip
 
-    profile_inputs = _digest(names, graph_sha, _dir_state(ws.settings.chars_dir), RULE_TASKS)
+    profile_inputs = _digest(rules, graph_sha)
     run("profiles", profile_inputs, profiles)
 
     def index() -> dict[str, Any]:
-        rep = ws.build_index(no_llm=True, force=True, progress=progress)
+        # the live collection is patched in place (only changed documents are written), but
+        # with ``force``, which fills a new one
+        rep = ws.build_index(no_llm=True, force=True, patch=not force, progress=progress)
         return {"documents": rep.documents, "embedded": rep.embedded, "cached": rep.cached,
                 "unchanged": rep.unchanged, "embedder": rep.embedder,
-                "by_source": rep.by_source}  # fmt: skip
+                "by_source": rep.by_source, "patched": rep.patched, "described": rep.described,
+                "timings": rep.timings}  # fmt: skip
 
     # the index's own digest: graph, names, profiles (every .char folder), embedder and its
     # document rules

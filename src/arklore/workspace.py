@@ -186,17 +186,12 @@ class Workspace:
             exports=paths.relation_exports,
         )
         self.graph = GraphFacade(
-            store,
-            self.names,
-            path=paths.graph,
-            imports_dir=paths.graph_imports,
-            excel_root=roots.excel_root_or_none,
-            matrix=st.matrix,
-            matrix_replace=st.matrix_replace,
-            confirmed_only=st.confirmed_only,
-            facts_cache=paths.pair_facts,
-            admission=Admission(st.npc_min_lines, st.npc_min_share),
-        )
+            store, self.names, path=paths.graph, imports_dir=paths.graph_imports,
+            excel_root=roots.excel_root_or_none, matrix=st.matrix,
+            matrix_replace=st.matrix_replace, confirmed_only=st.confirmed_only,
+            facts_cache=paths.pair_facts, admission=Admission(st.npc_min_lines, st.npc_min_share),
+            build_cache=paths.pair_facts.with_name("graph_build"),  # kept for the next build
+        )  # fmt: skip
         self.rag = RagFacade(
             paths.rag,
             graph=self.graph,
@@ -317,6 +312,7 @@ class Workspace:
         embedder: str | None = None,
         no_llm: bool = False,
         force: bool = False,
+        patch: bool = False,
         graph_path: Path | None = None,
         progress: Progress | None = None,
     ) -> BuildReport:
@@ -337,6 +333,7 @@ class Workspace:
             embedder=embedder,
             no_llm=no_llm,
             force=force,
+            patch=patch,
             graph_path=graph_path,
             progress=progress,
         )

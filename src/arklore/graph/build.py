@@ -82,7 +82,45 @@ def read_user_files(
     return curated, report
 
 
-def build_graph(
+@dataclass(slots=True)
+class CorpusPart:
+    """What the corpus says about the pairs, whatever the curated files say: interaction and
+    mention signals (``pairs``), the extracted story relations (``story``) and the counts of
+    what was read (``report``). It depends on the corpus, the names and the voice table only,
+    so a build after a matrix or import edit reuses it (:class:`arklore.graph.facade.
+    GraphFacade` keeps it on disk) and redoes only the curated part, in a second."""
+
+    pairs: interaction.Pairs
+    story: dict[story.StoryKey, story.StoryRelation]
+    report: dict[str, Any]
+
+
+def corpus_part(
+    store: Store, people: People, *, excel_root: Path | None = None,
+    progress: Progress | None = None,
+) -> CorpusPart:  # fmt: skip
+    """The corpus pass (interaction + story mentions), voice-line mentions and the extracted
+    story relations: the slow part of a build (tens of seconds on the real corpus)."""
+    pairs: interaction.Pairs = {}
+    lines = interaction.load_spoken(store, people)
+    interaction.scan(
+        lines,
+        people,
+        pairs,
+        principal=store.principal_speakers(),
+        on_line=mentions.story_mention_hook(people),
+        progress=progress,
+    )
+    voice = mentions.voice_mentions(excel_root, people, pairs)
+    rows = story.load_rows(store)
+    relations: dict[story.StoryKey, story.StoryRelation] = {}
+    skipped = story.merge(relations, rows, people)
+    report = {"spoken_lines": len(lines), "voice_lines": voice, "extracted_rows": len(rows),
+              "extracted_skipped": skipped}  # fmt: skip
+    return CorpusPart(pairs, relations, report)
+
+
+def build(
     store: Store,
     people: People,
     *,
@@ -91,7 +129,9 @@ def build_graph(
     excel_root: Path | None = None,
     confirmed_only: bool = False,
     progress: Progress | None = None,
-) -> RelationGraph:
+    corpus: Callable[[], CorpusPart] | None = None,
+    previous: Kept | None = None,
+) -> Built:
     """The whole graph, no LLM needed (extracted edges are used when the store has them).
 
     ``people`` resolves names (built from the store's registry, alias table and speakers);
@@ -99,6 +139,12 @@ def build_graph(
     ``data/relationship_matrix.toml``; ``excel_root``
     gives the voice lines (skipped when None). A matrix relation a person rejected is left
     out, and with ``confirmed_only`` every one not confirmed (:mod:`arklore.graph.confirm`).
+    ``corpus``: gives the corpus part (:class:`CorpusPart`; default: :func:`corpus_part`,
+    called after the user files passed, so a bad file fails first); ``previous``: what the
+    last build kept (:attr:`Built.kept`): when ``corpus`` gave the very part it was made
+    from, the edges of every pair whose named relations did not change are taken from it and
+    only the changed pairs are assembled again (:func:`assemble`), and only the curated
+    entries it did not check are checked against the corpus.
     """
     store.require_ingested()
     inp = _Inputs()
@@ -106,33 +152,55 @@ def build_graph(
     inp.curated, inp.report["verdicts"] = confirm.apply_verdicts(
         inp.curated, confirm.load_verdicts(store), confirmed_only=confirmed_only
     )
-    inp.curated = curated_check.keep_checked(
-        inp.curated, store, people, inp.report, require_evidence=[str(default_matrix_path())]
-    )
-
-    lines = interaction.load_spoken(store, people)
+    # the names the user files gave their NPCs are known by now; the corpus pass adds none
     inp.npc_names.update(people.npc_names)
-    interaction.scan(
-        lines,
-        people,
-        inp.pairs,
-        principal=store.principal_speakers(),
-        on_line=mentions.story_mention_hook(people),
-        progress=progress,
-    )
-    voice = mentions.voice_mentions(excel_root, people, inp.pairs)
-    rows = story.load_rows(store)
-    skipped = story.merge(inp.story, rows, people)
-    inp.report.update(
-        spoken_lines=len(lines),
-        voice_lines=voice,
-        extracted_rows=len(rows),
-        extracted_skipped=skipped,
-    )
-    return assemble(people, inp)
+    part = corpus() if corpus is not None else corpus_part(
+        store, people, excel_root=excel_root, progress=progress
+    )  # fmt: skip
+    same = previous if previous is not None and previous.part is part else None
+    checks: curated_check.Checks = {}
+    inp.curated = curated_check.keep_checked(
+        inp.curated, store, people, inp.report, require_evidence=[str(default_matrix_path())],
+        memo=same.checks if same is not None else None, found=checks,
+    )  # fmt: skip
+    inp.pairs, inp.story = part.pairs, part.story
+    inp.report.update(part.report)
+    graph, kept = assemble(people, inp, same)
+    kept.part, kept.checks = part, checks
+    return Built(graph, kept)
 
 
-def assemble(people: People, inp: _Inputs) -> RelationGraph:
+def build_graph(store: Store, people: People, **kw: Any) -> RelationGraph:
+    """:func:`build` without what a next build may reuse: the graph."""
+    return build(store, people, **kw).graph
+
+
+@dataclass(slots=True)
+class Kept:
+    """What a build keeps for the next one: each pair's named relations (by predicate
+    family), its edges, and the corpus part they were made with."""
+
+    named: dict[tuple[str, str], dict[str, _Named]]
+    edges: dict[tuple[str, str], list[Edge]]
+    part: CorpusPart | None = None
+    checks: curated_check.Checks = field(default_factory=dict)  # the curated checks' findings
+
+
+@dataclass(slots=True)
+class Built:
+    """A graph and what a next build may reuse (:attr:`kept`)."""
+
+    graph: RelationGraph
+    kept: Kept
+
+
+def assemble(
+    people: People, inp: _Inputs, previous: Kept | None = None
+) -> tuple[RelationGraph, Kept]:
+    """The graph from its inputs. With ``previous`` (assembled from the same corpus part),
+    a pair whose named relations are equal to the ones it had there keeps its edges: they
+    are made from nothing else (:func:`_edge`), so only the pairs a matrix, import or verdict
+    edit changed are made again."""
     named: dict[tuple[str, str], dict[str, _Named]] = {}
 
     def slot(a: str, b: str, pred: str) -> _Named:
@@ -155,13 +223,20 @@ def assemble(people: People, inp: _Inputs) -> RelationGraph:
         s.story = rel
 
     edges: list[Edge] = []
+    by_pair: dict[tuple[str, str], list[Edge]] = {}
     for pair in sorted(set(named) | set(inp.pairs)):
-        ps = inp.pairs.get(pair)
-        if pair in named:
-            for fam in sorted(named[pair]):
-                edges.append(_edge(pair, named[pair][fam], ps))
-        elif ps is not None and ps.worth_an_edge():
-            edges.append(_edge(pair, None, ps))
+        if previous is not None and previous.named.get(pair) == named.get(pair):
+            mine = previous.edges.get(pair, [])
+        else:
+            ps = inp.pairs.get(pair)
+            mine = []
+            if pair in named:
+                mine = [_edge(pair, named[pair][fam], ps) for fam in sorted(named[pair])]
+            elif ps is not None and ps.worth_an_edge():
+                mine = [_edge(pair, None, ps)]
+        if mine:
+            by_pair[pair] = mine
+            edges += mine
 
     nodes: dict[str, Node] = {}
     reg = people.registry
@@ -193,7 +268,8 @@ def assemble(people: People, inp: _Inputs) -> RelationGraph:
         "named_edges": sum(e.predicate != INTERACTION for e in edges),
         "edges_over_threshold": sum(e.strength > WORTH_DESCRIBING for e in edges),
     }
-    return RelationGraph(nodes, edges, alternates=people.alternates(), meta=meta)
+    graph = RelationGraph(nodes, edges, alternates=people.alternates(), meta=meta)
+    return graph, Kept(named, by_pair)
 
 
 def _edge(pair: tuple[str, str], n: _Named | None, ps: interaction.PairStats | None) -> Edge:

@@ -145,27 +145,49 @@ def _failure(entry: Curated, corpus: _Corpus, required: set[str]) -> CuratedFail
     return CuratedFailure(entry.path, entry.line, entry.source, entry.target, reason)
 
 
+CheckKey = tuple[str, str, tuple[str, ...], bool, str | None, str | None]
+Checks = dict[CheckKey, str | None]
+"""What a check found (the reason, None: it passes) by everything it reads of an entry."""
+
+
 def check_curated(
     entries: Iterable[Curated],
     store: Store,
     people: People,
     *,
     require_evidence: Iterable[str] = (),
+    memo: Checks | None = None,
+    found: Checks | None = None,
 ) -> tuple[list[Curated], list[CuratedFailure]]:
     """(the entries that pass, the failures with the first problem found). ``people`` resolves
     names and knows the NPCs (vocatives are trusted only for known speaker names);
     ``require_evidence``: paths of files whose entries must all cite evidence (the shipped
-    matrix)."""
-    corpus = _Corpus(store, people)
+    matrix). ``memo``: what an earlier check of the same corpus and names found, by entry
+    (both people, the names of NPCs among them, the evidence ids, whether it must cite
+    some); ``found`` gets what this one found, the same way."""
+    corpus: _Corpus | None = None
     required = {str(p) for p in require_evidence}
     kept: list[Curated] = []
     failures: list[CuratedFailure] = []
     for entry in entries:
-        f = _failure(entry, corpus, required)
-        if f is None:
+        key: CheckKey = (
+            entry.source, entry.target, tuple(entry.evidence_line_ids),
+            bool(entry.path) and entry.path in required,
+            people.npc_names.get(entry.source), people.npc_names.get(entry.target),
+        )  # fmt: skip
+        if memo is not None and key in memo:
+            reason = memo[key]
+        else:
+            corpus = corpus or _Corpus(store, people)
+            f = _failure(entry, corpus, required)
+            reason = f.reason if f is not None else None
+        if found is not None:
+            found[key] = reason
+        if reason is None:
             kept.append(entry)
         else:
-            failures.append(f)
+            failures.append(CuratedFailure(entry.path, entry.line, entry.source, entry.target,
+                                           reason))  # fmt: skip
     return kept, failures
 
 
@@ -176,11 +198,15 @@ def keep_checked(
     report: dict[str, Any],
     *,
     require_evidence: Iterable[str] = (),
+    memo: Checks | None = None,
+    found: Checks | None = None,
 ) -> list[Curated]:
-    """``curated`` without the entries that fail :func:`check_curated`; fills
-    ``report["curated_rejected"]`` and ``report["curated"]`` (with_evidence / no_evidence /
-    rejected)."""
-    kept, failures = check_curated(curated, store, people, require_evidence=require_evidence)
+    """``curated`` without the entries that fail :func:`check_curated` (``memo``, ``found``:
+    see there); fills ``report["curated_rejected"]`` and ``report["curated"]``
+    (with_evidence / no_evidence / rejected)."""
+    kept, failures = check_curated(
+        curated, store, people, require_evidence=require_evidence, memo=memo, found=found
+    )
     report["curated_rejected"] = [f.to_dict() for f in failures]
     report["curated"] = {
         "with_evidence": sum(bool(c.evidence_line_ids) for c in curated),

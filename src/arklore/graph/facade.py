@@ -9,6 +9,7 @@ once and keeps it until :meth:`GraphFacade.reload` or a build replaces it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import pickle
 import shutil
@@ -17,10 +18,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from difflib import get_close_matches
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
+from arklore import __version__
 from arklore.base.files import atomic_write_bytes, file_sha
 from arklore.base.userfiles import read_user_bytes
 from arklore.core.errors import (
@@ -34,7 +36,8 @@ from arklore.core.kinship import Term
 from arklore.corpus.anchors import Citation
 from arklore.corpus.store import Store
 from arklore.graph import confirm, curate, story
-from arklore.graph.build import build_graph, read_user_files
+from arklore.graph.build import CorpusPart, Kept, corpus_part, read_user_files
+from arklore.graph.build import build as build_graph
 from arklore.graph.citations import curated_citations, graph_citations
 from arklore.graph.curated_check import check_curated
 from arklore.graph.evidence import FACTS_VERSION, PairFacts, pair_facts
@@ -50,6 +53,13 @@ from arklore.names.facade import NamesFacade
 
 Progress = Callable[[str, int, int], None]
 Pairs = Callable[[RelationGraph, Store], set[tuple[str, str]]]
+BUILD_CACHE_VERSION = 2
+"""Bumped when what a build keeps for the next one (:attr:`GraphFacade.build_cache`) changes."""
+CORPUS_FILE = "corpus.pickle"
+"""What the corpus pass read (:class:`~arklore.graph.build.CorpusPart`), written when it runs."""
+KEPT_FILE = "kept.pickle"
+"""Each pair's named relations, edges and curated checks (:class:`~arklore.graph.build.Kept`)."""
+T = TypeVar("T")
 CONTACT_STAGES = 12
 """Stages read at most to describe a pair during a turn (:meth:`GraphFacade.contact_facts`)."""
 
@@ -95,9 +105,11 @@ class GraphFacade:
         confirmed_only: bool = False,
         facts_cache: Path | None = None,
         admission: Admission | None = None,
+        build_cache: Path | None = None,
     ) -> None:
         self._store = store  # store(check_roots=...) -> the ingested store
         self.facts_cache = facts_cache
+        self.build_cache = build_cache
         self.names = names
         self.matrix = matrix or default_matrix_path()  # the user's matrix, else the packaged
         self.matrix_replace = matrix_replace  # the user's matrix replaces the packaged one
@@ -172,11 +184,12 @@ class GraphFacade:
             store = self._store()
             self._people = People(
                 self.names.registry(),
-                self.names.matcher(),
+                self.names.matcher,  # made when a mention is first looked for
                 sorted(store.speaker_counts()),
                 display=self.names.display_name,
                 strangers=self.names.strangers(),
                 admission=self.admission,
+                table=self.names.aliases(),
             )
         return self._people
 
@@ -283,18 +296,36 @@ class GraphFacade:
         the previous file."""
         t0 = time.perf_counter()
         excel_root = self._excel_root()
-        graph = build_graph(
-            self._store(check_roots=True),
+        store = self._store(check_roots=True)
+        key = self._corpus_key(store, excel_root)
+        part = self._stored(key, CORPUS_FILE, CorpusPart)
+        previous = self._stored(key, KEPT_FILE, Kept) if part is not None else None
+        if previous is not None:
+            previous.part = part
+
+        def corpus() -> CorpusPart:
+            if part is not None:
+                return part
+            return corpus_part(store, self.people(), excel_root=excel_root, progress=progress)
+
+        built = build_graph(
+            store,
             self.people(),
             matrix_paths=self.matrices(matrix, replace=replace),
             import_paths=self.imports() if imports is None else imports,
             excel_root=excel_root,
             confirmed_only=self.confirmed_only,
             progress=progress,
+            corpus=corpus,
+            previous=previous,
         )
+        graph = built.graph
         save_graph(graph, self.path)
         self._graph = graph
-        report = {"path": str(self.path), **graph.meta}
+        if part is None:  # the corpus pass ran: what it read is kept for the next build
+            self._keep(key, CORPUS_FILE, built.kept.part)
+        self._keep(key, KEPT_FILE, dataclasses.replace(built.kept, part=None))
+        report = {"path": str(self.path), **graph.meta, "corpus_pass": part is None}
         warnings = []
         if excel_root is None:  # built, but without one of its sources: say so
             warnings.append(
@@ -310,6 +341,47 @@ class GraphFacade:
             report["warnings"] = warnings
         report["seconds"] = round(time.perf_counter() - t0, 2)
         return GraphBuild(graph, report)
+
+    # -- what a build keeps for the next one ---------------------------------------------------
+    def _corpus_key(self, store: Store, excel_root: Path | None) -> str:
+        """What the corpus part of a build (:class:`~arklore.graph.build.CorpusPart`) depends
+        on: the corpus and the names (their state), the voice table, the kept extracted
+        relations, which NPCs become nodes, and the arklore version that computed it."""
+        voice = excel_root / "charword_table.json" if excel_root is not None else None
+        try:
+            st = voice.stat() if voice is not None else None
+        except OSError:
+            st = None
+        parts = [
+            __version__,
+            BUILD_CACHE_VERSION,
+            self.names.state(),
+            str(excel_root) if excel_root is not None else None,
+            (st.st_size, st.st_mtime_ns) if st is not None else None,
+            [asdict(row) for row in story.load_rows(store)],
+            [self.admission.min_lines, self.admission.min_share],  # who the pass counts
+        ]
+        return hashlib.sha256(orjson.dumps(parts)).hexdigest()
+
+    def _stored(self, key: str, name: str, kind: type[T]) -> T | None:
+        """What the last build kept in ``name`` under :attr:`build_cache` when it was made
+        from the same corpus part (``key``), else None."""
+        if self.build_cache is None:
+            return None
+        try:
+            with (self.build_cache / name).open("rb") as f:
+                stored_key, kept = pickle.load(f)  # our own file under ARKLORE_HOME
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError,
+                AttributeError, ImportError):  # fmt: skip
+            return None  # missing, unreadable or from another version: computed again
+        return kept if stored_key == key and isinstance(kept, kind) else None
+
+    def _keep(self, key: str, name: str, what: object) -> None:
+        if self.build_cache is None:
+            return
+        with contextlib.suppress(OSError):  # a cache: a full disk only costs the next pass
+            self.build_cache.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.build_cache / name, pickle.dumps((key, what), protocol=5))
 
     def inputs(self) -> str:
         """A digest of everything :meth:`build` reads: the corpus and the names (their state),

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from arklore.core.model import DOCTOR, DOCTOR_NAMES
 from arklore.corpus.store import Store
 from arklore.graph.model import DOCTOR_ID
-from arklore.names.aliases import fold
+from arklore.names.aliases import AliasTable, fold
 from arklore.names.matcher import MentionMatcher
 from arklore.names.registry import Registry
 
@@ -91,18 +91,26 @@ class People:
     def __init__(
         self,
         registry: Registry,
-        matcher: MentionMatcher,
+        matcher: MentionMatcher | Callable[[], MentionMatcher],
         speakers: Iterable[str] = (),
         display: Callable[[str], str] | None = None,
         strangers: Iterable[str] = (),
         admission: Admission | None = None,
+        table: AliasTable | None = None,
     ) -> None:
         self.registry = registry
         self.admission = admission or Admission()  # which NPC speakers become nodes
         self.strangers = frozenset(strangers)
         self._display = display
-        self.matcher = matcher
-        self.table = matcher.table
+        if isinstance(matcher, MentionMatcher):
+            self._matcher: MentionMatcher | None = matcher
+            self._make_matcher: Callable[[], MentionMatcher] | None = None
+            self.table = matcher.table
+        else:  # made on first use (a second on the real corpus): resolving needs the table only
+            if table is None:
+                raise ValueError("a matcher made on first use needs its alias table")
+            self._matcher, self._make_matcher = None, matcher
+            self.table = table
         self._cache: dict[str, str | None] = {}
         self.npc_names: dict[str, str] = {}
         for name in speakers:
@@ -110,6 +118,14 @@ class People:
             if nid is not None and nid.startswith("npc:"):
                 self.npc_names.setdefault(nid, name.strip())
         self.npc_names[DOCTOR_ID] = DOCTOR
+
+    @property
+    def matcher(self) -> MentionMatcher:
+        """Finds the names a text mentions (:class:`MentionMatcher`), made on first use."""
+        if self._matcher is None:
+            assert self._make_matcher is not None
+            self._matcher = self._make_matcher()
+        return self._matcher
 
     def base(self, char_id: str) -> str:
         op = self.registry.operators.get(char_id)

@@ -35,6 +35,7 @@ from types import ModuleType
 from typing import Any
 
 from arklore.corpus.store import Store
+from arklore.graph.model import RelationGraph
 from arklore.llm import ChatModel, ChatResult, Estimate, Job, LLMFiles, Prices, estimate
 from arklore.llm.errorlog import ErrorLog
 from arklore.llm.runs import Progress, TaskRunReport, TaskSpec, run_task
@@ -48,6 +49,10 @@ from arklore.profiles.results import save_results as _save
 LLM_TASKS: dict[str, ModuleType] = {"A": task_a, "B": task_b, "C": task_c, "D": task_d}
 TASK_NAMES: dict[str, str] = {k: m.TASK for k, m in LLM_TASKS.items()}
 """Task letter -> the LLM task name whose settings it uses (``LLM_DISTILL_A_MODEL``...)."""
+
+
+PROTECTED = "tier S profile"
+"""How the reason of every task skipped for a tier-S profile begins."""
 
 
 def parse_tasks(spec: Iterable[str]) -> list[str]:
@@ -178,7 +183,7 @@ def run_distill(
     for inp in inputs:
         if inp.char_id in protected:
             report.protected[inp.char_id] = str(protected[inp.char_id])
-            why = f"tier S profile ({protected[inp.char_id]}): never regenerated"
+            why = f"{PROTECTED} ({protected[inp.char_id]}): never regenerated"
             results += [TaskResult(t, inp.char_id, SKIPPED, why) for t in tasks]
             continue
         for t in tasks:
@@ -235,6 +240,27 @@ def run_distill(
             progress("write profiles", n, len(inputs))
     report.writes = dict(writes)
     return report
+
+
+def refresh_task_e(store: Store, graph: RelationGraph | None, char_ids: Sequence[str]) -> int:
+    """Task E again for ``char_ids`` against ``graph``, storing the results that changed;
+    returns how many. Task E reads the graph and nothing else, and no ``.char`` section
+    comes from it: after a graph change with the same operators, names and protected
+    profiles, this leaves the store as a whole :func:`run_distill` would (an operator whose
+    tasks were skipped for her tier-S profile keeps that result)."""
+    stored = load_results(store, char_ids)
+    changed: list[TaskResult] = []
+    for cid in char_ids:
+        old = stored.get(cid, {}).get(task_e.LETTER)
+        if old is not None and old.status == SKIPPED and old.reason.startswith(PROTECTED):
+            continue
+        new = task_e.result_for(graph, cid)
+        if old is None or (old.status, old.reason, old.output) != (
+            new.status, new.reason, new.output
+        ):  # fmt: skip
+            changed.append(new)
+    _save(store, changed)
+    return len(changed)
 
 
 def _model_tasks(

@@ -512,6 +512,23 @@ class ProfilesFacade:
         finally:
             self._personas = {}
 
+    def protected_files(self) -> list[tuple[str, str]]:
+        """(char id, path) of each operator a file of the user's folder protects from
+        distillation: with the names, all the rule-built profiles depend on from outside the
+        corpus (the content of those files is read by a turn and the index, not here)."""
+        user = self.user_files()
+        if user is None:
+            return []
+        return sorted((cid, str(f.path)) for cid, f in user.by_id.items() if f.profile is not None)
+
+    def refresh_candidates(self) -> int:
+        """Task E (relation candidates, read from the graph) of every operator against the
+        current graph, without the rest of distillation
+        (:func:`~arklore.profiles.distill.refresh_task_e`): what a graph change alters in the
+        rule-built profiles. Returns how many results changed."""
+        ids = [o.char_id for o in self.names.select(None)]
+        return distill_run.refresh_task_e(self._store(), self.graph.current_or_none(), ids)
+
     def distill_dry_run(
         self, tasks: Sequence[str] = ("all",), operators: Sequence[str] | None = None
     ) -> dict[str, Estimate]:

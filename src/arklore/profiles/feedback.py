@@ -85,7 +85,10 @@ def char_anchor_documents(
     items.sort(key=lambda x: (x[0], x[1]))
     for _alt, _cid, node, path, prof in items:
         people = prof.section(PEOPLE)
-        if people is None or PEOPLE not in allowed_sections(prof).titles():
+        # an empty section names nobody: her tier's rules (costly to read) are not needed
+        if people is None or not people.content.strip():
+            continue
+        if PEOPLE not in allowed_sections(prof).titles():
             continue
         me = graph.nodes[node].name if node in graph.nodes else prof.name
         for name, tid, view in parse_people(people.content):

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -328,6 +328,33 @@ def weak_contact_doc(
     return doc
 
 
+class DocMemo:
+    """The evidence-built texts of the last index build, by everything each is made from: the
+    edge (its every field), both names, the unit they share, the matrix text; within one
+    :attr:`world` (the document rules, the corpus facts' version, the corpus and names, the
+    graph's node names), where the corpus facts of a pair are fixed. A text found here is the
+    one :func:`fallback_description` or :func:`curated_text` would make again, so a build
+    after an edit makes only the changed edges' texts (the corpus facts are then read only
+    when one is missing). :attr:`used` is what the next build keeps."""
+
+    def __init__(self, world: str, entries: Mapping[bytes, Any] | None = None) -> None:
+        self.world = world
+        self.entries = dict(entries or {})
+        self.used: dict[bytes, Any] = {}
+        self.made = 0
+
+    def get(self, key: list[Any], make: Callable[[], Any]) -> Any:
+        k = orjson.dumps(key)
+        got = self.used.get(k)
+        if got is None:
+            got = self.entries.get(k)
+        if got is None:
+            got = make()
+            self.made += 1
+        self.used[k] = got
+        return got
+
+
 # -- sources -----------------------------------------------------------------------------------
 @dataclass
 class SourceContext:
@@ -337,8 +364,9 @@ class SourceContext:
     describer: Describer = evidence_describer
     threshold: float = DESCRIBE_THRESHOLD
     extra: list[RelationDoc] = field(default_factory=list)  # documents built by upper layers
-    facts: dict[tuple[str, str], PairFacts] = field(default_factory=dict)  # graph.evidence
+    facts: Mapping[tuple[str, str], PairFacts] = field(default_factory=dict)  # graph.evidence
     views: frozenset[str] | None = None  # whose views to build: these nodes (None: everyone's)
+    memo: DocMemo | None = None  # the last build's texts (an index build), else None
     _groups: dict[tuple[str, str, str], _StoryGroup] | None = field(
         default=None, init=False, repr=False
     )
@@ -458,8 +486,13 @@ def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
         lead: list[str] = []
         bare = text
         if _quotes_pair(e):
-            got = curated_text(text, e, ctx.facts.get((e.source, e.target)), ctx.name)
-            text, lead = got.text, got.line_ids
+
+            def make(e: Edge = e, text: str = text) -> tuple[str, list[str]]:
+                got = curated_text(text, e, ctx.facts.get((e.source, e.target)), ctx.name)
+                return got.text, got.line_ids
+
+            key = ["matrix", e, text, ctx.name(e.source), ctx.name(e.target)]
+            text, lead = ctx.memo.get(key, make) if ctx.memo is not None else make()
         doc = _edge_doc(e, "matrix", text, str(path or ctx.graph_path), "as_written")
         doc.evidence_line_ids = unique([*lead, *doc.evidence_line_ids])
         doc.since = e.since
@@ -492,11 +525,18 @@ def edge_items(ctx: SourceContext) -> list[EdgeItem]:
     items = []
     for e in _edges_to_describe(ctx):
         a, b = ctx.name(e.source), ctx.name(e.target)
-        facts = ctx.facts.get((e.source, e.target))
+        unit = ctx.graph.shared_unit(e.source, e.target)
+
+        def make(e: Edge = e, a: str = a, b: str = b, unit: str | None = unit) -> Description:
+            facts = ctx.facts.get((e.source, e.target))
+            return fallback_description(e, a, b, facts, ctx.name, unit=unit)
+
+        fallback = ctx.memo.get(["edge", e, a, b, unit], make) if ctx.memo else make()
+        # an index build without a model reads no facts but the missing texts'
+        lazy = ctx.memo is not None and ctx.describer is evidence_describer
+        facts = None if lazy else ctx.facts.get((e.source, e.target))
         items.append(
-            EdgeItem(e, a, b, facts,
-                     fallback_description(e, a, b, facts, ctx.name,
-                                          unit=ctx.graph.shared_unit(e.source, e.target)),
+            EdgeItem(e, a, b, facts, fallback,
                      ctx.notes(e.source, e.target), ctx.curated(e.source, e.target))
         )  # fmt: skip
     return items

@@ -8,22 +8,25 @@ of how she talks, built once (:meth:`RagFacade.index_exemplars`) and ranked per 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import pickle
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from arklore.base.files import file_fingerprint, file_sha
+from arklore import __version__
+from arklore.base.files import atomic_write_bytes, file_fingerprint, file_sha
 from arklore.core.errors import ArkloreError
 from arklore.core.text import check_message
 from arklore.corpus.anchors import Citation
 from arklore.corpus.lexical import Tokenizer, name_words
 from arklore.corpus.store import Store
 from arklore.extract.store import kept_state
-from arklore.graph.evidence import FACTS_VERSION
+from arklore.graph.evidence import FACTS_VERSION, PairFacts
 from arklore.graph.facade import GraphFacade
 from arklore.graph.io import load_graph
 from arklore.graph.model import Edge, RelationGraph
@@ -35,6 +38,7 @@ from arklore.rag import describe
 from arklore.rag.context import RelationContext, RelationRAG
 from arklore.rag.docs import (
     DOCS_VERSION,
+    DocMemo,
     RelationDoc,
     SourceContext,
     collect_documents,
@@ -57,6 +61,34 @@ from arklore.rag.index import (
 from arklore.rag.validate import validate as validate_docs
 
 Progress = Callable[[str, int, int], None]
+MEMO_FILE = "doc_memo.pickle"
+
+
+class _LazyFacts(Mapping[tuple[str, str], PairFacts]):
+    """The corpus facts of the described pairs, gathered (or read from their cache) on the
+    first look: a build whose texts are all in its memo never reads them."""
+
+    def __init__(self, load: Callable[[], Mapping[tuple[str, str], PairFacts]]) -> None:
+        self._load = load
+        self._got: Mapping[tuple[str, str], PairFacts] | None = None
+        self.seconds = 0.0
+
+    def _facts(self) -> Mapping[tuple[str, str], PairFacts]:
+        if self._got is None:
+            t = time.perf_counter()
+            self._got = self._load()
+            self.seconds = time.perf_counter() - t
+        return self._got
+
+    def __getitem__(self, key: tuple[str, str]) -> PairFacts:
+        return self._facts()[key]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._facts())
+
+    def __len__(self) -> int:
+        return len(self._facts())
+
 
 NO_INDEX = (
     "no relation index yet: only her strongest relations are shown, none chosen for the "
@@ -196,15 +228,18 @@ class RagFacade:
         embedder: str | None = None,
         no_llm: bool = False,
         force: bool = False,
+        patch: bool = False,
         graph_path: Path | None = None,
         progress: Progress | None = None,
     ) -> BuildReport:
         """Relation documents from the graph (and extracted relations), with
         ``extra_documents`` (another layer's, made from ``extra_state``) -> a new Chroma
         collection, switched in atomically (the same documents as the live collection's:
-        kept, unless ``force``). The workspace's step,
-        :meth:`~arklore.workspace.Workspace.build_index`, asks :meth:`unchanged` first and
-        passes every profile's anchor documents."""
+        kept, unless ``force``); with ``patch``, the live collection brought to them in place
+        (:func:`~arklore.rag.index.build_index`). The texts of the last build are kept
+        (:class:`~arklore.rag.docs.DocMemo`), so only changed edges are described again.
+        The workspace's step, :meth:`~arklore.workspace.Workspace.build_index`, asks
+        :meth:`unchanged` first and passes every profile's anchor documents."""
         t0 = time.perf_counter()
         gpath = graph_path or self.graph.path
         if not gpath.is_file():
@@ -214,9 +249,8 @@ class RagFacade:
         t = time.perf_counter()
         graph = load_graph(gpath) if graph_path is not None else self.graph.current()
         graph_s = time.perf_counter() - t
-        t = time.perf_counter()
-        facts = self._facts(graph, progress)
-        facts_s = time.perf_counter() - t
+        facts = _LazyFacts(lambda: self._facts(graph, progress))
+        memo = self._memo(graph)
         with ExitStack() as stack:
             describer = None
             if not no_llm and self._llm.configured(describe.TASK):
@@ -243,18 +277,56 @@ class RagFacade:
                 facts=facts,
                 extra_documents=list(extra_documents),
                 force=force,
+                patch=patch,
+                memo=memo,
                 progress=progress,
                 client_factory=self.chroma,  # made on a side thread while embedding runs
                 inputs=inputs,
             )
+        self._keep_memo(memo)
+        report.described = memo.made
+        if "collect" in report.timings:  # the facts are read during it, timed on their own
+            report.timings["collect"] = round(
+                max(0.0, report.timings["collect"] - facts.seconds), 4
+            )
         report.timings = {
             "load_graph": round(graph_s, 4),
-            "evidence": round(facts_s, 4),
+            "evidence": round(facts.seconds, 4),
             "load_model": round(load_s, 4),
         } | report.timings
         report.seconds = round(time.perf_counter() - t0, 3)  # the whole step, as a user waits
         self._service = None
         return report
+
+    def _memo(self, graph: RelationGraph) -> DocMemo:
+        """The last build's texts (:data:`MEMO_FILE`) when they were made in the same world:
+        the document rules, the facts' version, this arklore, the corpus and names, the
+        graph's node names; else an empty memo."""
+        try:
+            names = self.names.state()
+        except ArkloreError:
+            names = "no store"
+        nodes = hashlib.sha256(
+            "\n".join(f"{nid}\t{n.name}" for nid, n in sorted(graph.nodes.items())).encode()
+        ).hexdigest()
+        world = hashlib.sha256(
+            "\n".join([DOCS_VERSION, FACTS_VERSION, __version__, names, nodes]).encode()
+        ).hexdigest()
+        path = self.root / MEMO_FILE
+        try:
+            with path.open("rb") as f:
+                stored_world, entries = pickle.load(f)  # our own file under ARKLORE_HOME
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError,
+                AttributeError, ImportError):  # fmt: skip
+            return DocMemo(world)
+        return DocMemo(world, entries if stored_world == world else None)
+
+    def _keep_memo(self, memo: DocMemo) -> None:
+        """What the next build may reuse: the texts this one used (a cache: a failed write
+        only costs the next build its texts)."""
+        with contextlib.suppress(OSError):
+            data = pickle.dumps((memo.world, memo.used), protocol=5)
+            atomic_write_bytes(self.root / MEMO_FILE, data)
 
     def inputs(
         self,

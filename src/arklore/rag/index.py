@@ -26,7 +26,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from arklore.base.files import atomic_write_bytes
 from arklore.core.errors import ArkloreError, ConfigError, NotBuiltError
 from arklore.graph.evidence import PairFacts
 from arklore.graph.model import RelationGraph
-from arklore.rag.docs import RelationDoc, SourceContext, collect_documents
+from arklore.rag.docs import DocMemo, RelationDoc, SourceContext, collect_documents
 from arklore.rag.embedders import Embedder, EmbeddingCache, embed_cached
 from arklore.rag.validate import Rejected, validate, write_rejects
 
@@ -119,6 +119,8 @@ class BuildReport:
     seconds: float = 0.0
     errors_path: str = ""
     reject_reasons: dict[str, int] = field(default_factory=dict)
+    patched: dict[str, int] | None = None  # the live collection patched in place: how
+    described: int = 0  # evidence-built texts made (the others were the last build's)
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds per stage, in order: ``lock``, ``collect`` (documents from every source),
     ``validate``, ``hash``, ``client`` (waiting for Chroma's import and client, made on a side
@@ -188,10 +190,12 @@ def build_index(
     graph_fingerprint: dict[str, Any] | None = None,
     store: Any = None,
     describer: Any = None,
-    facts: dict[tuple[str, str], PairFacts] | None = None,
+    facts: Mapping[tuple[str, str], PairFacts] | None = None,
     sources: list[str] | None = None,
     extra_documents: list[RelationDoc] | None = None,
     force: bool = False,
+    patch: bool = False,
+    memo: DocMemo | None = None,
     lock_timeout: float = 600.0,
     progress: Progress | None = None,
     client: Any = None,
@@ -208,7 +212,17 @@ def build_index(
     The report's ``timings`` holds the seconds of each stage; ``inputs`` (a digest of what the
     documents were made from) is recorded in the pointer for the next build to compare. ``facts``
     (:func:`arklore.graph.evidence.pair_facts` of :func:`~arklore.rag.docs.fact_pairs`) feed
-    the evidence-built descriptions; without them only the template remains.
+    the evidence-built descriptions; without them only the template remains; ``memo``: the
+    texts of the last build (:class:`~arklore.rag.docs.DocMemo`), so only the changed ones are
+    made.
+
+    ``patch``: when the live collection was built with this embedder, bring it to the new
+    documents in place -- delete the ids that are gone, upsert the documents whose text or
+    metadata changed (embedded through the cache: only changed texts are embedded) -- instead
+    of filling a new collection. The pointer is marked ``patching`` first and rewritten
+    when the collection holds exactly the new documents; a build that finds the mark (one
+    killed while patching) builds a new collection. Without ``patch`` (``arklore rag build``)
+    every build fills a new collection, kept as ``previous`` for one step of rollback.
     """
     t0 = time.perf_counter()
     root = Path(root)
@@ -216,8 +230,11 @@ def build_index(
     timings: dict[str, float] = {}
     stage = _Stages(timings)
     maker = None
-    if client is None:
-        maker = _ClientThread(client_factory or (lambda: make_client(root)))
+    factory = client_factory or (lambda: make_client(root))
+    if client is None and not patch:
+        maker = _ClientThread(factory)
+    elif client is None:  # a patch embeds a few texts: e5's threads would wait on the import's
+        client = _LazyClient(factory)
     lock = FileLock(str(root / "build.lock"))
     try:
         with stage("lock"):
@@ -234,7 +251,8 @@ def build_index(
                 graph_path=graph_path,
                 store=store,
                 extra=list(extra_documents or []),
-                facts=dict(facts or {}),
+                facts=facts if facts is not None else {},
+                memo=memo,
             )
             if describer is not None:
                 ctx.describer = describer
@@ -288,6 +306,12 @@ def build_index(
 
         with stage("client"):
             client = _client(client, maker, stage)
+        if patch and old and old_name and _patchable(old, emb):
+            with stage("patch"):
+                done = _patch(root, client, old, ok, vecs, report, graph_fingerprint, inputs)
+            if done:
+                report.seconds = round(time.perf_counter() - t0, 3)
+                return report
         with stage("upsert"):
             new_name = f"{COLLECTION_PREFIX}__{time.strftime('%Y%m%dT%H%M%S')}_{run_id[:6]}"
             meta = {
@@ -332,7 +356,78 @@ def build_index(
         lock.release()
 
 
+def _patchable(old: dict[str, Any], emb: Embedder) -> bool:
+    return (
+        not old.get("patching")
+        and old.get("embedder") == emb.name
+        and old.get("embedder_version") == emb.version
+    )
+
+
+def _patch(
+    root: Path,
+    client: Any,
+    old: dict[str, Any],
+    ok: list[RelationDoc],
+    vecs: Any,
+    report: BuildReport,
+    graph_fingerprint: dict[str, Any] | None,
+    inputs: str | None,
+) -> bool:
+    """The live collection brought to ``ok`` in place (see :func:`build_index`); False when
+    it cannot be read (a new collection is built instead)."""
+    name = str(old["collection"])
+    try:
+        col = client.get_collection(name, embedding_function=None)
+        live = col.get(include=["documents", "metadatas"])
+    except Exception:  # noqa: BLE001 - missing or unreadable: a new collection instead
+        return False
+    have = {
+        did: (text, meta)
+        for did, text, meta in zip(live["ids"], live["documents"], live["metadatas"], strict=True)
+    }
+    want = {d.doc_id for d in ok}
+    gone = sorted(did for did in have if did not in want)
+    changed = [i for i, d in enumerate(ok) if have.get(d.doc_id) != (d.text, d.metadata())]
+    _write_pointer(root, old | {"patching": True})
+    if gone:
+        col.delete(ids=gone)
+    for start in range(0, len(changed), ADD_BATCH):
+        part = changed[start : start + ADD_BATCH]
+        col.upsert(
+            ids=[ok[i].doc_id for i in part],
+            documents=[ok[i].text for i in part],
+            metadatas=[ok[i].metadata() for i in part],
+            embeddings=vecs[part],
+        )
+    n = col.count()
+    if n != len(ok):
+        raise RagIndexError(
+            f"collection {name} holds {n} documents after patching, expected {len(ok)}"
+        )
+    pointer = {k: v for k, v in old.items() if k != "patching"}
+    pointer |= {"doc_count": len(ok), "content_hash": report.content_hash,
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "graph": graph_fingerprint,
+                "inputs": inputs}  # fmt: skip
+    _write_pointer(root, pointer)
+    report.collection = name
+    report.patched = {"upserted": len(changed), "deleted": len(gone)}
+    return True
+
+
+class _LazyClient:
+    """The Chroma client made in this thread when first asked for (:func:`_client`)."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self.factory = factory
+
+
 def _client(client: Any, maker: _ClientThread | None, stage: _Stages) -> Any:
+    if isinstance(client, _LazyClient):
+        t = time.perf_counter()
+        made = client.factory()
+        stage.add("client_thread", time.perf_counter() - t)
+        return made
     if client is not None or maker is None:
         return client
     got = maker.get()
