@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -121,12 +121,15 @@ def load_spoken(
     npc_min_lines: int | None = None,
     *,
     stages: Iterable[str] | None = None,
+    counts: Mapping[str, tuple[int, int]] | None = None,
 ) -> list[ScanLine]:
     """Dialogue and choice lines of the primary corpus (of ``stages`` only, when given) in
-    (stage, line_no) order."""
+    (stage, line_no) order. ``counts``: the store's :meth:`~Store.speaker_counts`, when the
+    caller holds them already."""
     if npc_min_lines is None:
         npc_min_lines = NPC_MIN_LINES
-    big = {name for name, (n, _) in store.speaker_counts().items() if n >= npc_min_lines}
+    counts = store.speaker_counts() if counts is None else counts
+    big = {name for name, (n, _) in counts.items() if n >= npc_min_lines}
     node_of: dict[str, str | None] = {}
 
     def node(speaker: str, uncertain: bool) -> str | None:
