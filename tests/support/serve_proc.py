@@ -88,10 +88,10 @@ def served_many(home: Path, n: int, *args: str, **env: str) -> Iterator[list[Ser
     finally:
         for srv, _ in started:
             srv.proc.send_signal(signal.SIGTERM)
-        for srv, log in started:
+        for srv, out in started:
             try:
                 srv.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 srv.proc.kill()
                 srv.proc.wait()
-            log.close()
+            out.close()
