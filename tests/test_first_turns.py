@@ -12,13 +12,25 @@ from typing import Any
 
 import pytest
 from support.lines import line, stage
-from support.service_world import CHEN, S3, build_rag, graph, kb_workspace, lid, make_kb
+from support.service_world import (
+    AUDREY,
+    CHEN,
+    S3,
+    THERESA,
+    VERONICA,
+    build_rag,
+    graph,
+    kb_workspace,
+    lid,
+    make_kb,
+)
 from support.store import ingested_store
 
 from arklore.corpus.store import Store
 from arklore.graph.io import save_graph
 from arklore.graph.model import DOCTOR_ID, Edge
 from arklore.names.registry import Registry
+from arklore.service.state import ServiceState
 
 N_STAGES, PER_STAGE = 300, 20
 
@@ -75,9 +87,13 @@ def test_a_few_stages_are_read_by_the_primary_key_without_scanning_the_corpus(bi
 
 @pytest.fixture(scope="module")
 def doctor_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """陈 with a slight edge to the Doctor (below the index's threshold: no document)."""
+    """陈 with more people than her anchors: her slight edges to 阿米娅 and to the Doctor are
+    below the index's threshold (no document; a view is built when one is shown)."""
     home = make_kb(tmp_path_factory.mktemp("doctor") / "home", index=False)
     g = graph()
+    imp = {"import": 1}
+    for other, pred in ((AUDREY, "近亲"), (THERESA, "合作"), (VERONICA, "同事")):
+        g.add_edge(Edge(CHEN, other, pred, 0.8, ["import"], imp, [], "认识很久的人。"))
     g.add_edge(Edge(CHEN, DOCTOR_ID, "合作", 0.5, ["interaction"], {"turns": 2}, [lid(S3, 2)]))
     save_graph(g, home / "relation_graph.json")
     build_rag(home, g)
@@ -102,3 +118,26 @@ def test_her_view_of_the_doctor_builds_no_weak_contact_view(doctor_home: Path):
             "weak_contact"
         )
         assert asked == [DOCTOR_ID]
+
+
+def test_after_the_warm_up_a_first_group_turn_reads_no_table_of_every_speaker(
+    doctor_home: Path,
+):
+    """The people table (every corpus speaker) is loaded by the service's warm-up, and a
+    weak-contact view reuses the speaker counts read with it."""
+    with kb_workspace(doctor_home) as ws:
+        state = ServiceState(ws)
+        state.warm_up()
+        assert state.warm, state.warm_error
+        store = ws.corpus.store()
+        reads: list[int] = []
+        counts = store.speaker_counts
+
+        def speaker_counts() -> dict[str, tuple[int, int]]:
+            reads.append(1)
+            return counts()
+
+        store.speaker_counts = speaker_counts  # type: ignore[method-assign]
+        group = ws.chat.turn("陈", "大家好", participants=["阿米娅"]).block("group")
+        assert "weak_contact" in [i["source"] for i in group.items]  # a view was built
+        assert reads == []
