@@ -11,6 +11,11 @@ PASS/FAIL:
 4. The ingest step of that build, against reading and parsing the same files; goal <= 1.5x.
 5. A chat turn over a realistic mix (the names eval's 274 chat messages to 10 operators, warm),
    p95 against one query embedding's p95 on the same messages; goal <= 1.5x.
+6. The first group turn of 4 operators (:data:`GROUPS`, pairs no index document describes
+   among them) on a freshly started ``arklore serve``, right after ``/readyz``; goal <= 300 ms.
+7. Memory: the peak RSS of ``arklore build`` (its largest process, ``ru_maxrss`` of the
+   children) and of one ``arklore serve`` (the server process and its turn worker, ``VmHWM``)
+   after warm turns. No goal: a figure to watch.
 
     python -m bench bench_speed     # env: ARKLORE_GAMEDATA, ARKLORE_ASTR (the real data)
 
@@ -21,13 +26,16 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from arklore.names.evaluation import load_eval_set
 from arklore.settings import Settings
@@ -38,6 +46,9 @@ from bench.bench_ingest import read_and_parse
 
 ARKLORE = str(Path(sys.executable).with_name("arklore"))
 OPERATORS = ("阿米娅", "陈", "银灰", "凯尔希", "W", "能天使", "德克萨斯", "临光", "史尔特尔", "夕")
+GROUPS = (("临光", "瑕光", "煌", "夜莺"), ("德克萨斯", "拉普兰德", "能天使", "空"))
+"""Groups of 4 whose first turn builds weak-contact views (pairs below the index's threshold)."""
+GROUP_MESSAGE = "大家好，今天一起出任务吧"
 
 
 def wall(args: list[str], env: dict[str, str]) -> tuple[float, str]:
@@ -68,6 +79,7 @@ def main() -> None:
         home = Path(tmp) / "home"
         env = {**os.environ, "ARKLORE_HOME": str(home), "ARKLORE_EMBEDDER": "e5-small"}
         build_s, out = wall([ARKLORE, "build", "--json"], env)
+        build_rss = children_peak_rss_mb()
         report = json.loads(out)
         steps = {s["name"]: s["seconds"] for s in report["steps"]}
         print("build steps: " + ", ".join(f"{k} {v:.1f} s" for k, v in steps.items()))
@@ -92,6 +104,7 @@ def main() -> None:
         cold_s, _ = wall([ARKLORE, "rag", "build", "--json"], env)
 
         turns, queries = turn_latencies(settings.model_copy(update={"home": home}))
+        served = first_turns_and_memory(env)
 
     print(f"\n{'row':<38} {'measured':>14} {'baseline':>14} {'ratio':>8}")
     row("1 rag build, nothing changed", f"{unchanged_s:.2f} s", f"{help_s:.2f} s CLI",
@@ -109,6 +122,7 @@ def main() -> None:
         f"  turn p50 {statistics.median(turns):.1f} ms; one query embedding p50 "
         f"{statistics.median(queries):.1f} ms"
     )
+    served_rows(served, build_rss)
 
 
 def turn_latencies(settings: Settings) -> tuple[list[float], list[float]]:
@@ -131,6 +145,92 @@ def turn_latencies(settings: Settings) -> tuple[list[float], list[float]]:
                 ws.chat.turn(op, text)
                 turns.append((time.perf_counter() - t) * 1000)
     return turns, queries
+
+
+# -- rows 6 and 7: a freshly started server, and memory -----------------------------------------
+def children_peak_rss_mb() -> float:
+    """The peak resident memory of the largest child process waited for so far (MiB)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def _proc_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def first_turns_and_memory(env: dict[str, str]) -> dict[str, Any]:
+    """``arklore serve`` (one process and its turn worker) started on the built home: each
+    group's first turn (ms) right after ``/readyz``, then warm turns (every operator of
+    :data:`OPERATORS` on a few messages), then the processes' peak RSS (MiB)."""
+    import httpx
+
+    from bench.bench_service import _free_port
+
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    senv = {k: v for k, v in env.items() if not k.startswith(("PROMETHEUS_", "LLM_"))}
+    senv["NO_PROXY"] = "127.0.0.1"
+    server = subprocess.Popen(
+        [ARKLORE, "serve", "--port", str(port), "--log-level", "warning"], env=senv
+    )
+    out: dict[str, Any] = {"groups": []}
+    try:
+        t0 = time.perf_counter()
+        while True:
+            if server.poll() is not None:
+                raise SystemExit("arklore serve exited")
+            try:
+                if httpx.get(base + "/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.perf_counter() - t0 > 300:
+                raise SystemExit("arklore serve was not ready in 300 s")
+            time.sleep(0.2)
+        out["ready_s"] = time.perf_counter() - t0
+        with httpx.Client(base_url=base, timeout=60) as client:
+            for group in GROUPS:
+                body = {"operator": group[0], "participants": list(group[1:]),
+                        "message": GROUP_MESSAGE}  # fmt: skip
+                t = time.perf_counter()
+                r = client.post("/v1/turn", json=body)
+                ms = (time.perf_counter() - t) * 1000
+                if r.status_code != 200:
+                    raise SystemExit(f"group turn {group}: {r.status_code} {r.text[:300]}")
+                out["groups"].append((group, ms, r.json()["timings_ms"].get("group", 0.0)))
+            for op in OPERATORS:
+                for msg in ("你好", "博士今天怎么样？", f"{OPERATORS[0]}和{OPERATORS[1]}在吗？"):
+                    client.post("/v1/turn", json={"operator": op, "message": msg})
+        children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+        out["server_mb"] = _proc_kb(server.pid, "VmHWM") / 1024
+        workers = [
+            int(c) for c in children
+            if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()
+        ]  # fmt: skip
+        out["workers_mb"] = [_proc_kb(pid, "VmHWM") / 1024 for pid in workers]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    return out
+
+
+def served_rows(served: dict[str, Any], build_rss: float) -> None:
+    """Rows 6 and 7 (see the module doc)."""
+    groups = served["groups"]
+    worst = max(ms for _, ms, _ in groups)
+    row("6 first group turn (4 operators)", f"{worst:.0f} ms", "-", worst, 300, " ms")
+    for group, ms, block in groups:
+        print(f"  {'、'.join(group)}: {ms:.0f} ms (group block {block:.0f} ms)")
+    print(f"  the server was ready in {served['ready_s']:.1f} s (/readyz waits for its warm-up)")
+    workers = ", ".join(f"{mb:.0f}" for mb in served["workers_mb"]) or "none"
+    print(f"7 peak RSS: arklore build {build_rss:.0f} MiB (its largest process); arklore serve "
+          f"{served['server_mb']:.0f} MiB + turn worker {workers} MiB after warm turns")  # fmt: skip
 
 
 if __name__ == "__main__":
