@@ -35,9 +35,10 @@ turns at :data:`CONCURRENCY` concurrent go to one ``arklore serve``, the same tu
 evenly to two, and again to one with two turn processes (``ARKLORE_TURN_PROCESSES=2``: as many
 as the two replicas have), each after :data:`REPLICA_WARM` warm turns per replica, all in the
 same run: turns/s of each and the ratios. Every process (the client, the Chroma server, the
-replicas and their turn workers) shares this machine's cores: on 2 cores a second replica
-adds a turn process, not a machine, so two replicas beat one only as one replica with two turn
-processes does; the figure shows what the setup costs, not how it scales.
+replicas and their turn workers) shares this machine's cores: a second replica adds
+processes, not a machine, so on 2 cores the ratios show how more processes share the same
+cores (a single replica's server and turn process may not keep both busy), not how replicas
+scale.
 
 The run is bounded: a fixed count, a per-request timeout of
 30 s and an overall deadline of 600 s; the server is stopped at the end whatever happens.
@@ -533,11 +534,14 @@ def _replicas() -> str:
     two = rates[(2, 1)]
     out.append(
         f"two replicas / one: {two / rates[(1, 1)]:.2f}x turns/s; two replicas / one replica "
-        f"with 2 turn processes: {two / rates[(1, 2)]:.2f}x. On {os.cpu_count()} cores shared by "
-        "the client, the Chroma server and every replica, a second replica adds a turn process, "
-        "not a machine: the first ratio is the second turn process (one replica with "
-        "ARKLORE_TURN_PROCESSES=2 gets the same), the second is what a replica costs; a "
-        "speed-up from replicas needs replicas on other machines"
+        f"with 2 turn processes: {two / rates[(1, 2)]:.2f}x (load average now "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
+    out.append(
+        "  every process (the client, the Chroma server, each replica's server and turn "
+        "processes, anything else running) shares these cores: a second replica adds processes, "
+        "not a machine, so these ratios show how more processes share the same cores, not how "
+        "replicas scale; a speed-up from replicas needs replicas on other machines"
     )
     return "\n".join(out)
 

@@ -157,6 +157,16 @@ class Load:
     errors: list[str] = field(default_factory=list)
     done: int = 0
     ranked: int = 0  # turns with a relation ranked by a query to the Chroma server
+    started: int = 0  # turns sent so far, numbered in the order they were sent
+    inflight: set[int] = field(default_factory=set)  # the numbers of those not answered yet
+
+    def settled(self, since: int, timeout: float = 120) -> None:
+        """Wait until every turn sent before turn ``since`` has been answered (bounded)."""
+        deadline = time.monotonic() + timeout
+        while any(x < since for x in self.inflight.copy()):
+            assert time.monotonic() < deadline, "turns sent before the switch never came back"
+            time.sleep(0.01)
+
     seconds: float = 0.0
 
 
@@ -183,11 +193,16 @@ async def drive(
             if until is not None and until():
                 return
             k, rep = (i // n) % len(requests), i % n
+            seq = load.started
+            load.started += 1
+            load.inflight.add(seq)
             try:
                 r = await client.post(bases[rep] + "/v1/turn", json=requests[k])
             except httpx.HTTPError as exc:
                 load.errors.append(f"replica {rep} request {k}: {type(exc).__name__}: {exc}")
                 continue
+            finally:
+                load.inflight.discard(seq)
             load.done += 1
             if r.status_code != 200:
                 load.errors.append(f"replica {rep} request {k}: {r.status_code} {r.text[:300]}")
