@@ -374,13 +374,23 @@ class Store:
             yield from self._spoken(
                 f"source IN ({','.join('?' * len(sources))})"
                 f" AND stage_path IN ({','.join('?' * len(chunk))})",
-                [*sources, *chunk], "ORDER BY stage_path, line_no",
+                [*sources, *chunk], "ORDER BY stage_path, line_no", of_stages=True,
             )  # fmt: skip
 
-    def _spoken(self, where: str, args: Sequence[object], order: str) -> Iterator[SpokenLine]:
+    def _spoken(
+        self, where: str, args: Sequence[object], order: str, *, of_stages: bool = False
+    ) -> Iterator[SpokenLine]:
         # The ``lines`` table filtered by the primary source in Python: much faster than the
-        # ``primary_lines`` view for a scan (its NOT EXISTS runs per row).
-        primary = dict(self.conn.execute("SELECT stage_path, source FROM primary_stages"))
+        # ``primary_lines`` view for a scan (its NOT EXISTS runs per row). ``of_stages``:
+        # ``where`` names stages only (source, stage_path), so the primary sources of those
+        # stages alone are read (a few rows, not every stage's)
+        primary = dict(
+            self.conn.execute(
+                f"SELECT stage_path, source FROM primary_stages WHERE {where}", list(args)
+            )
+            if of_stages
+            else self.conn.execute("SELECT stage_path, source FROM primary_stages")
+        )
         rows = self.conn.execute(
             "SELECT source, stage_path, line_no, kind, speaker, uncertain, text, branch, line_id,"
             f" scene FROM lines WHERE kind IN ('dialogue', 'choice') AND {where} {order}",
