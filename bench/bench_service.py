@@ -5,6 +5,8 @@
 
     python -m bench bench_service --probe-only   # only the probe under turns (below)
 
+    python -m bench bench_service --replicas     # one replica against two (below)
+
 The knowledge base of ``$ARKLORE_HOME`` is used as built (store, graph, relation index with the
 configured embedder); a missing piece is built first (ingest, graph, index: minutes). Profiles
 are drafted without a model (``arklore distill --out``, about a minute) into a temporary folder
@@ -25,6 +27,18 @@ process, one request scheduled every :data:`PROBE_GAP` s, latency counted from t
 time) while :data:`HEAVY` clients send
 8,000-character name-dense turns (:data:`HEAVY_ROUNDS` each), as a ratio to its p95 on the
 idle server. Goal: at most :data:`GOAL_PROBE_RATIO` x (per-turn work runs off the event loop).
+
+**One replica against two on one Chroma server** (``--replicas``): a copy of the home (its
+embedded collections left out, its embedding cache kept) gets its relation index built into a
+``chroma run`` server on loopback (``CHROMA_HOST``/``CHROMA_PORT``); then :data:`REPLICA_TURNS`
+turns at :data:`CONCURRENCY` concurrent go to one ``arklore serve``, the same turns split
+evenly to two, and again to one with two turn processes (``ARKLORE_TURN_PROCESSES=2``: as many
+as the two replicas have), each after :data:`REPLICA_WARM` warm turns per replica, all in the
+same run: turns/s of each and the ratios. Every process (the client, the Chroma server, the
+replicas and their turn workers) shares this machine's cores: a second replica adds
+processes, not a machine, so on 2 cores the ratios show how more processes share the same
+cores (a single replica's server and turn process may not keep both busy), not how replicas
+scale.
 
 The run is bounded: a fixed count, a per-request timeout of
 30 s and an overall deadline of 600 s; the server is stopped at the end whatever happens.
@@ -61,6 +75,8 @@ HEAVY_CHARS = 8000
 PROBE_GAP = 0.02
 PROBE_IDLE = 500
 GOAL_PROBE_RATIO = 3.0
+REPLICA_TURNS = 2000
+REPLICA_WARM = 200
 
 
 def _free_port() -> int:
@@ -194,6 +210,9 @@ def main() -> None:
         os.environ["ARKLORE_GAMEDATA"] = str(SHARED / "gamedata")
     if not os.environ.get("ARKLORE_ASTR") and (SHARED / "astr").is_dir():
         os.environ["ARKLORE_ASTR"] = str(SHARED / "astr")
+    if "--replicas" in sys.argv:
+        print(_replicas())
+        return
     import httpx
 
     from arklore.settings import Settings
@@ -402,3 +421,136 @@ def _probe_under_turns(port: int, graph) -> str:
 
 if __name__ == "__main__":
     main()
+
+
+# -- one replica against two on one Chroma server (--replicas) -----------------------------------
+def _wait_ready(base: str, proc: subprocess.Popen, what: str, path: str = "/readyz") -> None:
+    import httpx
+
+    t0 = time.perf_counter()
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit(f"{what} exited")
+        try:
+            if httpx.get(base + path, timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.perf_counter() - t0 > 300:
+            raise SystemExit(f"{what} was not ready in 300 s")
+        time.sleep(0.3)
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _replicas() -> str:
+    """See the module doc (``--replicas``)."""
+    import json
+    import shutil
+
+    from arklore.settings import Settings
+    from arklore.workspace import Workspace
+
+    ws = Workspace(Settings.from_env())
+    _ensure_built(ws)
+    graph = ws.graph.current()
+    ops = sorted(
+        {e.source for e in graph.edges() if graph.nodes.get(e.source) and
+         graph.nodes[e.source].kind == "operator"}
+    )  # fmt: skip
+    msgs = _messages(graph, ops)
+    home = ws.paths.home
+    ws.close()
+    exe = Path(sys.executable)
+    specs: list[tuple[str, dict | None]] = [
+        ("/v1/turn", {"operator": op, "message": msg}) for op, msg in msgs
+    ]
+    specs = [specs[i % len(specs)] for i in range(REPLICA_TURNS)]
+    out: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="bench-replicas-") as tmp:
+        copy = Path(tmp) / "home"
+
+        def skip(folder: str, names: list[str]) -> list[str]:
+            here = Path(folder)
+            return [n for n in names if (here.name == "rag" and n == "chroma") or n == "run"]
+
+        shutil.copytree(home, copy, ignore=skip)
+        (copy / "rag" / "active.json").unlink(missing_ok=True)  # it named an embedded collection
+        cport = _free_port()
+        chroma = subprocess.Popen(
+            [str(exe.with_name("chroma")), "run", "--path", str(Path(tmp) / "chroma"),
+             "--host", "127.0.0.1", "--port", str(cport)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        procs: list[subprocess.Popen] = []
+        try:
+            _wait_ready(f"http://127.0.0.1:{cport}", chroma, "chroma run", "/api/v2/heartbeat")
+            env = {k: v for k, v in os.environ.items() if not k.startswith("PROMETHEUS_")}
+            env.pop("LLM_API_KEY", None)
+            env.update(ARKLORE_HOME=str(copy), CHROMA_HOST="127.0.0.1", CHROMA_PORT=str(cport),
+                       NO_PROXY="127.0.0.1")  # fmt: skip
+            t = time.perf_counter()
+            built = subprocess.run([str(exe.with_name("arklore")), "rag", "build", "--json"],
+                                   env=env, capture_output=True, text=True, check=True)  # fmt: skip
+            report = json.loads(built.stdout)
+            out.append(f"index built into the Chroma server in {time.perf_counter() - t:.1f} s "
+                       f"({report['documents']} documents, {report['embedded']} embedded)")  # fmt: skip
+            rates: dict[tuple[int, int], float] = {}
+            # (replicas, turn processes each): two replicas against one, and against one
+            # replica with as many turn processes as the two have between them
+            for n, tp in ((1, 1), (2, 1), (1, 2)):
+                ports = [_free_port() for _ in range(n)]
+                cmd = [str(exe.with_name("arklore")), "serve", "--log-level", "warning"]
+                penv = env | {"ARKLORE_TURN_PROCESSES": str(tp)}
+                procs = [subprocess.Popen([*cmd, "--port", str(p)], env=penv) for p in ports]
+                for p, proc in zip(ports, procs, strict=True):
+                    _wait_ready(f"http://127.0.0.1:{p}", proc, "arklore serve")
+                asyncio.run(_spread(ports, specs[: REPLICA_WARM * n], {}, []))  # not measured
+                lat: dict = {}
+                errors: list = []
+                wall = asyncio.run(_spread(ports, specs, lat, errors))
+                done = len(lat.get("/v1/turn", []))
+                rates[(n, tp)] = rate = done / wall
+                turns = lat.get("/v1/turn", [])
+                out.append(
+                    f"{n} replica{'s' if n > 1 else ''} x {tp} turn process{'es' if tp > 1 else ''}"
+                    f": {done} turns in {wall:.1f} s ({rate:.1f}/s), p50 {_pct(turns, 50):.0f} ms, "
+                    f"p95 {_pct(turns, 95):.0f} ms, {len(errors)} errors"
+                    + (f" e.g. {errors[:2]}" if errors else "")
+                )
+                _stop(procs)
+                procs = []
+        finally:
+            _stop([*procs, chroma])
+    two = rates[(2, 1)]
+    out.append(
+        f"two replicas / one: {two / rates[(1, 1)]:.2f}x turns/s; two replicas / one replica "
+        f"with 2 turn processes: {two / rates[(1, 2)]:.2f}x (load average now "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
+    out.append(
+        "  every process (the client, the Chroma server, each replica's server and turn "
+        "processes, anything else running) shares these cores: a second replica adds processes, "
+        "not a machine, so these ratios show how more processes share the same cores, not how "
+        "replicas scale; a speed-up from replicas needs replicas on other machines"
+    )
+    return "\n".join(out)
+
+
+async def _spread(ports: list[int], specs: list, lat: dict, errors: list) -> float:
+    """``specs`` split evenly over the servers on ``ports``, :data:`CONCURRENCY` in all."""
+    t0 = time.perf_counter()
+    n = len(ports)
+    await asyncio.gather(
+        *(_load(p, specs[i::n], lat, errors, CONCURRENCY // n) for i, p in enumerate(ports))
+    )
+    return time.perf_counter() - t0

@@ -13,6 +13,11 @@ PASS/FAIL:
    p95 against one query embedding's p95 on the same messages; goal <= 1.5x.
 6. One curated description edited in a user matrix (``ARKLORE_MATRIX``, layered over the
    shipped one), then ``arklore build``: the median wall time of three edits; goal <= 5 s.
+7. The first group turn of 4 operators (:data:`GROUPS`, pairs no index document describes
+   among them) on a freshly started ``arklore serve``, right after ``/readyz``; goal <= 300 ms.
+8. Memory: the peak RSS of ``arklore build`` (its largest process, ``ru_maxrss`` of the
+   children) and of one ``arklore serve`` (the server process and its turn worker, ``VmHWM``)
+   after warm turns. No goal: a figure to watch.
 
     python -m bench bench_speed     # env: ARKLORE_GAMEDATA, ARKLORE_ASTR (the real data)
 
@@ -23,7 +28,9 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -31,6 +38,7 @@ import tempfile
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from arklore.graph.matrix import default_matrix_path
 from arklore.names.evaluation import load_eval_set
@@ -42,6 +50,9 @@ from bench.bench_ingest import read_and_parse
 
 ARKLORE = str(Path(sys.executable).with_name("arklore"))
 OPERATORS = ("阿米娅", "陈", "银灰", "凯尔希", "W", "能天使", "德克萨斯", "临光", "史尔特尔", "夕")
+GROUPS = (("临光", "瑕光", "煌", "夜莺"), ("德克萨斯", "拉普兰德", "能天使", "空"))
+"""Groups of 4 whose first turn builds weak-contact views (pairs below the index's threshold)."""
+GROUP_MESSAGE = "大家好，今天一起出任务吧"
 
 
 def wall(args: list[str], env: dict[str, str]) -> tuple[float, str]:
@@ -72,6 +83,7 @@ def main() -> None:
         home = Path(tmp) / "home"
         env = {**os.environ, "ARKLORE_HOME": str(home), "ARKLORE_EMBEDDER": "e5-small"}
         build_s, out = wall([ARKLORE, "build", "--json"], env)
+        build_rss = children_peak_rss_mb()
         report = json.loads(out)
         steps = {s["name"]: s["seconds"] for s in report["steps"]}
         print("build steps: " + ", ".join(f"{k} {v:.1f} s" for k, v in steps.items()))
@@ -97,6 +109,7 @@ def main() -> None:
 
         turns, queries = turn_latencies(settings.model_copy(update={"home": home}))
         edits, edit_steps = matrix_edits(env, Path(tmp))
+        served = first_turns_and_memory(env)
 
     print(f"\n{'row':<38} {'measured':>14} {'baseline':>14} {'ratio':>8}")
     row("1 rag build, nothing changed", f"{unchanged_s:.2f} s", f"{help_s:.2f} s CLI",
@@ -118,6 +131,7 @@ def main() -> None:
     row("6 matrix edit, then arklore build", f"{edit_s:.1f} s", "-", edit_s, 5, " s")
     print(f"  edits: {', '.join(f'{x:.1f} s' for x in edits)}; steps of the last: "
           + ", ".join(f"{k} {v:.1f} s" for k, v in edit_steps.items()))  # fmt: skip
+    served_rows(served, build_rss)
 
 
 def matrix_edits(
@@ -169,6 +183,110 @@ def turn_latencies(settings: Settings) -> tuple[list[float], list[float]]:
                 ws.chat.turn(op, text)
                 turns.append((time.perf_counter() - t) * 1000)
     return turns, queries
+
+
+# -- rows 6 and 7: a freshly started server, and memory -----------------------------------------
+def children_peak_rss_mb() -> float:
+    """The peak resident memory of the largest child process waited for so far (MiB)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def _proc_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def _cpu_ms(pids: list[int]) -> float:
+    """CPU time (user + system) the processes ``pids`` have used, in ms (10 ms ticks)."""
+    ticks = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _workers(pid: int) -> list[int]:
+    """The turn worker processes of the server ``pid`` (not multiprocessing's tracker)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [
+        int(c) for c in children
+        if b"resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()
+    ]  # fmt: skip
+
+
+def first_turns_and_memory(env: dict[str, str]) -> dict[str, Any]:
+    """``arklore serve`` (one process and its turn worker) started on the built home: each
+    group's first turn (ms) right after ``/readyz``, then warm turns (every operator of
+    :data:`OPERATORS` on a few messages), then the processes' peak RSS (MiB)."""
+    import httpx
+
+    from bench.bench_service import _free_port
+
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    senv = {k: v for k, v in env.items() if not k.startswith(("PROMETHEUS_", "LLM_"))}
+    senv["NO_PROXY"] = "127.0.0.1"
+    server = subprocess.Popen(
+        [ARKLORE, "serve", "--port", str(port), "--log-level", "warning"], env=senv
+    )
+    out: dict[str, Any] = {"groups": []}
+    try:
+        t0 = time.perf_counter()
+        while True:
+            if server.poll() is not None:
+                raise SystemExit("arklore serve exited")
+            try:
+                if httpx.get(base + "/readyz", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.perf_counter() - t0 > 300:
+                raise SystemExit("arklore serve was not ready in 300 s")
+            time.sleep(0.2)
+        out["ready_s"] = time.perf_counter() - t0
+        pids = [server.pid, *_workers(server.pid)]
+        with httpx.Client(base_url=base, timeout=60) as client:
+            for group in GROUPS:
+                body = {"operator": group[0], "participants": list(group[1:]),
+                        "message": GROUP_MESSAGE}  # fmt: skip
+                cpu = _cpu_ms(pids)
+                t = time.perf_counter()
+                r = client.post("/v1/turn", json=body)
+                ms = (time.perf_counter() - t) * 1000
+                cpu = _cpu_ms(pids) - cpu
+                if r.status_code != 200:
+                    raise SystemExit(f"group turn {group}: {r.status_code} {r.text[:300]}")
+                block = r.json()["timings_ms"].get("group", 0.0)
+                out["groups"].append((group, ms, block, cpu))
+            for op in OPERATORS:
+                for msg in ("你好", "博士今天怎么样？", f"{OPERATORS[0]}和{OPERATORS[1]}在吗？"):
+                    client.post("/v1/turn", json={"operator": op, "message": msg})
+        out["server_mb"] = _proc_kb(server.pid, "VmHWM") / 1024
+        out["workers_mb"] = [_proc_kb(pid, "VmHWM") / 1024 for pid in _workers(server.pid)]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    return out
+
+
+def served_rows(served: dict[str, Any], build_rss: float) -> None:
+    """Rows 6 and 7 (see the module doc)."""
+    groups = served["groups"]
+    worst = max(ms for _, ms, _, _ in groups)
+    row("7 first group turn (4 operators)", f"{worst:.0f} ms", "-", worst, 300, " ms")
+    for group, ms, block, cpu in groups:
+        print(f"  {'、'.join(group)}: {ms:.0f} ms (group block {block:.0f} ms; CPU of the "
+              f"server and its turn worker {cpu:.0f} ms: what a busy machine inflates least)")  # fmt: skip
+    print(f"  the server was ready in {served['ready_s']:.1f} s (/readyz waits for its warm-up)")
+    workers = ", ".join(f"{mb:.0f}" for mb in served["workers_mb"]) or "none"
+    print(f"8 peak RSS: arklore build {build_rss:.0f} MiB (its largest process); arklore serve "
+          f"{served['server_mb']:.0f} MiB + turn worker {workers} MiB after warm turns")  # fmt: skip
 
 
 if __name__ == "__main__":

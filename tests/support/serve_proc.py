@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import httpx
 
@@ -61,23 +62,36 @@ def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 120) -
 @contextmanager
 def served(home: Path, *args: str, **env: str) -> Iterator[Served]:
     """``arklore serve --port <free> *args`` over ``home`` (hash embedder, no LLM), ready."""
-    port = free_port()
+    with served_many(home, 1, *args, **env) as (one,):
+        yield one
+
+
+@contextmanager
+def served_many(home: Path, n: int, *args: str, **env: str) -> Iterator[list[Served]]:
+    """``n`` servers as :func:`served` makes one, started together (each on its own port;
+    they warm up at the same time), all ready."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("LLM_", "PROMETHEUS_"))}
     full.update(ARKLORE_HOME=str(home), ARKLORE_EMBEDDER="hash", NO_PROXY="127.0.0.1",
                 PYTHONPATH=SRC, **env)  # fmt: skip
-    cmd = [sys.executable, "-m", "arklore", "serve", "--port", str(port),
-           "--log-level", "warning", *args]  # fmt: skip
-    log = open(home.parent / f"serve-{port}.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(cmd, env=full, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    started: list[tuple[Served, BinaryIO]] = []
     try:
-        wait_ready(base, proc)
-        yield Served(base, port, proc, Path(log.name))
+        for _ in range(n):
+            port = free_port()
+            cmd = [sys.executable, "-m", "arklore", "serve", "--port", str(port),
+                   "--log-level", "warning", *args]  # fmt: skip
+            log = open(home.parent / f"serve-{port}.log", "wb")  # noqa: SIM115 - closed below
+            proc = subprocess.Popen(cmd, env=full, stdout=log, stderr=subprocess.STDOUT)
+            started.append((Served(f"http://127.0.0.1:{port}", port, proc, Path(log.name)), log))
+        for srv, _ in started:
+            wait_ready(srv.base, srv.proc)
+        yield [srv for srv, _ in started]
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+        for srv, _ in started:
+            srv.proc.send_signal(signal.SIGTERM)
+        for srv, out in started:
+            try:
+                srv.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                srv.proc.kill()
+                srv.proc.wait()
+            out.close()

@@ -21,7 +21,7 @@ import orjson
 
 from arklore.base.db import Database, Migration
 from arklore.core.errors import NotIngestedError
-from arklore.core.model import DOCTOR, Branch, Line, LineKind, Stage
+from arklore.core.model import DOCTOR, Branch, Line, LineKind, Source, Stage
 from arklore.corpus.order import chapter_event
 from arklore.corpus.schema import MIGRATIONS as CORPUS_MIGRATIONS
 from arklore.corpus.story import StageRow
@@ -319,15 +319,26 @@ class Store:
 
     def stage_infos(self, stage_paths: Iterable[str] | None = None) -> list[StageInfo]:
         """Metadata of every primary stage (or of ``stage_paths``) in story order
-        (``order_rank``, then path): one query, for timelines and appearance lists."""
-        rows = self.conn.execute(
+        (``order_rank``, then path): one query, for timelines and appearance lists; a few
+        ``stage_paths`` are looked up by the primary key (0.6 ms, not a 35 ms pass)."""
+        cols = (
             "SELECT stage_path, source, event_id, event_name, story_code, story_name, avg_tag,"
             " story_info, order_rank, line_count, start_time FROM primary_stages"
-            " ORDER BY coalesce(order_rank, 1 << 62), stage_path"
-        ).fetchall()
-        if stage_paths is not None:
-            wanted = set(stage_paths)
-            rows = [r for r in rows if r[0] in wanted]
+        )
+        order = " ORDER BY coalesce(order_rank, 1 << 62), stage_path"
+        wanted = None if stage_paths is None else sorted(set(stage_paths))
+        if wanted is None or len(wanted) > 500:
+            rows = self.conn.execute(cols + order).fetchall()
+            if wanted is not None:
+                keep = set(wanted)
+                rows = [r for r in rows if r[0] in keep]
+        else:
+            sources = [s.value for s in Source]
+            rows = self.conn.execute(
+                f"{cols} WHERE source IN ({','.join('?' * len(sources))})"
+                f" AND stage_path IN ({','.join('?' * len(wanted))}){order}",
+                [*sources, *wanted],
+            ).fetchall()
         return [StageInfo(*r) for r in rows]
 
     def spoken_lines_by(self, speakers: Iterable[str]) -> Iterator[SpokenLine]:
@@ -354,19 +365,32 @@ class Store:
 
     def spoken_lines_in(self, stage_paths: Iterable[str]) -> Iterator[SpokenLine]:
         """Dialogue and choice lines of the primary corpus in ``stage_paths``, in (stage,
-        line_no) order: a few stages read without scanning the corpus."""
+        line_no) order: a few stages read without scanning the corpus (the sources named too,
+        so that the primary key finds the stages: a few ms, not a 150 ms table scan)."""
         paths = sorted(set(stage_paths))
+        sources = [s.value for s in Source]
         for i in range(0, len(paths), 500):
             chunk = paths[i : i + 500]
             yield from self._spoken(
-                f"stage_path IN ({','.join('?' * len(chunk))})", chunk,
-                "ORDER BY stage_path, line_no",
+                f"source IN ({','.join('?' * len(sources))})"
+                f" AND stage_path IN ({','.join('?' * len(chunk))})",
+                [*sources, *chunk], "ORDER BY stage_path, line_no", of_stages=True,
             )  # fmt: skip
 
-    def _spoken(self, where: str, args: Sequence[object], order: str) -> Iterator[SpokenLine]:
+    def _spoken(
+        self, where: str, args: Sequence[object], order: str, *, of_stages: bool = False
+    ) -> Iterator[SpokenLine]:
         # The ``lines`` table filtered by the primary source in Python: much faster than the
-        # ``primary_lines`` view for a scan (its NOT EXISTS runs per row).
-        primary = dict(self.conn.execute("SELECT stage_path, source FROM primary_stages"))
+        # ``primary_lines`` view for a scan (its NOT EXISTS runs per row). ``of_stages``:
+        # ``where`` names stages only (source, stage_path), so the primary sources of those
+        # stages alone are read (a few rows, not every stage's)
+        primary = dict(
+            self.conn.execute(
+                f"SELECT stage_path, source FROM primary_stages WHERE {where}", list(args)
+            )
+            if of_stages
+            else self.conn.execute("SELECT stage_path, source FROM primary_stages")
+        )
         rows = self.conn.execute(
             "SELECT source, stage_path, line_no, kind, speaker, uncertain, text, branch, line_id,"
             f" scene FROM lines WHERE kind IN ('dialogue', 'choice') AND {where} {order}",

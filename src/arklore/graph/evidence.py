@@ -81,10 +81,11 @@ class _Said:
     lines: list[ScanLine] = field(default_factory=list)
 
 
-def event_names(store: Store) -> dict[str, str]:
-    """stage_path -> the event (or chapter) it belongs to, for stages that name one."""
+def event_names(store: Store, stages: Iterable[str] | None = None) -> dict[str, str]:
+    """stage_path -> the event (or chapter) it belongs to, for stages that name one (of
+    ``stages`` only, when given)."""
     out: dict[str, str] = {}
-    for info in store.stage_infos():
+    for info in store.stage_infos(stages):
         name = (info.event_name or info.story_name or "").strip()
         if name:
             out[info.stage_path] = name
@@ -112,6 +113,7 @@ def pair_facts(
     says nothing about gets empty facts. ``lines`` reuses an earlier :func:`load_spoken`."""
     wanted = set(pairs)
     unordered = {_unordered(a, b) for a, b in wanted}
+    whole = lines is None
     if lines is None:
         lines = load_spoken(store, people)
     turns: dict[tuple[str, str], list[tuple[ScanLine, ScanLine]]] = defaultdict(list)  # sorted
@@ -180,7 +182,8 @@ def pair_facts(
             return False
         return any(n in speakers[ln.stage_path] for n in named)
 
-    events = event_names(store)
+    # the events of the stages read (a few, for one pair's facts: not every stage's)
+    events = event_names(store, None if whole else {ln.stage_path for ln in lines})
     by_first: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for key in unordered:
         by_first[key[0]].append(key)

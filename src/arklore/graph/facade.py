@@ -123,6 +123,7 @@ class GraphFacade:
     def reload(self) -> None:
         self._graph: RelationGraph | None = None
         self._people: People | None = None
+        self._speaker_counts: dict[str, tuple[int, int]] = {}  # read with the people
         # the graph the facts were gathered for, held so its identity cannot be reused
         self._facts: tuple[RelationGraph, dict[tuple[str, str], PairFacts]] | None = None
 
@@ -182,10 +183,11 @@ class GraphFacade:
         """Names -> graph node ids (registry, alias table and corpus speakers)."""
         if self._people is None:
             store = self._store()
+            self._speaker_counts = store.speaker_counts()
             self._people = People(
                 self.names.registry(),
                 self.names.matcher,  # made when a mention is first looked for
-                sorted(store.speaker_counts()),
+                sorted(self._speaker_counts),
                 display=self.names.display_name,
                 strangers=self.names.strangers(),
                 admission=self.admission,
@@ -537,7 +539,7 @@ class GraphFacade:
         except ArkloreError:
             return None
         people = self.people()
-        lines = load_spoken(store, people, stages=stages[:max_stages])
+        lines = load_spoken(store, people, stages=stages[:max_stages], counts=self._speaker_counts)
         pair = (edge.source, edge.target)
         return pair_facts(store, people, [pair], lines=lines)[pair]
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -120,10 +120,13 @@ def load_spoken(
     people: People,
     *,
     stages: Iterable[str] | None = None,
+    counts: Mapping[str, tuple[int, int]] | None = None,
 ) -> list[ScanLine]:
     """Dialogue and choice lines of the primary corpus (of ``stages`` only, when given) in
-    (stage, line_no) order; speakers ``people.admission`` does not admit are nobody."""
-    big = people.admission.admitted(store)
+    (stage, line_no) order; speakers ``people.admission`` does not admit are nobody.
+    ``counts``: the store's :meth:`~Store.speaker_counts`, when the caller holds them
+    already."""
+    big = people.admission.admitted(store, counts)
     node_of: dict[str, str | None] = {}
 
     def node(speaker: str, uncertain: bool) -> str | None:

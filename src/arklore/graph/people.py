@@ -14,7 +14,7 @@ imports): an operator, the Doctor, a speaker of the corpus or an explicit ``npc:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from arklore.core.model import DOCTOR, DOCTOR_NAMES
@@ -55,9 +55,13 @@ class Admission:
     min_lines: int = NPC_MIN_LINES
     min_share: float = NPC_MIN_SHARE
 
-    def admitted(self, store: Store) -> set[str]:
-        """The speaker names this rule admits (generic roles are refused later)."""
-        big = {name for name, (n, _) in store.speaker_counts().items() if n >= self.min_lines}
+    def admitted(
+        self, store: Store, counts: Mapping[str, tuple[int, int]] | None = None
+    ) -> set[str]:
+        """The speaker names this rule admits (generic roles are refused later); ``counts``:
+        the store's speaker counts, when the caller holds them already."""
+        counts = store.speaker_counts() if counts is None else counts
+        big = {name for name, (n, _) in counts.items() if n >= self.min_lines}
         if self.min_share <= 0:
             return big
         story = {i.stage_path: i.event_id or i.stage_path for i in store.stage_infos()}

@@ -459,9 +459,11 @@ class RelationRAG:
         return self.build_context(operator_id, query_text, l3_recalled_targets, budget=budget).text
 
     def get_all_relationships_for(
-        self, operator_id: str, participants: Iterable[str]
+        self, operator_id: str, participants: Iterable[str], *, weak: bool = True
     ) -> list[Relation]:
-        """Group chat: her relation to everyone in the room she has one with, strongest first."""
+        """Group chat: her relation to everyone in the room she has one with, strongest first;
+        without ``weak``, only those an index document describes (no weak-contact view is
+        built: the corpus reads it takes are wasted on a caller that wants documents)."""
         op = self._resolve(operator_id)
         self._refresh_quiet()
         out: list[Relation] = []
@@ -478,8 +480,8 @@ class RelationRAG:
                 if edges:
                     r.strength = max(r.strength, edges[0].strength)
                 out.append(r)
-            elif (weak := self._weak_relation(op, pid)) is not None:
-                out.append(weak)  # the view a turn naming them gets, not the bare template
+            elif weak and (view := self._weak_relation(op, pid)) is not None:
+                out.append(view)  # the view a turn naming them gets, not the bare template
         return sorted(out, key=lambda r: -r.strength)
 
     def get_relation_background(

@@ -59,6 +59,14 @@ class RagIndexMissingError(RagIndexError, NotBuiltError):
     default_hint = NotBuiltError.default_hint
 
 
+class ChromaUnreachableError(RagIndexError):
+    """``CHROMA_HOST`` names a Chroma server that does not answer."""
+
+    default_hint = (
+        "start the Chroma server (`chroma run`), or unset CHROMA_HOST to use the embedded index"
+    )
+
+
 class RagBuildBusyError(ArkloreError):
     default_hint = "another `arklore rag build` is running; wait for it and try again"
 
@@ -74,7 +82,13 @@ def make_client(root: Path, host: str | None = None, port: int = 8000) -> Any:
 
     settings = ChromaSettings(anonymized_telemetry=False)
     if host:
-        return chromadb.HttpClient(host=host, port=port, settings=settings)
+        try:
+            return chromadb.HttpClient(host=host, port=port, settings=settings)
+        except Exception as exc:  # noqa: BLE001 - chromadb raises ValueError and httpx errors
+            raise ChromaUnreachableError(
+                f"the Chroma server {host}:{port} (CHROMA_HOST/CHROMA_PORT) does not answer: "
+                f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            ) from exc
     path = Path(root) / "chroma"
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=settings)
@@ -559,6 +573,7 @@ def doc_citations(
 
 __all__ = [
     "BuildReport",
+    "ChromaUnreachableError",
     "RagBuildBusyError",
     "RagIndexError",
     "RagIndexMissingError",

@@ -77,7 +77,7 @@ def doctor_relation(layers: Layers, sp: Speaker) -> Relation | None:
     if sp.node_id is None:
         return None
     try:
-        rels = layers.rag.service().get_all_relationships_for(sp.node_id, [DOCTOR_ID])
+        rels = layers.rag.service().get_all_relationships_for(sp.node_id, [DOCTOR_ID], weak=False)
     except ArkloreError:
         return None
     return next((r for r in rels if r.doc_id is not None), None)
