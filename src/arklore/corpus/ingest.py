@@ -25,7 +25,7 @@ import orjson
 from arklore.core.errors import ArkloreError, MalformedSourceError
 from arklore.core.model import Source, Stage
 from arklore.corpus.order import order_key, principal_speakers
-from arklore.corpus.store import Store
+from arklore.corpus.store import StageRows, Store
 from arklore.sources import astr, avg
 from arklore.sources.gamedata import StageMeta, load_stage_meta
 from arklore.sources.roots import DataRoots
@@ -204,28 +204,28 @@ def _ingest_source(
     bulk = len(todo) >= BULK_FROM
     if bulk:
         store.drop_line_indexes()
-    pending: list[Stage] = []
+    pending: list[StageRows] = []
     last_commit = time.monotonic()
 
     def flush() -> None:
         nonlocal last_commit
         if pending:
             with store.transaction():
-                for stage in pending:
-                    store.replace_stage(stage, _principal(stage))
+                store.write_stages(pending)
             pending.clear()
         last_commit = time.monotonic()
 
     parsed = parser.parse(spec.read, spec.root, [f for f, _, _ in todo])
-    for (_, rel, stage_path), (stage, error) in zip(todo, parsed, strict=True):
+    for (_, rel, stage_path), (rows, error) in zip(todo, parsed, strict=True):
         done += 1
-        if stage is None:
+        if rows is None:
             failures.append((rel, error or "unreadable", stage_path in stored))
         else:
+            stage = rows.stage
             if spec.source == Source.AVG:
                 meta_loader.apply(stage)
-            pending.append(stage)
-            out.lines_written += len(stage.lines)
+            pending.append(rows)
+            out.lines_written += len(rows.lines)
             if stage.parse_warnings:
                 out.warnings += len(stage.parse_warnings)
                 report.parse_warnings.append(
@@ -268,17 +268,19 @@ def _ingest_source(
     return out
 
 
-Parsed = tuple[Stage | None, str | None]  # the stage, or why it could not be read
+Parsed = tuple[StageRows | None, str | None]  # the stage's rows, or why it could not be read
 
 
 def _parse_files(
     read: Callable[[Path, Path, bytes], Stage], root: Path, files: list[Path]
 ) -> list[Parsed]:
-    """Read and parse ``files`` (a worker process's task, or the whole list in-process)."""
+    """Read and parse ``files`` into the rows the store writes (a worker process's task, or
+    the whole list in-process): the writer only writes."""
     out: list[Parsed] = []
     for file in files:
         try:
-            out.append((read(root, file, file.read_bytes()), None))
+            stage = read(root, file, file.read_bytes())
+            out.append((StageRows.of(stage, principal_speakers(stage.lines)), None))
         except MalformedSourceError as exc:
             out.append((None, exc.reason))
         except (OSError, UnicodeError, ValueError) as exc:
@@ -324,10 +326,6 @@ def _ignore_ctrl_c() -> None:
     """A parse worker leaves Ctrl-C (sent to the whole terminal's process group) to the
     command, which stops the pool: no worker prints a traceback of its own."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _principal(stage: Stage) -> list[str]:
-    return principal_speakers(stage.lines)
 
 
 class _StageMetaLoader:
