@@ -599,11 +599,13 @@ class _StageWork:
         """A stage's ``stage_terms`` row, and its windows' rows when ``windows_too``."""
         lines = self.store().lines(info.stage_path)
         summary = self.tok.tokens(_stage_text(info.story_name, info.story_info))
+        names = {ln.line_no: self.tok.names(ln.text) for ln in lines}  # read once per line
         term = (info.stage_path, " ".join(summary),
-                orjson.dumps(_names_in(lines, self.tok)).decode())  # fmt: skip
+                orjson.dumps(_names_in(lines, names)).decode())  # fmt: skip
         if not windows_too:
             return term, []
-        return term, _stage_rows(lines, info.order_rank, self.person, self.mentioned, self.tok)
+        rows = _stage_rows(lines, info.order_rank, self.person, self.mentioned, self.tok, names)
+        return term, rows
 
 
 _WORK: _StageWork | None = None  # a worker process's (set by _start_worker)
@@ -656,19 +658,20 @@ def _stage_text(name: str | None, summary: str | None) -> str:
     return "\n".join(x for x in (name, summary) if x)
 
 
-def _names_in(lines: Iterable[Line], tok: Tokenizer) -> list[str]:
-    """Who is in a stage: every speaker, and every name the tokenizer keeps written there."""
+def _names_in(lines: Iterable[Line], names: dict[int, list[str]]) -> list[str]:
+    """Who is in a stage: every speaker, and every name the tokenizer keeps written there
+    (``names``: line_no -> the names :meth:`Tokenizer.names` finds in its text)."""
     out: dict[str, None] = {}
     for ln in lines:
         if ln.speaker and ln.kind is not LineKind.CHOICE:
             out[ln.speaker] = None
-        for name in tok.names(ln.text):
+        for name in names[ln.line_no]:
             out[name] = None
     return list(out)
 
 
 def _people_named(
-    ln: Line, person: dict[str, str], mentioned: Callable[[str], list[str]], tok: Tokenizer
+    ln: Line, person: dict[str, str], mentioned: Callable[[str], list[str]], names: list[str]
 ) -> list[str]:
     """Who a line shows: its speaker and the people it names (operators by the mention
     matcher; anyone by a name the tokenizer keeps), as graph nodes (an operator's base id,
@@ -679,7 +682,7 @@ def _people_named(
     if ln.speaker and not is_doctor(ln.speaker):
         out[person.get(ln.speaker, f"npc:{ln.speaker}")] = None
     out.update(dict.fromkeys(mentioned(ln.text)))
-    for name in tok.names(ln.text):
+    for name in names:  # the names the tokenizer keeps written in the line
         if not is_doctor(name):
             out[person.get(name, f"npc:{name}")] = None
     return list(out)
@@ -691,8 +694,10 @@ def _stage_rows(
     person: dict[str, str],
     mentioned: Callable[[str], list[str]],
     tok: Tokenizer,
+    names: dict[int, list[str]],
 ) -> list[tuple[Any, ...]]:
-    """The rows of every operator's windows in one stage."""
+    """The rows of every operator's windows in one stage (``names``: line_no -> the names the
+    tokenizer keeps written in it)."""
     paths = branch_paths(lines)
     bases = sorted(
         {person[ln.speaker] for ln in lines
@@ -717,7 +722,7 @@ def _stage_rows(
                 if key not in tokens:
                     tokens[key] = " ".join(tok.tokens(render_nickname(option or ln.text)))
                 if ln.line_no not in named:
-                    named[ln.line_no] = _people_named(ln, person, mentioned, tok)
+                    named[ln.line_no] = _people_named(ln, person, mentioned, names[ln.line_no])
                 is_hers = hers(ln)
                 data.append([ln.line_id, str(ln.kind), _shown_speaker(ln), int(is_hers), option])
                 toks.append(tokens[key])
