@@ -798,3 +798,40 @@ def test_a_stage_whose_summary_names_her_is_remembered_before_one_that_does_not(
     ) as w:
         block = w.chat.memories(w.chat.speaker("陈"), "你好")
     assert [s.path for s in block.stages] == [hers]
+
+
+def _scene_rows(home: Path) -> list[list[tuple[Any, ...]]]:
+    with make_ws(home) as w:
+        q = w.corpus.store().conn.execute
+        return [
+            q("SELECT base_id, stage_path, first_line, last_line, order_rank, lines, tokens,"
+              " her_tokens, people, doctor, hers, size FROM scene_windows ORDER BY id").fetchall(),
+            q("SELECT * FROM stage_terms ORDER BY stage_path").fetchall(),
+        ]  # fmt: skip
+
+
+def test_her_scenes_computed_in_worker_processes_are_those_computed_in_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scenes step spread over processes (each with its own tokenizer and mention matcher,
+    made from the ones it is given) writes the same rows, in the same order, as one process."""
+    from arklore.rag import exemplars
+
+    holiday = f"{P1}b"  # her other form named, and 塔露拉 kept whole by the tokenizer
+    lines_of = {**LINES, holiday: [
+        _d(holiday, 1, "星熊", "假日威龙陈今天休假，塔露拉的消息也没有。"),
+        _d(holiday, 2, "陈", "别叫我假日威龙陈。塔露拉的事我自己查。"),
+    ]}  # fmt: skip
+    monkeypatch.setattr(exemplars, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(exemplars, "BATCH", 2)
+    rows = []
+    for workers in (1, 2):
+        home = tmp_path / f"home{workers}"
+        home.mkdir()
+        write_store(home, lines_of)
+        with make_ws(home, workers=workers) as w:
+            assert w.rag.index_exemplars().windows > 0
+        rows.append(_scene_rows(home))
+    one, two = rows
+    assert one == two
+    assert {r[1] for r in one[0] if r[0] == CHEN} == {P1, P2, P3, P4, holiday}

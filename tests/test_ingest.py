@@ -6,12 +6,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from support.tree_world import astr_file, avg_file, write_tree
 
+from arklore.core.errors import MalformedSourceError
 from arklore.corpus import ingest as ingest_mod
 from arklore.corpus.ingest import ingest
+from arklore.corpus.order import principal_speakers
 from arklore.corpus.store import Store
+from arklore.sources import astr, avg
 from arklore.sources.roots import DataRoots
 from arklore.workspace import open_store
 
@@ -128,22 +132,20 @@ def test_crash_mid_ingest_loses_nothing_and_resume_matches(env, tmp_path, monkey
     ingest(roots, clean)
     expected = _dump(clean)
 
-    real_replace = Store.replace_stage
-    calls = {"n": 0}
+    real_write = Store.write_stages
 
-    def dying_replace(self, stage, principal=None):
-        calls["n"] += 1
-        real_replace(self, stage, principal)
-        if calls["n"] == 2:
-            raise KeyboardInterrupt  # killed after writing the second stage, inside the transaction
+    def dying_write(self, stages):
+        real_write(self, stages)
+        assert len(stages) == 2  # both stages of the source, in one batch
+        raise KeyboardInterrupt  # killed after writing the batch, inside the transaction
 
-    monkeypatch.setattr(Store, "replace_stage", dying_replace)
+    monkeypatch.setattr(Store, "write_stages", dying_write)
     monkeypatch.setattr(ingest_mod, "COMMIT_EVERY_SECONDS", 3600.0)
     with pytest.raises(KeyboardInterrupt):
         ingest(roots, store)
     # the batch was rolled back whole: no half-written stage
     assert _dump(store) == []
-    monkeypatch.setattr(Store, "replace_stage", real_replace)
+    monkeypatch.setattr(Store, "write_stages", real_write)
     ingest(roots, store)
     assert _dump(store) == expected
 
@@ -212,6 +214,42 @@ def test_parsing_in_worker_processes_stores_exactly_what_one_process_does(
     }
     assert {"lines_by_speaker", "lines_by_id"} <= indexes
     other.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_stage_is_stored_line_for_line_as_its_reader_parses_it(env, monkeypatch, workers):
+    """The batched write (rows made where the file is parsed, one statement per table) stores
+    what the readers parse, whether the files were parsed here or in worker processes."""
+    roots, store = env
+    _many_stages(roots, 12)
+    assert roots.gamedata is not None
+    long = "".join(f'[name="向导"]  第{i}步。\n' for i in range(40))  # 向导 carries it
+    avg_file(roots.gamedata, "level_long").write_text(long, encoding="utf-8")
+    monkeypatch.setattr(ingest_mod, "PARALLEL_FROM", 4)
+    monkeypatch.setattr(ingest_mod, "BATCH", 3)
+    monkeypatch.setattr(ingest_mod, "BULK_FROM", 4)
+    ingest(roots, store, workers=workers)
+    checked, principal = 0, 0
+    for source, root, files, read in (
+        ("avg", roots.avg_story_root(), avg.iter_avg_files, avg.read_avg_stage),
+        ("astr", roots.astr_story_root(), astr.iter_astr_files, astr.read_astr_stage),
+    ):
+        for f in files(root):
+            try:
+                stage = read(root, f, f.read_bytes())
+            except MalformedSourceError:
+                continue
+            assert store.lines(stage.stage_path, source) == stage.lines, stage.stage_path
+            row = store.conn.execute(
+                "SELECT line_count, principal_speakers, content_hash FROM stages"
+                " WHERE source = ? AND stage_path = ?",
+                (source, stage.stage_path),
+            ).fetchone()
+            assert row == (len(stage.lines), orjson.dumps(principal_speakers(stage.lines)).decode(),
+                           stage.content_hash)  # fmt: skip
+            checked += 1
+            principal += bool(principal_speakers(stage.lines))
+    assert checked == 16 and principal == 1
 
 
 def test_an_ingest_killed_during_a_bulk_load_gets_its_indexes_back(env):

@@ -204,6 +204,7 @@ class Workspace:
             budget=st.rag_token_budget,
             chroma_host=st.chroma_host,
             chroma_port=st.chroma_port,
+            workers=st.workers,
         )
         self.events = EventsFacade(
             store,

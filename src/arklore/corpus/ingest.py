@@ -25,7 +25,7 @@ import orjson
 from arklore.core.errors import ArkloreError, MalformedSourceError
 from arklore.core.model import Source, Stage
 from arklore.corpus.order import order_key, principal_speakers
-from arklore.corpus.store import Store
+from arklore.corpus.store import StageRows, Store
 from arklore.sources import astr, avg
 from arklore.sources.gamedata import StageMeta, load_stage_meta
 from arklore.sources.roots import DataRoots
@@ -140,12 +140,19 @@ def ingest(
     specs = _specs(roots, sources)
     meta_loader = _StageMetaLoader(roots)
     store.ensure_line_indexes()  # a run killed during a bulk load left them dropped
+    plans = [_plan(spec, store, force, progress) for spec in specs]  # hashing: cheap
+    bulk = sum(len(plan.todo) for plan in plans) >= BULK_FROM
+    if bulk:
+        store.drop_line_indexes()
     with _Parser(workers) as parser:
-        for spec in specs:
-            report.sources[str(spec.source)] = _ingest_source(
-                spec, store, report, meta_loader, progress, force, parser
+        # every source's files go to the workers now: they parse the next source's while
+        # this process writes the first's
+        parsed = [parser.parse(s.read, s.root, [f for f, _, _ in p.todo]) for s, p in zip(specs, plans, strict=True)]  # fmt: skip
+        for spec, plan, stages in zip(specs, plans, parsed, strict=True):
+            report.sources[str(spec.source)] = _load_source(
+                spec, plan, stages, store, report, meta_loader, progress
             )
-    store.ensure_line_indexes()
+    store.ensure_line_indexes()  # after a bulk load: built once, over every line
     tables_hash = tables_fingerprint(roots)
     if (
         report.changed
@@ -162,70 +169,85 @@ def ingest(
     return report
 
 
-def _ingest_source(
+@dataclass
+class _Plan:
+    """A source's files sorted out by their hashes: those to parse and what the others are."""
+
+    out: SourceReport
+    stored: dict[str, str]  # stage_path -> the content hash stored
+    files: list[Path]
+    todo: list[tuple[Path, str, str]]  # (file, rel, stage_path) to parse
+    failures: list[tuple[str, str, bool]]  # (path, reason, an older version is kept)
+    ok_paths: list[str]
+
+
+def _plan(spec: _SourceSpec, store: Store, force: bool, progress: Progress | None) -> _Plan:
+    src = str(spec.source)
+    stored = store.stage_hashes(src)
+    files = list(spec.list_files(spec.root))
+    plan = _Plan(SourceReport(files=len(files)), stored, files, [], [], [])
+    for file in files:  # hashing is cheap: only changed files are parsed
+        rel = file.relative_to(spec.root).as_posix()
+        stage_path = spec.stage_path_for(spec.root, file)
+        if force or stage_path not in stored:  # parsed whatever its hash (the reader hashes)
+            plan.todo.append((file, rel, stage_path))
+            continue
+        try:
+            digest = stage_digest(file.read_bytes(), stage_path)
+        except OSError as exc:
+            plan.failures.append((rel, f"{type(exc).__name__}: {exc}", stage_path in stored))
+            continue
+        if stored[stage_path] == digest:
+            plan.out.unchanged += 1
+            plan.ok_paths.append(rel)
+        else:
+            plan.todo.append((file, rel, stage_path))
+    if progress:
+        progress(f"ingest {src}", len(files) - len(plan.todo), len(files))
+    return plan
+
+
+def _load_source(
     spec: _SourceSpec,
+    plan: _Plan,
+    parsed: Iterator[Parsed],
     store: Store,
     report: IngestReport,
     meta_loader: _StageMetaLoader,
     progress: Progress | None,
-    force: bool,
-    parser: _Parser,
 ) -> SourceReport:
+    """Write a source's parsed stages (a batch per :data:`COMMIT_EVERY_SECONDS`, each in one
+    transaction), remove the stages whose files are gone, record what could not be read."""
     src = str(spec.source)
-    out = SourceReport()
-    stored = store.stage_hashes(src)
-    files = list(spec.list_files(spec.root))
-    out.files = len(files)
-    failures: list[tuple[str, str, bool]] = []  # (path, reason, an older version is kept)
-    ok_paths: list[str] = []
-    todo: list[tuple[Path, str, str]] = []  # (file, rel, stage_path) to parse
-    done = 0
+    out, stored, files, todo = plan.out, plan.stored, plan.files, plan.todo
+    failures, ok_paths = plan.failures, plan.ok_paths
+    done = len(files) - len(todo)
 
     def tick() -> None:
         if progress:
             progress(f"ingest {src}", done, len(files))
 
-    for file in files:  # hashing is cheap: only changed files are parsed
-        rel = file.relative_to(spec.root).as_posix()
-        stage_path = spec.stage_path_for(spec.root, file)
-        try:
-            digest = stage_digest(file.read_bytes(), stage_path)
-        except OSError as exc:
-            failures.append((rel, f"{type(exc).__name__}: {exc}", stage_path in stored))
-            done += 1
-            continue
-        if not force and stored.get(stage_path) == digest:
-            out.unchanged += 1
-            ok_paths.append(rel)
-            done += 1
-        else:
-            todo.append((file, rel, stage_path))
-    tick()
-    bulk = len(todo) >= BULK_FROM
-    if bulk:
-        store.drop_line_indexes()
-    pending: list[Stage] = []
+    pending: list[StageRows] = []
     last_commit = time.monotonic()
 
     def flush() -> None:
         nonlocal last_commit
         if pending:
             with store.transaction():
-                for stage in pending:
-                    store.replace_stage(stage, _principal(stage))
+                store.write_stages(pending)
             pending.clear()
         last_commit = time.monotonic()
 
-    parsed = parser.parse(spec.read, spec.root, [f for f, _, _ in todo])
-    for (_, rel, stage_path), (stage, error) in zip(todo, parsed, strict=True):
+    for (_, rel, stage_path), (rows, error) in zip(todo, parsed, strict=True):
         done += 1
-        if stage is None:
+        if rows is None:
             failures.append((rel, error or "unreadable", stage_path in stored))
         else:
+            stage = rows.stage
             if spec.source == Source.AVG:
                 meta_loader.apply(stage)
-            pending.append(stage)
-            out.lines_written += len(stage.lines)
+            pending.append(rows)
+            out.lines_written += len(rows.lines)
             if stage.parse_warnings:
                 out.warnings += len(stage.parse_warnings)
                 report.parse_warnings.append(
@@ -240,8 +262,6 @@ def _ingest_source(
             flush()
         tick()
     flush()
-    if bulk:
-        store.ensure_line_indexes()
 
     seen = {spec.stage_path_for(spec.root, f) for f in files}
     gone = [p for p in stored if p not in seen]
@@ -268,17 +288,19 @@ def _ingest_source(
     return out
 
 
-Parsed = tuple[Stage | None, str | None]  # the stage, or why it could not be read
+Parsed = tuple[StageRows | None, str | None]  # the stage's rows, or why it could not be read
 
 
 def _parse_files(
     read: Callable[[Path, Path, bytes], Stage], root: Path, files: list[Path]
 ) -> list[Parsed]:
-    """Read and parse ``files`` (a worker process's task, or the whole list in-process)."""
+    """Read and parse ``files`` into the rows the store writes (a worker process's task, or
+    the whole list in-process): the writer only writes."""
     out: list[Parsed] = []
     for file in files:
         try:
-            out.append((read(root, file, file.read_bytes()), None))
+            stage = read(root, file, file.read_bytes())
+            out.append((StageRows.of(stage, principal_speakers(stage.lines)), None))
         except MalformedSourceError as exc:
             out.append((None, exc.reason))
         except (OSError, UnicodeError, ValueError) as exc:
@@ -305,10 +327,10 @@ class _Parser:
     def parse(
         self, read: Callable[[Path, Path, bytes], Stage], root: Path, files: list[Path]
     ) -> Iterator[Parsed]:
+        """``files`` parsed, in order: in this process as they are read from the iterator, or
+        handed to the workers at once when there are many."""
         if self.workers == 1 or len(files) < PARALLEL_FROM:
-            for file in files:
-                yield from _parse_files(read, root, [file])
-            return
+            return (parsed for file in files for parsed in _parse_files(read, root, [file]))
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 self.workers,
@@ -316,18 +338,14 @@ class _Parser:
                 initializer=_ignore_ctrl_c,
             )
         batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
-        for result in self._pool.map(partial(_parse_files, read, root), batches):
-            yield from result
+        results = self._pool.map(partial(_parse_files, read, root), batches)  # submitted now
+        return (parsed for result in results for parsed in result)
 
 
 def _ignore_ctrl_c() -> None:
     """A parse worker leaves Ctrl-C (sent to the whole terminal's process group) to the
     command, which stops the pool: no worker prints a traceback of its own."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _principal(stage: Stage) -> list[str]:
-    return principal_speakers(stage.lines)
 
 
 class _StageMetaLoader:

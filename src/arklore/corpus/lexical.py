@@ -83,10 +83,14 @@ class Tokenizer:
     """Text -> content tokens (see the module doc); ``words`` are kept whole."""
 
     def __init__(self, words: Iterable[str] = ()) -> None:
-        self.words = sorted({w for w in words if len(w) >= 2})
-        self._auto = (
-            AhoCorasick(self.words, matchkind=MatchKind.LeftmostLongest) if self.words else None
-        )
+        self.__setstate__(sorted({w for w in words if len(w) >= 2}))
+
+    def __getstate__(self) -> list[str]:  # pickled as its words: the automaton is rebuilt
+        return self.words
+
+    def __setstate__(self, words: list[str]) -> None:
+        self.words = words
+        self._auto = AhoCorasick(words, matchkind=MatchKind.LeftmostLongest) if words else None
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         """Leftmost-longest, non-overlapping occurrences of the kept words."""

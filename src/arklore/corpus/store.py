@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,46 @@ class StageInfo:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class StageRows:
+    """A stage as the store writes it: its metadata (``stage``, its lines left out), the rows
+    of its lines (line ids computed) and its principal speakers. Made where the stage is
+    parsed (an ingest's worker process), so the writer only writes."""
+
+    stage: Stage
+    lines: list[tuple[Any, ...]]
+    principal: list[str]
+
+    @classmethod
+    def of(cls, stage: Stage, principal: list[str] | None = None) -> StageRows:
+        rows = [_line_row(str(stage.source), ln) for ln in stage.lines]
+        return cls(replace(stage, lines=[]), rows, list(principal or []))
+
+    def stage_row(self) -> tuple[Any, ...]:
+        st = self.stage
+        return (
+            str(st.source),
+            st.stage_path,
+            st.source_path,
+            st.event_id,
+            st.event_name,
+            st.entry_type,
+            st.story_code,
+            st.avg_tag,
+            st.story_name,
+            st.story_info,
+            st.story_sort,
+            st.start_time,
+            st.content_hash,
+            len(self.lines),
+            orjson.dumps(self.principal).decode(),
+        )
+
+    def warning_rows(self) -> list[tuple[str, str, int, str]]:
+        st = self.stage
+        return [(str(st.source), st.stage_path, i, w) for i, w in enumerate(st.parse_warnings)]
+
+
 class Store:
     """A connection to the arklore database with typed helpers for the corpus tables."""
 
@@ -133,50 +173,32 @@ class Store:
 
     def replace_stage(self, stage: Stage, principal: list[str] | None = None) -> None:
         """Store a stage and its lines, replacing what was there (caller holds a transaction)."""
+        self.write_stages([StageRows.of(stage, principal)])
+
+    def write_stages(self, stages: Sequence[StageRows]) -> None:
+        """Store stages and their lines, replacing what was there: one statement per table for
+        the whole batch (caller holds a transaction, so the batch is written whole or not at
+        all)."""
         c = self.conn
-        c.execute(
-            "DELETE FROM lines WHERE source = ? AND stage_path = ?",
-            (stage.source, stage.stage_path),
-        )
-        c.execute(
+        keys = [(str(s.stage.source), s.stage.stage_path) for s in stages]
+        c.executemany("DELETE FROM lines WHERE source = ? AND stage_path = ?", keys)
+        c.executemany("DELETE FROM parse_warnings WHERE source = ? AND stage_path = ?", keys)
+        c.executemany(
             "INSERT OR REPLACE INTO stages (source, stage_path, source_path, event_id, event_name,"
             " entry_type, story_code, avg_tag, story_name, story_info, story_sort, start_time,"
             " content_hash, line_count, principal_speakers)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                str(stage.source),
-                stage.stage_path,
-                stage.source_path,
-                stage.event_id,
-                stage.event_name,
-                stage.entry_type,
-                stage.story_code,
-                stage.avg_tag,
-                stage.story_name,
-                stage.story_info,
-                stage.story_sort,
-                stage.start_time,
-                stage.content_hash,
-                len(stage.lines),
-                orjson.dumps(principal or []).decode(),
-            ),
-        )
-        c.execute(
-            "DELETE FROM parse_warnings WHERE source = ? AND stage_path = ?",
-            (stage.source, stage.stage_path),
+            [s.stage_row() for s in stages],
         )
         c.executemany(
             "INSERT INTO parse_warnings (source, stage_path, idx, warning) VALUES (?,?,?,?)",
-            [
-                (str(stage.source), stage.stage_path, i, w)
-                for i, w in enumerate(stage.parse_warnings)
-            ],
+            [row for s in stages for row in s.warning_rows()],
         )
         c.executemany(
             "INSERT INTO lines (source, stage_path, line_no, line_id, kind, speaker, speaker_raw,"
             " uncertain, text, figure_art, branch, addresses_doctor, options, scene)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [_line_row(str(stage.source), ln) for ln in stage.lines],
+            [row for s in stages for row in s.lines],
         )
 
     LINE_INDEXES = (

@@ -420,7 +420,17 @@ class NamesFacade:
 
     def mentioned(self, text: str) -> list[str]:
         """The operators ``text`` names (resolved mentions only), in order, once each."""
-        return list(dict.fromkeys(m.char_id for m in self.find_mentions(text) if m.char_id))
+        check_message(text, self.max_message_chars)
+        return mentioned_ids(self.matcher(), text)
+
+    def mentioned_bases(self) -> BaseMentions:
+        """text -> the base form of every operator :meth:`mentioned` finds in it, as a
+        callable another process can be given (it builds its own matcher from the same alias
+        table)."""
+        table = self.aliases()
+        ids = {c for key in table.surfaces() for c in table.decided_ids(key)}
+        return BaseMentions(table, {c: self.family(c)[0] for c in ids}, self.max_message_chars,
+                            self.matcher())  # fmt: skip
 
     def record(self, char_id: str) -> dict[str, Any]:
         """Everything the names layer knows about one operator (``arklore operators show``
@@ -480,3 +490,37 @@ class NamesFacade:
         ids: the ingest step."""
         names_db.rebuild_names(store, registry, self.user_aliases())
         self.reload()
+
+
+def mentioned_ids(matcher: MentionMatcher, text: str) -> list[str]:
+    """The operators ``text`` names (resolved mentions only), in order, once each."""
+    return list(dict.fromkeys(m.char_id for m in matcher.find(text) if m.char_id))
+
+
+class BaseMentions:
+    """:meth:`NamesFacade.mentioned_bases`: text -> the base ids of the operators it names,
+    in order. Pickled without its matcher: a worker process builds one from the alias table
+    on its first call."""
+
+    def __init__(
+        self,
+        table: AliasTable,
+        base: dict[str, str],
+        max_chars: int,
+        matcher: MentionMatcher | None = None,
+    ) -> None:
+        self.table, self.base, self.max_chars = table, base, max_chars
+        self._matcher = matcher
+
+    def __call__(self, text: str) -> list[str]:
+        check_message(text, self.max_chars)
+        if self._matcher is None:
+            self._matcher = MentionMatcher(self.table)
+        return [self.base.get(c, c) for c in mentioned_ids(self._matcher, text)]
+
+    def __getstate__(self) -> tuple[AliasTable, dict[str, str], int]:
+        return self.table, self.base, self.max_chars
+
+    def __setstate__(self, state: tuple[AliasTable, dict[str, str], int]) -> None:
+        self.table, self.base, self.max_chars = state
+        self._matcher = None

@@ -26,18 +26,23 @@ at all.
 
 Measured against embedding a bounded set of windows per operator with e5-small (64 each, see
 the README): on the fidelity eval's voice items lexical passes 18/18 (e5: 15/18), builds every
-operator's windows in 1.5-4.5 minutes (e5 would embed 21,728 passages: hours here) and ranks
-in ~3 ms per turn without embedding the message.
+operator's windows in 12.5 s on 2 quiet cores with two worker processes (``ARKLORE_WORKERS``;
+about 20 s in one; e5 would embed 21,728 passages: hours here) and ranks in ~3 ms per turn
+without embedding the message.
 """
 
 from __future__ import annotations
 
 import math
+import signal
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -48,7 +53,7 @@ from arklore.core.model import Line, LineKind, is_doctor
 from arklore.core.text import render_nickname, topic_words
 from arklore.corpus.lexical import BM25, Tokenizer
 from arklore.corpus.order import is_own_record
-from arklore.corpus.store import Store
+from arklore.corpus.store import StageInfo, Store
 from arklore.extract.presence import doctor_signal
 
 VERSION = "5"
@@ -323,33 +328,35 @@ class ExemplarIndex:
         mentioned: Callable[[str], list[str]],
         force: bool = False,
         progress: Progress | None = None,
+        workers: int = 1,
     ) -> ScenesReport:
         """Every operator's windows, computed in memory then replacing the stored ones in one
         short transaction (readers and other writers are not held up meanwhile); skipped
         when they were built from the same names state (unless ``force``). ``speaker_ids``:
         corpus speaker -> operator id; ``base_of``: operator id -> her base form's id;
-        ``mentioned``: text -> the operator ids it names."""
+        ``mentioned``: text -> the operator ids it names (picklable when ``workers`` > 1: the
+        stages are then computed in that many processes when there are many of them, with the
+        same rows in the same order)."""
         wanted = self.wanted()
         if not force and self.built_for() == wanted:
             return ScenesReport(True, built_for=wanted)
         t0 = time.perf_counter()
         store = self._store()
-        tok = self._tokenizer()
         person = {sp: base_of(cid) for sp, cid in speaker_ids.items()}
         infos = store.stage_infos()
         spoken_in = {path for path, _, _ in store.speaker_stage_counts(list(person))}
         report = ScenesReport(False, built_for=wanted)
         terms: list[tuple[str, str, str]] = []
         rows: list[tuple[Any, ...]] = []
-        for n, info in enumerate(infos):  # computed first: the write below is short
-            lines = store.lines(info.stage_path)
-            summary = tok.tokens(_stage_text(info.story_name, info.story_info))
-            terms.append((info.stage_path, " ".join(summary),
-                          orjson.dumps(_names_in(lines, tok)).decode()))  # fmt: skip
-            if info.stage_path in spoken_in and is_story(info.stage_path):
-                found = _stage_rows(lines, info.order_rank, person, mentioned, tok)
-                rows += found
-                report.stages += bool(found)
+        work = _StageWork(store.path, self._tokenizer(), person, mentioned, store)
+        tasks = [
+            (info, info.stage_path in spoken_in and is_story(info.stage_path)) for info in infos
+        ]
+        # computed first (in worker processes when there are many stages): the write is short
+        for n, (term, found) in enumerate(_computed(work, tasks, workers)):
+            terms.append(term)
+            rows += found
+            report.stages += bool(found)
             if progress and n % 20 == 0:
                 progress("scenes", n, len(infos))
         with store.transaction() as c:
@@ -554,6 +561,94 @@ class ExemplarIndex:
         return self._tokenizer()
 
 
+PARALLEL_FROM = 200
+"""Stages from which a build computes them in worker processes (fewer: in this process)."""
+BATCH = 16
+"""Stages per worker task: large enough to amortize the pickling, small enough to balance."""
+
+_Computed = tuple[tuple[str, str, str], list[tuple[Any, ...]]]  # (stage_terms row, window rows)
+
+
+class _StageWork:
+    """What computing a stage's terms and windows needs; pickled into each worker process as
+    the path of the store (opened there) and the tokenizer's words."""
+
+    def __init__(
+        self,
+        db: Path,
+        tok: Tokenizer,
+        person: dict[str, str],
+        mentioned: Callable[[str], list[str]],
+        store: Store | None = None,
+    ) -> None:
+        self.db, self.tok, self.person, self.mentioned = db, tok, person, mentioned
+        self._store = store
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return self.db, self.tok, self.person, self.mentioned
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self.db, self.tok, self.person, self.mentioned = state
+        self._store = None
+
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.db, create=False)
+        return self._store
+
+    def stage(self, info: StageInfo, windows_too: bool) -> _Computed:
+        """A stage's ``stage_terms`` row, and its windows' rows when ``windows_too``."""
+        lines = self.store().lines(info.stage_path)
+        summary = self.tok.tokens(_stage_text(info.story_name, info.story_info))
+        names = {ln.line_no: self.tok.names(ln.text) for ln in lines}  # read once per line
+        term = (info.stage_path, " ".join(summary),
+                orjson.dumps(_names_in(lines, names)).decode())  # fmt: skip
+        if not windows_too:
+            return term, []
+        rows = _stage_rows(lines, info.order_rank, self.person, self.mentioned, self.tok, names)
+        return term, rows
+
+
+_WORK: _StageWork | None = None  # a worker process's (set by _start_worker)
+
+
+def _start_worker(work: _StageWork) -> None:
+    """A scenes worker: Ctrl-C (sent to the whole terminal's process group) is left to the
+    command, which stops the pool, so no worker prints a traceback of its own."""
+    global _WORK
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORK = work
+
+
+def _compute_batch(tasks: list[tuple[StageInfo, bool]]) -> list[_Computed]:
+    assert _WORK is not None, "a scenes worker is started with its work"
+    return [_WORK.stage(info, windows_too) for info, windows_too in tasks]
+
+
+def _computed(
+    work: _StageWork, tasks: list[tuple[StageInfo, bool]], workers: int
+) -> Iterator[_Computed]:
+    """Each task's result, in order: in ``workers`` processes (``spawn``: they share nothing
+    with this one, whatever threads it runs) when there are many tasks, else here."""
+    if workers <= 1 or len(tasks) < PARALLEL_FROM:
+        for info, windows_too in tasks:
+            yield work.stage(info, windows_too)
+        return
+    batches = [tasks[i : i + BATCH] for i in range(0, len(tasks), BATCH)]
+    with ProcessPoolExecutor(
+        min(workers, len(batches)),
+        mp_context=get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(work,),
+    ) as pool:
+        try:
+            for result in pool.map(_compute_batch, batches):
+                yield from result
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+
+
 def _shown_speaker(ln: Line) -> str:
     """The speaker a scene shows: the story's own label where it marks the speaker uncertain
     (``塔露拉？``: Koschei speaking through her body), never passed off as that person."""
@@ -564,19 +659,20 @@ def _stage_text(name: str | None, summary: str | None) -> str:
     return "\n".join(x for x in (name, summary) if x)
 
 
-def _names_in(lines: Iterable[Line], tok: Tokenizer) -> list[str]:
-    """Who is in a stage: every speaker, and every name the tokenizer keeps written there."""
+def _names_in(lines: Iterable[Line], names: dict[int, list[str]]) -> list[str]:
+    """Who is in a stage: every speaker, and every name the tokenizer keeps written there
+    (``names``: line_no -> the names :meth:`Tokenizer.names` finds in its text)."""
     out: dict[str, None] = {}
     for ln in lines:
         if ln.speaker and ln.kind is not LineKind.CHOICE:
             out[ln.speaker] = None
-        for name in tok.names(ln.text):
+        for name in names[ln.line_no]:
             out[name] = None
     return list(out)
 
 
 def _people_named(
-    ln: Line, person: dict[str, str], mentioned: Callable[[str], list[str]], tok: Tokenizer
+    ln: Line, person: dict[str, str], mentioned: Callable[[str], list[str]], names: list[str]
 ) -> list[str]:
     """Who a line shows: its speaker and the people it names (operators by the mention
     matcher; anyone by a name the tokenizer keeps), as graph nodes (an operator's base id,
@@ -587,7 +683,7 @@ def _people_named(
     if ln.speaker and not is_doctor(ln.speaker):
         out[person.get(ln.speaker, f"npc:{ln.speaker}")] = None
     out.update(dict.fromkeys(mentioned(ln.text)))
-    for name in tok.names(ln.text):
+    for name in names:  # the names the tokenizer keeps written in the line
         if not is_doctor(name):
             out[person.get(name, f"npc:{name}")] = None
     return list(out)
@@ -599,8 +695,10 @@ def _stage_rows(
     person: dict[str, str],
     mentioned: Callable[[str], list[str]],
     tok: Tokenizer,
+    names: dict[int, list[str]],
 ) -> list[tuple[Any, ...]]:
-    """The rows of every operator's windows in one stage."""
+    """The rows of every operator's windows in one stage (``names``: line_no -> the names the
+    tokenizer keeps written in it)."""
     paths = branch_paths(lines)
     bases = sorted(
         {person[ln.speaker] for ln in lines
@@ -625,7 +723,7 @@ def _stage_rows(
                 if key not in tokens:
                     tokens[key] = " ".join(tok.tokens(render_nickname(option or ln.text)))
                 if ln.line_no not in named:
-                    named[ln.line_no] = _people_named(ln, person, mentioned, tok)
+                    named[ln.line_no] = _people_named(ln, person, mentioned, names[ln.line_no])
                 is_hers = hers(ln)
                 data.append([ln.line_id, str(ln.kind), _shown_speaker(ln), int(is_hers), option])
                 toks.append(tokens[key])

@@ -113,8 +113,10 @@ class RagFacade:
         budget: int = 800,
         chroma_host: str | None = None,
         chroma_port: int = 8000,
+        workers: int = 1,
     ) -> None:
         self.root = root
+        self.workers = workers  # processes that compute her scenes in a build
         self.graph = graph
         self.names = names
         self._store = store
@@ -422,9 +424,10 @@ class RagFacade:
         return self.scene_index().build(
             speaker_ids=names.speaker_ids(),
             base_of=base_of,
-            mentioned=lambda text: [base_of(c) for c in names.mentioned(text)],
+            mentioned=names.mentioned_bases(),
             force=force,
             progress=progress,
+            workers=self.workers,
         )
 
     def exemplars(
