@@ -50,7 +50,6 @@ import asyncio
 import multiprocessing
 import os
 import random
-import signal
 import socket
 import subprocess
 import sys
@@ -60,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bench_rag import SHARED, _messages, _pct
+from bench.serving import stop, wait_ready
 
 REQUESTS = 5000
 CONCURRENCY = 16
@@ -83,6 +83,25 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _built_messages() -> tuple[Any, list[tuple[str, str]], Path, str]:
+    """The knowledge base of the environment's home (what is missing built first): its graph,
+    the benchmark's messages to its operators, the home and the embedder."""
+    from arklore.settings import Settings
+    from arklore.workspace import Workspace
+
+    ws = Workspace(Settings.from_env())  # a benchmark is an entry point: it reads the environment
+    try:
+        _ensure_built(ws)
+        graph = ws.graph.current()
+        ops = sorted(
+            {e.source for e in graph.edges() if graph.nodes.get(e.source) and
+             graph.nodes[e.source].kind == "operator"}
+        )  # fmt: skip
+        return graph, _messages(graph, ops), ws.paths.home, ws.settings.embedder
+    finally:
+        ws.close()
 
 
 def _ensure_built(ws) -> None:
@@ -213,20 +232,8 @@ def main() -> None:
     if "--replicas" in sys.argv:
         print(_replicas())
         return
-    import httpx
 
-    from arklore.settings import Settings
-    from arklore.workspace import Workspace
-
-    ws = Workspace(Settings.from_env())  # a benchmark is an entry point: it reads the environment
-    _ensure_built(ws)
-    graph = ws.graph.current()
-    ops = sorted(
-        {e.source for e in graph.edges() if graph.nodes.get(e.source) and
-         graph.nodes[e.source].kind == "operator"}
-    )  # fmt: skip
-    msgs = _messages(graph, ops)
-    ws.close()
+    graph, msgs, _, embedder = _built_messages()
     exe = str(Path(sys.executable).with_name("arklore"))
     with tempfile.TemporaryDirectory(prefix="bench-service-") as tmp:
         chars = Path(os.environ.get("ARKLORE_CHARS_DIR") or Path(tmp) / "chars")
@@ -245,30 +252,14 @@ def main() -> None:
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            t0 = time.perf_counter()
-            while True:
-                if server.poll() is not None:
-                    raise SystemExit("the server exited")
-                try:
-                    if httpx.get(base + "/readyz", timeout=5).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.perf_counter() - t0 > 300:
-                    raise SystemExit("the server did not become ready in 300 s")
-                time.sleep(0.5)
-            print(f"server ready in {time.perf_counter() - t0:.1f} s (2 workers, port {port}, "
-                  f"embedder {ws.settings.embedder}, {len(list(chars.glob('*.char')))} profiles)")  # fmt: skip
+            ready = wait_ready(base, server, "the server")
+            print(f"server ready in {ready:.1f} s (2 workers, port {port}, "
+                  f"embedder {embedder}, {len(list(chars.glob('*.char')))} profiles)")  # fmt: skip
             if "--probe-only" not in sys.argv:
                 report = _throughput(port, msgs)
             probe = _probe_under_turns(port, graph)
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop([server])
     if "--probe-only" not in sys.argv:
         print(report)
     print(probe)
@@ -424,52 +415,12 @@ if __name__ == "__main__":
 
 
 # -- one replica against two on one Chroma server (--replicas) -----------------------------------
-def _wait_ready(base: str, proc: subprocess.Popen, what: str, path: str = "/readyz") -> None:
-    import httpx
-
-    t0 = time.perf_counter()
-    while True:
-        if proc.poll() is not None:
-            raise SystemExit(f"{what} exited")
-        try:
-            if httpx.get(base + path, timeout=5).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        if time.perf_counter() - t0 > 300:
-            raise SystemExit(f"{what} was not ready in 300 s")
-        time.sleep(0.3)
-
-
-def _stop(procs: list[subprocess.Popen]) -> None:
-    for p in procs:
-        p.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
 def _replicas() -> str:
     """See the module doc (``--replicas``)."""
     import json
     import shutil
 
-    from arklore.settings import Settings
-    from arklore.workspace import Workspace
-
-    ws = Workspace(Settings.from_env())
-    _ensure_built(ws)
-    graph = ws.graph.current()
-    ops = sorted(
-        {e.source for e in graph.edges() if graph.nodes.get(e.source) and
-         graph.nodes[e.source].kind == "operator"}
-    )  # fmt: skip
-    msgs = _messages(graph, ops)
-    home = ws.paths.home
-    ws.close()
+    _, msgs, home, _ = _built_messages()
     exe = Path(sys.executable)
     specs: list[tuple[str, dict | None]] = [
         ("/v1/turn", {"operator": op, "message": msg}) for op, msg in msgs
@@ -493,7 +444,7 @@ def _replicas() -> str:
         )  # fmt: skip
         procs: list[subprocess.Popen] = []
         try:
-            _wait_ready(f"http://127.0.0.1:{cport}", chroma, "chroma run", "/api/v2/heartbeat")
+            wait_ready(f"http://127.0.0.1:{cport}", chroma, "chroma run", "/api/v2/heartbeat")
             env = {k: v for k, v in os.environ.items() if not k.startswith("PROMETHEUS_")}
             env.pop("LLM_API_KEY", None)
             env.update(ARKLORE_HOME=str(copy), CHROMA_HOST="127.0.0.1", CHROMA_PORT=str(cport),
@@ -513,7 +464,7 @@ def _replicas() -> str:
                 penv = env | {"ARKLORE_TURN_PROCESSES": str(tp)}
                 procs = [subprocess.Popen([*cmd, "--port", str(p)], env=penv) for p in ports]
                 for p, proc in zip(ports, procs, strict=True):
-                    _wait_ready(f"http://127.0.0.1:{p}", proc, "arklore serve")
+                    wait_ready(f"http://127.0.0.1:{p}", proc, "arklore serve")
                 asyncio.run(_spread(ports, specs[: REPLICA_WARM * n], {}, []))  # not measured
                 lat: dict = {}
                 errors: list = []
@@ -527,10 +478,10 @@ def _replicas() -> str:
                     f"p95 {_pct(turns, 95):.0f} ms, {len(errors)} errors"
                     + (f" e.g. {errors[:2]}" if errors else "")
                 )
-                _stop(procs)
+                stop(procs)
                 procs = []
         finally:
-            _stop([*procs, chroma])
+            stop([*procs, chroma])
     two = rates[(2, 1)]
     out.append(
         f"two replicas / one: {two / rates[(1, 1)]:.2f}x turns/s; two replicas / one replica "

@@ -30,7 +30,6 @@ import json
 import os
 import resource
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -223,6 +222,7 @@ def first_turns_and_memory(env: dict[str, str]) -> dict[str, Any]:
     import httpx
 
     from bench.bench_service import _free_port
+    from bench.serving import stop, wait_ready
 
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
@@ -233,19 +233,7 @@ def first_turns_and_memory(env: dict[str, str]) -> dict[str, Any]:
     )
     out: dict[str, Any] = {"groups": []}
     try:
-        t0 = time.perf_counter()
-        while True:
-            if server.poll() is not None:
-                raise SystemExit("arklore serve exited")
-            try:
-                if httpx.get(base + "/readyz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.perf_counter() - t0 > 300:
-                raise SystemExit("arklore serve was not ready in 300 s")
-            time.sleep(0.2)
-        out["ready_s"] = time.perf_counter() - t0
+        out["ready_s"] = wait_ready(base, server, "arklore serve")
         pids = [server.pid, *_workers(server.pid)]
         with httpx.Client(base_url=base, timeout=60) as client:
             for group in GROUPS:
@@ -266,12 +254,7 @@ def first_turns_and_memory(env: dict[str, str]) -> dict[str, Any]:
         out["server_mb"] = _proc_kb(server.pid, "VmHWM") / 1024
         out["workers_mb"] = [_proc_kb(pid, "VmHWM") / 1024 for pid in _workers(server.pid)]
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop([server])
     return out
 
 

@@ -103,6 +103,18 @@ def home_state(home: Path, data: tuple[Path, Path], matrix: Path, **kw: Any) -> 
             "results": results, "chars": chars}  # fmt: skip
 
 
+def built_with_one_relation(
+    tmp_path: Path, data: tuple[Path, Path]
+) -> tuple[Path, Path, list[str]]:
+    """A home built with a user matrix holding one relation (阿米娅's view of 陈): the home,
+    the matrix file and the evidence lines of the invented stage."""
+    lines = evidence(data, tmp_path)
+    matrix = write_matrix(tmp_path / "matrix.toml", ("阿米娅", "陈", "战友", "同伴。", lines[1]))
+    home = tmp_path / "home"
+    build(home, data, matrix)
+    return home, matrix, lines
+
+
 def test_a_matrix_edit_is_built_from_the_kept_corpus_pass_and_equals_a_build_from_nothing(
     tmp_path: Path, data: tuple[Path, Path]
 ) -> None:
@@ -182,10 +194,7 @@ def test_a_user_char_edit_redoes_the_index_alone_and_equals_a_build_from_nothing
 
 def test_a_story_edit_walks_the_corpus_again(tmp_path: Path, data: tuple[Path, Path]) -> None:
     """The kept corpus pass belongs to one corpus and names: an edited line is counted."""
-    lines = evidence(data, tmp_path)
-    matrix = write_matrix(tmp_path / "matrix.toml", ("阿米娅", "陈", "战友", "同伴。", lines[1]))
-    home = tmp_path / "home"
-    build(home, data, matrix)
+    home, matrix, lines = built_with_one_relation(tmp_path, data)
     story = data[0] / STORY / f"{STAGE}.txt"
     story.write_text(SCRIPT.replace("好，一起出发。", "好，推进之王，一起出发。"), encoding="utf-8")
     assert build(home, data, matrix)["graph"].summary["corpus_pass"] is True
@@ -199,10 +208,7 @@ def test_a_build_killed_while_patching_the_index_fills_a_new_collection(
 ) -> None:
     """The pointer is marked while the live collection is patched; a build that finds the
     mark (the last one was killed half-way) does not trust that collection."""
-    lines = evidence(data, tmp_path)
-    matrix = write_matrix(tmp_path / "matrix.toml", ("阿米娅", "陈", "战友", "同伴。", lines[1]))
-    home = tmp_path / "home"
-    build(home, data, matrix)
+    home, matrix, lines = built_with_one_relation(tmp_path, data)
     pointer = home / "rag" / "active.json"
     killed = orjson.loads(pointer.read_bytes()) | {"patching": True}
     pointer.write_bytes(orjson.dumps(killed))
@@ -223,10 +229,7 @@ def test_an_edited_citation_is_checked_again_against_the_corpus(
 ) -> None:
     """The graph step keeps what it found checking each curated entry, by the entry's
     people and line ids: a citation edited to a line that is not there is refused again."""
-    lines = evidence(data, tmp_path)
-    matrix = write_matrix(tmp_path / "matrix.toml", ("阿米娅", "陈", "战友", "同伴。", lines[1]))
-    home = tmp_path / "home"
-    build(home, data, matrix)
+    home, matrix, lines = built_with_one_relation(tmp_path, data)
     stale = lines[1].rsplit(":", 1)[0] + ":00000000"  # the line as a data update left it
     write_matrix(matrix, ("阿米娅", "陈", "战友", "同伴。", stale))
     assert build(home, data, matrix)["graph"].summary["corpus_pass"] is False
