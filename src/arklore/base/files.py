@@ -10,10 +10,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import pickle
 import tempfile
 from pathlib import Path
+from typing import TypeVar
 
 from arklore.core.errors import OutputPathError
+
+T = TypeVar("T")
 
 
 def _read_umask() -> int:
@@ -76,3 +80,23 @@ def file_fingerprint(path: Path | str) -> dict[str, int | str]:
 def file_sha(path: Path) -> str | None:
     """The sha256 of a file, None where there is none: what a step's recorded inputs hold."""
     return str(file_fingerprint(path)["sha256"]) if path.is_file() else None
+
+
+def read_cached(path: Path, key: str, kind: type[T]) -> T | None:
+    """What :func:`write_cached` kept at ``path`` when it was made under the same ``key``
+    (a digest of everything it depends on) and is a ``kind``; else None: missing, unreadable,
+    from another version or another key, so the caller computes it again."""
+    try:
+        with path.open("rb") as f:
+            stored_key, value = pickle.load(f)  # our own file under ARKLORE_HOME
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError,
+            AttributeError, ImportError):  # fmt: skip
+        return None
+    return value if stored_key == key and isinstance(value, kind) else None
+
+
+def write_cached(path: Path, key: str, value: object) -> None:
+    """Keep ``value`` at ``path`` under ``key`` for :func:`read_cached`, atomically. A cache:
+    a failed write (a full disk) only costs the next run the work it would have saved."""
+    with contextlib.suppress(OSError):
+        atomic_write_bytes(path, pickle.dumps((key, value), protocol=5))

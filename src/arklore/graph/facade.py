@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import pickle
 import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +22,7 @@ from typing import Any, TypeVar
 import orjson
 
 from arklore import __version__
-from arklore.base.files import atomic_write_bytes, file_sha
+from arklore.base.files import file_sha, read_cached, write_cached
 from arklore.base.userfiles import read_user_bytes
 from arklore.core.errors import (
     AmbiguousNameError,
@@ -368,22 +367,11 @@ class GraphFacade:
     def _stored(self, key: str, name: str, kind: type[T]) -> T | None:
         """What the last build kept in ``name`` under :attr:`build_cache` when it was made
         from the same corpus part (``key``), else None."""
-        if self.build_cache is None:
-            return None
-        try:
-            with (self.build_cache / name).open("rb") as f:
-                stored_key, kept = pickle.load(f)  # our own file under ARKLORE_HOME
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError,
-                AttributeError, ImportError):  # fmt: skip
-            return None  # missing, unreadable or from another version: computed again
-        return kept if stored_key == key and isinstance(kept, kind) else None
+        return read_cached(self.build_cache / name, key, kind) if self.build_cache else None
 
     def _keep(self, key: str, name: str, what: object) -> None:
-        if self.build_cache is None:
-            return
-        with contextlib.suppress(OSError):  # a cache: a full disk only costs the next pass
-            self.build_cache.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(self.build_cache / name, pickle.dumps((key, what), protocol=5))
+        if self.build_cache is not None:
+            write_cached(self.build_cache / name, key, what)
 
     def inputs(self) -> str:
         """A digest of everything :meth:`build` reads: the corpus and the names (their state),
@@ -495,34 +483,17 @@ class GraphFacade:
         key = hashlib.sha256(
             repr((FACTS_VERSION, self.names.state(), wanted)).encode("utf-8")
         ).hexdigest()
-        facts = self._stored_facts(key)
+        facts = read_cached(self.facts_cache, key, dict) if self.facts_cache else None
         if facts is None:
             if progress:
                 progress("evidence", 0, 1)
             facts = pair_facts(store, self.people(), wanted)
             if progress:
                 progress("evidence", 1, 1)
-            self._store_facts(key, facts)
+            if self.facts_cache is not None:
+                write_cached(self.facts_cache, key, facts)
         self._facts = (graph, facts)
         return facts
-
-    def _stored_facts(self, key: str) -> dict[tuple[str, str], PairFacts] | None:
-        if self.facts_cache is None or not self.facts_cache.is_file():
-            return None
-        try:
-            with self.facts_cache.open("rb") as f:
-                stored_key, facts = pickle.load(f)  # our own file under ARKLORE_HOME
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError,
-                AttributeError, ImportError):  # fmt: skip
-            return None  # unreadable or from another version: computed again
-        return facts if stored_key == key and isinstance(facts, dict) else None
-
-    def _store_facts(self, key: str, facts: dict[tuple[str, str], PairFacts]) -> None:
-        if self.facts_cache is None:
-            return
-        with contextlib.suppress(OSError):  # a cache: a full disk only costs the next pass
-            self.facts_cache.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(self.facts_cache, pickle.dumps((key, facts), protocol=5))
 
     def contact_facts(self, edge: Edge, *, max_stages: int = CONTACT_STAGES) -> PairFacts | None:
         """What the corpus proves about ``edge``'s pair, read from the stages the edge cites

@@ -8,9 +8,7 @@ of how she talks, built once (:meth:`RagFacade.index_exemplars`) and ranked per 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import pickle
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -19,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from arklore import __version__
-from arklore.base.files import atomic_write_bytes, file_fingerprint, file_sha
+from arklore.base.files import (
+    file_fingerprint,
+    file_sha,
+    read_cached,
+    write_cached,
+)
 from arklore.core.errors import ArkloreError
 from arklore.core.text import check_message
 from arklore.corpus.anchors import Citation
@@ -314,21 +317,12 @@ class RagFacade:
         world = hashlib.sha256(
             "\n".join([DOCS_VERSION, FACTS_VERSION, __version__, names, nodes]).encode()
         ).hexdigest()
-        path = self.root / MEMO_FILE
-        try:
-            with path.open("rb") as f:
-                stored_world, entries = pickle.load(f)  # our own file under ARKLORE_HOME
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError,
-                AttributeError, ImportError):  # fmt: skip
-            return DocMemo(world)
-        return DocMemo(world, entries if stored_world == world else None)
+        entries = read_cached(self.root / MEMO_FILE, world, dict)
+        return DocMemo(world, entries)
 
     def _keep_memo(self, memo: DocMemo) -> None:
-        """What the next build may reuse: the texts this one used (a cache: a failed write
-        only costs the next build its texts)."""
-        with contextlib.suppress(OSError):
-            data = pickle.dumps((memo.world, memo.used), protocol=5)
-            atomic_write_bytes(self.root / MEMO_FILE, data)
+        """What the next build may reuse: the texts this one used."""
+        write_cached(self.root / MEMO_FILE, memo.world, memo.used)
 
     def inputs(
         self,
