@@ -8,7 +8,6 @@ path and reason and skipped, and whatever was stored for it before stays.
 from __future__ import annotations
 
 import hashlib
-import signal
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -16,12 +15,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from arklore.base.workers import spawn_pool
 from arklore.core.errors import ArkloreError, MalformedSourceError
 from arklore.core.model import Source, Stage
 from arklore.corpus.order import order_key, principal_speakers
@@ -309,8 +308,8 @@ def _parse_files(
 
 
 class _Parser:
-    """Parses files in order, in worker processes when there are many (``spawn``: the
-    workers share nothing with this process, whatever threads it runs)."""
+    """Parses files in order, in worker processes when there are many
+    (:func:`~arklore.base.workers.spawn_pool`)."""
 
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
@@ -332,20 +331,10 @@ class _Parser:
         if self.workers == 1 or len(files) < PARALLEL_FROM:
             return (parsed for file in files for parsed in _parse_files(read, root, [file]))
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self.workers,
-                mp_context=get_context("spawn"),
-                initializer=_ignore_ctrl_c,
-            )
+            self._pool = spawn_pool(self.workers)
         batches = [files[i : i + BATCH] for i in range(0, len(files), BATCH)]
         results = self._pool.map(partial(_parse_files, read, root), batches)  # submitted now
         return (parsed for result in results for parsed in result)
-
-
-def _ignore_ctrl_c() -> None:
-    """A parse worker leaves Ctrl-C (sent to the whole terminal's process group) to the
-    command, which stops the pool: no worker prints a traceback of its own."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _StageMetaLoader:

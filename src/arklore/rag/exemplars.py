@@ -34,20 +34,18 @@ without embedding the message.
 from __future__ import annotations
 
 import math
-import signal
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
 
+from arklore.base.workers import spawn_pool
 from arklore.core.blocks import is_story
 from arklore.core.model import Line, LineKind, is_doctor
 from arklore.core.text import render_nickname, topic_words
@@ -613,10 +611,8 @@ _WORK: _StageWork | None = None  # a worker process's (set by _start_worker)
 
 
 def _start_worker(work: _StageWork) -> None:
-    """A scenes worker: Ctrl-C (sent to the whole terminal's process group) is left to the
-    command, which stops the pool, so no worker prints a traceback of its own."""
+    """A scenes worker (:func:`~arklore.base.workers.spawn_pool`) holds its work."""
     global _WORK
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORK = work
 
 
@@ -628,19 +624,14 @@ def _compute_batch(tasks: list[tuple[StageInfo, bool]]) -> list[_Computed]:
 def _computed(
     work: _StageWork, tasks: list[tuple[StageInfo, bool]], workers: int
 ) -> Iterator[_Computed]:
-    """Each task's result, in order: in ``workers`` processes (``spawn``: they share nothing
-    with this one, whatever threads it runs) when there are many tasks, else here."""
+    """Each task's result, in order: in ``workers`` processes (:func:`spawn_pool`) when there
+    are many tasks, else here."""
     if workers <= 1 or len(tasks) < PARALLEL_FROM:
         for info, windows_too in tasks:
             yield work.stage(info, windows_too)
         return
     batches = [tasks[i : i + BATCH] for i in range(0, len(tasks), BATCH)]
-    with ProcessPoolExecutor(
-        min(workers, len(batches)),
-        mp_context=get_context("spawn"),
-        initializer=_start_worker,
-        initargs=(work,),
-    ) as pool:
+    with spawn_pool(min(workers, len(batches)), _start_worker, (work,)) as pool:
         try:
             for result in pool.map(_compute_batch, batches):
                 yield from result

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import multiprocessing
 import os
-import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -35,6 +33,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
+from arklore.base.workers import spawn_pool
 from arklore.chat.turn import Speaker, Turn
 from arklore.rag.context import RelationContext
 from arklore.service.errors import ServiceError
@@ -88,10 +87,10 @@ work, so it stays fast while every core assembles turns."""
 
 
 def _start(settings: Settings) -> None:
-    """The worker process's initializer: a lower CPU priority (:data:`NICE`), then its own
-    workspace, loaded before the first job."""
+    """The worker process's initializer (after :func:`spawn_pool`'s: Ctrl-C is the server's,
+    it stops the pool): a lower CPU priority (:data:`NICE`), then its own workspace, loaded
+    before the first job."""
     global _CHILD
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's: it stops the pool
     with contextlib.suppress(OSError, AttributeError):
         os.nice(NICE)
     _CHILD = ServiceState(Workspace(settings))
@@ -120,12 +119,7 @@ class TurnRunner:
     def pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    self.processes,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_start,
-                    initargs=(self.ws.settings,),
-                )
+                self._pool = spawn_pool(self.processes, _start, (self.ws.settings,))
             return self._pool
 
     async def run(
