@@ -39,8 +39,8 @@ def is_unknown_speaker(name: str) -> bool:
 NPC_MIN_LINES = 20
 """Lines an NPC speaks in the whole corpus to become a node (``ARKLORE_NPC_MIN_LINES``). The
 design's upstream rule is 30 lines or a 0.04 share; measured on the real corpus
-(docs/graph.md, "Who becomes a node"), 20 lines with no share admits every NPC the curated
-relations and the eval sets name, as the upstream rule does, with fewer extras."""
+(docs/graph.md, "Who becomes a node"), 20 lines with no share admits the same NPCs of the
+curated relations and the eval sets as the upstream rule does, with fewer extras."""
 NPC_MIN_SHARE = 0.0
 """Share of one story's spoken lines that also makes an NPC a node (``ARKLORE_NPC_MIN_SHARE``;
 0: off; the upstream rule's 0.04)."""
@@ -89,7 +89,7 @@ class People:
     ``strangers`` (``[[stranger]]`` labels: 林 is her father there, 医生 several people) are
     nobody as a speaker and as a name a line calls or mentions; a hand-edited file naming
     the operator by it still means her (:meth:`operator`). ``admission``: which named NPC
-    speakers become nodes (:class:`~arklore.graph.interaction.Admission`).
+    speakers become nodes (:class:`Admission`).
     """
 
     def __init__(
