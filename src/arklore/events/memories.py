@@ -176,9 +176,10 @@ def in_story_order(
     in, a memory its time hint dates before its story (:func:`told_as_past`) with that
     story's first stage; then by line."""
 
-    def key(r: events_db.MemoryRow) -> tuple[int, int, str, int]:
-        at = order.moment(r.stage_path, before_its_story=told_as_past(r.time_hint))
-        return (at, 0 if told_as_past(r.time_hint) else 1, r.stage_path, r.line_start)
+    def key(r: events_db.MemoryRow) -> tuple[int, bool, str, int]:
+        past = told_as_past(r.time_hint)
+        return (order.moment(r.stage_path, before_its_story=past), not past, r.stage_path,
+                r.line_start)  # fmt: skip
 
     return sorted(rows, key=key)
 

@@ -198,9 +198,10 @@ class _Scan:
         self.me = me
         self.per_signal = per_signal
         self.acc: dict[str, _Acc] = defaultdict(_Acc)
-        rows = [(name, n) for name, (n, _) in store.speaker_counts().items()]
+        counts = store.speaker_counts()
+        rows = [(name, n) for name, (n, _) in counts.items()]
         self.speaker_lines = dict(rows)
-        self.admitted = people.admission.admitted(store)  # the NPCs the graph has as nodes
+        self.admitted = people.admission.admitted(store, counts)  # the graph's NPC nodes
         self.known = (
             {n for n, _ in rows if n and not is_unknown_speaker(n)}
             | set(people.table.surfaces())

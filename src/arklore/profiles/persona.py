@@ -115,7 +115,7 @@ def _later(
     ids = _STORY_ID.findall(line)
     if ids and not knows_lines(ids):
         return True
-    sections = [(entry, title) for entry, title in _ARCHIVE_ID.findall(line)]
+    sections: list[tuple[str, str]] = _ARCHIVE_ID.findall(line)
     if (m := _ANCHOR_FIELD.match(line)) is not None:
         sections.append((char_id, m.group(1)))
     return any(

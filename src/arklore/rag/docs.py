@@ -36,7 +36,7 @@ import hashlib
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -77,6 +77,8 @@ ANCHOR_CORE = 3
 the others go first (:func:`arklore.rag.context.fit_budget`)."""
 ANCHOR_SKIP: frozenset[str] = frozenset({DOCTOR_ID})
 """People never given an anchor slot: the chat is with the Doctor, whose view has its own block."""
+
+T = TypeVar("T")
 
 
 ANCHOR_WRITTEN_MAX = 8
@@ -379,6 +381,11 @@ class SourceContext:
         node = self.graph.nodes.get(node_id)
         return node.name if node else node_id.removeprefix("npc:")
 
+    def made(self, key: list[Any], make: Callable[[], T]) -> T:
+        """``make()``, or the text the last build made from the same ``key`` (:class:`DocMemo`,
+        in an index build)."""
+        return self.memo.get(key, make) if self.memo is not None else make()
+
     def speaks_in_chat(self, node_id: str) -> bool:
         """Only an operator's view can reach a chat (a chat speaks as an operator): no
         document is built for anyone else's view, nor for one outside :attr:`views` (a
@@ -492,7 +499,7 @@ def matrix_documents(ctx: SourceContext) -> Iterator[RelationDoc]:
                 return got.text, got.line_ids
 
             key = ["matrix", e, text, ctx.name(e.source), ctx.name(e.target)]
-            text, lead = ctx.memo.get(key, make) if ctx.memo is not None else make()
+            text, lead = ctx.made(key, make)
         doc = _edge_doc(e, "matrix", text, str(path or ctx.graph_path), "as_written")
         doc.evidence_line_ids = unique([*lead, *doc.evidence_line_ids])
         doc.since = e.since
@@ -531,7 +538,7 @@ def edge_items(ctx: SourceContext) -> list[EdgeItem]:
             facts = ctx.facts.get((e.source, e.target))
             return fallback_description(e, a, b, facts, ctx.name, unit=unit)
 
-        fallback = ctx.memo.get(["edge", e, a, b, unit], make) if ctx.memo else make()
+        fallback = ctx.made(["edge", e, a, b, unit], make)
         # an index build without a model reads no facts but the missing texts'
         lazy = ctx.memo is not None and ctx.describer is evidence_describer
         facts = None if lazy else ctx.facts.get((e.source, e.target))
