@@ -103,6 +103,16 @@ def home_state(home: Path, data: tuple[Path, Path], matrix: Path, **kw: Any) -> 
             "results": results, "chars": chars}  # fmt: skip
 
 
+def built_from_nothing(
+    tmp_path: Path, data: tuple[Path, Path], matrix: Path, **kw: Any
+) -> dict[str, Any]:
+    """:func:`home_state` of a home built from nothing on the same inputs (the reference an
+    edited home must equal)."""
+    scratch = tmp_path / "scratch"
+    build(scratch, data, matrix, **kw)
+    return home_state(scratch, data, matrix, **kw)
+
+
 def built_with_one_relation(
     tmp_path: Path, data: tuple[Path, Path]
 ) -> tuple[Path, Path, list[str]]:
@@ -134,10 +144,8 @@ def test_a_matrix_edit_is_built_from_the_kept_corpus_pass_and_equals_a_build_fro
     index = steps["index"].summary  # the live collection gets the edited and the added one
     assert index["embedded"] == 2 and index["patched"] == {"upserted": 2, "deleted": 0}
 
-    scratch = tmp_path / "scratch"
-    build(scratch, data, matrix)
     after = home_state(home, data, matrix)
-    assert after == home_state(scratch, data, matrix)
+    assert after == built_from_nothing(tmp_path, data, matrix)
     for part in ("edges", "docs", "results"):  # the edit reached the graph, index and task E
         assert after[part] != before[part], part
 
@@ -157,9 +165,7 @@ def test_a_removed_relation_leaves_the_graph_and_index_of_a_build_without_it(
     # 陈's written view is gone; her view from the story is described again (and embedded)
     assert steps["index"].summary["patched"] == {"upserted": 1, "deleted": 1}
 
-    scratch = tmp_path / "scratch"
-    build(scratch, data, matrix)
-    assert home_state(home, data, matrix) == home_state(scratch, data, matrix)
+    assert home_state(home, data, matrix) == built_from_nothing(tmp_path, data, matrix)
 
 
 def user_char(view: str) -> str:
@@ -185,10 +191,8 @@ def test_a_user_char_edit_redoes_the_index_alone_and_equals_a_build_from_nothing
     steps = build(home, data, matrix, chars_dir=chars)
     assert [n for n, s in steps.items() if not s.skipped] == ["ingest", "index"]
 
-    scratch = tmp_path / "scratch"
-    build(scratch, data, matrix, chars_dir=chars)
-    assert home_state(home, data, matrix, chars_dir=chars) == home_state(
-        scratch, data, matrix, chars_dir=chars
+    assert home_state(home, data, matrix, chars_dir=chars) == built_from_nothing(
+        tmp_path, data, matrix, chars_dir=chars
     )
 
 
@@ -198,9 +202,7 @@ def test_a_story_edit_walks_the_corpus_again(tmp_path: Path, data: tuple[Path, P
     story = data[0] / STORY / f"{STAGE}.txt"
     story.write_text(SCRIPT.replace("好，一起出发。", "好，推进之王，一起出发。"), encoding="utf-8")
     assert build(home, data, matrix)["graph"].summary["corpus_pass"] is True
-    scratch = tmp_path / "scratch"
-    build(scratch, data, matrix)
-    assert home_state(home, data, matrix) == home_state(scratch, data, matrix)
+    assert home_state(home, data, matrix) == built_from_nothing(tmp_path, data, matrix)
 
 
 def test_a_build_killed_while_patching_the_index_fills_a_new_collection(
@@ -219,9 +221,7 @@ def test_a_build_killed_while_patching_the_index_fills_a_new_collection(
     forced = build(home, data, matrix, force=True)["index"].summary  # --force: a new one too
     assert forced["patched"] is None
     assert orjson.loads(pointer.read_bytes())["collection"] != now["collection"]
-    scratch = tmp_path / "scratch"
-    build(scratch, data, matrix)
-    assert home_state(home, data, matrix) == home_state(scratch, data, matrix)
+    assert home_state(home, data, matrix) == built_from_nothing(tmp_path, data, matrix)
 
 
 def test_an_edited_citation_is_checked_again_against_the_corpus(
@@ -235,9 +235,7 @@ def test_an_edited_citation_is_checked_again_against_the_corpus(
     assert build(home, data, matrix)["graph"].summary["corpus_pass"] is False
     graph = orjson.loads((home / "relation_graph.json").read_bytes())
     assert [r["to"] for r in graph["meta"]["curated_rejected"]] == ["char_010_chen"]
-    scratch = tmp_path / "scratch"
-    build(scratch, data, matrix)
-    assert home_state(home, data, matrix) == home_state(scratch, data, matrix)
+    assert home_state(home, data, matrix) == built_from_nothing(tmp_path, data, matrix)
 
 
 def test_new_document_rules_describe_every_edge_again_and_embed_only_changed_texts(
