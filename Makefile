@@ -18,8 +18,7 @@ export ARKLORE_HOME ?= $(abspath var)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/python tools/install_venv.py
 	touch $(STAMP)
 
 venv: $(STAMP) web
@@ -57,13 +56,15 @@ browser-deps:
 # pytest-xdist processes for `make test` and `make test-fast` (the tests share no state but
 # their fixtures' folders)
 TEST_WORKERS ?= 2
-# pytest with byte-code caching on even where the environment turns it off
-# (PYTHONDONTWRITEBYTECODE): rewriting the test modules' asserts and compiling the package
-# again on every run costs each worker ~7 s of a `make test-fast`
-PYTEST = env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+# Byte-code caching on even where the environment turns it off (PYTHONDONTWRITEBYTECODE):
+# the venv is installed without compiled modules (tools/install_venv.py), so each process
+# would compile what it imports again (an `arklore` start 1.5 -> 3 s; rewriting the test
+# modules' asserts and compiling the package costs each test worker ~7 s of `make test-fast`)
+CACHED = env -u PYTHONDONTWRITEBYTECODE
+PYTEST = $(CACHED) $(BIN)/python -m pytest
 
 demo: $(STAMP) web
-	$(BIN)/arklore demo
+	$(CACHED) $(BIN)/arklore demo
 
 # on TEST_WORKERS processes; the tests sharing one ingest of the real corpus are one group
 # (tests/conftest.py): one worker runs them in order, the other the rest meanwhile
@@ -81,7 +82,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP) web
-	$(BIN)/python -m bench
+	$(CACHED) $(BIN)/python -m bench
 
 # The figures README.md and docs/ quote, rewritten from the code (setting defaults, packaged
 # data) and from the measured record docs/figures.json; tests/test_docs_figures.py fails when
