@@ -31,18 +31,25 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV = "lorebook_eval.jsonl", "lorebook_dev.jsonl"
-MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01}
-MIN_REACH = {HELD_OUT: 0.75, DEV: 0.95}
-CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.015}
-CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95}
+HELD_OUT, DEV, DEV2 = "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl"
+MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01, DEV2: 0.085}
+MIN_REACH = {HELD_OUT: 0.75, DEV: 0.95, DEV2: 0.93}
+CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.015, DEV2: 0.01}
+CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95}
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
 (keys only 0.0% false, 96% reached; in a chat 98.9% reached) and at what is reached where not
 (in a chat 1.1% false: 1 of 92, 管家 keys both of 银灰's retainers, one term of the kinship
-table)."""
-SETS = pytest.mark.parametrize("name", [DEV, HELD_OUT])
+table). The second development set (``data/lorebook_dev2.jsonl``, 404 messages over 141
+people, 81 operators the first set does not name, 174 messages that name nobody) measured the
+keys before they changed again (keys only 14.6% false, 89% reached; in a chat 0.0%, 93%) and
+after the rules it called for (English words that are codenames, ASCII forms of Latin names,
+names two people share, titles, 姓, more person markers): keys only 7.7% false (19 of 248,
+words no dictionary lists: 霜华, 熔泉, 冰酿; English words typed beside Chinese: click一下,
+doc文件) and 94% reached; in a chat 0.0% and 97%. Held at those, with a margin."""
+SETS = pytest.mark.parametrize("name", [DEV, DEV2, HELD_OUT])
+TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_"}
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +81,7 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str)
         if not ks.empty
     ]
     rep = lint(entries, records, ws.cards._person_of)
-    tag = "" if name == HELD_OUT else "dev_"
+    tag = TAGS[name]
     metrics(
         rep.line() + f" [{name}, keys only]",
         **{
@@ -117,7 +124,7 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> No
         false += len(got - there)
         mentioned += len(there & keyed)
         reached += len(there & keyed & got)
-    tag = "" if name == HELD_OUT else "dev_"
+    tag = TAGS[name]
     metrics(
         f"lorebook in a chat with her: {len(records)} messages to {len(books)} operators, "
         f"{fired} firings, {false} false ({false / fired:.1%}); fires for {reached}/{mentioned} "
