@@ -32,7 +32,7 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 pytestmark = pytest.mark.realdata
 
 HELD_OUT, DEV, DEV2 = "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl"
-MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01, DEV2: 0.085}
+MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01, DEV2: 0.075}
 MIN_REACH = {HELD_OUT: 0.75, DEV: 0.95, DEV2: 0.93}
 CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.015, DEV2: 0.01}
 CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95}
@@ -45,9 +45,10 @@ table). The second development set (``data/lorebook_dev2.jsonl``, 404 messages o
 people, 81 operators the first set does not name, 174 messages that name nobody) measured the
 keys before they changed again (keys only 14.6% false, 89% reached; in a chat 0.0%, 93%) and
 after the rules it called for (English words that are codenames, ASCII forms of Latin names,
-names two people share, titles, 姓, more person markers): keys only 7.7% false (19 of 248,
-words no dictionary lists: 霜华, 熔泉, 冰酿; English words typed beside Chinese: click一下,
-doc文件) and 94% reached; in a chat 0.0% and 97%. Held at those, with a margin."""
+names two people share, titles, 姓, a measure word, more person markers): keys only 6.5%
+false (16 of 245: words no dictionary lists, 霜华, 熔泉, 冰酿; English words typed beside
+Chinese, click一下, doc文件) and 94% reached; in a chat 0.0% and 97%. Held at those, with a
+margin."""
 SETS = pytest.mark.parametrize("name", [DEV, DEV2, HELD_OUT])
 TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_"}
 

@@ -2,7 +2,7 @@
 each on messages written for this test: an English word that is a codename is that word
 inside an English phrase, a Latin name is keyed in its ASCII form too, a name two people are
 called keys neither, a name that is a title is her only beside a word of the game, a
-single-character surname after 姓 is nobody, and a story form that is a question is no name."""
+single-character surname after 姓 is nobody, a name after a measure word is a thing, and a story form that is a question is no name."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ PEOPLE = [
     Person("chen", ("陈",)),
     Person("flint", ("燧石",)),
     Person("texas", ("德克萨斯",)),
+    Person("skybox", ("天空盒",)),
+    Person("grain", ("小满",)),
 ]
 
 
@@ -52,6 +54,10 @@ def fired(maker: KeyMaker, text: str) -> set[str]:
         ("燧石的拳头太硬了", {"flint"}),  # what a person has
         ("用燧石打火好难", set()),
         ("德克萨斯去送货了", {"texas"}),  # what a person does
+        ("我给卧室装了个天空盒灯", set()),  # after a measure word: the thing
+        ("天空盒把无人机开进了食堂", {"skybox"}),
+        ("小满是二十四节气之一", set()),  # a chat word (a solar term)
+        ("小满在田边画画", {"grain"}),
     ],
 )
 def test_each_class_of_the_second_development_set(

@@ -371,6 +371,8 @@ class KeyMaker:
             if not lone and len(name) > 1:  # 窗外的夜莺在唱歌, 有夜莺: the thing, not her
                 lone = f"(?<![{NOUN_BEFORE}])"
             return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
+        if len(name) > 1:  # 装了个天空盒: a measure word makes it a thing
+            head += f"(?<![{MEASURES}])"
         # (?=name) first: a regex engine tries the pattern at every position, and the name
         # fails fast where the long lookbehinds would be read for nothing
         return f"/(?={esc}){head}{esc}{tail}/" if head else f"/{esc}{tail}/"
@@ -474,7 +476,8 @@ PERSON_DOES: tuple[str, ...] = (
 )  # fmt: skip
 """Verbs after a name that a person does to somebody or with something (远山给我算了一卦,
 末药配的药, 灰烬带队): her, not the word."""
-NOUN_BEFORE = "有的个只些群"
+MEASURES = "个只些群"
+NOUN_BEFORE = f"有的{MEASURES}"
 """Before a name that is a word, what makes it the thing (窗外的夜莺, 有夜莺, 一只夜莺): a
 marker after it does not make it her there."""
 AFTER_PERSON: tuple[str, ...] = (
