@@ -573,6 +573,7 @@ __all__ = [
     "KeyMaker",
     "KeySet",
     "Person",
+    "ascii_form",
     "is_latin",
     "key_data",
     "kin_key",
