@@ -9,10 +9,12 @@ relation entries, keyed by her people's names and by the kinship words that mean
 her). Each prints the false triggers (a share of all firings) and the reach (people mentioned
 whose entry fires). The set labels operators only, so the chat mode judges her entries for
 operators. The issue's targets are 1% and 95%. On the held-out set, run once after the keys
-were tuned on the development set (``data/lorebook_dev.jsonl``): keys only 3.1% false and 80%
-reached (before: 5.3%, 76%), in a chat 6.7% and 97% (before: 9.6%, 92%). The reach in a chat
-meets the target and is held at it; the other three are held at the floors they had, so a
-change that loses ground fails. The development set is held at the targets it meets.
+were tuned on the two development sets (``data/lorebook_dev.jsonl``, then the general rules
+``data/lorebook_dev2.jsonl`` called for): keys only 2.0% false (4 of 196) and 81% reached (192
+of 236; after the first set alone: 3.1%, 80%; before it: 5.3%, 76%), in a chat 6.7% (5 of 75)
+and 97% (70 of 72), as after the first set. The reach in a chat meets the target and is held
+at it; the other three are held at what was measured, with a margin, so a change that loses
+ground fails. The development sets are held at the targets they meet, else at what they reach.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 pytestmark = pytest.mark.realdata
 
 HELD_OUT, DEV, DEV2 = "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl"
-MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01, DEV2: 0.075}
-MIN_REACH = {HELD_OUT: 0.75, DEV: 0.95, DEV2: 0.93}
-CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.015, DEV2: 0.01}
+MAX_FALSE = {HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.075}
+MIN_REACH = {HELD_OUT: 0.80, DEV: 0.95, DEV2: 0.93}
+CHAT_MAX_FALSE = {HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01}
 CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95}
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
