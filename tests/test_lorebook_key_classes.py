@@ -68,7 +68,9 @@ def test_each_class_of_the_second_development_set(
 
 def test_a_shared_name_is_listed_as_nobody_in_particular(maker: KeyMaker) -> None:
     ks = maker.keys("specter")
-    assert "二队长" in ks.unreachable and "幽灵鲨" in ks.keys
+    assert ks.shared == ["二队长"] and "幽灵鲨" in ks.keys
+    alone = KeyMaker([Person("a", ("二队长",)), Person("b", ("二队长", "歌蕾蒂娅"))]).keys("a")
+    assert alone.empty and "another person's" in alone.why_empty()
 
 
 def test_ascii_form_of_a_latin_name() -> None:

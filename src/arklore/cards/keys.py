@@ -35,7 +35,18 @@ person has after 的 (暴雨的盾) or does (远山给我…) marks her.
 
 A person of the story who is not an operator and whose name is itself a word (主教, 奶奶) is
 nobody in particular: she gets no key (listed, with why). Her nicknames (陈sir, 小玫: what the
-story calls her, :meth:`~arklore.cards.facade.CardsFacade.people`) are names like any other.
+story calls her, :meth:`~arklore.cards.facade.CardsFacade.people`) are names like any other,
+except a form that is a question (什么意思: :func:`nickname_ok`); a name two people are called
+(二队长: 幽灵鲨 and 歌蕾蒂娅) keys neither (``KeySet.shared``).
+
+What the second development set (``data/lorebook_dev2.jsonl``) showed, as rules: a Latin name
+with letters beyond ASCII is keyed in its ASCII form too (młynar, mlynar: :func:`ascii_form`);
+a codename that is an English word (``[english]`` of the data file: ray, may, spot, doc) is that
+word inside an English phrase, so it keys her only where no Latin word stands a space or hyphen
+away (``ray tracing``, ``see you in may``); a name that is a title (医生) is a person wherever
+it is, so only a word of the game makes it her (医生干员, 抽到医生), not 医生说; a single
+character after 姓 is a surname (老板姓陈); a measure word before a name that is a word makes
+it the thing (装了个天空盒灯).
 
 ``arklore export lint`` (:mod:`arklore.cards.lint`) measures what this rule lets through on
 labelled chat messages, and the suite runs SillyTavern's own ``matchKeys`` on them.
@@ -100,6 +111,7 @@ class KeySet:
     whole_words: bool = False
     unsafe: dict[str, str] = field(default_factory=dict)  # name -> why it is a regex key
     unreachable: list[str] = field(default_factory=list)  # names that are nobody in particular
+    shared: list[str] = field(default_factory=list)  # names another person is called too
     logic: int = AND_ANY
 
     @property
@@ -111,6 +123,8 @@ class KeySet:
         return not self.keys
 
     def why_empty(self) -> str:
+        if self.shared and not self.unreachable:
+            return "every name is another person's too: it tells nobody apart"
         if self.unreachable:
             return "every name is an ordinary word: nobody in particular"
         return "no name usable as a key"
@@ -423,7 +437,7 @@ class KeyMaker:
         names = [n for n in names if n not in shared]
         unsafe = {n: self._unsafe[n] for n in names if self._unsafe.get(n, "")}
         ks = KeySet(person_id, [n for n in names if n not in unsafe], unsafe=unsafe)
-        ks.unreachable.extend(shared)
+        ks.shared.extend(shared)
         for n in unsafe:
             # a person of the story who is not an operator and whose name is a word is
             # nobody in particular (主教, 奶奶): no key
