@@ -43,8 +43,9 @@ messages over 144 operators written to tune the keys on: nicknames, word names, 
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
 (keys only 0.0% false, 96% reached; in a chat 98.9% reached) and at what is reached where not
 (in a chat 1.1% false: 1 of 92, 管家 keys both of 银灰's retainers, one term of the kinship
-table). The second development set (``data/lorebook_dev2.jsonl``, 404 messages over 141
-people, 81 operators the first set does not name, 174 messages that name nobody) measured the
+table). The second development set (``data/lorebook_dev2.jsonl``, 404 messages over 131
+operators, 71 of them the first set does not name, and 10 other people; 174 messages name
+nobody) measured the
 keys before they changed again (keys only 14.6% false, 89% reached; in a chat 0.0%, 93%) and
 after the rules it called for (English words that are codenames, ASCII forms of Latin names,
 names two people share, titles, 姓, a measure word, more person markers): keys only 6.5%
