@@ -835,3 +835,20 @@ def test_her_scenes_computed_in_worker_processes_are_those_computed_in_one(
     one, two = rows
     assert one == two
     assert {r[1] for r in one[0] if r[0] == CHEN} == {P1, P2, P3, P4, holiday}
+
+
+def test_april_fools_lines_are_hers_only_where_she_speaks_in_no_story(tmp_path: Path) -> None:
+    """An operator who speaks only in an April Fools' event (主播U, 断罪者) has those lines
+    for her greeting and her way of speaking; one with a story line keeps to her story, and a
+    how-to-play line is nobody's."""
+    story, guide = "obt/main/level_f_01", "activities/act9x/training/t_01"
+    fools = "activities/act4fun/level_act4fun_01_end"
+    with small_world(tmp_path, {
+        story: [_d(story, 1, "陈", "博士，巡逻的报告我放在你桌上了。")],
+        fools: [_d(fools, 1, "陈", "博士，今天由我来当罗德岛的老大！"),
+                _d(fools, 2, "星熊", "博士，节目马上开播，别走开哦！")],
+        guide: [_d(guide, 1, "星熊", "部署重装干员，可以挡住更多敌人。")],
+    }) as w:  # fmt: skip
+        chen, hoshi = w.profiles.greeting("陈"), w.profiles.greeting("星熊")
+    assert chen is not None and chen.text == "博士，巡逻的报告我放在你桌上了。"
+    assert hoshi is not None and hoshi.text == "博士，节目马上开播，别走开哦！"

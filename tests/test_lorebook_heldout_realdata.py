@@ -9,10 +9,12 @@ relation entries, keyed by her people's names and by the kinship words that mean
 her). Each prints the false triggers (a share of all firings) and the reach (people mentioned
 whose entry fires). The set labels operators only, so the chat mode judges her entries for
 operators. The issue's targets are 1% and 95%. On the held-out set, run once after the keys
-were tuned on the development set (``data/lorebook_dev.jsonl``): keys only 3.1% false and 80%
-reached (before: 5.3%, 76%), in a chat 6.7% and 97% (before: 9.6%, 92%). The reach in a chat
-meets the target and is held at it; the other three are held at the floors they had, so a
-change that loses ground fails. The development set is held at the targets it meets.
+were tuned on the two development sets (``data/lorebook_dev.jsonl``, then the general rules
+``data/lorebook_dev2.jsonl`` called for): keys only 2.0% false (4 of 196) and 81% reached (192
+of 236; after the first set alone: 3.1%, 80%; before it: 5.3%, 76%), in a chat 6.7% (5 of 75)
+and 97% (70 of 72), as after the first set. The reach in a chat meets the target and is held
+at it; the other three are held at what was measured, with a margin, so a change that loses
+ground fails. The development sets are held at the targets they meet, else at what they reach.
 """
 
 from __future__ import annotations
@@ -31,18 +33,27 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV = "lorebook_eval.jsonl", "lorebook_dev.jsonl"
-MAX_FALSE = {HELD_OUT: 0.065, DEV: 0.01}
-MIN_REACH = {HELD_OUT: 0.75, DEV: 0.95}
-CHAT_MAX_FALSE = {HELD_OUT: 0.10, DEV: 0.015}
-CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95}
+HELD_OUT, DEV, DEV2 = "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl"
+MAX_FALSE = {HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.075}
+MIN_REACH = {HELD_OUT: 0.80, DEV: 0.95, DEV2: 0.93}
+CHAT_MAX_FALSE = {HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01}
+CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95}
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
 (keys only 0.0% false, 96% reached; in a chat 98.9% reached) and at what is reached where not
 (in a chat 1.1% false: 1 of 92, 管家 keys both of 银灰's retainers, one term of the kinship
-table)."""
-SETS = pytest.mark.parametrize("name", [DEV, HELD_OUT])
+table). The second development set (``data/lorebook_dev2.jsonl``, 404 messages over 131
+operators, 71 of them the first set does not name, and 10 other people; 174 messages name
+nobody) measured the
+keys before they changed again (keys only 14.6% false, 89% reached; in a chat 0.0%, 93%) and
+after the rules it called for (English words that are codenames, ASCII forms of Latin names,
+names two people share, titles, 姓, a measure word, more person markers): keys only 6.5%
+false (16 of 245: words no dictionary lists, 霜华, 熔泉, 冰酿; English words typed beside
+Chinese, click一下, doc文件) and 94% reached; in a chat 0.0% and 97%. Held at those, with a
+margin."""
+SETS = pytest.mark.parametrize("name", [DEV, DEV2, HELD_OUT])
+TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_"}
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +85,7 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str)
         if not ks.empty
     ]
     rep = lint(entries, records, ws.cards._person_of)
-    tag = "" if name == HELD_OUT else "dev_"
+    tag = TAGS[name]
     metrics(
         rep.line() + f" [{name}, keys only]",
         **{
@@ -117,7 +128,7 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> No
         false += len(got - there)
         mentioned += len(there & keyed)
         reached += len(there & keyed & got)
-    tag = "" if name == HELD_OUT else "dev_"
+    tag = TAGS[name]
     metrics(
         f"lorebook in a chat with her: {len(records)} messages to {len(books)} operators, "
         f"{fired} firings, {false} false ({false / fired:.1%}); fires for {reached}/{mentioned} "

@@ -35,7 +35,18 @@ person has after 的 (暴雨的盾) or does (远山给我…) marks her.
 
 A person of the story who is not an operator and whose name is itself a word (主教, 奶奶) is
 nobody in particular: she gets no key (listed, with why). Her nicknames (陈sir, 小玫: what the
-story calls her, :meth:`~arklore.cards.facade.CardsFacade.people`) are names like any other.
+story calls her, :meth:`~arklore.cards.facade.CardsFacade.people`) are names like any other,
+except a form that is a question (什么意思: :func:`nickname_ok`); a name two people are called
+(二队长: 幽灵鲨 and 歌蕾蒂娅) keys neither (``KeySet.shared``).
+
+What the second development set (``data/lorebook_dev2.jsonl``) showed, as rules: a Latin name
+with letters beyond ASCII is keyed in its ASCII form too (młynar, mlynar: :func:`ascii_form`);
+a codename that is an English word (``[english]`` of the data file: ray, may, spot, doc) is that
+word inside an English phrase, so it keys her only where no Latin word stands a space or hyphen
+away (``ray tracing``, ``see you in may``); a name that is a title (医生) is a person wherever
+it is, so only a word of the game makes it her (医生干员, 抽到医生), not 医生说; a single
+character after 姓 is a surname (老板姓陈); a measure word before a name that is a word makes
+it the thing (装了个天空盒灯).
 
 ``arklore export lint`` (:mod:`arklore.cards.lint`) measures what this rule lets through on
 labelled chat messages, and the suite runs SillyTavern's own ``matchKeys`` on them.
@@ -45,6 +56,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -99,6 +111,7 @@ class KeySet:
     whole_words: bool = False
     unsafe: dict[str, str] = field(default_factory=dict)  # name -> why it is a regex key
     unreachable: list[str] = field(default_factory=list)  # names that are nobody in particular
+    shared: list[str] = field(default_factory=list)  # names another person is called too
     logic: int = AND_ANY
 
     @property
@@ -110,6 +123,8 @@ class KeySet:
         return not self.keys
 
     def why_empty(self) -> str:
+        if self.shared and not self.unreachable:
+            return "every name is another person's too: it tells nobody apart"
         if self.unreachable:
             return "every name is an ordinary word: nobody in particular"
         return "no name usable as a key"
@@ -122,6 +137,7 @@ class KeyData:
 
     nicknames: dict[str, tuple[str, ...]]
     words: frozenset[str]
+    english: frozenset[str] = frozenset()
 
 
 @cache
@@ -133,7 +149,8 @@ def key_data() -> KeyData:
     for row in doc.get("nickname", []):
         nicks.setdefault(str(row["id"]), []).append(str(row["name"]))
     words = frozenset(fold(str(row["text"])) for row in doc.get("word", []))
-    return KeyData({k: tuple(v) for k, v in nicks.items()}, words)
+    english = frozenset(fold(str(w)) for w in doc.get("english", {}).get("words", []))
+    return KeyData({k: tuple(v) for k, v in nicks.items()}, words, english)
 
 
 @cache
@@ -189,6 +206,7 @@ def word_hosts(keys: Iterable[str], collect: Iterable[str] = ()) -> dict[str, _H
 
 _FUNCTION_CHARS = frozenset("的了是好对行嗯吗呢吧啊呀哦嘛就都也还")
 _PARTICLES = "啊呀呢吧哦嘛哇啦"
+_QUESTIONS = ("什么", "怎么", "哪", "谁", "为何")
 
 
 def nickname_ok(form: str) -> bool:
@@ -201,6 +219,9 @@ def nickname_ok(form: str) -> bool:
         len(f) > 1
         and not set(f) <= _FUNCTION_CHARS  # 好的, 是的: a reply the speech rule took for a call
         and not f.endswith(tuple(_PARTICLES))  # 芙蓉啊
+        and not any(
+            q in f for q in _QUESTIONS
+        )  # 什么意思: a question the speech rule took for a call
         and not is_term_word(form)
         and form not in rules.HONORIFIC_SUFFIXES
         and rules.classify(f) != "risky"
@@ -334,6 +355,9 @@ class KeyMaker:
             if len(name) < MIN_LATIN and tail:  # W型, V字, 3W字: a letter or a unit, not her
                 tail = f"(?![a-z{SHAPES}])"
                 head = "(?<![a-z0-9])" if head else head
+            if name in key_data().english:  # ray tracing, see you in may: an English phrase
+                head += "(?<![a-z][ -])"
+                tail += "(?![ -][a-z])"
             return f"/{head}{_js_escape(name)}{tail}/i"
         before, after, held = self._contexts(name)
         esc = _js_escape(name)
@@ -344,19 +368,25 @@ class KeyMaker:
             behind.setdefault(len(pre), []).append(f"{_js_escape(pre)}(?={esc}{_js_escape(post)})")
         # one lookbehind per width: Python's re (the lint) takes only fixed-width ones
         head = "".join(f"(?<!{'|'.join(alts)})" for _, alts in sorted(behind.items()))
-        if len(name) == 1:
-            head = f"(?<![{DIGITS}])" + head
+        if len(name) == 1:  # 3年; 老板姓陈: the surname, nobody in particular
+            head = f"(?<![{DIGITS}{SURNAME_OF}])" + head
         tail = f"(?!{'|'.join(_js_escape(a) for a in after)})" if after else ""
         if self._confirmed(name):  # 初雪 the first snow: only where a person is meant
-            pre = "|".join(f"(?<={alts})" for alts in _by_width(BEFORE_PERSON))
+            title = rules.is_title(name)
+            # a title is a person anyway (医生说…): only a word of the game makes it her
+            cues = (*rules.GAME_CUES, *(f"的{w}" for w in rules.GAME_CUES))
+            marks_before = (*rules.ADDRESS_PREFIXES, *rules.GAME_CUES) if title else BEFORE_PERSON
+            pre = "|".join(f"(?<={alts})" for alts in _by_width(marks_before))
             # longest first (的妹妹 before 的), ties in order: the same key on every run
-            longest = sorted(set(AFTER_PERSON), key=lambda w: (-len(w), w))
+            longest = sorted(set(cues if title else AFTER_PERSON), key=lambda w: (-len(w), w))
             post = "|".join(_js_escape(w) for w in longest)
             # a title after a name is that person's (凯尔希医生又…): not her, without a marker
-            lone = "(?<![\\u4e00-\\u9fff])" if rules.is_title(name) else ""
+            lone = "(?<![\\u4e00-\\u9fff])" if title else ""
             if not lone and len(name) > 1:  # 窗外的夜莺在唱歌, 有夜莺: the thing, not her
                 lone = f"(?<![{NOUN_BEFORE}])"
             return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
+        if len(name) > 1:  # 装了个天空盒: a measure word makes it a thing
+            head += f"(?<![{MEASURES}])"
         # (?=name) first: a regex engine tries the pattern at every position, and the name
         # fails fast where the long lookbehinds would be read for nothing
         return f"/(?={esc}){head}{esc}{tail}/" if head else f"/{esc}{tail}/"
@@ -401,9 +431,13 @@ class KeyMaker:
             return hit
         p = self.people[person_id]
         names = [fold(n) for n in p.names if n and not n.startswith(SKIP_PREFIX)]
-        names = list(dict.fromkeys(names))
+        names = list(dict.fromkeys([*names, *(a for n in names if (a := ascii_form(n)))]))
+        # a name two people are called (二队长 of 幽灵鲨 and 歌蕾蒂娅) tells neither apart
+        shared = [n for n in names if len(self._owners.get(n, ())) > 1]
+        names = [n for n in names if n not in shared]
         unsafe = {n: self._unsafe[n] for n in names if self._unsafe.get(n, "")}
         ks = KeySet(person_id, [n for n in names if n not in unsafe], unsafe=unsafe)
+        ks.shared.extend(shared)
         for n in unsafe:
             # a person of the story who is not an operator and whose name is a word is
             # nobody in particular (主教, 奶奶): no key
@@ -419,6 +453,7 @@ class KeyMaker:
 
 
 DIGITS = "0-9０-９"
+SURNAME_OF = "姓"
 SHAPES = "型形字号键"
 """After a Latin name of one or two letters, these make it a letter (W型, V字领)."""
 DEGREE = (
@@ -440,19 +475,23 @@ DEGREE = (
 """Before a single-character name, a degree word makes it an adjective (很红, 不空, 太黑)."""
 BEFORE_PERSON: tuple[str, ...] = (
     *rules.ADDRESS_PREFIXES, *rules.PERSON_PRECEDERS_STRONG, *rules.GAME_CUES, "我家", "我们家",
+    "找", "模仿",
 )  # fmt: skip
 """What before a name that is a word marks a person: @, a verb whose object is a person (和,
 陪, 告诉), a word of the game (抽到, 练了)."""
 PERSON_THINGS: tuple[str, ...] = (
     "盾", "刀", "剑", "枪", "弓", "弩", "箭", "法杖", "伤", "信", "演唱会", "演出", "新歌",
+    "双刀", "拳", "锤", "电锯", "狙击", "手套", "剑术", "手里剑",
 )  # fmt: skip
 """What a person of the game has, after 的 (暴雨的盾, 空的演唱会): her, not the word."""
 PERSON_DOES: tuple[str, ...] = (
     "做", "配", "骑", "扛", "射", "带队", "带着", "给你", "给我", "找你", "找我", "来看", "来找",
+    "把", "被", "去", "和她", "和他", "和你", "跟她", "跟他",
 )  # fmt: skip
 """Verbs after a name that a person does to somebody or with something (远山给我算了一卦,
 末药配的药, 灰烬带队): her, not the word."""
-NOUN_BEFORE = "有的个只些群"
+MEASURES = "个只些群"
+NOUN_BEFORE = f"有的{MEASURES}"
 """Before a name that is a word, what makes it the thing (窗外的夜莺, 有夜莺, 一只夜莺): a
 marker after it does not make it her there."""
 AFTER_PERSON: tuple[str, ...] = (
@@ -464,6 +503,21 @@ AFTER_PERSON: tuple[str, ...] = (
 the game (精二, 技能, 的皮肤), 的 and a person noun (的妹妹) or what a person has (的盾), a
 call (初雪，你…)."""
 """Before a single-character name, a digit makes it a count or a date (3年, 7号)."""
+
+
+_ASCII_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "æ": "ae", "œ": "oe", "ß": "ss"})
+
+
+def ascii_form(name: str) -> str:
+    """A Latin name with letters beyond ASCII as players type it on an ASCII keyboard
+    (młynar -> mlynar, varkáris -> varkaris); "" when it has none or is not Latin."""
+    if not is_latin(name) or name.isascii():
+        return ""
+    bare = "".join(
+        c for c in unicodedata.normalize("NFKD", name.translate(_ASCII_LETTERS))
+        if not unicodedata.combining(c)
+    )  # fmt: skip
+    return bare if bare.isascii() else ""
 
 
 def _js_escape(text: str) -> str:
@@ -533,6 +587,7 @@ __all__ = [
     "KeyMaker",
     "KeySet",
     "Person",
+    "ascii_form",
     "is_latin",
     "key_data",
     "kin_key",

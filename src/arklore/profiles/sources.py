@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from arklore.core.blocks import is_story
+from arklore.core.blocks import is_guide, is_story
 from arklore.core.operators import Operator
 from arklore.core.vocatives import HONORIFICS, is_address
 from arklore.corpus.lexical import Tokenizer
@@ -56,20 +56,26 @@ def story_lines(store: Store, char_ids: Iterable[str] | None = None) -> dict[str
     """Dialogue lines of the primary corpus whose speaker resolves to an operator (the names
     layer's speaker ids), by that operator, in story order. Lines whose speaker is written
     with a question mark (uncertain) are left out, and those of a stage that is not her story
-    (a how-to-play, an April Fools' joke: :func:`~arklore.core.blocks.is_story`)."""
+    (a how-to-play, an April Fools' joke: :func:`~arklore.core.blocks.is_story`) -- unless
+    she speaks in no story stage at all: then her lines of an April Fools' event are hers
+    (主播U and 断罪者 speak only there; how they speak is in them). A how-to-play never is."""
     ids = speaker_ids(store)
     if char_ids is not None:
         wanted = set(char_ids)
         ids = {sp: cid for sp, cid in ids.items() if cid in wanted}
     out: dict[str, list[StoryLine]] = {}
+    jokes: dict[str, list[StoryLine]] = {}
     for lid, path, no, order, speaker, text, info in store.dialogue_lines(
         list(ids), max_chars=MAX_RAW_CHARS
     ):
-        if not is_story(path):
+        if is_guide(path):
             continue
         cid = ids[speaker]
         label = _label(info.story_code, info.avg_tag, info.story_name)
-        out.setdefault(cid, []).append(StoryLine(lid, path, no, order, speaker, cid, text, label))
+        line = StoryLine(lid, path, no, order, speaker, cid, text, label)
+        (out if is_story(path) else jokes).setdefault(cid, []).append(line)
+    for cid, lines in jokes.items():
+        out.setdefault(cid, lines)
     for lines in out.values():
         lines.sort(key=lambda s: (s.order, s.stage_path, s.line_no))
     return out

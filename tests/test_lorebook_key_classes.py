@@ -1,0 +1,84 @@
+"""The general rules the second development set (``data/lorebook_dev2.jsonl``) called for,
+each on messages written for this test: an English word that is a codename is that word
+inside an English phrase, a Latin name is keyed in its ASCII form too, a name two people are
+called keys neither, a name that is a title is her only beside a word of the game, a
+single-character surname after 姓 is nobody, a name after a measure word is a thing, and a story form that is a question is no name."""
+
+from __future__ import annotations
+
+import pytest
+
+from arklore.cards.keys import KeyMaker, Person, ascii_form, key_data, nickname_ok
+from arklore.cards.lint import Matchable, fires
+
+PEOPLE = [
+    Person("ray", ("ray", "莱伊")),
+    Person("silverash", ("silverash",)),
+    Person("mlynar", ("młynar", "玛恩纳")),
+    Person("specter", ("幽灵鲨", "二队长")),
+    Person("gladiia", ("歌蕾蒂娅", "二队长")),
+    Person("doc", ("doc", "医生")),
+    Person("chen", ("陈",)),
+    Person("flint", ("燧石",)),
+    Person("texas", ("德克萨斯",)),
+    Person("skybox", ("天空盒",)),
+    Person("grain", ("小满",)),
+]
+
+
+@pytest.fixture(scope="module")
+def maker() -> KeyMaker:
+    return KeyMaker(PEOPLE)
+
+
+def fired(maker: KeyMaker, text: str) -> set[str]:
+    return {p.id for p in PEOPLE if fires(Matchable(tuple(maker.keys(p.id).keys)), text)}
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("Ray又去劫车了", {"ray"}),
+        ("我用光追ray tracing跑了一下", set()),  # an English phrase: the word
+        ("the Ray of light", set()),
+        ("SilverAsh is so handsome", {"silverash"}),  # not an English word: any phrase
+        ("Mlynar又在睡觉", {"mlynar"}),  # typed without ł
+        ("młynar又在睡觉", {"mlynar"}),
+        ("二队长今天心情好吗", set()),  # both are called so: neither
+        ("幽灵鲨和歌蕾蒂娅", {"specter", "gladiia"}),
+        ("医生说我这周要多休息", set()),  # a doctor, not the operator
+        ("医生干员的手枪能回血", {"doc"}),
+        ("我刚抽到医生", {"doc"}),
+        ("楼下烧腊店的老板姓陈", set()),
+        ("陈又加班了", {"chen"}),
+        ("燧石的拳头太硬了", {"flint"}),  # what a person has
+        ("用燧石打火好难", set()),
+        ("德克萨斯去送货了", {"texas"}),  # what a person does
+        ("我给卧室装了个天空盒灯", set()),  # after a measure word: the thing
+        ("天空盒把无人机开进了食堂", {"skybox"}),
+        ("小满是二十四节气之一", set()),  # a chat word (a solar term)
+        ("小满在田边画画", {"grain"}),
+    ],
+)
+def test_each_class_of_the_second_development_set(
+    maker: KeyMaker, text: str, who: set[str]
+) -> None:
+    assert fired(maker, text) == who, [k for p in PEOPLE for k in maker.keys(p.id).keys]
+
+
+def test_a_shared_name_is_listed_as_nobody_in_particular(maker: KeyMaker) -> None:
+    ks = maker.keys("specter")
+    assert ks.shared == ["二队长"] and "幽灵鲨" in ks.keys
+    alone = KeyMaker([Person("a", ("二队长",)), Person("b", ("二队长", "歌蕾蒂娅"))]).keys("a")
+    assert alone.empty and "another person's" in alone.why_empty()
+
+
+def test_ascii_form_of_a_latin_name() -> None:
+    assert ascii_form("młynar") == "mlynar"
+    assert ascii_form("varkáris") == "varkaris"
+    assert ascii_form("ray") == "" and ascii_form("玛恩纳") == "" and ascii_form("лето") == ""
+
+
+def test_english_codenames_are_data_and_a_question_is_no_nickname() -> None:
+    assert {"ray", "may", "spot", "doc"} <= key_data().english
+    assert not nickname_ok("什么意思") and nickname_ok("小玫")
