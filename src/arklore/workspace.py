@@ -125,6 +125,11 @@ class Paths:
         return self.home / "cache" / "pair_facts.pickle"
 
     @property
+    def ingest_digests(self) -> Path:
+        """The story files' digests by their stat: an ingest reads only the files that changed."""
+        return self.home / "cache" / "ingest_digests.pickle"
+
+    @property
     def rag_rejects(self) -> Path:
         return self.home / "rag_rejects.jsonl"
 
@@ -171,7 +176,9 @@ class Workspace:
             breaker_failures=st.llm.breaker_failures,
             secrets=st.llm.secrets,
         )
-        self.corpus = CorpusFacade(paths.db, roots, STORE_MIGRATIONS, workers=st.workers)
+        self.corpus = CorpusFacade(
+            paths.db, roots, STORE_MIGRATIONS, workers=st.workers, digest_memo=paths.ingest_digests
+        )
         store = self.corpus.store
         self.names = NamesFacade(
             store,
