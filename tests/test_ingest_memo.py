@@ -16,6 +16,7 @@ from arklore.corpus import ingest as ingest_mod
 from arklore.corpus.ingest import IngestReport, ingest
 from arklore.corpus.store import Store
 from arklore.sources.roots import DataRoots
+from arklore.sources.speakers import stage_digest
 from arklore.workspace import open_store
 
 STAGES = 3  # two raw scripts and one ASTR stage in the tree
@@ -23,12 +24,12 @@ STAGES = 3  # two raw scripts and one ASTR stage in the tree
 
 class World:
     def __init__(self, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        gamedata, astr = write_tree(tmp / "data")
-        self.roots = DataRoots(gamedata, astr)
+        self.gamedata, self.astr = write_tree(tmp / "data")
+        self.roots = DataRoots(self.gamedata, self.astr)
         self.store: Store = open_store(tmp / "home" / "arklore.sqlite3")
         self.memo = tmp / "home" / "cache" / "ingest_digests.pickle"
         self.hashed: list[str] = []  # the stage of every file read to hash it in the check
-        digest = ingest_mod.stage_digest
+        digest = stage_digest
 
         def counted(data: bytes, stage_path: str) -> str:
             self.hashed.append(stage_path)
@@ -41,7 +42,7 @@ class World:
         return ingest(self.roots, self.store, memo=self.memo)
 
     def end(self) -> Path:
-        return avg_file(self.roots.gamedata, "level_test_01_end")
+        return avg_file(self.gamedata, "level_test_01_end")
 
     def texts(self) -> list[str]:
         return [ln.text for ln in self.store.lines("obt/main/level_test_01_end", "avg")]
@@ -105,13 +106,13 @@ def test_a_touched_file_with_the_same_bytes_is_hashed_not_parsed(world: World) -
 
 def test_a_new_file_is_added_and_a_deleted_one_removed(world: World) -> None:
     world.ingest()
-    new = avg_file(world.roots.gamedata, "level_test_02_beg")
+    new = avg_file(world.gamedata, "level_test_02_beg")
     shutil.copy(world.end(), new)
     report = world.ingest()
     assert report.sources["avg"].added == 1 and unchanged(report) == STAGES
     assert world.store.lines("obt/main/level_test_02_beg", "avg") != []
     new.unlink()
-    astr_file(world.roots.astr).unlink()
+    astr_file(world.astr).unlink()
     report = world.ingest()
     assert report.sources["avg"].removed == 1 and report.sources["astr"].removed == 1
     assert world.store.lines("obt/main/level_test_02_beg") == []

@@ -125,11 +125,6 @@ class Paths:
         return self.home / "cache" / "pair_facts.pickle"
 
     @property
-    def ingest_digests(self) -> Path:
-        """The story files' digests by their stat: an ingest reads only the files that changed."""
-        return self.home / "cache" / "ingest_digests.pickle"
-
-    @property
     def rag_rejects(self) -> Path:
         return self.home / "rag_rejects.jsonl"
 
@@ -176,9 +171,7 @@ class Workspace:
             breaker_failures=st.llm.breaker_failures,
             secrets=st.llm.secrets,
         )
-        self.corpus = CorpusFacade(
-            paths.db, roots, STORE_MIGRATIONS, workers=st.workers, digest_memo=paths.ingest_digests
-        )
+        self.corpus = CorpusFacade(paths.db, roots, STORE_MIGRATIONS, workers=st.workers)
         store = self.corpus.store
         self.names = NamesFacade(
             store,

@@ -64,7 +64,8 @@ class CorpusFacade:
         digest_memo: Path | None = None,
     ) -> None:
         self.db = db
-        self.digest_memo = digest_memo  # the source files' digests by their stat (ingest)
+        # the story files' digests by their stat: an ingest reads only the files that changed
+        self.digest_memo = digest_memo or db.parent / "cache" / "ingest_digests.pickle"
         self.roots = roots
         self.workers = workers  # processes that parse story files during an ingest
         self.migrations = tuple(migrations)
