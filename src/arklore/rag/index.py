@@ -49,6 +49,12 @@ LIVE_FILE = "live_docs.pickle"
 and content hash: a patch compares the new documents with it instead of reading every
 document back from Chroma."""
 ADD_BATCH = 500
+PATCH_HNSW = {"batch_size": 1, "sync_threshold": 1}
+"""The vector index settings of a collection once it is patched: Chroma writes its HNSW index
+to disk after this many changes (default 1000), and every process that opens the collection
+applies again the changes written since (2-3 s for 800 of them), so each one-edit build would
+pay for the edits before it. At 1 a patch leaves nothing to apply again; writing the index
+(a few MB) after each write call costs no more than Chroma's own batching."""
 
 
 class RagIndexError(ArkloreError):
@@ -409,6 +415,10 @@ def _patch(
             }
     except Exception:  # noqa: BLE001 - missing or unreadable: a new collection instead
         return False
+    with contextlib.suppress(Exception):  # only speed depends on it: never fail a build
+        hnsw = (col.configuration_json or {}).get("hnsw") or {}
+        if any(hnsw.get(k) != v for k, v in PATCH_HNSW.items()):
+            col.modify(configuration={"hnsw": dict(PATCH_HNSW)})
     want = {d.doc_id for d in ok}
     gone = sorted(did for did in kept if did not in want)
     changed = [
