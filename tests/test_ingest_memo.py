@@ -37,9 +37,9 @@ class World:
 
         monkeypatch.setattr(ingest_mod, "stage_digest", counted)
 
-    def ingest(self) -> IngestReport:
+    def ingest(self, sources: tuple[str, ...] = ("avg", "astr")) -> IngestReport:
         self.hashed.clear()
-        return ingest(self.roots, self.store, memo=self.memo)
+        return ingest(self.roots, self.store, memo=self.memo, sources=sources)
 
     def end(self) -> Path:
         return avg_file(self.gamedata, "level_test_01_end")
@@ -140,3 +140,11 @@ def test_digests_kept_under_other_digest_rules_are_not_used(
     monkeypatch.setattr(ingest_mod, "digest_rules", lambda: "a new speakers table")
     world.ingest()
     assert len(world.hashed) == STAGES
+
+
+def test_an_ingest_of_one_source_keeps_the_other_sources_digests(world: World) -> None:
+    world.ingest()
+    world.ingest(("avg",))
+    assert world.hashed == []
+    report = world.ingest()
+    assert world.hashed == [] and unchanged(report) == STAGES

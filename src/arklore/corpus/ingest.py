@@ -189,15 +189,18 @@ class DigestMemo:
     """The stage digest (:func:`~arklore.sources.speakers.stage_digest`) of each source file,
     kept by its stat, so that an ingest with nothing changed reads no file: a file whose size,
     times and inode are those it had when it was last hashed has the digest it had then. The
-    kept digests are valid under the same digest rules and data roots only (the file's key);
-    a file changed within :data:`FRESH_NS` of its stat is hashed again next time."""
+    kept digests are valid under the same digest rules only (the memo file's key);
+    a file changed within :data:`FRESH_NS` of its stat is hashed again next time. Files are
+    named by their path; those under roots this run does not read (``--source``) are kept."""
 
     def __init__(self, path: Path | None, roots: list[str]) -> None:
         self.path = path
-        self.key = hashlib.sha1(orjson.dumps([digest_rules(), roots])).hexdigest()
+        self.key = hashlib.sha1(orjson.dumps([digest_rules()])).hexdigest()
         kept = read_cached(path, self.key, dict) if path is not None else None
         self.kept: dict[str, tuple[Stat, str]] = kept or {}
-        self.now: dict[str, tuple[Stat, str]] = {}  # what this run saw: the next run's memo
+        under = tuple(f"{r}/" for r in roots)
+        # what this run sees (and the files of the roots it does not read): the next run's memo
+        self.now = {n: v for n, v in self.kept.items() if not n.startswith(under)}
         self.started_ns = time.time_ns()
 
     def get(self, name: str, stat: Stat) -> str | None:
@@ -251,7 +254,7 @@ def _plan(
                 plan.stats[rel] = stat
                 plan.todo.append(entry)
                 continue
-            name = f"{src}:{rel}"
+            name = f"{spec.root}/{rel}"
             digest = memo.get(name, stat)
             if digest is None:
                 digest = stage_digest(file.read_bytes(), stage_path)
@@ -308,7 +311,7 @@ def _load_source(
             failures.append((rel, error or "unreadable", stage_path in stored))
         else:
             stage = rows.stage
-            memo.put(f"{src}:{rel}", plan.stats[rel], stage.content_hash)
+            memo.put(f"{spec.root}/{rel}", plan.stats[rel], stage.content_hash)
             if spec.source == Source.AVG:
                 meta_loader.apply(stage)
             pending.append(rows)
