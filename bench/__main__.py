@@ -10,8 +10,8 @@ from pathlib import Path
 
 def main() -> int:
     here = Path(__file__).parent
-    # options (``--scaling-only``) are left in sys.argv for the modules' own parsers
-    names = [a for a in sys.argv[1:] if not a.startswith("-")] or sorted(
+    # options (``--scaling-only``, ``--rows 6``) are left in sys.argv for the modules' own parsers
+    names = [a for a in sys.argv[1:] if a.startswith("bench_")] or sorted(
         m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_")
     )
     for name in names:

@@ -20,12 +20,17 @@ PASS/FAIL:
    after warm turns. No goal: a figure to watch.
 
     python -m bench bench_speed     # env: ARKLORE_GAMEDATA, ARKLORE_ASTR (the real data)
+    python -m bench bench_speed --rows 6 --home ~/.arklore   # row 6 alone, on a copy of a home
 
 Everything is built in a temporary ARKLORE_HOME with the default embedder (e5-small).
+``--rows`` runs only the rows named (``6`` or ``1,6``...): the build from nothing still runs
+first, unless ``--home`` names a built home, which is copied and edited in its copy (it must
+have been built with e5-small); with ``--home``, only row 6 can run.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -73,7 +78,33 @@ def row(name: str, figure: str, base: str, ratio: float, goal: float, unit: str 
     print(f"{name:<38} {figure:>14} {base:>14} {shown:>8}  goal <= {goal:g}{unit}  {verdict}")
 
 
-def main() -> None:
+ROWS = frozenset(range(1, 9))
+
+
+def options(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", default="", help="the rows to run, comma-separated (default all)")
+    ap.add_argument("--home", type=Path, help="a built home to copy for row 6 (no build)")
+    # ``python -m bench bench_speed`` leaves the module name in sys.argv: ignore positionals
+    args, extra = ap.parse_known_args(argv)
+    if any(a.startswith("-") for a in extra):
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        args.rows = frozenset(int(r) for r in args.rows.split(",") if r.strip()) or ROWS
+    except ValueError:
+        ap.error(f"--rows takes row numbers 1-8, comma-separated, not {args.rows!r}")
+    if not args.rows <= ROWS:
+        ap.error(f"--rows takes row numbers 1-8, not {sorted(args.rows - ROWS)}")
+    if args.home is not None and args.rows != {6}:
+        ap.error("--home runs row 6 alone: add --rows 6")
+    if args.home is not None and not (args.home / "build.json").is_file():
+        ap.error(f"--home {args.home} is not a built home (no build.json)")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = options(argv)
+    rows: frozenset[int] = args.rows
     settings = Settings.from_env()
     roots = DataRoots(settings.gamedata, settings.astr)
     roots.require_gamedata()
@@ -81,56 +112,75 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         env = {**os.environ, "ARKLORE_HOME": str(home), "ARKLORE_EMBEDDER": "e5-small"}
+        if args.home is not None:
+            shutil.copytree(args.home, home, symlinks=True)
+            edits, edit_steps = matrix_edits(env, Path(tmp))
+            edit_row(edits, edit_steps)
+            return
         build_s, out = wall([ARKLORE, "build", "--json"], env)
         build_rss = children_peak_rss_mb()
         report = json.loads(out)
         steps = {s["name"]: s["seconds"] for s in report["steps"]}
         print("build steps: " + ", ".join(f"{k} {v:.1f} s" for k, v in steps.items()))
+        print(f"\n{'row':<38} {'measured':>14} {'baseline':>14} {'ratio':>8}")
+        if 1 in rows:
+            help_s = statistics.median(wall([ARKLORE, "--help"], env)[0] for _ in range(5))
+            runs = [wall([ARKLORE, "rag", "build", "--json"], env) for _ in range(3)]
+            unchanged_s = statistics.median(w for w, _ in runs)
+            reported = statistics.median(json.loads(o)["seconds"] for _, o in runs)
+            row("1 rag build, nothing changed", f"{unchanged_s:.2f} s", f"{help_s:.2f} s CLI",
+                unchanged_s / help_s, 3.0)  # fmt: skip
+            print(f"{'  its reported time / wall':<38} {reported:>12.2f} s {unchanged_s:>12.2f} s "
+                  f"{reported / unchanged_s:>7.2f}x")  # fmt: skip
+        if 5 in rows:  # before row 2, which removes the index
+            turns, queries = turn_latencies(settings.model_copy(update={"home": home}))
+        if 6 in rows:
+            edits, edit_steps = matrix_edits(env, Path(tmp))
+        if 7 in rows or 8 in rows:
+            served = first_turns_and_memory(env)
+        if 2 in rows:
+            with Workspace(settings.model_copy(update={"home": home})) as ws:
+                from arklore.rag.index import live_documents
 
-        t = time.perf_counter()
-        read_and_parse(roots)
-        parse_s = time.perf_counter() - t
+                texts = [d.text for d in live_documents(home / "rag", ws.rag.chroma())]
+            texts_file = Path(tmp) / "texts.json"
+            texts_file.write_text(json.dumps([texts, []], ensure_ascii=False), encoding="utf-8")
+            e5_one_s, _, _ = embed(texts_file, 1, Path(tmp))
+            shutil.rmtree(home / "rag")
+            cold_s, _ = wall([ARKLORE, "rag", "build", "--json"], env)
+            row(f"2 cold relation index ({len(texts)} docs)", f"{cold_s:.1f} s",
+                f"{e5_one_s:.1f} s e5x1", cold_s / e5_one_s, 0.5)  # fmt: skip
+        if 3 in rows:
+            row("3 arklore build from nothing", f"{build_s:.0f} s", "-", build_s, 120, " s")
+        if 4 in rows:
+            t = time.perf_counter()
+            read_and_parse(roots)
+            parse_s = time.perf_counter() - t
+            row("4 ingest step", f"{steps['ingest']:.1f} s", f"{parse_s:.1f} s parse",
+                steps["ingest"] / parse_s, 1.5)  # fmt: skip
+    if 5 in rows:
+        row(f"5 turn p95 ({len(turns)} turns)", f"{p95(turns):.1f} ms",
+            f"{p95(queries):.1f} ms emb", p95(turns) / p95(queries), 1.5)  # fmt: skip
+        print(
+            f"  turn p50 {statistics.median(turns):.1f} ms; one query embedding p50 "
+            f"{statistics.median(queries):.1f} ms"
+        )
+    if 6 in rows:
+        edit_row(edits, edit_steps)
+    if 7 in rows or 8 in rows:
+        served_rows(served, build_rss)
 
-        help_s = statistics.median(wall([ARKLORE, "--help"], env)[0] for _ in range(5))
-        runs = [wall([ARKLORE, "rag", "build", "--json"], env) for _ in range(3)]
-        unchanged_s = statistics.median(w for w, _ in runs)
-        reported = statistics.median(json.loads(o)["seconds"] for _, o in runs)
 
-        with Workspace(settings.model_copy(update={"home": home})) as ws:
-            from arklore.rag.index import live_documents
-
-            texts = [d.text for d in live_documents(home / "rag", ws.rag.chroma())]
-        texts_file = Path(tmp) / "texts.json"
-        texts_file.write_text(json.dumps([texts, []], ensure_ascii=False), encoding="utf-8")
-        e5_one_s, _, _ = embed(texts_file, 1, Path(tmp))
-        shutil.rmtree(home / "rag")
-        cold_s, _ = wall([ARKLORE, "rag", "build", "--json"], env)
-
-        turns, queries = turn_latencies(settings.model_copy(update={"home": home}))
-        edits, edit_steps = matrix_edits(env, Path(tmp))
-        served = first_turns_and_memory(env)
-
-    print(f"\n{'row':<38} {'measured':>14} {'baseline':>14} {'ratio':>8}")
-    row("1 rag build, nothing changed", f"{unchanged_s:.2f} s", f"{help_s:.2f} s CLI",
-        unchanged_s / help_s, 3.0)  # fmt: skip
-    print(f"{'  its reported time / wall':<38} {reported:>12.2f} s {unchanged_s:>12.2f} s "
-          f"{reported / unchanged_s:>7.2f}x")  # fmt: skip
-    row(f"2 cold relation index ({len(texts)} docs)", f"{cold_s:.1f} s",
-        f"{e5_one_s:.1f} s e5x1", cold_s / e5_one_s, 0.5)  # fmt: skip
-    row("3 arklore build from nothing", f"{build_s:.0f} s", "-", build_s, 120, " s")
-    row("4 ingest step", f"{steps['ingest']:.1f} s", f"{parse_s:.1f} s parse",
-        steps["ingest"] / parse_s, 1.5)  # fmt: skip
-    row(f"5 turn p95 ({len(turns)} turns)", f"{p95(turns):.1f} ms", f"{p95(queries):.1f} ms emb",
-        p95(turns) / p95(queries), 1.5)  # fmt: skip
-    print(
-        f"  turn p50 {statistics.median(turns):.1f} ms; one query embedding p50 "
-        f"{statistics.median(queries):.1f} ms"
-    )
+def edit_row(edits: list[float], edit_steps: dict[str, float]) -> None:
+    """Row 6 (see the module doc)."""
     edit_s = statistics.median(edits)
+    steps = dict(edit_steps)
+    cpu = steps.pop("cpu", 0.0)
     row("6 matrix edit, then arklore build", f"{edit_s:.1f} s", "-", edit_s, 5, " s")
-    print(f"  edits: {', '.join(f'{x:.1f} s' for x in edits)}; steps of the last: "
-          + ", ".join(f"{k} {v:.1f} s" for k, v in edit_steps.items()))  # fmt: skip
-    served_rows(served, build_rss)
+    print(f"  edits: {', '.join(f'{x:.2f} s' for x in edits)} (spread "
+          f"{max(edits) - min(edits):.2f} s; CPU of a build, median, {cpu:.2f} s: what a "
+          f"busy machine inflates least); steps of the last: "
+          + ", ".join(f"{k} {v:.2f} s" for k, v in steps.items()))  # fmt: skip
 
 
 def matrix_edits(
@@ -139,7 +189,8 @@ def matrix_edits(
     """``arklore build`` after one curated description is edited, ``n`` times: a user matrix
     restating the shipped matrix's first relation is brought in by one build (not timed),
     then its description is edited before each timed build. Returns the wall times and the
-    seconds of the last build's steps that ran."""
+    seconds of the last build's steps that ran, with ``cpu``: the CPU seconds (user and
+    system) of each build, what a busy machine inflates least."""
     first = tomllib.loads(default_matrix_path().read_text(encoding="utf-8"))["relation"][0]
     matrix = tmp / "user_matrix.toml"
     env = {**env, "ARKLORE_MATRIX": str(matrix)}
@@ -153,13 +204,17 @@ def matrix_edits(
     write(f"{first['description']}（用户版）")
     wall([ARKLORE, "build", "--json"], env)
     times: list[float] = []
+    cpu: list[float] = []
     steps: dict[str, float] = {}
     for i in range(n):
         write(f"{first['description']}（第{i + 1}次修改）")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         seconds, out = wall([ARKLORE, "build", "--json"], env)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         times.append(seconds)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         steps = {s["name"]: s["seconds"] for s in json.loads(out)["steps"] if not s["skipped"]}
-    return times, steps
+    return times, steps | {"cpu": statistics.median(cpu)}
 
 
 def turn_latencies(settings: Settings) -> tuple[list[float], list[float]]:

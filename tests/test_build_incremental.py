@@ -16,7 +16,7 @@ from support.tree_world import STORY, make_workspace, write_tree
 
 from arklore.build import run_build
 from arklore.profiles.results import load_results
-from arklore.rag.index import live_documents
+from arklore.rag.index import LIVE_FILE, live_documents
 
 STAGE = "obt/main/level_test_02_beg"
 SCRIPT = """\
@@ -251,3 +251,27 @@ def test_new_document_rules_describe_every_edge_again_and_embed_only_changed_tex
     again = build(home, data, matrix)["index"].summary
     assert again["described"] == first["described"] == first["documents"] > 0
     assert again["embedded"] == 0 and again["patched"] == {"upserted": 0, "deleted": 0}
+
+
+def test_a_patch_compares_with_what_the_live_collection_was_built_with(
+    tmp_path: Path, data: tuple[Path, Path]
+) -> None:
+    """The index keeps a digest per document of the live collection (LIVE_FILE), so a patch
+    reads nothing back from Chroma; without the file it reads the collection back, and it
+    does too when the file belongs to another state of the collection."""
+    home, matrix, lines = built_with_one_relation(tmp_path, data)
+    live = home / "rag" / LIVE_FILE
+    first = live.read_bytes()
+    write_matrix(matrix, ("阿米娅", "陈", "战友", "一起巡逻的同伴。", lines[1]))
+    assert build(home, data, matrix)["index"].summary["patched"] == {"upserted": 1, "deleted": 0}
+    assert live.read_bytes() != first
+    assert home_state(home, data, matrix) == built_from_nothing(tmp_path, data, matrix)
+
+    live.write_bytes(first)  # the first build's: the collection has moved on since
+    write_matrix(matrix, ("阿米娅", "陈", "战友", "同伴。", lines[1]))  # back to the first text
+    assert build(home, data, matrix)["index"].summary["patched"] == {"upserted": 1, "deleted": 0}
+    live.unlink()
+    write_matrix(matrix, ("阿米娅", "陈", "战友", "多年的同伴。", lines[1]))
+    assert build(home, data, matrix)["index"].summary["patched"] == {"upserted": 1, "deleted": 0}
+    assert live.is_file()
+    assert home_state(home, data, matrix) == built_from_nothing(tmp_path / "again", data, matrix)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -652,3 +653,17 @@ def test_the_npc_threshold_setting_reaches_the_graph_build(
     assert "npc:老船长" in talked_with()
     monkeypatch.setenv("ARKLORE_NPC_MIN_LINES", "1000")
     assert "npc:老船长" not in talked_with()
+
+
+def test_an_edge_kept_for_the_next_build_comes_back_whole() -> None:
+    """The graph build keeps its edges pickled (Edge.__reduce__): every field returns."""
+    e = Edge("char_002_amiya", "char_010_chen", "战友", 0.91, ["matrix", "story"],
+             {"turns": 3, "mentions": 2}, ["obt/main/a#1:00000000"], "一起巡逻的同伴。",
+             ["obt/main/a"], "/home/me/matrix.toml", "obt/main/a")  # fmt: skip
+    assert all(v for v in vars_of(e))  # no field left at its default
+    again = pickle.loads(pickle.dumps({"kept": [e, e]}, protocol=5))["kept"]
+    assert again[0] == e and again[1] is again[0]
+
+
+def vars_of(e: Edge) -> list[Any]:
+    return [getattr(e, f) for f in e.__slots__]

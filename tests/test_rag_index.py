@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
+from chromadb.api.shared_system_client import SharedSystemClient
 from filelock import FileLock
 from support.rag_world import AMIYA, KALTS, build, make_rag, small_graph, story_edges_graph
 
 from arklore.core.errors import ConfigError
+from arklore.graph.model import RelationGraph
 from arklore.rag.embedders import (
     BGE_QUERY_INSTRUCTION,
     BgeSmallZhEmbedder,
@@ -200,3 +204,37 @@ def test_build_of_hundreds_of_documents(home):
     assert r.documents == 800 and r.rejected == 0
     r2 = build(home, g, force=True)
     assert r2.embedded == 0 and r2.documents == 800
+
+
+def _applied(root: Path) -> dict[str, int]:
+    """How far in Chroma's log each segment of the live collection is on disk, by scope."""
+    live = read_pointer(root)
+    assert live is not None
+    with sqlite3.connect(root / "chroma" / "chroma.sqlite3") as db:
+        return dict(
+            db.execute(
+                "SELECT s.scope, m.seq_id FROM max_seq_id m JOIN segments s ON s.id = m.segment_id"
+                " JOIN collections c ON c.id = s.collection WHERE c.name = ?",
+                (live["collection"],),
+            ).fetchall()
+        )
+
+
+def test_a_patched_collection_leaves_nothing_for_the_next_process_to_apply_again(
+    tmp_path: Path,
+) -> None:
+    """Chroma writes a collection's vector index to disk after ``sync_threshold`` changes;
+    what was written since is applied again by every process that opens it (seconds on the
+    real index). After a patch (PATCH_HNSW) the vector index on disk is as far in the log as
+    the documents are."""
+    graph = story_edges_graph(30, 8)  # more documents than Chroma batches in memory (100)
+    build(tmp_path, graph)
+    # the patch runs in a process of its own, as a build does: Chroma keeps one per folder
+    SharedSystemClient._identifier_to_system.pop(str(tmp_path / "chroma"))
+    edges = [dataclasses.replace(e) for e in graph.edges()]
+    edges[0].predicate = "同事"
+    report = build(tmp_path, RelationGraph(graph.nodes, edges), patch=True)
+    assert report.patched is not None and report.patched["upserted"] >= 1
+    applied = _applied(tmp_path)
+    assert applied.keys() == {"VECTOR", "METADATA"}
+    assert applied["VECTOR"] == applied["METADATA"]

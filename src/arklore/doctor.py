@@ -21,7 +21,6 @@ from typing import Any
 from arklore.base.buildmark import BuildMark
 from arklore.build import STEPS, BuildState
 from arklore.core.errors import EXIT_CONFIG, EXIT_OK, ArkloreError
-from arklore.service.web import cytoscape_installed, swagger_installed
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
 
@@ -181,6 +180,9 @@ def _chroma(settings: Settings) -> Check:
 
 
 def _web() -> Check:
+    # imports FastAPI (a quarter of a second): not at every command's start
+    from arklore.service.web import cytoscape_installed, swagger_installed
+
     missing = [n for n, ok in (("cytoscape.js", cytoscape_installed()),
                                ("Swagger UI", swagger_installed())) if not ok]  # fmt: skip
     if missing:

@@ -55,9 +55,17 @@ class CorpusFacade:
     """The store under one ``ARKLORE_HOME`` and the steps that read the data checkouts."""
 
     def __init__(
-        self, db: Path, roots: DataRoots, migrations: Sequence[Migration], *, workers: int = 1
+        self,
+        db: Path,
+        roots: DataRoots,
+        migrations: Sequence[Migration],
+        *,
+        workers: int = 1,
+        digest_memo: Path | None = None,
     ) -> None:
         self.db = db
+        # the story files' digests by their stat: an ingest reads only the files that changed
+        self.digest_memo = digest_memo or db.parent / "cache" / "ingest_digests.pickle"
         self.roots = roots
         self.workers = workers  # processes that parse story files during an ingest
         self.migrations = tuple(migrations)
@@ -184,7 +192,7 @@ class CorpusFacade:
         """Both story sources -> the corpus tables (unchanged stages skipped)."""
         return ingest_corpus(
             self.roots, self.open(), sources=tuple(sources), progress=progress, force=force,
-            workers=self.workers,
+            workers=self.workers, memo=self.digest_memo,
         )  # fmt: skip
 
     def finish_ingest(self, run: IngestRun) -> None:

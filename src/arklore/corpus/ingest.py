@@ -8,6 +8,7 @@ path and reason and skipped, and whatever was stored for it before stays.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from arklore.base.files import read_cached, write_cached
 from arklore.base.workers import spawn_pool
 from arklore.core.errors import ArkloreError, MalformedSourceError
 from arklore.core.model import Source, Stage
@@ -28,7 +30,7 @@ from arklore.corpus.store import StageRows, Store
 from arklore.sources import astr, avg
 from arklore.sources.gamedata import StageMeta, load_stage_meta
 from arklore.sources.roots import DataRoots
-from arklore.sources.speakers import stage_digest
+from arklore.sources.speakers import digest_rules, stage_digest
 
 Progress = Callable[[str, int, int], None]
 """progress(description, done, total): called as files are processed."""
@@ -41,6 +43,10 @@ BATCH = 24
 BULK_FROM = 1000
 """Stages to write from which the line indexes are dropped and rebuilt once at the end (a
 first ingest): one index build is much cheaper than keeping it up to date row by row."""
+FRESH_NS = 2_000_000_000
+"""A file changed (``st_ctime``/``st_mtime``) this recently is not kept in the digest memo: a
+file system's clock ticks coarsely, so a file rewritten within the tick of the stat, to the
+same size, would show the very same stat (git's "racy clean" entries)."""
 
 
 @dataclass
@@ -88,8 +94,8 @@ class IngestReport:
 class _SourceSpec:
     source: Source
     root: Path
-    list_files: Callable[[Path], Iterator[Path]]
-    stage_path_for: Callable[[Path, Path], str]
+    list_files: Callable[[Path], list[str]]  # paths under the root (``obt/main/x.txt``)
+    stage_path_of: Callable[[str], str]
     read: Callable[[Path, Path, bytes], Stage]
 
 
@@ -100,8 +106,8 @@ def _specs(roots: DataRoots, sources: tuple[str, ...]) -> list[_SourceSpec]:
             _SourceSpec(
                 Source.AVG,
                 roots.avg_story_root(),
-                avg.iter_avg_files,
-                avg.stage_path_for,
+                avg.avg_files,
+                avg.stage_path_of,
                 avg.read_avg_stage,
             )
         )
@@ -110,8 +116,8 @@ def _specs(roots: DataRoots, sources: tuple[str, ...]) -> list[_SourceSpec]:
             _SourceSpec(
                 Source.ASTR,
                 roots.astr_story_root(),
-                astr.iter_astr_files,
-                astr.stage_path_for,
+                astr.astr_files,
+                astr.stage_path_of,
                 astr.read_astr_stage,
             )
         )
@@ -126,6 +132,7 @@ def ingest(
     progress: Progress | None = None,
     force: bool = False,
     workers: int = 1,
+    memo: Path | None = None,
 ) -> IngestReport:
     """Bring the corpus tables in line with the sources; returns what changed.
 
@@ -133,13 +140,18 @@ def ingest(
     recomputed; the names layer's tables depend on them and are rebuilt by the caller
     (the workspace's ingest step) when it is set. ``workers`` > 1 parses changed files in that
     many processes when there are many of them (the store is written by this one).
+
+    ``memo``: a file keeping the digest of each source file by its stat (size, times, inode):
+    a file whose stat did not change is not read again (:class:`DigestMemo`); without it,
+    every file is read and hashed.
     """
     started = time.perf_counter()
     report = IngestReport()
     specs = _specs(roots, sources)
     meta_loader = _StageMetaLoader(roots)
     store.ensure_line_indexes()  # a run killed during a bulk load left them dropped
-    plans = [_plan(spec, store, force, progress) for spec in specs]  # hashing: cheap
+    digests = DigestMemo(memo, [str(s.root) for s in specs])
+    plans = [_plan(spec, store, force, progress, digests) for spec in specs]
     bulk = sum(len(plan.todo) for plan in plans) >= BULK_FROM
     if bulk:
         store.drop_line_indexes()
@@ -149,8 +161,9 @@ def ingest(
         parsed = [parser.parse(s.read, s.root, [f for f, _, _ in p.todo]) for s, p in zip(specs, plans, strict=True)]  # fmt: skip
         for spec, plan, stages in zip(specs, plans, parsed, strict=True):
             report.sources[str(spec.source)] = _load_source(
-                spec, plan, stages, store, report, meta_loader, progress
+                spec, plan, stages, store, report, meta_loader, progress, digests
             )
+    digests.save()
     store.ensure_line_indexes()  # after a bulk load: built once, over every line
     tables_hash = tables_fingerprint(roots)
     if (
@@ -168,31 +181,84 @@ def ingest(
     return report
 
 
+Stat = tuple[int, int, int, int]
+"""A file's (size, mtime_ns, ctime_ns, inode): what :class:`DigestMemo` compares."""
+
+
+class DigestMemo:
+    """The stage digest (:func:`~arklore.sources.speakers.stage_digest`) of each source file,
+    kept by its stat, so that an ingest with nothing changed reads no file: a file whose size,
+    times and inode are those it had when it was last hashed has the digest it had then. The
+    kept digests are valid under the same digest rules only (the memo file's key);
+    a file changed within :data:`FRESH_NS` of its stat is hashed again next time. Files are
+    named by their path; those under roots this run does not read (``--source``) are kept."""
+
+    def __init__(self, path: Path | None, roots: list[str]) -> None:
+        self.path = path
+        self.key = hashlib.sha1(orjson.dumps([digest_rules()])).hexdigest()
+        kept = read_cached(path, self.key, dict) if path is not None else None
+        self.kept: dict[str, tuple[Stat, str]] = kept or {}
+        under = tuple(f"{r}/" for r in roots)
+        # what this run sees (and the files of the roots it does not read): the next run's memo
+        self.now = {n: v for n, v in self.kept.items() if not n.startswith(under)}
+        self.started_ns = time.time_ns()
+
+    def get(self, name: str, stat: Stat) -> str | None:
+        """The digest kept for the file ``name`` when its stat is still ``stat``."""
+        kept = self.kept.get(name)
+        if kept is not None and kept[0] == stat:
+            self.now[name] = kept
+            return kept[1]
+        return None
+
+    def put(self, name: str, stat: Stat, digest: str) -> None:
+        """Keep ``digest`` of the file ``name`` read after its stat was ``stat``."""
+        if self.started_ns - max(stat[1], stat[2]) >= FRESH_NS:
+            self.now[name] = (stat, digest)
+
+    def save(self) -> None:
+        if self.path is not None and self.now != self.kept:
+            write_cached(self.path, self.key, self.now)
+
+
+def _stat(path: str) -> Stat:
+    st = os.stat(path)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
 @dataclass
 class _Plan:
-    """A source's files sorted out by their hashes: those to parse and what the others are."""
+    """A source's files sorted out by their digests: those to parse and what the others are."""
 
     out: SourceReport
     stored: dict[str, str]  # stage_path -> the content hash stored
-    files: list[Path]
+    files: list[tuple[Path, str, str]]  # every file: (file, rel, stage_path)
     todo: list[tuple[Path, str, str]]  # (file, rel, stage_path) to parse
     failures: list[tuple[str, str, bool]]  # (path, reason, an older version is kept)
     ok_paths: list[str]
+    stats: dict[str, Stat] = field(default_factory=dict)  # rel -> stat, of the files to parse
 
 
-def _plan(spec: _SourceSpec, store: Store, force: bool, progress: Progress | None) -> _Plan:
+def _plan(
+    spec: _SourceSpec, store: Store, force: bool, progress: Progress | None, memo: DigestMemo
+) -> _Plan:
     src = str(spec.source)
     stored = store.stage_hashes(src)
-    files = list(spec.list_files(spec.root))
+    files = [(spec.root / rel, rel, spec.stage_path_of(rel)) for rel in spec.list_files(spec.root)]
     plan = _Plan(SourceReport(files=len(files)), stored, files, [], [], [])
-    for file in files:  # hashing is cheap: only changed files are parsed
-        rel = file.relative_to(spec.root).as_posix()
-        stage_path = spec.stage_path_for(spec.root, file)
-        if force or stage_path not in stored:  # parsed whatever its hash (the reader hashes)
-            plan.todo.append((file, rel, stage_path))
-            continue
+    for entry in files:  # only changed files are read: unchanged ones by their stat
+        file, rel, stage_path = entry
         try:
-            digest = stage_digest(file.read_bytes(), stage_path)
+            stat = _stat(f"{spec.root}/{rel}")  # before reading: a later write changes it
+            if force or stage_path not in stored:  # parsed whatever its hash
+                plan.stats[rel] = stat
+                plan.todo.append(entry)
+                continue
+            name = f"{spec.root}/{rel}"
+            digest = memo.get(name, stat)
+            if digest is None:
+                digest = stage_digest(file.read_bytes(), stage_path)
+                memo.put(name, stat, digest)
         except OSError as exc:
             plan.failures.append((rel, f"{type(exc).__name__}: {exc}", stage_path in stored))
             continue
@@ -200,7 +266,8 @@ def _plan(spec: _SourceSpec, store: Store, force: bool, progress: Progress | Non
             plan.out.unchanged += 1
             plan.ok_paths.append(rel)
         else:
-            plan.todo.append((file, rel, stage_path))
+            plan.stats[rel] = stat
+            plan.todo.append(entry)
     if progress:
         progress(f"ingest {src}", len(files) - len(plan.todo), len(files))
     return plan
@@ -214,6 +281,7 @@ def _load_source(
     report: IngestReport,
     meta_loader: _StageMetaLoader,
     progress: Progress | None,
+    memo: DigestMemo,
 ) -> SourceReport:
     """Write a source's parsed stages (a batch per :data:`COMMIT_EVERY_SECONDS`, each in one
     transaction), remove the stages whose files are gone, record what could not be read."""
@@ -243,6 +311,7 @@ def _load_source(
             failures.append((rel, error or "unreadable", stage_path in stored))
         else:
             stage = rows.stage
+            memo.put(f"{spec.root}/{rel}", plan.stats[rel], stage.content_hash)
             if spec.source == Source.AVG:
                 meta_loader.apply(stage)
             pending.append(rows)
@@ -262,7 +331,7 @@ def _load_source(
         tick()
     flush()
 
-    seen = {spec.stage_path_for(spec.root, f) for f in files}
+    seen = {stage_path for _, _, stage_path in files}
     gone = [p for p in stored if p not in seen]
     now = datetime.now(UTC).isoformat(timespec="seconds")
     with store.transaction() as c:
@@ -278,7 +347,7 @@ def _load_source(
         )
         c.execute(
             "DELETE FROM ingest_errors WHERE source = ? AND path NOT IN (SELECT value FROM json_each(?))",
-            (src, orjson.dumps([f.relative_to(spec.root).as_posix() for f in files]).decode()),
+            (src, orjson.dumps([rel for _, rel, _ in files]).decode()),
         )
     out.failed = len(failures)
     report.errors.extend(

@@ -22,7 +22,6 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-import rjieba
 from ahocorasick_rs import AhoCorasick, MatchKind
 
 from arklore.corpus.store import Store
@@ -103,6 +102,8 @@ class Tokenizer:
         return list(dict.fromkeys(text[s:e] for s, e in self._spans(text)))
 
     def _cut(self, text: str, search: bool) -> list[str]:
+        import rjieba  # its dictionary takes 0.1 s to load: only the steps that cut pay for it
+
         cut = rjieba.cut_for_search if search else rjieba.cut
         raw: list[str] = []
         pos = 0

@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
-from arklore.base.files import atomic_write_bytes
+from arklore.base.files import atomic_write_bytes, read_cached, write_cached
 from arklore.core.errors import ArkloreError, ConfigError, NotBuiltError
 from arklore.graph.evidence import PairFacts
 from arklore.graph.model import RelationGraph
@@ -44,7 +44,17 @@ from arklore.rag.validate import Rejected, validate, write_rejects
 
 COLLECTION_PREFIX = "relation_rag"
 POINTER_FILE = "active.json"
+LIVE_FILE = "live_docs.pickle"
+"""What the live collection holds, as a digest per document, kept with the collection's name
+and content hash: a patch compares the new documents with it instead of reading every
+document back from Chroma."""
 ADD_BATCH = 500
+PATCH_HNSW = {"batch_size": 1, "sync_threshold": 1}
+"""The vector index settings of a collection once it is patched: Chroma writes its HNSW index
+to disk after this many changes (default 1000), and every process that opens the collection
+applies again the changes written since (2-3 s for 800 of them), so each one-edit build would
+pay for the edits before it. At 1 a patch leaves nothing to apply again; writing the index
+(a few MB) after each write call costs no more than Chroma's own batching."""
 
 
 class RagIndexError(ArkloreError):
@@ -361,6 +371,7 @@ def build_index(
             pointer |= {"collection": new_name, "previous": old_name, "graph": graph_fingerprint,
                         "inputs": inputs}  # fmt: skip
             _write_pointer(root, pointer)
+            _keep_live(root, new_name, report.content_hash, ok)
         report.collection = new_name
         with stage("prune"), contextlib.suppress(Exception):  # the next build removes the rest
             _prune(root, client, {new_name, old_name}, report)
@@ -391,18 +402,28 @@ def _patch(
     """The live collection brought to ``ok`` in place (see :func:`build_index`); False when
     it cannot be read (a new collection is built instead)."""
     name = str(old["collection"])
+    kept = read_cached(root / LIVE_FILE, f"{name}:{old.get('content_hash')}", dict)
     try:
         col = client.get_collection(name, embedding_function=None)
-        live = col.get(include=["documents", "metadatas"])
+        if kept is None:  # not kept by the build that made it: read back
+            live = col.get(include=["documents", "metadatas"])
+            kept = {
+                did: _doc_digest(text, meta)
+                for did, text, meta in zip(
+                    live["ids"], live["documents"], live["metadatas"], strict=True
+                )
+            }
     except Exception:  # noqa: BLE001 - missing or unreadable: a new collection instead
         return False
-    have = {
-        did: (text, meta)
-        for did, text, meta in zip(live["ids"], live["documents"], live["metadatas"], strict=True)
-    }
+    with contextlib.suppress(Exception):  # only speed depends on it: never fail a build
+        hnsw = (col.configuration_json or {}).get("hnsw") or {}
+        if any(hnsw.get(k) != v for k, v in PATCH_HNSW.items()):
+            col.modify(configuration={"hnsw": dict(PATCH_HNSW)})
     want = {d.doc_id for d in ok}
-    gone = sorted(did for did in have if did not in want)
-    changed = [i for i, d in enumerate(ok) if have.get(d.doc_id) != (d.text, d.metadata())]
+    gone = sorted(did for did in kept if did not in want)
+    changed = [
+        i for i, d in enumerate(ok) if kept.get(d.doc_id) != _doc_digest(d.text, d.metadata())
+    ]
     _write_pointer(root, old | {"patching": True})
     if gone:
         col.delete(ids=gone)
@@ -424,9 +445,20 @@ def _patch(
                 "built_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "graph": graph_fingerprint,
                 "inputs": inputs}  # fmt: skip
     _write_pointer(root, pointer)
+    _keep_live(root, name, report.content_hash, ok)
     report.collection = name
     report.patched = {"upserted": len(changed), "deleted": len(gone)}
     return True
+
+
+def _doc_digest(text: str, metadata: Mapping[str, Any] | None) -> str:
+    return hashlib.sha1(orjson.dumps([text, metadata], option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _keep_live(root: Path, name: str, content_hash: str, docs: list[RelationDoc]) -> None:
+    """:data:`LIVE_FILE` for the collection ``name`` now holding ``docs``."""
+    digests = {d.doc_id: _doc_digest(d.text, d.metadata()) for d in docs}
+    write_cached(root / LIVE_FILE, f"{name}:{content_hash}", digests)
 
 
 class _LazyClient:

@@ -21,6 +21,8 @@ script, ``storyList[12]`` in ASTR), and only the data that can be trusted is kep
 
 from __future__ import annotations
 
+import os
+import posixpath
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +46,26 @@ T = TypeVar("T")
 
 def stage_path_for(story_root: Path, file: Path) -> str:
     """The key both sources share: no extension, lower-cased (``obt/main/level_main_01-01_beg``)."""
-    return file.relative_to(story_root).with_suffix("").as_posix().lower()
+    return stage_path_of(file.relative_to(story_root).as_posix())
+
+
+def stage_path_of(rel: str) -> str:
+    """:func:`stage_path_for` of the file at ``rel`` under the story root (``obt/main/x.txt``)."""
+    return posixpath.splitext(rel)[0].lower()
+
+
+def story_files(story_root: Path, suffix: str) -> list[str]:
+    """The path under ``story_root`` (``obt/main/x.txt``) of every file whose name ends with
+    ``suffix``, in any folder below it (symbolic links to folders are not followed), sorted as
+    their parts sort. Strings, not paths: an ingest with nothing changed lists every file."""
+    root = str(story_root)
+    out: list[str] = []
+    for folder, _, names in os.walk(root):
+        under = folder[len(root) + 1 :].replace(os.sep, "/")
+        prefix = f"{under}/" if under else ""
+        out += [prefix + name for name in names if name.endswith(suffix)]
+    out.sort(key=lambda rel: rel.split("/"))
+    return out
 
 
 def read_source(story_root: Path, file: Path, data: bytes | None) -> tuple[str, bytes]:

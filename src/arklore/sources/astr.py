@@ -29,17 +29,32 @@ from arklore.sources._commands import (
     parse_source,
     read_source,
     stage_path_for,
+    stage_path_of,
+    story_files,
 )
 from arklore.sources.speakers import stage_digest
 
-# stage_path_for is re-exported: each reader module offers the same three calls
-# (iter_*_files, stage_path_for, read_*_stage) to corpus ingest and crosscheck.
-__all__ = ["iter_astr_files", "parse_astr", "read_astr_stage", "stage_path_for"]
+# stage_path_for and stage_path_of are re-exported: each reader module offers the same calls
+# (iter_*_files or *_files, stage_path_for or stage_path_of, read_*_stage) to corpus ingest
+# and crosscheck.
+__all__ = [
+    "astr_files",
+    "iter_astr_files",
+    "parse_astr",
+    "read_astr_stage",
+    "stage_path_for",
+    "stage_path_of",
+]
 
 
 def iter_astr_files(story_root: Path) -> Iterator[Path]:
     """Every stage file under ``story_root``, sorted."""
-    yield from sorted(story_root.rglob("*.json"))
+    return (story_root / rel for rel in astr_files(story_root))
+
+
+def astr_files(story_root: Path) -> list[str]:
+    """:func:`iter_astr_files` as paths under ``story_root`` (``obt/main/x.json``)."""
+    return story_files(story_root, ".json")
 
 
 def read_astr_stage(story_root: Path, file: Path, data: bytes | None = None) -> Stage:

@@ -64,12 +64,23 @@ from arklore.sources._commands import (
     parse_source,
     read_source,
     stage_path_for,
+    stage_path_of,
+    story_files,
 )
 from arklore.sources.speakers import stage_digest
 
-# stage_path_for is re-exported: each reader module offers the same three calls
-# (iter_*_files, stage_path_for, read_*_stage) to corpus ingest and crosscheck.
-__all__ = ["iter_avg_files", "parse_attrs", "parse_avg", "read_avg_stage", "stage_path_for"]
+# stage_path_for and stage_path_of are re-exported: each reader module offers the same calls
+# (iter_*_files or *_files, stage_path_for or stage_path_of, read_*_stage) to corpus ingest
+# and crosscheck.
+__all__ = [
+    "avg_files",
+    "iter_avg_files",
+    "parse_attrs",
+    "parse_avg",
+    "read_avg_stage",
+    "stage_path_for",
+    "stage_path_of",
+]
 
 SKIP_DIRS = frozenset({"[uc]info"})
 SKIP_FILES = frozenset({"avg_segment_report.txt"})
@@ -101,11 +112,15 @@ _ATTR = re.compile(
 
 def iter_avg_files(story_root: Path) -> Iterator[Path]:
     """Every story script under ``story_root``, sorted, without the non-script files."""
-    for path in sorted(story_root.rglob("*.txt")):
-        rel = path.relative_to(story_root)
-        if rel.parts[0] in SKIP_DIRS or rel.name in SKIP_FILES:
-            continue
-        yield path
+    return (story_root / rel for rel in avg_files(story_root))
+
+
+def avg_files(story_root: Path) -> list[str]:
+    """:func:`iter_avg_files` as paths under ``story_root`` (``obt/main/x.txt``)."""
+    return [
+        rel for rel in story_files(story_root, ".txt")
+        if rel.split("/", 1)[0] not in SKIP_DIRS and rel.rsplit("/", 1)[-1] not in SKIP_FILES
+    ]  # fmt: skip
 
 
 def read_avg_stage(story_root: Path, file: Path, data: bytes | None = None) -> Stage:

@@ -133,3 +133,16 @@ def stage_digest(data: bytes, stage_path: str) -> str:
     built (:data:`~arklore.core.model.LINES_VERSION`)."""
     extra = speakers().digest_part(data, stage_path)
     return hashlib.sha1(f"lines:{LINES_VERSION}\n".encode() + data + extra.encode()).hexdigest()
+
+
+def digest_rules() -> str:
+    """What :func:`stage_digest` depends on besides a file's bytes and its stage path: the
+    table and :data:`~arklore.core.model.LINES_VERSION`. A digest kept for a file (ingest's
+    memo of unchanged files) is valid only under the same rules."""
+    table = speakers()
+    parts = [
+        f"lines:{LINES_VERSION}",
+        *(f"player {s}={p}" for s, p in sorted(table.players.items())),
+    ]
+    parts += [f"picture {lb}|{pic}={sp}" for (lb, pic), sp in sorted(table.pictures.items())]
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()
