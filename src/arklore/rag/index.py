@@ -44,6 +44,7 @@ from arklore.rag.validate import Rejected, validate, write_rejects
 
 COLLECTION_PREFIX = "relation_rag"
 POINTER_FILE = "active.json"
+EMBED_CACHE_FILE = "embed_cache.sqlite3"  # document vectors by (embedder, text hash)
 ADD_BATCH = 500
 
 
@@ -307,7 +308,7 @@ def build_index(
                 report.seconds = round(time.perf_counter() - t0, 3)
                 return report
 
-        cache = EmbeddingCache(root / "embed_cache.sqlite3")
+        cache = EmbeddingCache(root / EMBED_CACHE_FILE)
         try:
             if progress:
                 progress("embed", 0, len(ok))
