@@ -14,8 +14,10 @@ import numpy as np
 import orjson
 import pytest
 from support.tree_world import STORY, make_workspace, write_tree
+from typer.testing import CliRunner
 
 from arklore.build import BuildReport, run_build
+from arklore.cli.app import app
 from arklore.rag import facade as rag_facade
 from arklore.rag.ahead import EmbedAhead
 from arklore.rag.embedders import EmbeddingCache, HashEmbedder, text_hash
@@ -156,3 +158,20 @@ def test_texts_already_cached_or_too_few_start_no_worker(tmp_path: Path) -> None
     assert not EmbedAhead(emb, ["一", "二", "三"], cache_path, workers=2, min_texts=3).started
     ahead = EmbedAhead(emb, ["一", "二", "三"], cache_path, workers=2, min_texts=2)
     assert ahead.started and ahead.wait().embedded == 2
+
+
+@pytest.mark.usefixtures("ahead_always")
+def test_the_command_says_what_was_embedded_beside_the_steps(
+    tmp_path: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var, value in {"ARKLORE_HOME": str(tmp_path / "home"), "ARKLORE_EMBEDDER": "hash",
+                       "ARKLORE_GAMEDATA": str(data[0]), "ARKLORE_ASTR": str(data[1]),
+                       "ARKLORE_WORKERS": "2"}.items():  # fmt: skip
+        monkeypatch.setenv(var, value)
+    r = CliRunner().invoke(app, ["build"])
+    assert r.exit_code == 0, r.output
+    assert "beside appearances, profiles:" in r.stdout and "embedded in 1 worker" in r.stdout
+    (tmp_path / "home" / "build.json").unlink()  # every step again; the texts are cached now
+    out = orjson.loads(CliRunner().invoke(app, ["build", "--json"]).stdout)
+    assert out["ahead"] is None  # nothing left to embed: no worker started
+    assert out["steps"][-2]["summary"]["embedded"] == 0
