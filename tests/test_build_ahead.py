@@ -20,7 +20,7 @@ from arklore.build import BuildReport, run_build
 from arklore.cli.app import app
 from arklore.rag import facade as rag_facade
 from arklore.rag.ahead import EmbedAhead
-from arklore.rag.embedders import EmbeddingCache, HashEmbedder, text_hash
+from arklore.rag.embedders import E5SmallEmbedder, EmbeddingCache, HashEmbedder, text_hash
 from arklore.rag.index import pointer_path, read_pointer
 
 STAGE = "obt/main/level_test_02_beg"
@@ -175,3 +175,15 @@ def test_the_command_says_what_was_embedded_beside_the_steps(
     out = orjson.loads(CliRunner().invoke(app, ["build", "--json"]).stdout)
     assert out["ahead"] is None  # nothing left to embed: no worker started
     assert out["steps"][-2]["summary"]["embedded"] == 0
+
+
+def test_an_e5_vector_does_not_depend_on_its_batch_nor_on_the_engine_threads() -> None:
+    """What embedding ahead rests on: a text's vector is the same whichever batch a worker
+    embedded it in, on one thread, as in the index step's batches on several."""
+    texts = [f"阿米娅和陈在第{i}次巡逻时{'并肩作战' * (i % 5)}，互相掩护。" for i in range(20)]
+    several = E5SmallEmbedder(threads=2).embed_documents(texts)
+    one = E5SmallEmbedder(threads=1)
+    alone = np.stack([one.embed_documents([t])[0] for t in texts])
+    shifted = one.embed_documents(texts[7:] + texts[:7])
+    assert several.tobytes() == alone.tobytes()
+    assert np.concatenate([shifted[13:], shifted[:13]]).tobytes() == several.tobytes()
