@@ -75,6 +75,11 @@ class BuildReport:
     steps: list[StepResult] = field(default_factory=list)
     seconds: float = 0.0
     exit_code: int = 0  # a step's own exit code when it finished with items to review
+    ahead: dict[str, Any] | None = None
+    """The relation documents' texts embedded in worker processes from the end of the graph
+    step to the index step: ``documents_seconds`` (making the documents, here, between the
+    two steps: in no step's time), ``overlapped`` (the steps that ran meanwhile) and the
+    workers' report (:class:`~arklore.rag.ahead.AheadReport`); None when not started."""
 
     def step(self, name: str) -> StepResult:
         return next(s for s in self.steps if s.name == name)
@@ -84,6 +89,7 @@ class BuildReport:
             "steps": [s.to_dict() for s in self.steps],
             "seconds": round(self.seconds, 2),
             "exit_code": self.exit_code,
+            "ahead": _rounded(self.ahead),
             "try_next": list(TRY_NEXT),
         }
 
@@ -111,6 +117,12 @@ class BuildState:
     def forget(self, steps: Iterator[str] | tuple[str, ...]) -> None:
         for s in steps:
             self.data.pop(s, None)
+
+
+def _rounded(d: dict[str, Any] | None) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    return {k: round(v, 2) if isinstance(v, float) else v for k, v in d.items()}
 
 
 def _digest(*parts: object) -> str:
@@ -164,56 +176,79 @@ def run_build(
     run("graph", graph_inputs, graph)
     graph_sha = file_sha(ws.paths.graph)
 
-    # A step that runs does its work even when its own store says it is current: its inputs
-    # here include the arklore version, which the store's own check does not know.
-    def appearances() -> dict[str, Any]:
-        return {"people": ws.events.index(progress=progress)}
+    # The relation documents are made from the graph: when the index will be built again,
+    # they are made now and their texts embedded in worker processes while the steps below
+    # run here (the index step waits for them and finds the vectors in its cache).
+    ahead = None
+    if not report.step("graph").skipped or force or not ws.rag.built():
+        t = time.perf_counter()
+        ahead = ws.rag.embed_ahead(progress=progress)
+        if ahead is not None:
+            report.ahead = {"after": "graph", "documents_seconds": time.perf_counter() - t}
+    try:
+        # A step that runs does its work even when its own store says it is current: its inputs
+        # here include the arklore version, which the store's own check does not know.
+        def appearances() -> dict[str, Any]:
+            return {"people": ws.events.index(progress=progress)}
 
-    run("appearances", names, appearances)
+        run("appearances", names, appearances)
 
-    # The rule-built profiles read the names, the corpus and which operators a user file
-    # protects; only task E (relation candidates, kept in the store) reads the graph. So a
-    # graph change alone (a matrix, import or verdict edit) refreshes task E, not every file.
-    rules = _digest(__version__, names, ws.profiles.protected_files(), RULE_TASKS)
+        # The rule-built profiles read the names, the corpus and which operators a user file
+        # protects; only task E (relation candidates, kept in the store) reads the graph. So a
+        # graph change alone (a matrix, import or verdict edit) refreshes task E, not every file.
+        rules = _digest(__version__, names, ws.profiles.protected_files(), RULE_TASKS)
 
-    def profiles() -> dict[str, Any]:
-        last = (state.data.get("profiles") or {}).get("summary") or {}
-        if last.get("rules") == rules and ws.paths.chars.is_dir():
-            return {**last, "candidates_refreshed": ws.profiles.refresh_candidates()}
-        rep = ws.profiles.distill(list(RULE_TASKS), use_llm=False, progress=progress)
-        tiers: dict[str, int] = {}
-        for f in ws.profiles.all():
-            tiers[f.profile.tier] = tiers.get(f.profile.tier, 0) + 1
-        return {"operators": rep.operators, "writes": rep.writes, "tiers": tiers,
-                "statuses": rep.statuses, "rules": rules}  # fmt: skip
+        def profiles() -> dict[str, Any]:
+            last = (state.data.get("profiles") or {}).get("summary") or {}
+            if last.get("rules") == rules and ws.paths.chars.is_dir():
+                return {**last, "candidates_refreshed": ws.profiles.refresh_candidates()}
+            rep = ws.profiles.distill(list(RULE_TASKS), use_llm=False, progress=progress)
+            tiers: dict[str, int] = {}
+            for f in ws.profiles.all():
+                tiers[f.profile.tier] = tiers.get(f.profile.tier, 0) + 1
+            return {"operators": rep.operators, "writes": rep.writes, "tiers": tiers,
+                    "statuses": rep.statuses, "rules": rules}  # fmt: skip
 
-    profile_inputs = _digest(rules, graph_sha)
-    run("profiles", profile_inputs, profiles)
+        profile_inputs = _digest(rules, graph_sha)
+        run("profiles", profile_inputs, profiles)
 
-    def index() -> dict[str, Any]:
-        # the live collection is patched in place (only changed documents are written), but
-        # with ``force``, which fills a new one
-        rep = ws.build_index(no_llm=True, force=True, patch=not force, progress=progress)
-        return {"documents": rep.documents, "embedded": rep.embedded, "cached": rep.cached,
-                "unchanged": rep.unchanged, "embedder": rep.embedder,
-                "by_source": rep.by_source, "patched": rep.patched, "described": rep.described,
-                "timings": rep.timings}  # fmt: skip
+        def index() -> dict[str, Any]:
+            embedded_ahead = 0
+            if ahead is not None and report.ahead is not None:
+                done = ahead.wait(progress)  # the texts embedded while the steps above ran
+                report.ahead |= done.to_dict() | {
+                    "overlapped": [
+                        s.name for s in report.steps if s.name not in ("ingest", "graph")
+                    ]
+                }
+                embedded_ahead = done.embedded
+            # the live collection is patched in place (only changed documents are written),
+            # but with ``force``, which fills a new one
+            rep = ws.build_index(no_llm=True, force=True, patch=not force, progress=progress)
+            return {"documents": rep.documents, "embedded": rep.embedded,
+                    "embedded_ahead": embedded_ahead, "cached": rep.cached,
+                    "unchanged": rep.unchanged, "embedder": rep.embedder,
+                    "by_source": rep.by_source, "patched": rep.patched, "described": rep.described,
+                    "timings": rep.timings}  # fmt: skip
 
-    # the index's own digest: graph, names, profiles (every .char folder), embedder and its
-    # document rules
-    index_inputs = ws.index_inputs(no_llm=True)
-    if not ws.rag.built():
-        state.forget(("index",))
-    run("index", index_inputs, index)
+        # the index's own digest: graph, names, profiles (every .char folder), embedder and its
+        # document rules
+        index_inputs = ws.index_inputs(no_llm=True)
+        if not ws.rag.built():
+            state.forget(("index",))
+        run("index", index_inputs, index)
 
-    def exemplars() -> dict[str, Any]:
-        rep = ws.rag.index_exemplars(progress=progress, force=True)
-        return {"windows": rep.windows, "operators": rep.operators, "stages": rep.stages}
+        def exemplars() -> dict[str, Any]:
+            rep = ws.rag.index_exemplars(progress=progress, force=True)
+            return {"windows": rep.windows, "operators": rep.operators, "stages": rep.stages}
 
-    if not ws.rag.exemplars_built():
-        state.forget(("exemplars",))
-    run("exemplars", names, exemplars)
-    mark.finish()
+        if not ws.rag.exemplars_built():
+            state.forget(("exemplars",))
+        run("exemplars", names, exemplars)
+        mark.finish()
+    finally:
+        if ahead is not None:
+            ahead.close()  # stopped by Ctrl-C or an error: its finished batches stay
 
     report.seconds = time.perf_counter() - t_all
     return report

@@ -1,10 +1,15 @@
 """Worker processes for the steps that share out CPU work: ``spawn`` (they share nothing with
 this process, whatever threads it runs) and deaf to Ctrl-C, which the terminal sends to the
-whole process group: the command stops the pool, so no worker prints a traceback of its own."""
+whole process group: the command stops the pool, so no worker prints a traceback of its own.
+A worker whose command was killed outright (no pool left to stop it) exits by itself: it
+would otherwise wait for work forever."""
 
 from __future__ import annotations
 
+import os
 import signal
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -24,7 +29,20 @@ def spawn_pool(
     )
 
 
+ORPHAN_CHECK = 1.0
+"""Seconds between a worker's looks at whether the process that started it is still there."""
+
+
 def _start(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
     if initializer is not None:
         initializer(*initargs)
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    """Exit this worker once its parent is gone (it is then re-parented)."""
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK)
+    os._exit(1)

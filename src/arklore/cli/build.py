@@ -41,6 +41,12 @@ def print_build_report(report: BuildReport) -> None:
     for s in report.steps:
         how = "unchanged, skipped" if s.skipped else f"{s.seconds:.1f} s"
         console.print(f"{s.name:<12} {how:<20} {_summary(s.name, s.summary)}")
+    if (ahead := report.ahead) and "embedded" in ahead:
+        console.print(
+            f"  (beside {', '.join(ahead['overlapped'])}: {ahead['embedded']:,} relation texts "
+            f"embedded in {ahead['workers']} worker processes; the index waited "
+            f"{ahead['waited']:.1f} s for them)"
+        )
     console.print(f"build done in {report.seconds:.1f} s. Try next:")
     for cmd in TRY_NEXT:
         console.print(f"  {cmd}")

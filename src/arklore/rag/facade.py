@@ -38,6 +38,7 @@ from arklore.llm import Estimate, estimate
 from arklore.llm.access import LLMAccess
 from arklore.names.facade import NamesFacade
 from arklore.rag import describe
+from arklore.rag.ahead import AHEAD_EMBEDDERS, EmbedAhead
 from arklore.rag.context import RelationContext, RelationRAG
 from arklore.rag.docs import (
     DOCS_VERSION,
@@ -52,6 +53,7 @@ from arklore.rag.docs import (
 from arklore.rag.embedders import Embedder, embedder_signature, make_embedder
 from arklore.rag.exemplars import ExemplarIndex, Scene, ScenesReport
 from arklore.rag.index import (
+    EMBED_CACHE_FILE,
     BuildReport,
     build_index,
     disk_bytes,
@@ -65,6 +67,9 @@ from arklore.rag.validate import validate as validate_docs
 
 Progress = Callable[[str, int, int], None]
 MEMO_FILE = "doc_memo.pickle"
+AHEAD_MIN_TEXTS = 128
+"""Fewer texts to embed than this are left to the index step (an edit's few changed texts:
+starting worker processes and loading the model in each would cost more)."""
 
 
 class _LazyFacts(Mapping[tuple[str, str], PairFacts]):
@@ -136,6 +141,7 @@ class RagFacade:
         self._tokenizer: Tokenizer | None = None
         self._scenes: ExemplarIndex | None = None
         self._scenes_lock = threading.Lock()
+        self._ahead_memo: DocMemo | None = None  # texts made by embed_ahead, for build
 
     def reload(self) -> None:
         self._service = None
@@ -303,10 +309,40 @@ class RagFacade:
         self._service = None
         return report
 
+    def embed_ahead(self, progress: Progress | None = None) -> EmbedAhead | None:
+        """The relation documents of the saved graph made now and their texts embedded in
+        :attr:`workers` processes while the caller goes on (:mod:`arklore.rag.ahead`);
+        :meth:`build` then finds them in the embedding cache, and the texts made here in its
+        memo. None (nothing started) with one worker, an embedder too heavy to load in each,
+        or fewer texts to embed than a worker's batch. Only the documents of a build without
+        a model (``no_llm``, as ``arklore build``) are made here; other layers' documents
+        (``extra_documents``) are not known yet and are embedded by the build."""
+        name = self.embedder_name
+        if self.workers < 2 or name not in AHEAD_EMBEDDERS or not self.graph.path.is_file():
+            return None
+        graph = self.graph.current()
+        facts = _LazyFacts(lambda: self._facts(graph, progress))
+        memo = self._memo(graph)
+        ctx = SourceContext(
+            graph=graph,
+            graph_path=str(self.graph.path),
+            store=self._store_or_none(),
+            facts=facts,
+            memo=memo,
+        )
+        ok, _ = validate_docs(collect_documents(ctx), graph)
+        self._ahead_memo = memo
+        ahead = EmbedAhead(
+            self.embedder(name), [d.text for d in ok], self.root / EMBED_CACHE_FILE,
+            workers=self.workers, min_texts=AHEAD_MIN_TEXTS,
+        )  # fmt: skip
+        return ahead if ahead.started else None
+
     def _memo(self, graph: RelationGraph) -> DocMemo:
         """The last build's texts (:data:`MEMO_FILE`) when they were made in the same world:
         the document rules, the facts' version, this arklore, the corpus and names, the
-        graph's node names; else an empty memo."""
+        graph's node names; else an empty memo. The memo of :meth:`embed_ahead`, when it
+        made its texts in the same world (then :attr:`DocMemo.made` counts its texts)."""
         try:
             names = self.names.state()
         except ArkloreError:
@@ -317,6 +353,9 @@ class RagFacade:
         world = hashlib.sha256(
             "\n".join([DOCS_VERSION, FACTS_VERSION, __version__, names, nodes]).encode()
         ).hexdigest()
+        ahead, self._ahead_memo = self._ahead_memo, None
+        if ahead is not None and ahead.world == world:
+            return ahead
         entries = read_cached(self.root / MEMO_FILE, world, dict)
         return DocMemo(world, entries)
 

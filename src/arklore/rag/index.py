@@ -48,6 +48,7 @@ LIVE_FILE = "live_docs.pickle"
 """What the live collection holds, as a digest per document, kept with the collection's name
 and content hash: a patch compares the new documents with it instead of reading every
 document back from Chroma."""
+EMBED_CACHE_FILE = "embed_cache.sqlite3"  # document vectors by (embedder, text hash)
 ADD_BATCH = 500
 PATCH_HNSW = {"batch_size": 1, "sync_threshold": 1}
 """The vector index settings of a collection once it is patched: Chroma writes its HNSW index
@@ -317,7 +318,7 @@ def build_index(
                 report.seconds = round(time.perf_counter() - t0, 3)
                 return report
 
-        cache = EmbeddingCache(root / "embed_cache.sqlite3")
+        cache = EmbeddingCache(root / EMBED_CACHE_FILE)
         try:
             if progress:
                 progress("embed", 0, len(ok))
