@@ -18,10 +18,11 @@ from typer.testing import CliRunner
 
 from arklore.build import BuildReport, run_build
 from arklore.cli.app import app
+from arklore.rag import ahead as rag_ahead
 from arklore.rag import facade as rag_facade
 from arklore.rag.ahead import EmbedAhead
 from arklore.rag.embedders import E5SmallEmbedder, EmbeddingCache, HashEmbedder, text_hash
-from arklore.rag.index import pointer_path, read_pointer
+from arklore.rag.index import EMBED_CACHE_FILE, pointer_path, read_pointer
 
 STAGE = "obt/main/level_test_02_beg"
 SCRIPT = """\
@@ -100,6 +101,31 @@ def test_a_build_that_embeds_ahead_leaves_the_home_a_sequential_build_leaves(
     assert index["embedded_ahead"] == ahead.ahead["embedded"] > 0
     assert index["embedded"] == 0  # the index step found every text in its cache
     assert home_state(tmp_path / "two", data) == home_state(tmp_path / "one", data)
+
+
+def test_a_cold_index_built_in_worker_processes_is_the_one_a_single_process_builds(
+    tmp_path: Path, data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`arklore rag build` on an index with nothing cached embeds in one-thread worker
+    processes (rag.ahead.embed_in_workers) and fills the same collection."""
+    for home in (tmp_path / "one", tmp_path / "two"):
+        build(home, data, workers=1)
+        (home / "rag" / EMBED_CACHE_FILE).unlink()  # nothing cached: every text embedded
+    monkeypatch.setattr(rag_ahead, "AHEAD_MIN_TEXTS", 1)
+    reports = {}
+    for home, workers in ((tmp_path / "one", 1), (tmp_path / "two", 2)):
+        ws = make_workspace(home, *data, embedder="hash", workers=workers)
+        try:
+            reports[workers] = ws.build_index(no_llm=True, force=True)
+        finally:
+            ws.close()
+
+    assert "embed_workers" not in reports[1].timings
+    assert "embed_workers" in reports[2].timings
+    assert reports[2].embedded == reports[1].embedded > 0
+    assert (
+        home_state(tmp_path / "two", data)["index"] == home_state(tmp_path / "one", data)["index"]
+    )
 
 
 @pytest.mark.usefixtures("ahead_always")

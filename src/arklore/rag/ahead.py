@@ -38,6 +38,9 @@ Progress = Callable[[str, int, int], None]
 
 AHEAD_EMBEDDERS = ("e5-small", "hash")
 """Embedders cheap to load once per worker (bge would load its model and torch in each)."""
+AHEAD_MIN_TEXTS = 128
+"""Fewer texts to embed than this are left to the index step (an edit's few changed texts:
+starting worker processes and loading the model in each would cost more)."""
 
 
 @dataclass
@@ -156,3 +159,26 @@ def _embed(texts: list[str]) -> int:
     vecs = _EMB.embed_documents(texts)
     _CACHE.put_many(_EMB, [(text_hash(t), v) for t, v in zip(texts, vecs, strict=True)])
     return len(texts)
+
+
+def embed_in_workers(
+    emb: Embedder,
+    texts: list[str],
+    cache_path: Path,
+    *,
+    workers: int,
+    progress: Progress | None = None,
+) -> int:
+    """The texts the cache lacks embedded now by ``workers`` one-thread processes, when
+    there are at least :data:`AHEAD_MIN_TEXTS` of them and the embedder is cheap to load in
+    each; returns how many they embedded (0: nothing started, the caller embeds). The
+    index build's own embedding: on two cores two one-thread processes ran a cold index
+    faster than one process on two engine threads, whose threads wait for each other at every
+    layer (worst on a busy machine)."""
+    if workers < 2 or emb.name not in AHEAD_EMBEDDERS:
+        return 0
+    ahead = EmbedAhead(emb, texts, cache_path, workers=workers, min_texts=AHEAD_MIN_TEXTS)
+    try:
+        return ahead.wait(progress).embedded if ahead.started else 0
+    finally:
+        ahead.close()

@@ -38,7 +38,7 @@ from arklore.llm import Estimate, estimate
 from arklore.llm.access import LLMAccess
 from arklore.names.facade import NamesFacade
 from arklore.rag import describe
-from arklore.rag.ahead import AHEAD_EMBEDDERS, EmbedAhead
+from arklore.rag.ahead import AHEAD_EMBEDDERS, AHEAD_MIN_TEXTS, EmbedAhead
 from arklore.rag.context import RelationContext, RelationRAG
 from arklore.rag.docs import (
     DOCS_VERSION,
@@ -67,9 +67,6 @@ from arklore.rag.validate import validate as validate_docs
 
 Progress = Callable[[str, int, int], None]
 MEMO_FILE = "doc_memo.pickle"
-AHEAD_MIN_TEXTS = 128
-"""Fewer texts to embed than this are left to the index step (an edit's few changed texts:
-starting worker processes and loading the model in each would cost more)."""
 
 
 class _LazyFacts(Mapping[tuple[str, str], PairFacts]):
@@ -293,6 +290,7 @@ class RagFacade:
                 progress=progress,
                 client_factory=self.chroma,  # made on a side thread while embedding runs
                 inputs=inputs,
+                workers=self.workers,
             )
         self._keep_memo(memo)
         report.described = memo.made

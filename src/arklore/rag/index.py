@@ -38,6 +38,7 @@ from arklore.base.files import atomic_write_bytes, read_cached, write_cached
 from arklore.core.errors import ArkloreError, ConfigError, NotBuiltError
 from arklore.graph.evidence import PairFacts
 from arklore.graph.model import RelationGraph
+from arklore.rag.ahead import embed_in_workers
 from arklore.rag.docs import DocMemo, RelationDoc, SourceContext, collect_documents
 from arklore.rag.embedders import Embedder, EmbeddingCache, embed_cached
 from arklore.rag.validate import Rejected, validate, write_rejects
@@ -226,6 +227,7 @@ def build_index(
     client: Any = None,
     client_factory: Callable[[], Any] | None = None,
     inputs: str | None = None,
+    workers: int = 1,
     _after_add: Callable[[int], None] | None = None,
 ) -> BuildReport:
     """Collect, validate, embed and index every relation document; switch atomically.
@@ -239,7 +241,8 @@ def build_index(
     (:func:`arklore.graph.evidence.pair_facts` of :func:`~arklore.rag.docs.fact_pairs`) feed
     the evidence-built descriptions; without them only the template remains; ``memo``: the
     texts of the last build (:class:`~arklore.rag.docs.DocMemo`), so only the changed ones are
-    made.
+    made. ``workers``: processes that embed the texts the cache lacks when there are many
+    (:func:`~arklore.rag.ahead.embed_in_workers`); with 1 this process embeds them.
 
     ``patch``: when the live collection was built with this embedder, bring it to the new
     documents in place -- delete the ids that are gone, upsert the documents whose text or
@@ -318,11 +321,19 @@ def build_index(
                 report.seconds = round(time.perf_counter() - t0, 3)
                 return report
 
+        if progress:
+            progress("embed", 0, len(ok))
+        texts = [d.text for d in ok]
+        t = time.perf_counter()
+        in_workers = embed_in_workers(
+            emb, texts, root / EMBED_CACHE_FILE, workers=workers, progress=progress
+        )
+        if in_workers:
+            stage.add("embed_workers", time.perf_counter() - t)
         cache = EmbeddingCache(root / EMBED_CACHE_FILE)
         try:
-            if progress:
-                progress("embed", 0, len(ok))
-            vecs, report.embedded = embed_cached(emb, [d.text for d in ok], cache, timings=timings)
+            vecs, report.embedded = embed_cached(emb, texts, cache, timings=timings)
+            report.embedded += in_workers
             report.cached = len(ok) - report.embedded
             if progress:
                 progress("embed", len(ok), len(ok))
