@@ -61,7 +61,7 @@ SETTING_DOCS: dict[str, str] = {
     "ARKLORE_ALIASES": "the user alias file (`[[alias]]`/`[[block]]`); unset: the packaged `data/aliases.toml`",
     "ARKLORE_EMBEDDER": "`e5-small` \\| `bge-small-zh` \\| `hash` (tests only)",
     "ARKLORE_E5_THREADS": "threads of the e5 embedder (0: the CPU count, at most 8; `arklore serve`: 1 per process)",
-    "ARKLORE_WORKERS": "processes that parse story files during an ingest and compute her scenes during a build",
+    "ARKLORE_WORKERS": "processes that parse story files during an ingest, and during a build embed the relation documents ahead and compute her scenes (1: nothing runs beside the build's own process)",
     "ARKLORE_RAG_TOKEN_BUDGET": "tokens of the relation block per chat turn",
     "ARKLORE_MAX_MESSAGE_CHARS": "longest chat message accepted (characters)",
     "ARKLORE_MAX_BODY_BYTES": "largest HTTP request body the service reads; a larger one is refused (413) before it is read",

@@ -20,7 +20,8 @@ variable                        meaning                                         
 ``ARKLORE_E5_THREADS``          threads of the e5 embedder (0: the CPU count, ≤ 8;   ``0``
                                 the server: 1 per process)
 ``ARKLORE_WORKERS``             processes that parse story files during an ingest   the CPU count (at most 8)
-                                and compute her scenes during a build
+                                and, during a build, embed the relation documents
+                                ahead and compute her scenes
 ``ARKLORE_RAG_TOKEN_BUDGET``    tokens of the relation block per chat turn          ``800``
 ``ARKLORE_MAX_MESSAGE_CHARS``   longest chat message accepted (characters)          ``8000``
 ``ARKLORE_MAX_BODY_BYTES``      largest HTTP request body the service reads; a      ``8388608`` (8 MiB)
