@@ -13,7 +13,10 @@ from typing import Any
 import numpy as np
 import orjson
 import pytest
-from support.tree_world import STORY, make_workspace, write_tree
+from support.tree_world import (
+    make_workspace,
+    write_tree_with_patrol,
+)
 from typer.testing import CliRunner
 
 from arklore.build import BuildReport, run_build
@@ -24,24 +27,12 @@ from arklore.rag.ahead import EmbedAhead
 from arklore.rag.embedders import E5SmallEmbedder, EmbeddingCache, HashEmbedder, text_hash
 from arklore.rag.index import EMBED_CACHE_FILE, pointer_path, read_pointer
 
-STAGE = "obt/main/level_test_02_beg"
-SCRIPT = """\
-[HEADER(key="title_test", is_skippable=true, fit_mode="BLACK_MASK")] 巡逻
-[name="阿米娅"]  陈小姐，北边的路线定好了吗？
-[name="陈"]  定好了，阿米娅。今晚我带队。
-[name="阿米娅"]  那我去通知推进之王。
-[name="推进之王"]  不必了，我已经听到了，陈。
-[name="陈"]  好，一起出发。
-"""
-
 
 @pytest.fixture
 def data(tmp_path: Path) -> tuple[Path, Path]:
     """The invented tree, and a stage where three operators talk (their views get index
     documents)."""
-    gamedata, astr = write_tree(tmp_path / "data")
-    (gamedata / STORY / f"{STAGE}.txt").write_text(SCRIPT, encoding="utf-8")
-    return gamedata, astr
+    return write_tree_with_patrol(tmp_path / "data")
 
 
 @pytest.fixture

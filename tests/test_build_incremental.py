@@ -12,30 +12,26 @@ from typing import Any
 
 import orjson
 import pytest
-from support.tree_world import STORY, make_workspace, write_tree
+from support.tree_world import (
+    PATROL_SCRIPT,
+    PATROL_STAGE,
+    STORY,
+    make_workspace,
+    write_tree_with_patrol,
+)
 
 from arklore.build import run_build
 from arklore.profiles.results import load_results
 from arklore.rag.index import LIVE_FILE, live_documents
 
-STAGE = "obt/main/level_test_02_beg"
-SCRIPT = """\
-[HEADER(key="title_test", is_skippable=true, fit_mode="BLACK_MASK")] 巡逻
-[name="阿米娅"]  陈小姐，北边的路线定好了吗？
-[name="陈"]  定好了，阿米娅。今晚我带队。
-[name="阿米娅"]  那我去通知推进之王。
-[name="推进之王"]  不必了，我已经听到了，陈。
-[name="陈"]  好，一起出发。
-"""
+STAGE, SCRIPT = PATROL_STAGE, PATROL_SCRIPT
 
 
 @pytest.fixture
 def data(tmp_path: Path) -> tuple[Path, Path]:
     """The invented tree, and one more stage where three operators talk (so their views
     get index documents)."""
-    gamedata, astr = write_tree(tmp_path / "data")
-    (gamedata / STORY / f"{STAGE}.txt").write_text(SCRIPT, encoding="utf-8")
-    return gamedata, astr
+    return write_tree_with_patrol(tmp_path / "data")
 
 
 def evidence(data: tuple[Path, Path], tmp_path: Path) -> list[str]:

@@ -129,6 +129,25 @@ def write_tree(root: Path, *, tables: bool = True) -> tuple[Path, Path]:
     return gamedata, astr
 
 
+PATROL_STAGE = "obt/main/level_test_02_beg"
+PATROL_SCRIPT = """\
+[HEADER(key="title_test", is_skippable=true, fit_mode="BLACK_MASK")] 巡逻
+[name="阿米娅"]  陈小姐，北边的路线定好了吗？
+[name="陈"]  定好了，阿米娅。今晚我带队。
+[name="阿米娅"]  那我去通知推进之王。
+[name="推进之王"]  不必了，我已经听到了，陈。
+[name="陈"]  好，一起出发。
+"""
+
+
+def write_tree_with_patrol(root: Path) -> tuple[Path, Path]:
+    """The invented tree and one more stage where three operators talk (so their views get
+    relation documents): a world whose build fills the index with something to rebuild."""
+    gamedata, astr = write_tree(root)
+    (gamedata / STORY / f"{PATROL_STAGE}.txt").write_text(PATROL_SCRIPT, encoding="utf-8")
+    return gamedata, astr
+
+
 def avg_file(gamedata: Path, name: str = "level_test_01_beg") -> Path:
     return gamedata / STORY / "obt/main" / f"{name}.txt"
 
