@@ -248,13 +248,13 @@ def _plan(
     plan = _Plan(SourceReport(files=len(files)), stored, files, [], [], [])
     for entry in files:  # only changed files are read: unchanged ones by their stat
         file, rel, stage_path = entry
+        name = f"{spec.root}/{rel}"  # the memo's name of the file
         try:
-            stat = _stat(f"{spec.root}/{rel}")  # before reading: a later write changes it
+            stat = _stat(name)  # before reading: a later write changes it
             if force or stage_path not in stored:  # parsed whatever its hash
                 plan.stats[rel] = stat
                 plan.todo.append(entry)
                 continue
-            name = f"{spec.root}/{rel}"
             digest = memo.get(name, stat)
             if digest is None:
                 digest = stage_digest(file.read_bytes(), stage_path)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed, wait
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,7 @@ class AheadReport:
     error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: round(v, 2) if isinstance(v, float) else v for k, v in vars(self).items()}
+        return asdict(self)  # rounded where the build report is written
 
 
 class EmbedAhead:
