@@ -188,6 +188,10 @@ def test_the_command_says_what_was_embedded_beside_the_steps(
     r = CliRunner().invoke(app, ["build"])
     assert r.exit_code == 0, r.output
     assert "beside appearances, profiles:" in r.stdout and "embedded in 1 worker" in r.stdout
+    step_line = re.search(r"relation documents, (\d+) embedded", r.stdout)
+    ahead_line = re.search(r"(\d+) relation texts embedded in", r.stdout)
+    assert step_line and ahead_line  # the index step counts what the workers embedded for it
+    assert int(step_line.group(1)) == int(ahead_line.group(1)) > 0
     (tmp_path / "home" / "build.json").unlink()  # every step again; the texts are cached now
     out = orjson.loads(CliRunner().invoke(app, ["build", "--json"]).stdout)
     assert out["ahead"] is None  # nothing left to embed: no worker started

@@ -66,7 +66,9 @@ def _summary(name: str, s: dict[str, Any]) -> str:
         tiers = ", ".join(f"{t} {n}" for t, n in sorted((s.get("tiers") or {}).items()))
         return f"{s.get('operators', 0)} operators; profiles by tier: {tiers or 'none'}"
     if name == "index":
-        return (f"{s.get('documents', 0):,} relation documents, {s.get('embedded', 0):,} "
+        # the texts the workers embedded before the step count: the step only found them cached
+        embedded = s.get("embedded", 0) + s.get("embedded_ahead", 0)
+        return (f"{s.get('documents', 0):,} relation documents, {embedded:,} "
                 f"embedded [{s.get('embedder', '')}]")  # fmt: skip
     if name == "exemplars":
         return (f"{s.get('windows', 0):,} scenes of {s.get('operators', 0)} operators' own lines "
