@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.lorebook_sets import named_mentions
 from support.measured import Metrics
 from support.sillytavern import Rules, Scan, sillytavern_root
 from support.tree_world import make_workspace
@@ -84,11 +85,15 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str)
         for pid, ks in maker.all().items()
         if not ks.empty
     ]
-    rep = lint(entries, records, ws.cards._person_of)
+    names_of = {pid: p.names for pid, p in maker.people.items()}
+    named, kin_only = named_mentions(records, names_of, ws.cards._person_of)
+    rep = lint(entries, named, ws.cards._person_of)
     tag = TAGS[name]
     metrics(
-        rep.line() + f" [{name}, keys only]",
+        rep.line() + f" [{name}, keys only; {kin_only} mentions by a kinship word alone "
+        "left to the chat mode]",
         **{
+            f"lorebook_{tag}kin_only": kin_only,
             f"lorebook_{tag}messages": len(records),
             f"lorebook_{tag}fires": rep.fires,
             f"lorebook_{tag}false": len(rep.false),

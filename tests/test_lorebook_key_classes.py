@@ -7,6 +7,7 @@ single-character surname after 姓 is nobody, a name after a measure word is a t
 from __future__ import annotations
 
 import pytest
+from support.lorebook_sets import named_mentions
 
 from arklore.cards.keys import KeyMaker, Person, ascii_form, key_data, nickname_ok
 from arklore.cards.lint import Matchable, fires
@@ -42,6 +43,9 @@ def fired(maker: KeyMaker, text: str) -> set[str]:
         ("我用光追ray tracing跑了一下", set()),  # an English phrase: the word
         ("the Ray of light", set()),
         ("SilverAsh is so handsome", {"silverash"}),  # not an English word: any phrase
+        ("把这个doc文件发给我", set()),  # lower case, no person marker: the word
+        ("Doc又在给大家打针了", {"doc"}),  # a capital: her name
+        ("doc说今天要体检", {"doc"}),  # lower case beside a person marker
         ("Mlynar又在睡觉", {"mlynar"}),  # typed without ł
         ("młynar又在睡觉", {"mlynar"}),
         ("二队长今天心情好吗", set()),  # both are called so: neither
@@ -82,3 +86,21 @@ def test_ascii_form_of_a_latin_name() -> None:
 def test_english_codenames_are_data_and_a_question_is_no_nickname() -> None:
     assert {"ray", "may", "spot", "doc"} <= key_data().english
     assert not nickname_ok("什么意思") and nickname_ok("小玫")
+
+
+def test_keys_only_leaves_a_mention_by_kinship_alone_to_the_chat_mode() -> None:
+    names = {"chen": ("陈", "陈sir"), "wei": ("魏彦吾",)}
+    records = [
+        {"text": "你舅舅最近好吗", "mentions": [{"id": "wei"}], "tags": ["kinship"]},
+        {"text": "陈SIR的舅舅魏彦吾", "mentions": [{"id": "chen"}, {"id": "wei"}], "tags": ["kinship"]},
+        {"text": "陈的舅舅来了", "mentions": [{"id": "chen"}, {"id": "wei"}], "tags": ["kinship"]},
+        {"text": "舅舅", "mentions": [{"id": "wei"}], "tags": ["plain"]},  # not tagged: counted
+    ]  # fmt: skip
+    kept, left = named_mentions(records, names, lambda i: i)
+    assert left == 2  # red if a kinship record loses a named mention or keeps an unnamed one
+    assert [[m["id"] for m in r["mentions"]] for r in kept] == [
+        [],
+        ["chen", "wei"],
+        ["chen"],
+        ["wei"],
+    ]

@@ -43,7 +43,8 @@ What the second development set (``data/lorebook_dev2.jsonl``) showed, as rules:
 with letters beyond ASCII is keyed in its ASCII form too (młynar, mlynar: :func:`ascii_form`);
 a codename that is an English word (``[english]`` of the data file: ray, may, spot, doc) is that
 word inside an English phrase, so it keys her only where no Latin word stands a space or hyphen
-away (``ray tracing``, ``see you in may``); a name that is a title (医生) is a person wherever
+away (``ray tracing``, ``see you in may``), and typed in lower case only beside what marks a
+person (``doc文件`` is a file, ``Doc又在打针`` and ``ash拿着枪`` are her); a name that is a title (医生) is a person wherever
 it is, so only a word of the game makes it her (医生干员, 抽到医生), not 医生说; a single
 character after 姓 is a surname (老板姓陈); a measure word before a name that is a word makes
 it the thing (装了个天空盒灯).
@@ -355,9 +356,8 @@ class KeyMaker:
             if len(name) < MIN_LATIN and tail:  # W型, V字, 3W字: a letter or a unit, not her
                 tail = f"(?![a-z{SHAPES}])"
                 head = "(?<![a-z0-9])" if head else head
-            if name in key_data().english:  # ray tracing, see you in may: an English phrase
-                head += "(?<![a-z][ -])"
-                tail += "(?![ -][a-z])"
+            if name in key_data().english:
+                return self._english_key(name, head, tail)
             return f"/{head}{_js_escape(name)}{tail}/i"
         before, after, held = self._contexts(name)
         esc = _js_escape(name)
@@ -390,6 +390,27 @@ class KeyMaker:
         # (?=name) first: a regex engine tries the pattern at every position, and the name
         # fails fast where the long lookbehinds would be read for nothing
         return f"/(?={esc}){head}{esc}{tail}/" if head else f"/{esc}{tail}/"
+
+    @staticmethod
+    def _english_key(name: str, head: str, tail: str) -> str:
+        """A codename that is an English word (doc, click, mint): the word, where no Latin word
+        stands a space or hyphen away (ray tracing, see you in may) and, typed in lower case,
+        where no person marker stands beside it (doc文件, click一下, 烟灰缸里全是ash). Her name
+        is written with a capital (Doc又在打针), or beside what marks a person (ash拿着枪).
+        Case-sensitive: letters are spelled as classes, no ``i`` flag."""
+        head = (head + "(?<![a-z][ -])").replace("a-z", "A-Za-z")
+        tail = (tail + "(?![ -][a-z])").replace("a-z", "A-Za-z")
+        rest = "".join(f"[{c}{c.upper()}]" if "a" <= c <= "z" else _js_escape(c) for c in name[1:])
+        first = name[0]
+        capital = (first.upper() if "a" <= first <= "z" else _js_escape(first)) + rest
+        any_case = (
+            f"[{first}{first.upper()}]" if "a" <= first <= "z" else _js_escape(first)
+        ) + rest
+        pre = "|".join(f"(?<={alts})" for alts in _by_width(BEFORE_PERSON))
+        post = "|".join(
+            _js_escape(w) for w in sorted(set(AFTER_PERSON), key=lambda w: (-len(w), w))
+        )
+        return f"/{head}(?:{capital}|(?:{pre}){any_case}|{any_case}(?={post})){tail}/"
 
     @staticmethod
     def _confirmed(name: str) -> bool:
