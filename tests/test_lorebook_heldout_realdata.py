@@ -7,14 +7,20 @@ Two modes, as the issue measures them: **keys only** (every person's keys on eve
 and **in a chat with her** (the messages written to an operator, ``chat_with``: her card's
 relation entries, keyed by her people's names and by the kinship words that mean them for
 her). Each prints the false triggers (a share of all firings) and the reach (people mentioned
-whose entry fires). The set labels operators only, so the chat mode judges her entries for
-operators. The issue's targets are 1% and 95%. On the held-out set, run once after the keys
-were tuned on the two development sets (``data/lorebook_dev.jsonl``, then the general rules
-``data/lorebook_dev2.jsonl`` called for): keys only 2.0% false (4 of 196) and 81% reached (192
-of 236; after the first set alone: 3.1%, 80%; before it: 5.3%, 76%), in a chat 6.7% (5 of 75)
-and 97% (70 of 72), as after the first set. The reach in a chat meets the target and is held
-at it; the other three are held at what was measured, with a margin, so a change that loses
-ground fails. The development sets are held at the targets they meet, else at what they reach.
+whose entry fires); keys only leaves out a person a message means by a kinship word alone
+(你舅舅: nothing in the world book can tell whose) and prints how many, the chat mode counts
+them. The set labels operators only, so the chat mode judges her entries for operators. The
+issue's targets are 1% and 95%.
+
+On the held-out set, each run after the keys were tuned on a development set (never in
+between): keys only 5.3% false and 76% reached before any; 3.1%, 80% after the first set
+(``data/lorebook_dev.jsonl``); 2.0% (4 of 196), 81% after the second (``lorebook_dev2``); 2.0%
+(4 of 205) and 90% (201 of 223, 13 mentions by a kinship word alone left to the chat mode;
+85% of all 236) after the third (``lorebook_dev3``). In a chat 6.7% (5 of 75) and 97% after
+the first two; 6.6% (5 of 76) and 99% (71 of 72) after the third. The reach in a chat meets
+the target and is held at it; the other three are held at what was measured, with a margin,
+so a change that loses ground fails. The development sets are held at the targets they meet,
+else at what they reach.
 """
 
 from __future__ import annotations
@@ -34,11 +40,13 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV, DEV2 = "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl"
-MAX_FALSE = {HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.075}
-MIN_REACH = {HELD_OUT: 0.80, DEV: 0.95, DEV2: 0.93}
-CHAT_MAX_FALSE = {HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01}
-CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95}
+HELD_OUT, DEV, DEV2, DEV3 = (
+    "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl", "lorebook_dev3.jsonl",
+)  # fmt: skip
+MAX_FALSE = {HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.06, DEV3: 0.01}
+MIN_REACH = {HELD_OUT: 0.88, DEV: 0.95, DEV2: 0.95, DEV3: 0.88}
+CHAT_MAX_FALSE = {HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01, DEV3: 0.035}
+CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95, DEV3: 0.89}
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
@@ -51,10 +59,17 @@ keys before they changed again (keys only 14.6% false, 89% reached; in a chat 0.
 after the rules it called for (English words that are codenames, ASCII forms of Latin names,
 names two people share, titles, 姓, a measure word, more person markers): keys only 6.5%
 false (16 of 245: words no dictionary lists, 霜华, 熔泉, 冰酿; English words typed beside
-Chinese, click一下, doc文件) and 94% reached; in a chat 0.0% and 97%. Held at those, with a
-margin."""
-SETS = pytest.mark.parametrize("name", [DEV, DEV2, HELD_OUT])
-TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_"}
+Chinese, click一下, doc文件) and 94% reached; in a chat 0.0% and 97%; after the third set's
+rules, 5.0% (12 of 242) and 96%. The third development set (``data/lorebook_dev3.jsonl``, 488
+messages over 164 operators, written by someone who had not read the key rules, the way players
+chat: word names mostly bare, 137 traps, 167 messages to 38 operators) measured the keys at
+2.5% false and 67% reached keys only (word names 41% reached), 4.5% and 87% in a chat; after
+its rules (a foreign name in the dictionary is a name, game talk after a word name or a word
+of the game in her clause marks her, an English codename typed in lower case is the word, a
+word that alone means the speaker's own is hers with 你 in its clause): 0.7% (2 of 269) and
+90%, in a chat 2.6% (3 of 114) and 90%. Each held at what it reaches, with a margin."""
+SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, HELD_OUT])
+TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_"}
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +133,8 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> No
     records = [r for r in _records(name) if r.get("chat_with")]
     books: dict[str, list[tuple[str, Matchable]]] = {}
     fired = false = mentioned = reached = 0
+    scans: list[Scan] = []
+    expected: list[set[str]] = []
     for r in records:
         her = r["chat_with"]
         if her not in books:
@@ -129,6 +146,9 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> No
         there = {ws.cards._person_of(m["id"]) for m in r["mentions"]}
         keyed = {p for p, _ in books[her]}
         got = {p for p, m in books[her] if fires(m, r["text"])}
+        book = [{"uid": p, "key": list(m.keys), "keysecondary": []} for p, m in books[her]]
+        scans.append(Scan(book, [f"User: {r['text']}"], 1))
+        expected.append(got)
         fired += len(got)
         false += len(got - there)
         mentioned += len(there & keyed)
@@ -149,3 +169,6 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> No
         },
     )
     assert false / fired <= CHAT_MAX_FALSE[name] and reached / mentioned >= CHAT_MIN_REACH[name]
+    # SillyTavern's own matchKeys fires exactly what the emulation fires, kinship keys included
+    _, by_st = Rules(sillytavern_root(), scans=scans).run()
+    assert [set(st) for st in by_st] == expected

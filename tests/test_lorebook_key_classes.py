@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 from support.lorebook_sets import named_mentions
 
-from arklore.cards.keys import KeyMaker, Person, ascii_form, key_data, nickname_ok
+from arklore.cards.keys import KeyMaker, Person, ascii_form, key_data, kin_key, nickname_ok
 from arklore.cards.lint import Matchable, fires
+from arklore.core.kinship import TERMS
 
 PEOPLE = [
     Person("ray", ("ray", "莱伊")),
@@ -104,3 +105,43 @@ def test_keys_only_leaves_a_mention_by_kinship_alone_to_the_chat_mode() -> None:
         ["chen"],
         ["wei"],
     ]
+
+
+THIRD = [
+    Person("cello", ("阿尔图罗",)),
+    Person("nightingale", ("夜莺",)),
+    Person("tequila", ("龙舌兰",)),
+    Person("pudding", ("布丁",)),
+]
+
+
+@pytest.fixture(scope="module")
+def third() -> KeyMaker:
+    return KeyMaker(THIRD)
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("阿尔图罗的琴声又响起来了", {"cello"}),  # a foreign name in the dictionary is a name
+        ("夜莺三技能开了全场法抗", {"nightingale"}),  # game talk right after her name
+        ("夜莺那个大招", {"nightingale"}),
+        ("窗外的夜莺在唱歌", set()),  # after 的: the bird
+        ("龙舌兰拉满血量就硬了", {"tequila"}),  # a word of the game later in her clause
+        ("龙舌兰酒太烈了，我想练近卫", set()),  # the game word is in another clause
+        ("焦糖布丁做失败了", set()),  # a dessert, whatever follows
+        ("布丁的连锁攻击好可爱", {"pudding"}),
+    ],
+)
+def test_each_class_of_the_third_development_set(third: KeyMaker, text: str, who: set[str]) -> None:
+    got = {p.id for p in THIRD if fires(Matchable(tuple(third.keys(p.id).keys)), text)}
+    assert got == who, [k for p in THIRD for k in third.keys(p.id).keys]
+
+
+def test_a_word_that_alone_means_the_speakers_own_is_hers_with_you_in_its_clause() -> None:
+    partner = next(t for t in TERMS if t.name == "搭档")
+    said = Matchable((kin_key("战友", partner),))
+    assert fires(said, "你那两个老战友今天来了")
+    assert not fires(said, "我那两个老战友今天来了")
+    assert not fires(said, "你知道吗，我的战友今天来了")  # 你 in another clause
+    assert not fires(said, "你和银灰的战友")  # somebody else's

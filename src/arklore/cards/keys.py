@@ -66,7 +66,13 @@ from importlib import resources
 import ahocorasick
 
 from arklore.cards.lint import AND_ANY
-from arklore.core.kinship import BLOCKERS, OWNERS_OTHER, OWNERS_YOURS, Term, is_term_word
+from arklore.core.kinship import (
+    BLOCKERS,
+    OWNERS_OTHER,
+    OWNERS_YOURS,
+    Term,
+    is_term_word,
+)
 from arklore.names import rules
 from arklore.names.aliases import AliasTable, fold
 
@@ -86,6 +92,23 @@ def topic_key(title: str) -> str:
     """A stage or event title as a key: folded, quotes and punctuation at its ends removed
     (“降临” -> 降临, 逃票？ -> 逃票), since a chat message does not repeat them."""
     return fold(title.strip().strip(_EDGE_MARKS))
+
+
+TRANSLITERATION = frozenset(
+    "阿埃艾爱安昂奥巴拜班邦鲍贝本比彼宾波伯博布采查达戴丹道德登迪蒂丁杜多厄恩尔法菲费芬弗"
+    "福盖甘冈戈格根古哈海豪赫亨胡霍基吉加贾杰卡凯坎康考柯科克肯库奎拉莱赖兰朗劳勒雷蕾黎里"
+    "丽利莉琳卢鲁伦罗洛玛马迈麦曼梅蒙米莫姆穆纳奈瑙内尼涅纽努诺欧帕佩皮珀普奇齐乔切琼萨塞"
+    "瑟森莎舍施舒斯苏索塔泰坦特提图托瓦威韦维温沃乌伍西希锡休雅亚耶伊尤约泽扎詹兹佐娅娜妮"
+    "琪缇薇嘉黛茜妲摩夫哲丝辛柳英桑茨因陀赛"
+)
+"""Characters Chinese spells foreign names with (卡, 斯, 娅, 尔 …): a dictionary word made of
+them only is a foreign name (卡夫卡, 阿尔图罗, 莱辛, 德克萨斯), which players write as her
+name, not as a word."""
+
+
+def is_transliterated(name: str) -> bool:
+    """Whether a CJK name is spelled in transliteration characters only (:data:`TRANSLITERATION`)."""
+    return len(name) > 1 and all(c in TRANSLITERATION for c in name)
 
 
 def is_latin(key: str) -> bool:
@@ -232,9 +255,9 @@ def nickname_ok(form: str) -> bool:
 def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     """A kinship or role word (妹妹, 舅舅, 哥) as the key of the person it means in a chat with
     her, with the kinship rule of a message (:func:`arklore.core.kinship.find_terms`): never
-    right after 我/他/她 (somebody else's), a one-character word or one that alone means the
-    speaker's own (家人, 搭档) only right after 你/您 (你哥, 你的搭档), and not where a blocker
-    holds it (小姐姐 is no 姐姐). ``others``: the names of the other people the word means for
+    right after 我/他/她 (somebody else's), a one-character word only right after 你/您 (你哥),
+    one that alone means the speaker's own (家人, 搭档) only with 你/您 before it in its clause
+    (你那两个老战友), and not where a blocker holds it (小姐姐 is no 姐姐). ``others``: the names of the other people the word means for
     her; right before one of them it is that one (你妹妹崖心 is not her other sister)."""
     esc = _js_escape(word)
     named = sorted({n for n in others if n and not is_latin(n)}, key=lambda n: (-len(n), n))
@@ -243,12 +266,20 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     blocked = {b[: -k] for b in BLOCKERS for k in range(1, len(word) + 1)
                if len(b) > k and b.endswith(word[:k])}  # fmt: skip
     blocked |= {b[: b.find(word)] for b in BLOCKERS if word in b and b.find(word) > 0}
-    if len(word) == 1 or term.owned:
+    if len(word) == 1:
         yours = _by_width(OWNERS_YOURS)
         return f"/(?:{'|'.join(f'(?<={alts})' for alts in yours)}){esc}/"
-    other = [f"(?<!{alts})" for alts in _by_width([*OWNERS_OTHER, *blocked])]
+    other = "".join(f"(?<!{alts})" for alts in _by_width([*OWNERS_OTHER, *blocked]))
     # after 的 it is somebody's (银灰的妹妹), unless the 的 is 你的/您的
-    return f"/{''.join(other)}(?<![^你您们]的){esc}/"
+    other += "(?<![^你您们]的)"
+    if term.owned:  # 战友, 家人: hers only with 你/您 before it in its clause (你那两个老战友)
+        return f"/[你您]{BEFORE_IN_CLAUSE}{other}{esc}/"
+    return f"/{other}{esc}/"
+
+
+BEFORE_IN_CLAUSE = "[^，。！？；,.!?;\\n]{0,8}?"
+"""What may stand between 你/您 and a word that alone means the speaker's own (你那两个老战友),
+as :func:`arklore.core.kinship.find_terms` reads it: the same clause."""
 
 
 def _by_width(words: Iterable[str]) -> list[str]:
@@ -384,7 +415,8 @@ class KeyMaker:
             lone = "(?<![\\u4e00-\\u9fff])" if title else ""
             if not lone and len(name) > 1:  # 窗外的夜莺在唱歌, 有夜莺: the thing, not her
                 lone = f"(?<![{NOUN_BEFORE}])"
-            return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
+            later = "" if title else f"|{lone}{head}{esc}{tail}(?={IN_CLAUSE}(?:{_CLAUSE_GAME}))"
+            return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}){later})/"
         if len(name) > 1:  # 装了个天空盒: a measure word makes it a thing
             head += f"(?<![{MEASURES}])"
         # (?=name) first: a regex engine tries the pattern at every position, and the name
@@ -421,7 +453,9 @@ class KeyMaker:
         the names layer accepts bare (signal 9: rare on its own, or a surname: 夕, 黍, 陈)
         has lookarounds only."""
         if len(name) > 1:
-            return rules.classify(name) == "risky" or name in key_data().words
+            if name in key_data().words:
+                return True
+            return rules.classify(name) == "risky" and not is_transliterated(name)
         return not rules.bare_ok(name) or rules.is_title(name)
 
     def topic_unsafe(self, topic: str) -> str:
@@ -496,7 +530,7 @@ DEGREE = (
 """Before a single-character name, a degree word makes it an adjective (很红, 不空, 太黑)."""
 BEFORE_PERSON: tuple[str, ...] = (
     *rules.ADDRESS_PREFIXES, *rules.PERSON_PRECEDERS_STRONG, *rules.GAME_CUES, "我家", "我们家",
-    "找", "模仿",
+    "找", "模仿", "练",
 )  # fmt: skip
 """What before a name that is a word marks a person: @, a verb whose object is a person (和,
 陪, 告诉), a word of the game (抽到, 练了)."""
@@ -511,6 +545,29 @@ PERSON_DOES: tuple[str, ...] = (
 )  # fmt: skip
 """Verbs after a name that a person does to somebody or with something (远山给我算了一卦,
 末药配的药, 灰烬带队): her, not the word."""
+GAME_TALK: tuple[str, ...] = (
+    "剧情", "大招", "配音", "档案", "召唤物", "陷阱", "无人机", "人设", "台词", "强度", "故事",
+    "过去", "连锁", "奶量",
+)  # fmt: skip
+"""What players say of an operator, right after her name or after 的 (夜莺的大招, 卡夫卡剧情
+好离谱, 桑葚奶量): the development set written the way players chat (``lorebook_dev3``)
+names a word-named operator mostly so."""
+TALK_AFTER: tuple[str, ...] = (
+    *GAME_TALK, *(f"的{t}" for t in GAME_TALK), "那个", "上线", "专精", "好帅",
+    "一拳", "一锤", "开了技能", *(f"{n}技能" for n in "一二三123"),
+)  # fmt: skip
+"""Game talk after her name: 流星那个减防, 夜莺三技能, 莎草上线了."""
+CLAUSE_GAME: tuple[str, ...] = (
+    *rules.GAME_CUES, "专精", "开荒", "先锋", "近卫", "重装", "术师", "狙击", "医疗", "辅助",
+    "特种", "三星", "四星", "奶盾", "群奶", "单奶", "回费", "站场", "挂机", "复活", "阻挡", "部署",
+    "攻速", "法抗", "减防", "减速", "血量", "大招", "剧情", "保底", "危机合约", "关卡",
+)  # fmt: skip
+"""Words of the game a name that is a word is her beside, anywhere in its clause (夜烟是我第一个
+精二的术师, 龙舌兰拉满血量就硬了): players name a word-named operator so far more often than they
+talk of the weather next to 精二."""
+IN_CLAUSE = "[^，。！？；,.!?;\\n]{0,12}"
+"""Up to twelve characters within one clause, after the name."""
+_CLAUSE_GAME = "|".join(sorted(set(CLAUSE_GAME), key=lambda w: (-len(w), w)))
 MEASURES = "个只些群"
 NOUN_BEFORE = f"有的{MEASURES}"
 """Before a name that is a word, what makes it the thing (窗外的夜莺, 有夜莺, 一只夜莺): a
@@ -518,7 +575,7 @@ marker after it does not make it her there."""
 AFTER_PERSON: tuple[str, ...] = (
     *rules.HONORIFIC_SUFFIXES, *rules.SUBJECT_FOLLOWERS, *rules.GAME_CUES, *PERSON_DOES,
     *(f"的{n}" for n in rules.PERSON_NOUNS), *(f"的{w}" for w in rules.GAME_CUES),
-    *(f"的{t}" for t in PERSON_THINGS), "，你", ",你",
+    *(f"的{t}" for t in PERSON_THINGS), "，你", ",你", *TALK_AFTER,
 )  # fmt: skip
 """What after it does: a title (姐, 小姐), a verb a person does (说, 最近, 喝, 给你), a word of
 the game (精二, 技能, 的皮肤), 的 and a person noun (的妹妹) or what a person has (的盾), a
@@ -610,6 +667,7 @@ __all__ = [
     "Person",
     "ascii_form",
     "is_latin",
+    "is_transliterated",
     "key_data",
     "kin_key",
     "nickname_ok",
