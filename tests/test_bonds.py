@@ -69,12 +69,20 @@ def test_every_form_belongs_to_one_term_and_every_named_term_exists():
         ("她妹妹呢？", []),  # someone else's
         ("哥伦比亚的小姐们", []),  # words that hold the characters
         ("去年想和家人去看山", []),  # alone, 家人 is the speaker's own
+        ("我家老爷子今天生日", []),  # somebody's old man, not a lord
+        ("你的助手今天加班了", ["部下"]),
         ("你的家人还好吗？", ["家人"]),
         ("你那位老搭档呢？", ["搭档"]),
     ],
 )
 def test_message_words(text: str, terms: list[str]):
     assert [t.name for t, _, _ in K.find_terms(text)] == terms
+
+
+def test_her_subordinates_include_her_retainers():
+    # 你那两个手下, said to a lord: the retainers who serve her, not only those she commands
+    assert K.wanted(K.BY_NAME["部下"]) == {"部下", "侍从"}
+    assert K.wanted(K.BY_NAME["侍从"]) == {"侍从"}
 
 
 def test_a_description_is_read_in_its_head_only():

@@ -40,13 +40,14 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV, DEV2, DEV3 = (
+HELD_OUT, DEV, DEV2, DEV3, DEV4 = (
     "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl", "lorebook_dev3.jsonl",
+    "lorebook_dev4.jsonl",
 )  # fmt: skip
-MAX_FALSE = {HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.06, DEV3: 0.01}
-MIN_REACH = {HELD_OUT: 0.88, DEV: 0.95, DEV2: 0.95, DEV3: 0.88}
-CHAT_MAX_FALSE = {HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01, DEV3: 0.035}
-CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95, DEV3: 0.89}
+MAX_FALSE = {HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.06, DEV3: 0.01, DEV4: 0.045}
+MIN_REACH = {HELD_OUT: 0.88, DEV: 0.95, DEV2: 0.95, DEV3: 0.89, DEV4: 0.83}
+CHAT_MAX_FALSE = {HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01, DEV3: 0.045, DEV4: 0.045}
+CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95, DEV3: 0.91, DEV4: 0.95}
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
@@ -68,8 +69,8 @@ its rules (a foreign name in the dictionary is a name, game talk after a word na
 of the game in her clause marks her, an English codename typed in lower case is the word, a
 word that alone means the speaker's own is hers with 你 in its clause): 0.7% (2 of 269) and
 90%, in a chat 2.6% (3 of 114) and 90%. Each held at what it reaches, with a margin."""
-SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, HELD_OUT])
-TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_"}
+SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, HELD_OUT])
+TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_"}
 
 
 @pytest.fixture(scope="module")

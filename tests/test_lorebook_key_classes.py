@@ -44,6 +44,8 @@ def fired(maker: KeyMaker, text: str) -> set[str]:
         ("我用光追ray tracing跑了一下", set()),  # an English phrase: the word
         ("the Ray of light", set()),
         ("SilverAsh is so handsome", {"silverash"}),  # not an English word: any phrase
+        ("a town in SilverAsh county", set()),  # after an English preposition: a place
+        ("抽到 SilverAsh 了", {"silverash"}),
         ("把这个doc文件发给我", set()),  # lower case, no person marker: the word
         ("Doc又在给大家打针了", {"doc"}),  # a capital: her name
         ("doc说今天要体检", {"doc"}),  # lower case beside a person marker
@@ -145,3 +147,10 @@ def test_a_word_that_alone_means_the_speakers_own_is_hers_with_you_in_its_clause
     assert not fires(said, "我那两个老战友今天来了")
     assert not fires(said, "你知道吗，我的战友今天来了")  # 你 in another clause
     assert not fires(said, "你和银灰的战友")  # somebody else's
+
+
+def test_a_kinship_word_that_starts_a_blocker_is_not_that_word() -> None:
+    lord = next(t for t in TERMS if t.name == "主君")
+    said = Matchable((kin_key("老爷", lord),))
+    assert fires(said, "你老爷让你去一趟")
+    assert not fires(said, "我家老爷子今天生日")  # 老爷子: somebody's old man

@@ -210,21 +210,17 @@ class CardsFacade:
         rels = self.rag.service().get_all_relationships_for(node, [e.target for e in chosen])
         km = self.keymaker()
         kin_of = self.graph.kin_words(cid) if kin else {}  # 舅舅, 你的两个妹妹: who for her
-        means: dict[str, set[str]] = {}  # 妹妹 -> both her sisters
-        for who, pairs in kin_of.items():
-            for w, _t in pairs:
-                means.setdefault(w, set()).add(who)
+        # right before the name of another of her people, a kinship word is about that one
+        # (你妹妹崖心 is not her other sister; 你的搭档菲亚梅塔 is not 能天使)
+        hers = {r.target_id for r in rels if r.target_id in km.people}
         out = []
         for rel in rels:
             r = known_at(rel, view.knows_lines) if view is not None else rel  # at the point
             if r is None or r.target_id not in km.people:
                 continue
             ks = km.keys(r.target_id)
-            words = [
-                kin_key(w, t, [n for o in means.get(w, ()) if o != r.target_id
-                               for n in km.people[o].names if o in km.people])
-                for w, t in kin_of.get(r.target_id, ())
-            ]  # fmt: skip
+            others = [n for o in sorted(hers - {r.target_id}) for n in km.people[o].names]
+            words = [kin_key(w, t, others) for w, t in kin_of.get(r.target_id, ())]
             if words:
                 ks = replace(ks, keys=list(dict.fromkeys([*ks.keys, *words])))
             out.append(

@@ -266,6 +266,9 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     blocked = {b[: -k] for b in BLOCKERS for k in range(1, len(word) + 1)
                if len(b) > k and b.endswith(word[:k])}  # fmt: skip
     blocked |= {b[: b.find(word)] for b in BLOCKERS if word in b and b.find(word) > 0}
+    held = sorted(b[len(word) :] for b in BLOCKERS if b.startswith(word) and b != word)
+    if held:  # 老爷子 is somebody's old man, not her lord
+        esc += f"(?!{'|'.join(map(_js_escape, held))})"
     if len(word) == 1:
         yours = _by_width(OWNERS_YOURS)
         return f"/(?:{'|'.join(f'(?<={alts})' for alts in yours)}){esc}/"
@@ -389,6 +392,8 @@ class KeyMaker:
                 head = "(?<![a-z0-9])" if head else head
             if name in key_data().english:
                 return self._english_key(name, head, tail)
+            if head:  # lives in Texas: after an English preposition, a place or a thing
+                head += PREPOSITIONS
             return f"/{head}{_js_escape(name)}{tail}/i"
         before, after, held = self._contexts(name)
         esc = _js_escape(name)
@@ -507,6 +512,9 @@ class KeyMaker:
         return {pid: self.keys(pid) for pid in self.people}
 
 
+PREPOSITIONS = "(?<!in |at |to |of |on )(?<!the )(?<!from )"
+"""Before a Latin name, an English preposition makes it a place or a thing (lives in Texas,
+the book of Saga); her name follows other English words (Nian and Dusk are sisters)."""
 DIGITS = "0-9０-９"
 SURNAME_OF = "姓"
 SHAPES = "型形字号键"
@@ -533,7 +541,8 @@ BEFORE_PERSON: tuple[str, ...] = (
     "找", "模仿", "练",
 )  # fmt: skip
 """What before a name that is a word marks a person: @, a verb whose object is a person (和,
-陪, 告诉), a word of the game (抽到, 练了)."""
+陪, 告诉), a word of the game (抽到, 练了). 和 joins two things too (白雪和初雪), but players
+join two operators with it far more often (白金和流星谁好用: the fourth development set)."""
 PERSON_THINGS: tuple[str, ...] = (
     "盾", "刀", "剑", "枪", "弓", "弩", "箭", "法杖", "伤", "信", "演唱会", "演出", "新歌",
     "双刀", "拳", "锤", "电锯", "狙击", "手套", "剑术", "手里剑",
@@ -547,20 +556,22 @@ PERSON_DOES: tuple[str, ...] = (
 末药配的药, 灰烬带队): her, not the word."""
 GAME_TALK: tuple[str, ...] = (
     "剧情", "大招", "配音", "档案", "召唤物", "陷阱", "无人机", "人设", "台词", "强度", "故事",
-    "过去", "连锁", "奶量",
+    "过去", "连锁", "奶量", "机制", "尾巴", "耳朵",
 )  # fmt: skip
 """What players say of an operator, right after her name or after 的 (夜莺的大招, 卡夫卡剧情
 好离谱, 桑葚奶量): the development set written the way players chat (``lorebook_dev3``)
 names a word-named operator mostly so."""
 TALK_AFTER: tuple[str, ...] = (
     *GAME_TALK, *(f"的{t}" for t in GAME_TALK), "那个", "上线", "专精", "好帅",
-    "一拳", "一锤", "开了技能", *(f"{n}技能" for n in "一二三123"),
+    "一拳", "一锤", "一箭", "举盾", "补刀", "开了技能", *(f"{n}技能" for n in "一二三123"),
+    "这个名字", "这名字", "这个人", "这人", "让你", "让我", "上次",
 )  # fmt: skip
-"""Game talk after her name: 流星那个减防, 夜莺三技能, 莎草上线了."""
+"""Game talk after her name: 流星那个减防, 夜莺三技能, 莎草上线了, 洋灰这个名字, 真理让你去."""
 CLAUSE_GAME: tuple[str, ...] = (
     *rules.GAME_CUES, "专精", "开荒", "先锋", "近卫", "重装", "术师", "狙击", "医疗", "辅助",
     "特种", "三星", "四星", "奶盾", "群奶", "单奶", "回费", "站场", "挂机", "复活", "阻挡", "部署",
     "攻速", "法抗", "减防", "减速", "血量", "大招", "剧情", "保底", "危机合约", "关卡",
+    "池子", "十连", "基建", "输出", "联动", "打群",
 )  # fmt: skip
 """Words of the game a name that is a word is her beside, anywhere in its clause (夜烟是我第一个
 精二的术师, 龙舌兰拉满血量就硬了): players name a word-named operator so far more often than they

@@ -120,8 +120,9 @@ TERMS: tuple[Term, ...] = (
          predicates=(("in", "上下级"),), above=True),
     Term("主君", SUPERIOR, ("殿下", "陛下", "主君", "旧主", "主人", "老爷", "大小姐", "少爷"),
          inverse=("侍从",), predicates=(("in", "主仆"),), above=True),
-    Term("部下", SUPERIOR, ("部下", "下属", "手下", "队员", "部属", "属下"),
-         inverse=("上级", "队长", "老板"), predicates=(("out", "上下级"),), owned=True),
+    Term("部下", SUPERIOR, ("部下", "下属", "手下", "队员", "部属", "属下", "助手"),
+         inverse=("上级", "队长", "老板"), predicates=(("out", "上下级"),), owned=True,
+         includes=("侍从",)),  # 你的手下: her retainers too
     Term("侍从", SUPERIOR, ("侍从", "家臣", "侍卫", "护卫", "侍女", "女仆", "管家", "仆人"),
          inverse=("主君",), predicates=(("out", "主仆"),), owned=True),
     Term("搭档", SUPERIOR, ("搭档", "战友", "伙伴", "老搭档", "同伴"), inverse=("搭档",),
@@ -140,7 +141,7 @@ TERMS: tuple[Term, ...] = (
 
 BLOCKERS: tuple[str, ...] = (
     "小姐", "姑娘", "新娘", "大叔", "大妈", "大爷", "大娘", "小弟", "哥伦比亚", "格拉斯哥",
-    "师兄弟",
+    "师兄弟", "老爷子",
 )  # fmt: skip
 """Words that hold a term's character without naming a relative (哥伦比亚 is a country, 小姐
 a courtesy title): matched as words and dropped, so the 哥 inside is never a brother."""
