@@ -16,8 +16,9 @@ On the held-out set, each run after the keys were tuned on a development set (ne
 between): keys only 5.3% false and 76% reached before any; 3.1%, 80% after the first set
 (``data/lorebook_dev.jsonl``); 2.0% (4 of 196), 81% after the second (``lorebook_dev2``); 2.0%
 (4 of 205) and 90% (201 of 223, 13 mentions by a kinship word alone left to the chat mode;
-85% of all 236) after the third (``lorebook_dev3``). In a chat 6.7% (5 of 75) and 97% after
-the first two; 6.6% (5 of 76) and 99% (71 of 72) after the third. The reach in a chat meets
+85% of all 236) after the third (``lorebook_dev3``); 1.9% (4 of 206) and 91% (202 of 223; 86%
+of 236) after the fourth (``lorebook_dev4``). In a chat 6.7% (5 of 75) and 97% after the first
+two; 6.6% (5 of 76) and 99% (71 of 72) after the third and the fourth. The reach in a chat meets
 the target and is held at it; the other three are held at what was measured, with a margin,
 so a change that loses ground fails. The development sets are held at the targets they meet,
 else at what they reach.
@@ -68,7 +69,13 @@ chat: word names mostly bare, 137 traps, 167 messages to 38 operators) measured 
 its rules (a foreign name in the dictionary is a name, game talk after a word name or a word
 of the game in her clause marks her, an English codename typed in lower case is the word, a
 word that alone means the speaker's own is hers with 你 in its clause): 0.7% (2 of 269) and
-90%, in a chat 2.6% (3 of 114) and 90%. Each held at what it reaches, with a margin."""
+90%, in a chat 2.6% (3 of 114) and 90%; after the fourth set's, 0.7% and 91%, 3.4% and 93%. The
+fourth (``data/lorebook_dev4.jsonl``, 552 messages over 224 operators by another writer who
+had read neither: names joined and listed, 147 traps, 196 messages to 58 operators with role
+words) measured 5.0% false and 81% reached keys only, 5.1% and 92% in a chat; after its rules
+(more game talk, English prepositions, 老爷子, 手下 and 助手 for retainers, a kinship word
+before any of her people's names) 3.9% and 85%, 3.5% and 97%. Each held at what it reaches,
+with a margin, or at the target it meets."""
 SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, HELD_OUT])
 TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_"}
 
