@@ -76,8 +76,8 @@ test-fast: $(STAMP) web
 	$(PYTEST) -q -m 'not realdata and not slow' -n $(TEST_WORKERS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench tools
+	$(BIN)/ruff format --check src tests bench tools
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
