@@ -70,6 +70,9 @@ def test_every_form_belongs_to_one_term_and_every_named_term_exists():
         ("哥伦比亚的小姐们", []),  # words that hold the characters
         ("去年想和家人去看山", []),  # alone, 家人 is the speaker's own
         ("我家老爷子今天生日", []),  # somebody's old man, not a lord
+        ("你发朋友圈了吗", []),  # a feed, not her friends
+        ("你哥们儿又来蹭饭了", []),  # a buddy, not her brother
+        ("你觉得这部剧的主人公怎么样", []),
         ("你的助手今天加班了", ["部下"]),
         ("你的家人还好吗？", ["家人"]),
         ("你那位老搭档呢？", ["搭档"]),

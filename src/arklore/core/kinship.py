@@ -141,10 +141,12 @@ TERMS: tuple[Term, ...] = (
 
 BLOCKERS: tuple[str, ...] = (
     "小姐", "姑娘", "新娘", "大叔", "大妈", "大爷", "大娘", "小弟", "哥伦比亚", "格拉斯哥",
-    "师兄弟", "老爷子",
+    "师兄弟", "老爷子", "老爷车", "老大爷", "老大难", "哥们", "姐们", "老师傅", "小朋友",
+    "朋友圈", "主人公", "主人翁",
 )  # fmt: skip
 """Words that hold a term's character without naming a relative (哥伦比亚 is a country, 小姐
-a courtesy title): matched as words and dropped, so the 哥 inside is never a brother."""
+a courtesy title, 哥们 a buddy, 朋友圈 a feed, 主人公 a protagonist): matched as words and
+dropped, so the 哥 inside is never a brother."""
 
 OWNERS_YOURS: tuple[str, ...] = ("你们的", "您的", "你的", "你们", "你", "您")
 """What may stand right before a one-character word (你爸, 你的哥): only then is it hers."""
