@@ -71,6 +71,8 @@ def test_every_form_belongs_to_one_term_and_every_named_term_exists():
         ("去年想和家人去看山", []),  # alone, 家人 is the speaker's own
         ("我家老爷子今天生日", []),  # somebody's old man, not a lord
         ("你发朋友圈了吗", []),  # a feed, not her friends
+        ("我家老爷也爱叨叨", []),  # the speaker's household's
+        ("你家老爷最近心情怎么样", ["主君"]),
         ("你哥们儿又来蹭饭了", []),  # a buddy, not her brother
         ("你觉得这部剧的主人公怎么样", []),
         ("你的助手今天加班了", ["部下"]),

@@ -41,14 +41,14 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV, DEV2, DEV3, DEV4 = (
+HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5 = (
     "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl", "lorebook_dev3.jsonl",
-    "lorebook_dev4.jsonl",
+    "lorebook_dev4.jsonl", "lorebook_dev5.jsonl",
 )  # fmt: skip
-MAX_FALSE = {HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.06, DEV3: 0.01, DEV4: 0.045}
-MIN_REACH = {HELD_OUT: 0.88, DEV: 0.95, DEV2: 0.95, DEV3: 0.89, DEV4: 0.83}
-CHAT_MAX_FALSE = {HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01, DEV3: 0.045, DEV4: 0.045}
-CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95, DEV3: 0.91, DEV4: 0.95}
+MAX_FALSE = {HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.06, DEV3: 0.01, DEV4: 0.045, DEV5: 0.03}
+MIN_REACH = {HELD_OUT: 0.88, DEV: 0.95, DEV2: 0.95, DEV3: 0.9, DEV4: 0.87, DEV5: 0.88}
+CHAT_MAX_FALSE = {HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01, DEV3: 0.045, DEV4: 0.045, DEV5: 0.025}
+CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95, DEV3: 0.91, DEV4: 0.95, DEV5: 0.95}
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
@@ -76,8 +76,8 @@ words) measured 5.0% false and 81% reached keys only, 5.1% and 92% in a chat; af
 (more game talk, English prepositions, 老爷子, 手下 and 助手 for retainers, a kinship word
 before any of her people's names) 3.9% and 85%, 3.5% and 97%. Each held at what it reaches,
 with a margin, or at the target it meets."""
-SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, HELD_OUT])
-TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_"}
+SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, HELD_OUT])
+TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_"}
 
 
 @pytest.fixture(scope="module")

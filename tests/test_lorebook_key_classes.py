@@ -130,7 +130,9 @@ def third() -> KeyMaker:
         ("夜莺那个大招", {"nightingale"}),
         ("窗外的夜莺在唱歌", set()),  # after 的: the bird
         ("龙舌兰拉满血量就硬了", {"tequila"}),  # a word of the game later in her clause
-        ("龙舌兰酒太烈了，我想练近卫", set()),  # the game word is in another clause
+        ("龙舌兰酒太烈了，喝不动", set()),  # no word of the game on the line: the drink
+        ("肉鸽抓了个龙舌兰，打得挺好", {"tequila"}),  # game talk: not a thing after 个
+        ("这次周边有龙舌兰的立牌吗", {"tequila"}),  # a word of the game before her
         ("焦糖布丁做失败了", set()),  # a dessert, whatever follows
         ("布丁的连锁攻击好可爱", {"pudding"}),
     ],

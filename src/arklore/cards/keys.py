@@ -404,8 +404,8 @@ class KeyMaker:
             behind.setdefault(len(pre), []).append(f"{_js_escape(pre)}(?={esc}{_js_escape(post)})")
         # one lookbehind per width: Python's re (the lint) takes only fixed-width ones
         head = "".join(f"(?<!{'|'.join(alts)})" for _, alts in sorted(behind.items()))
-        if len(name) == 1:  # 3年; 老板姓陈: the surname, nobody in particular
-            head = f"(?<![{DIGITS}{SURNAME_OF}])" + head
+        if len(name) == 1:  # 3年; 老板姓陈: the surname, nobody in particular; 那些年
+            head = f"(?<![{DIGITS}{SURNAME_OF}{MEASURES}])" + head
         tail = f"(?!{'|'.join(_js_escape(a) for a in after)})" if after else ""
         if self._confirmed(name):  # 初雪 the first snow: only where a person is meant
             title = rules.is_title(name)
@@ -420,8 +420,15 @@ class KeyMaker:
             lone = "(?<![\\u4e00-\\u9fff])" if title else ""
             if not lone and len(name) > 1:  # 窗外的夜莺在唱歌, 有夜莺: the thing, not her
                 lone = f"(?<![{NOUN_BEFORE}])"
-            later = "" if title else f"|{lone}{head}{esc}{tail}(?={IN_CLAUSE}(?:{_CLAUSE_GAME}))"
-            return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}){later})/"
+            if title:
+                return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
+            # a word of the game anywhere in her message (one line of the scanned chat) makes
+            # the chat game talk, where a word name is the operator (危机合约放了陨星和深海色)
+            bare = f"{head}{esc}{tail}"  # 抽了个陨星, 同人图里的银灰: no thing in game talk
+            return (
+                f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post})"
+                f"|{bare}(?={IN_LINE}(?:{_GAME})))|(?:{_GAME}){IN_LINE}{bare}/"
+            )
         if len(name) > 1:  # 装了个天空盒: a measure word makes it a thing
             head += f"(?<![{MEASURES}])"
         # (?=name) first: a regex engine tries the pattern at every position, and the name
@@ -565,20 +572,25 @@ TALK_AFTER: tuple[str, ...] = (
     *GAME_TALK, *(f"的{t}" for t in GAME_TALK), "那个", "上线", "专精", "好帅",
     "一拳", "一锤", "一箭", "举盾", "补刀", "开了技能", *(f"{n}技能" for n in "一二三123"),
     "这个名字", "这名字", "这个人", "这人", "让你", "让我", "上次",
+    *(f"{d}{a}" for d in ("好", "真", "很", "太", "最", "真的") for a in ("强", "帅", "可爱", "肉")),
 )  # fmt: skip
 """Game talk after her name: 流星那个减防, 夜莺三技能, 莎草上线了, 洋灰这个名字, 真理让你去."""
-CLAUSE_GAME: tuple[str, ...] = (
+GAME_WORDS: tuple[str, ...] = (
     *rules.GAME_CUES, "专精", "开荒", "先锋", "近卫", "重装", "术师", "狙击", "医疗", "辅助",
     "特种", "三星", "四星", "奶盾", "群奶", "单奶", "回费", "站场", "挂机", "复活", "阻挡", "部署",
     "攻速", "法抗", "减防", "减速", "血量", "大招", "剧情", "保底", "危机合约", "关卡",
-    "池子", "十连", "基建", "输出", "联动", "打群",
+    "池子", "十连", "基建", "输出", "联动", "打群", "抽", "练", "肉鸽", "集成战略", "干员", "卡池",
+    "限定", "六星", "五星", "新皮", "声优", "同人", "cos", "周边", "手办", "立牌", "抱枕", "配队",
+    "阵容", "主力", "奶妈", "练度", "满级", "强度", "伤害", "治疗量", "贸易站", "制造站", "精英",
+    "萌新", "新人", "打图", "新出", "攻略", "角色", "设定", "上场",
 )  # fmt: skip
-"""Words of the game a name that is a word is her beside, anywhere in its clause (夜烟是我第一个
-精二的术师, 龙舌兰拉满血量就硬了): players name a word-named operator so far more often than they
-talk of the weather next to 精二."""
-IN_CLAUSE = "[^，。！？；,.!?;\\n]{0,12}"
-"""Up to twelve characters within one clause, after the name."""
-_CLAUSE_GAME = "|".join(sorted(set(CLAUSE_GAME), key=lambda w: (-len(w), w)))
+"""Words of the game: one anywhere in a message, before or after a name that is a word, makes
+the message game talk, where the name is the operator (夜烟是我第一个精二的术师, 危机合约放了陨星,
+肉鸽抓了个异客). The development sets written the way players chat name a word-named operator
+so far more often than they talk of the weather in a line about 精二."""
+IN_LINE = "[^\\n]*?"
+"""Anything on the same line: SillyTavern scans each message as one ``Name: text`` line."""
+_GAME = "|".join(sorted(set(GAME_WORDS), key=lambda w: (-len(w), w)))
 MEASURES = "个只些群"
 NOUN_BEFORE = f"有的{MEASURES}"
 """Before a name that is a word, what makes it the thing (窗外的夜莺, 有夜莺, 一只夜莺): a

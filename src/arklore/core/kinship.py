@@ -148,10 +148,11 @@ BLOCKERS: tuple[str, ...] = (
 a courtesy title, 哥们 a buddy, 朋友圈 a feed, 主人公 a protagonist): matched as words and
 dropped, so the 哥 inside is never a brother."""
 
-OWNERS_YOURS: tuple[str, ...] = ("你们的", "您的", "你的", "你们", "你", "您")
+OWNERS_YOURS: tuple[str, ...] = ("你们的", "您的", "你的", "你们", "你家", "您家", "你", "您")
 """What may stand right before a one-character word (你爸, 你的哥): only then is it hers."""
 OWNERS_OTHER: tuple[str, ...] = (
     "我们的", "我们", "我的", "咱们", "我", "咱", "他的", "她的", "他们", "她们", "他", "她",
+    "我家", "我们家", "咱家", "他家", "她家",
 )  # fmt: skip
 """A word right after these is someone else's relative (我姐姐, 她妹妹), never hers."""
 
