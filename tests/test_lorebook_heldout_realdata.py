@@ -17,8 +17,9 @@ between): keys only 5.3% false and 76% reached before any; 3.1%, 80% after the f
 (``data/lorebook_dev.jsonl``); 2.0% (4 of 196), 81% after the second (``lorebook_dev2``); 2.0%
 (4 of 205) and 90% (201 of 223, 13 mentions by a kinship word alone left to the chat mode;
 85% of all 236) after the third (``lorebook_dev3``); 1.9% (4 of 206) and 91% (202 of 223; 86%
-of 236) after the fourth (``lorebook_dev4``). In a chat 6.7% (5 of 75) and 97% after the first
-two; 6.6% (5 of 76) and 99% (71 of 72) after the third and the fourth. The reach in a chat meets
+of 236) after the fourth (``lorebook_dev4``); 1.9% (4 of 208) and 91% (204 of 223; 86% of 236)
+after the fifth (``lorebook_dev5``). In a chat 6.7% (5 of 75) and 97% after the first two;
+6.6% (5 of 76) and 99% (71 of 72) after the third, the fourth and the fifth. The reach in a chat meets
 the target and is held at it; the other three are held at what was measured, with a margin,
 so a change that loses ground fails. The development sets are held at the targets they meet,
 else at what they reach.
@@ -74,8 +75,12 @@ fourth (``data/lorebook_dev4.jsonl``, 552 messages over 224 operators by another
 had read neither: names joined and listed, 147 traps, 196 messages to 58 operators with role
 words) measured 5.0% false and 81% reached keys only, 5.1% and 92% in a chat; after its rules
 (more game talk, English prepositions, 老爷子, 手下 and 助手 for retainers, a kinship word
-before any of her people's names) 3.9% and 85%, 3.5% and 97%. Each held at what it reaches,
-with a margin, or at the target it meets."""
+before any of her people's names) 3.9% and 85%, 3.5% and 97%; after the fifth set's, 3.8% and
+88%. The fifth (``data/lorebook_dev5.jsonl``, 664 messages over 254 operators by a third writer,
+as a player community and role-play chats talk) measured 3.2% false and 75% reached keys only
+(word names 55%), 6.3% and 95% in a chat; after its rules (a word of the game anywhere in the
+message, evaluations after a name, 我家/你家 before a kinship word) 2.5% and 89%, 1.8% and 96%.
+Each held at what it reaches, with a margin, or at the target it meets."""
 SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, HELD_OUT])
 TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_"}
 
@@ -140,6 +145,7 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str)
 def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> None:
     records = [r for r in _records(name) if r.get("chat_with")]
     books: dict[str, list[tuple[str, Matchable]]] = {}
+    st_books: dict[str, list[dict[str, Any]]] = {}  # one list per book: sent to node once
     fired = false = mentioned = reached = 0
     scans: list[Scan] = []
     expected: list[set[str]] = []
@@ -154,7 +160,9 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> No
         there = {ws.cards._person_of(m["id"]) for m in r["mentions"]}
         keyed = {p for p, _ in books[her]}
         got = {p for p, m in books[her] if fires(m, r["text"])}
-        book = [{"uid": p, "key": list(m.keys), "keysecondary": []} for p, m in books[her]]
+        book = st_books.setdefault(
+            her, [{"uid": p, "key": list(m.keys), "keysecondary": []} for p, m in books[her]]
+        )
         scans.append(Scan(book, [f"User: {r['text']}"], 1))
         expected.append(got)
         fired += len(got)

@@ -58,10 +58,19 @@ class Rules:
 
     def run(self) -> tuple[list[list[list[dict[str, str]]]], list[list[Any]]]:
         """(for each example text its blocks' messages, for each scan the uids that fire)."""
+        # scans of one book send it once: a whole lorebook per message outgrows node's strings
+        books: dict[int, int] = {}
+        shared: list[list[dict[str, Any]]] = []
+        for s in self.scans:
+            if id(s.entries) not in books:
+                books[id(s.entries)] = len(shared)
+                shared.append(s.entries)
         request = {
             "examples": self.examples,
+            "books": shared,
             "scans": [
-                {"entries": s.entries, "messages": s.messages, "depth": s.depth} for s in self.scans
+                {"book": books[id(s.entries)], "messages": s.messages, "depth": s.depth}
+                for s in self.scans
             ],
         }
         done = subprocess.run(

@@ -2,8 +2,9 @@
 // vm: the example-dialogue parser of openai.js and the keyword rule of world-info.js.
 // Usage: node sillytavern_rules.js <sillytavern root>   (JSON request on stdin, JSON on stdout)
 //   {"examples": [{"text": mes_example, "user": name1, "char": name2}, ...],
-//    "scans": [{"entries": [{uid, key, keysecondary, selective, selectiveLogic, ...}],
-//               "messages": ["Name: text", ...newest first], "depth": 2}, ...]}
+//    "books": [[{uid, key, keysecondary, selective, selectiveLogic, ...}], ...],
+//    "scans": [{"book": 0, "messages": ["Name: text", ...newest first], "depth": 2}, ...]}
+//   (a scan may carry its own "entries" instead of naming one of "books")
 // -> {"examples": [[{role, content, name}, ...], ...], "scans": [[uid, ...], ...]}
 'use strict';
 const fs = require('fs');
@@ -94,6 +95,7 @@ function scan(entries, messages, depth) {
 const request = JSON.parse(fs.readFileSync(0, 'utf8'));
 const out = {
     examples: (request.examples || []).map((e) => examples(e.text, e.user, e.char)),
-    scans: (request.scans || []).map((s) => scan(s.entries, s.messages, s.depth ?? 2)),
+    scans: (request.scans || []).map((s) =>
+        scan(s.entries ?? request.books[s.book], s.messages, s.depth ?? 2)),
 };
 process.stdout.write(JSON.stringify(out));
