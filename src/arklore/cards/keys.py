@@ -44,8 +44,9 @@ with letters beyond ASCII is keyed in its ASCII form too (młynar, mlynar: :func
 a codename that is an English word (``[english]`` of the data file: ray, may, spot, doc) is that
 word inside an English phrase, so it keys her only where no Latin word stands a space or hyphen
 away (``ray tracing``, ``see you in may``), and typed in lower case only beside what marks a
-person (``doc文件`` is a file, ``Doc又在打针`` and ``ash拿着枪`` are her); a name that is a title (医生) is a person wherever
-it is, so only a word of the game makes it her (医生干员, 抽到医生), not 医生说; a single
+person (``doc文件`` is a file, ``Doc又在打针`` and ``ash拿着枪`` are her); a name that is a
+title (医生) is a person wherever it is, so only a word of the game makes it her (医生干员,
+抽到医生), not 医生说; a single
 character after 姓 is a surname (老板姓陈); a measure word before a name that is a word makes
 it the thing (装了个天空盒灯).
 
@@ -257,8 +258,9 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     her, with the kinship rule of a message (:func:`arklore.core.kinship.find_terms`): never
     right after 我/他/她 (somebody else's), a one-character word only right after 你/您 (你哥),
     one that alone means the speaker's own (家人, 搭档) only with 你/您 before it in its clause
-    (你那两个老战友), and not where a blocker holds it (小姐姐 is no 姐姐). ``others``: the names of the other people the word means for
-    her; right before one of them it is that one (你妹妹崖心 is not her other sister)."""
+    (你那两个老战友), and not where a blocker holds it (小姐姐 is no 姐姐, 老爷子 no 老爷).
+    ``others``: the names of her other people; right before one of them the word is about that
+    one (你妹妹崖心 is not her other sister, 你的搭档菲亚梅塔 not 能天使)."""
     esc = _js_escape(word)
     named = sorted({n for n in others if n and not is_latin(n)}, key=lambda n: (-len(n), n))
     if named:  # 妹 of 你妹妹崖心: its doubled form too
@@ -408,25 +410,20 @@ class KeyMaker:
             head = f"(?<![{DIGITS}{SURNAME_OF}{MEASURES}])" + head
         tail = f"(?!{'|'.join(_js_escape(a) for a in after)})" if after else ""
         if self._confirmed(name):  # 初雪 the first snow: only where a person is meant
-            title = rules.is_title(name)
-            # a title is a person anyway (医生说…): only a word of the game makes it her
-            cues = (*rules.GAME_CUES, *(f"的{w}" for w in rules.GAME_CUES))
-            marks_before = (*rules.ADDRESS_PREFIXES, *rules.GAME_CUES) if title else BEFORE_PERSON
-            pre = "|".join(f"(?<={alts})" for alts in _by_width(marks_before))
-            # longest first (的妹妹 before 的), ties in order: the same key on every run
-            longest = sorted(set(cues if title else AFTER_PERSON), key=lambda w: (-len(w), w))
-            post = "|".join(_js_escape(w) for w in longest)
-            # a title after a name is that person's (凯尔希医生又…): not her, without a marker
-            lone = "(?<![\\u4e00-\\u9fff])" if title else ""
-            if not lone and len(name) > 1:  # 窗外的夜莺在唱歌, 有夜莺: the thing, not her
-                lone = f"(?<![{NOUN_BEFORE}])"
-            if title:
-                return f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post}))/"
+            bare = f"{head}{esc}{tail}"
+            if rules.is_title(name):
+                # a title is a person anyway (医生说…): only a word of the game makes it her;
+                # after a name it is that person's (凯尔希医生又…): not her, without a marker
+                lone = "(?<![\\u4e00-\\u9fff])"
+                return (
+                    f"/(?={esc})(?:(?:{_TITLE_BEFORE}){bare}|{lone}{head}{esc}(?={_TITLE_AFTER}))/"
+                )
+            lone = f"(?<![{NOUN_BEFORE}])" if len(name) > 1 else ""  # 窗外的夜莺, 有夜莺: the thing
             # a word of the game anywhere in her message (one line of the scanned chat) makes
-            # the chat game talk, where a word name is the operator (危机合约放了陨星和深海色)
-            bare = f"{head}{esc}{tail}"  # 抽了个陨星, 同人图里的银灰: no thing in game talk
+            # it game talk, where a word name is the operator and no thing (危机合约放了陨星,
+            # 抽了个陨星, 同人图里的银灰)
             return (
-                f"/(?={esc})(?:(?:{pre}){head}{esc}{tail}|{lone}{head}{esc}(?={post})"
+                f"/(?={esc})(?:(?:{_PERSON_BEFORE}){bare}|{lone}{head}{esc}(?={_PERSON_AFTER})"
                 f"|{bare}(?={IN_LINE}(?:{_GAME})))|(?:{_GAME}){IN_LINE}{bare}/"
             )
         if len(name) > 1:  # 装了个天空盒: a measure word makes it a thing
@@ -450,11 +447,10 @@ class KeyMaker:
         any_case = (
             f"[{first}{first.upper()}]" if "a" <= first <= "z" else _js_escape(first)
         ) + rest
-        pre = "|".join(f"(?<={alts})" for alts in _by_width(BEFORE_PERSON))
-        post = "|".join(
-            _js_escape(w) for w in sorted(set(AFTER_PERSON), key=lambda w: (-len(w), w))
+        return (
+            f"/{head}(?:{capital}|(?:{_PERSON_BEFORE}){any_case}|{any_case}(?={_PERSON_AFTER}))"
+            f"{tail}/"
         )
-        return f"/{head}(?:{capital}|(?:{pre}){any_case}|{any_case}(?={post})){tail}/"
 
     @staticmethod
     def _confirmed(name: str) -> bool:
@@ -590,7 +586,6 @@ the message game talk, where the name is the operator (夜烟是我第一个精�
 so far more often than they talk of the weather in a line about 精二."""
 IN_LINE = "[^\\n]*?"
 """Anything on the same line: SillyTavern scans each message as one ``Name: text`` line."""
-_GAME = "|".join(sorted(set(GAME_WORDS), key=lambda w: (-len(w), w)))
 MEASURES = "个只些群"
 NOUN_BEFORE = f"有的{MEASURES}"
 """Before a name that is a word, what makes it the thing (窗外的夜莺, 有夜莺, 一只夜莺): a
@@ -604,6 +599,18 @@ AFTER_PERSON: tuple[str, ...] = (
 the game (精二, 技能, 的皮肤), 的 and a person noun (的妹妹) or what a person has (的盾), a
 call (初雪，你…)."""
 """Before a single-character name, a digit makes it a count or a date (3年, 7号)."""
+
+
+def _any_before(words: Iterable[str]) -> str:
+    """``words`` as positive lookbehinds, one per width (Python's ``re`` takes only fixed-width
+    ones): the name right after any of them."""
+    return "|".join(f"(?<={alts})" for alts in _by_width(words))
+
+
+def _any_of(words: Iterable[str]) -> str:
+    """``words`` as one alternation, longest first (的妹妹 before 的), ties in order: the same
+    key on every run."""
+    return "|".join(_js_escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
 
 
 _ASCII_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "æ": "ae", "œ": "oe", "ß": "ss"})
@@ -625,6 +632,13 @@ def _js_escape(text: str) -> str:
     """``text`` literal in a JavaScript (and Python) pattern, ``/`` escaped for
     SillyTavern's ``/pattern/`` form."""
     return re.sub(r"[\\^$.*+?()[\]{}|/-]", lambda m: "\\" + m.group(), text)
+
+
+# the markers as the keys spell them, built once for every key
+_PERSON_BEFORE, _PERSON_AFTER = _any_before(BEFORE_PERSON), _any_of(AFTER_PERSON)
+_TITLE_BEFORE = _any_before((*rules.ADDRESS_PREFIXES, *rules.GAME_CUES))
+_TITLE_AFTER = _any_of((*rules.GAME_CUES, *(f"的{w}" for w in rules.GAME_CUES)))
+_GAME = _any_of(GAME_WORDS)
 
 
 OVERLAP_FREQ = 5000
