@@ -97,6 +97,8 @@ def check_chat(st: httpx.Client, arklore: str, cards: Path, model: str, text: st
     source = {"chat_completion_source": "custom", "custom_url": url}
     r = st.post("/api/backends/chat-completions/status", json=source)
     models = {m["id"] for m in r.json().get("data", [])} if r.is_success else set()
+    if not models:
+        return [f"model list through SillyTavern failed ({r.status_code}: {r.text[:80]})"]
     names = {
         json.loads(p.with_suffix(".json").read_text("utf-8"))["data"]["name"]
         for p in cards.glob("*.png")
@@ -104,8 +106,6 @@ def check_chat(st: httpx.Client, arklore: str, cards: Path, model: str, text: st
     print(f"model list through SillyTavern: {len(models)} models; cards' names missing: "
           f"{sorted(names - models) or 'none'}")  # fmt: skip
     failures = [f"model list: no model named {n}" for n in sorted(names - models)]
-    if not models:
-        return [f"model list through SillyTavern failed ({r.status_code}: {r.text[:80]})"]
     for stream in (False, True):
         body = {**source, "model": model, "stream": stream, "max_tokens": 300,
                 "messages": [{"role": "user", "content": text}]}  # fmt: skip

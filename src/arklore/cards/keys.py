@@ -519,6 +519,7 @@ PREPOSITIONS = "(?<!in |at |to |of |on )(?<!the )(?<!from )"
 """Before a Latin name, an English preposition makes it a place or a thing (lives in Texas,
 the book of Saga); her name follows other English words (Nian and Dusk are sisters)."""
 DIGITS = "0-9０-９"
+"""Before a single-character name, a digit makes it a count or a date (3年, 7号)."""
 SURNAME_OF = "姓"
 SHAPES = "型形字号键"
 """After a Latin name of one or two letters, these make it a letter (W型, V字领)."""
@@ -598,7 +599,6 @@ AFTER_PERSON: tuple[str, ...] = (
 """What after it does: a title (姐, 小姐), a verb a person does (说, 最近, 喝, 给你), a word of
 the game (精二, 技能, 的皮肤), 的 and a person noun (的妹妹) or what a person has (的盾), a
 call (初雪，你…)."""
-"""Before a single-character name, a digit makes it a count or a date (3年, 7号)."""
 
 
 def _any_before(words: Iterable[str]) -> str:
