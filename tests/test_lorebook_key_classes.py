@@ -156,3 +156,69 @@ def test_a_kinship_word_that_starts_a_blocker_is_not_that_word() -> None:
     said = Matchable((kin_key("老爷", lord),))
     assert fires(said, "你老爷让你去一趟")
     assert not fires(said, "我家老爷子今天生日")  # 老爷子: somebody's old man
+
+
+BONDED = [
+    Person("nightingale", ("夜莺",)),
+    Person("shining", ("闪灵",)),
+    Person("nian", ("年",)),
+    Person("dusk", ("夕",)),
+    Person("frostleaf", ("霜叶",)),
+    Person("red", ("红",)),
+    Person("snowsant", ("白雪",)),
+    Person("pramanix", ("初雪",)),
+]
+
+
+@pytest.fixture(scope="module")
+def bonded() -> KeyMaker:
+    """夜莺 and 闪灵, 年 and 夕, 霜叶 and 红 are each other's people; 白雪 and 初雪 are not."""
+    pairs = [("nightingale", "shining"), ("nian", "dusk"), ("frostleaf", "red")]
+    bonds: dict[str, set[str]] = {}
+    for a, b in pairs:
+        bonds.setdefault(a, set()).add(b)
+        bonds.setdefault(b, set()).add(a)
+    return KeyMaker(BONDED, bonds=bonds)
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("夜莺和闪灵到底是什么关系", {"nightingale", "shining"}),  # joined to one of her people
+        ("闪灵夜莺，总是一起出现", {"nightingale", "shining"}),  # no join word after a plain name
+        ("年和夕又吵起来了", {"nian", "dusk"}),  # a one-character partner, joined
+        ("白雪、初雪都好浪漫", set()),  # two words in a list, not each other's people
+        ("窗外的夜莺在叫", set()),  # alone, still the bird
+        ("秋天的霜叶红于二月花", set()),  # a partner that is a word needs a join word
+    ],
+)
+def test_a_word_name_joined_to_one_of_her_people_is_her(
+    bonded: KeyMaker, text: str, who: set[str]
+) -> None:
+    got = {p.id for p in BONDED if fires(Matchable(tuple(bonded.keys(p.id).keys)), text)}
+    assert got == who, [k for p in BONDED for k in bonded.keys(p.id).keys]
+
+
+def test_partner_names_leave_out_a_name_two_people_share() -> None:
+    people = [Person("a", ("流星",)), Person("b", ("二队长", "歌蕾蒂娅")), Person("c", ("二队长",))]
+    maker = KeyMaker(people, bonds={"a": {"b"}})
+    assert maker.partner_names("a") == ["歌蕾蒂娅"]
+
+
+HAS = [Person("absinthe", ("苦艾",)), Person("ash", ("灰烬",)), Person("flint", ("燧石",))]
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("苦艾的拐杖弹好帅", {"absinthe"}),  # what she carries, after 的
+        ("灰烬那把枪好帅", {"ash"}),  # that weapon of hers
+        ("燧石的近战太猛了", {"flint"}),  # a word of the game on the line
+        ("苦艾酒喝多了头疼", set()),
+        ("炉子里只剩一点灰烬", set()),
+        ("燧石可以用来打火", set()),
+    ],
+)
+def test_what_she_carries_and_how_she_fights_mark_a_word_name(text: str, who: set[str]) -> None:
+    maker = KeyMaker(HAS)
+    assert {p.id for p in HAS if fires(Matchable(tuple(maker.keys(p.id).keys)), text)} == who

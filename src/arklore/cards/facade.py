@@ -58,6 +58,7 @@ from arklore.corpus.story import StoryView
 from arklore.events.facade import EventsFacade
 from arklore.events.memories import MemoryItem
 from arklore.graph.facade import GraphFacade
+from arklore.graph.model import Edge
 from arklore.graph.strength import WORTH_DESCRIBING
 from arklore.names.evaluation import load_eval_set
 from arklore.names.facade import NamesFacade
@@ -182,8 +183,23 @@ class CardsFacade:
         """The key rules for this workspace's people and stage titles (built once: it scans
         the dictionary)."""
         if self._keys is None:
-            self._keys = KeyMaker(self.people(), self.events.stage_titles())
+            people = self.people()
+            self._keys = KeyMaker(people, self.events.stage_titles(), self._bonds(people))
         return self._keys
+
+    def _bonds(self, people: list[Person]) -> dict[str, set[str]]:
+        """Each person's people, both ways: the relations her card describes (her anchors
+        and every strong one). Joined to one of them, her name is her (夜莺和闪灵)."""
+        graph = self.graph.current_or_none()
+        if graph is None:
+            return {}
+        bonds: dict[str, set[str]] = {}
+        for p in people:
+            for e in _described(graph.ranked(p.id)):
+                if e.target != f"npc:{DOCTOR}":
+                    bonds.setdefault(p.id, set()).add(e.target)
+                    bonds.setdefault(e.target, set()).add(p.id)
+        return bonds
 
     # -- one card ----------------------------------------------------------------------------
     def _relations(
@@ -204,9 +220,7 @@ class CardsFacade:
         if graph is None or node is None:
             notes.append(f"关系图里没有{self.names.display_name(cid)}：没有关系条目")
             return []
-        ranked = [e for e in graph.ranked(node) if e.target != f"npc:{DOCTOR}"]
-        chosen = ranked[:ANCHOR_K] + [e for e in ranked[ANCHOR_K:] if e.strength > WORTH_DESCRIBING]
-        chosen = chosen[:MAX_RELATIONS]
+        chosen = _described([e for e in graph.ranked(node) if e.target != f"npc:{DOCTOR}"])
         rels = self.rag.service().get_all_relationships_for(node, [e.target for e in chosen])
         km = self.keymaker()
         kin_of = self.graph.kin_words(cid) if kin else {}  # 舅舅, 你的两个妹妹: who for her
@@ -583,3 +597,10 @@ def _memory_line(m: MemoryItem) -> str:
 
 
 __all__ = ["CardFile", "CardReport", "CardsFacade", "LorebookReport", "read_card", "write_png"]
+
+
+def _described(ranked: list[Edge]) -> list[Edge]:
+    """The relations a card describes, of her ranked ones: her anchors, then every one strong
+    enough to describe, at most :data:`MAX_RELATIONS`."""
+    chosen = ranked[:ANCHOR_K] + [e for e in ranked[ANCHOR_K:] if e.strength > WORTH_DESCRIBING]
+    return chosen[:MAX_RELATIONS]

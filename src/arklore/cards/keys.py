@@ -50,6 +50,12 @@ title (医生) is a person wherever it is, so only a word of the game makes it h
 character after 姓 is a surname (老板姓陈); a measure word before a name that is a word makes
 it the thing (装了个天空盒灯).
 
+What the development sets written the way players chat showed, as one more rule: players
+join the names of people who belong together (夜莺和闪灵, 年和夕, 银灰崖心初雪), so a name that is
+a word is her where it is joined to one of her people (the relations her card describes, both
+ways: ``bonds``, :meth:`KeyMaker.partner_names`); a partner whose name is itself a word needs
+a joining word (霜叶红于二月花 is the leaves).
+
 ``arklore export lint`` (:mod:`arklore.cards.lint`) measures what this rule lets through on
 labelled chat messages, and the suite runs SillyTavern's own ``matchKeys`` on them.
 """
@@ -59,7 +65,7 @@ from __future__ import annotations
 import re
 import tomllib
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -311,8 +317,14 @@ class KeyMaker:
     """Keys for each of ``people`` (see the module doc); build once per lorebook: it scans
     the dictionary once for all names."""
 
-    def __init__(self, people: Sequence[Person], topics: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        people: Sequence[Person],
+        topics: Iterable[str] = (),
+        bonds: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
         self.people = {p.id: p for p in people}
+        self._bonds = {pid: sorted(set(ids)) for pid, ids in (bonds or {}).items()}
         self._topics = sorted({k for t in topics if (k := topic_key(t))})
         self._owners: dict[str, set[str]] = {}
         for p in people:
@@ -384,8 +396,25 @@ class KeyMaker:
         )
         return before, after, held
 
-    def regex_key(self, name: str) -> str:
-        """``name`` as a SillyTavern regex key with the lookarounds of the module doc."""
+    def partner_names(self, person_id: str) -> list[str]:
+        """The names of the people she is bonded to (the graph's relations, both ways): joined
+        to one of them (夜莺和闪灵, 初雪跟崖心, 年和夕), a name that is a word is her. Names two
+        people share tell nobody apart; Latin ones do not join Chinese names: both left out."""
+        out: set[str] = set()
+        for other in self._bonds.get(person_id, ()):
+            p = self.people.get(other)
+            for n in p.names if p is not None else ():
+                n = fold(n)
+                if (
+                    n and not n.startswith(SKIP_PREFIX) and not is_latin(n)
+                    and len(self._owners.get(n, ())) == 1
+                ):  # fmt: skip
+                    out.add(n)
+        return sorted(out)
+
+    def regex_key(self, name: str, partners: Sequence[str] = ()) -> str:
+        """``name`` as a SillyTavern regex key with the lookarounds of the module doc;
+        ``partners``: the names of her people (:meth:`partner_names`)."""
         if is_latin(name):
             head = "(?<![a-z])" if is_latin(name[0]) else ""
             tail = "(?![a-z])" if is_latin(name[-1]) else ""
@@ -419,12 +448,15 @@ class KeyMaker:
                     f"/(?={esc})(?:(?:{_TITLE_BEFORE}){bare}|{lone}{head}{esc}(?={_TITLE_AFTER}))/"
                 )
             lone = f"(?<![{NOUN_BEFORE}])" if len(name) > 1 else ""  # 窗外的夜莺, 有夜莺: the thing
+            plain = [n for n in partners if not self._unsafe.get(n) and len(n) > 1]
+            words = [n for n in partners if n not in plain]
             # a word of the game anywhere in her message (one line of the scanned chat) makes
             # it game talk, where a word name is the operator and no thing (危机合约放了陨星,
             # 抽了个陨星, 同人图里的银灰)
             return (
                 f"/(?={esc})(?:(?:{_PERSON_BEFORE}){bare}|{lone}{head}{esc}(?={_PERSON_AFTER})"
-                f"|{bare}(?={IN_LINE}(?:{_GAME})))|(?:{_GAME}){IN_LINE}{bare}/"
+                f"|{bare}(?={IN_LINE}(?:{_GAME})){_joined_before(bare, words, plain)}"
+                f"{_joined_after(bare, words, plain)})|(?:{_GAME}){IN_LINE}{bare}/"
             )
         if len(name) > 1:  # 装了个天空盒: a measure word makes it a thing
             head += f"(?<![{MEASURES}])"
@@ -507,7 +539,7 @@ class KeyMaker:
             if not p.operator and not is_latin(n) and rules.classify(n) == "risky":
                 ks.unreachable.append(n)
             else:
-                ks.keys.append(self.regex_key(n))
+                ks.keys.append(self.regex_key(n, self.partner_names(person_id)))
         self._sets[person_id] = ks
         return ks
 
@@ -549,7 +581,8 @@ BEFORE_PERSON: tuple[str, ...] = (
 join two operators with it far more often (白金和流星谁好用: the fourth development set)."""
 PERSON_THINGS: tuple[str, ...] = (
     "盾", "刀", "剑", "枪", "弓", "弩", "箭", "法杖", "伤", "信", "演唱会", "演出", "新歌",
-    "双刀", "拳", "锤", "电锯", "狙击", "手套", "剑术", "手里剑",
+    "双刀", "拳", "锤", "电锯", "狙击", "手套", "剑术", "手里剑", "薙刀", "拐杖", "生日",
+    "触手",
 )  # fmt: skip
 """What a person of the game has, after 的 (暴雨的盾, 空的演唱会): her, not the word."""
 PERSON_DOES: tuple[str, ...] = (
@@ -569,6 +602,7 @@ TALK_AFTER: tuple[str, ...] = (
     *GAME_TALK, *(f"的{t}" for t in GAME_TALK), "那个", "上线", "专精", "好帅",
     "一拳", "一锤", "一箭", "举盾", "补刀", "开了技能", *(f"{n}技能" for n in "一二三123"),
     "这个名字", "这名字", "这个人", "这人", "让你", "让我", "上次",
+    *(f"{d}{t}" for d in ("那把", "这把") for t in ("刀", "剑", "枪", "弓", "弩", "锤", "伞")),
     *(f"{d}{a}" for d in ("好", "真", "很", "太", "最", "真的") for a in ("强", "帅", "可爱", "肉")),
 )  # fmt: skip
 """Game talk after her name: 流星那个减防, 夜莺三技能, 莎草上线了, 洋灰这个名字, 真理让你去."""
@@ -579,7 +613,7 @@ GAME_WORDS: tuple[str, ...] = (
     "池子", "十连", "基建", "输出", "联动", "打群", "抽", "练", "肉鸽", "集成战略", "干员", "卡池",
     "限定", "六星", "五星", "新皮", "声优", "同人", "cos", "周边", "手办", "立牌", "抱枕", "配队",
     "阵容", "主力", "奶妈", "练度", "满级", "强度", "伤害", "治疗量", "贸易站", "制造站", "精英",
-    "萌新", "新人", "打图", "新出", "攻略", "角色", "设定", "上场",
+    "萌新", "新人", "打图", "新出", "攻略", "角色", "设定", "上场", "近战", "法盾", "法术盾",
 )  # fmt: skip
 """Words of the game: one anywhere in a message, before or after a name that is a word, makes
 the message game talk, where the name is the operator (夜烟是我第一个精二的术师, 危机合约放了陨星,
@@ -599,6 +633,36 @@ AFTER_PERSON: tuple[str, ...] = (
 """What after it does: a title (姐, 小姐), a verb a person does (说, 最近, 喝, 给你), a word of
 the game (精二, 技能, 的皮肤), 的 and a person noun (的妹妹) or what a person has (的盾), a
 call (初雪，你…)."""
+
+
+JOINS = ("和", "跟", "与", "同", "、", "及", "还有", "以及", "或", "还是", "，", ",", "/", " ")
+"""What joins two names in a list (闪灵夜莺 needs none)."""
+
+
+def _joined_before(bare: str, words: Sequence[str], plain: Sequence[str]) -> str:
+    """The alternative of a word-name key where one of her people follows her in a list
+    (夜莺和闪灵, 年和夕). ``plain``: her people's names that are no word, which need no
+    joining word (银灰崖心初雪); ``words``: the others, which do (霜叶红于二月花 is leaves)."""
+    alts = [f"{_JOIN}?(?:{_any_of(plain)})"] if plain else []
+    alts += [f"{_JOIN}(?:{_any_of(words)})"] if words else []
+    return f"|{bare}(?={'|'.join(alts)})" if alts else ""
+
+
+def _joined_after(bare: str, words: Sequence[str], plain: Sequence[str]) -> str:
+    """The same with her person first (闪灵夜莺, 崖心和初雪), as lookbehinds of one width
+    each (Python's ``re``, the lint, takes no other), so the name still guards the key."""
+    widths: dict[tuple[int, int], tuple[set[str], set[str]]] = {}
+    for names, joins in ((plain, ("", *JOINS)), (words, JOINS)):
+        for n in names:
+            for j in joins:
+                got = widths.setdefault((len(n), len(j)), (set(), set()))
+                got[0].add(n)
+                got[1].add(j)
+    behind = [
+        f"(?<=(?:{_any_of(ns)}){f'(?:{_any_of(js)})' if any(js) else ''})"
+        for _, (ns, js) in sorted(widths.items())
+    ]
+    return f"|(?:{'|'.join(behind)}){bare}" if behind else ""
 
 
 def _any_before(words: Iterable[str]) -> str:
@@ -639,6 +703,7 @@ _PERSON_BEFORE, _PERSON_AFTER = _any_before(BEFORE_PERSON), _any_of(AFTER_PERSON
 _TITLE_BEFORE = _any_before((*rules.ADDRESS_PREFIXES, *rules.GAME_CUES))
 _TITLE_AFTER = _any_of((*rules.GAME_CUES, *(f"的{w}" for w in rules.GAME_CUES)))
 _GAME = _any_of(GAME_WORDS)
+_JOIN = f"(?:{_any_of(JOINS)})"
 
 
 OVERLAP_FREQ = 5000
