@@ -200,6 +200,25 @@ def test_a_kinship_word_resolves_for_this_speaker_only():
     assert kin_people(g, YOU, K.BY_NAME["朋友"]) == ["npc:戊"]
 
 
+def test_her_little_sister_is_the_youngest_of_her_sisters():
+    """甲 has two younger sisters, 戊 and 己; 己 calls 戊 姐姐, so 小妹 is 己 alone, while 妹妹
+    is both. With nothing saying who is elder, 小妹 keeps both."""
+    g = _g([
+        _e(ME, "npc:戊", "近亲", desc="妹妹，家里的老二"),
+        _e(ME, "char_300_op", "近亲", desc="妹妹，最小的"),
+        _e("char_300_op", "npc:戊", "近亲", desc="姐姐"),
+    ])  # fmt: skip
+    sisters = K.BY_NAME["妹妹"]
+    assert set(kin_people(g, ME, sisters)) == {"npc:戊", "char_300_op"}
+    assert kin_people(g, ME, sisters, "小妹") == ["char_300_op"]
+    assert [s[0] for s in people_named(g, ME, "你小妹最近好吗？", [])] == ["char_300_op"]
+    assert {s[0] for s in people_named(g, ME, "你妹妹最近好吗？", [])} == {"npc:戊", "char_300_op"}
+    unordered = _g([
+        _e(ME, "npc:戊", "近亲", desc="妹妹"), _e(ME, "char_300_op", "近亲", desc="妹妹"),
+    ])  # fmt: skip
+    assert set(kin_people(unordered, ME, sisters, "小妹")) == {"npc:戊", "char_300_op"}
+
+
 def test_a_word_in_or_after_a_name_or_about_others_is_not_hers():
     g = _family()
     spans = [("char_200_op", 0, 1)]  # 丙姐姐: 丙 with a title, not her sister

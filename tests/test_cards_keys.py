@@ -112,6 +112,16 @@ def test_the_keys_fire_on_every_mention_and_no_other_message(maker: KeyMaker) ->
     assert rep.reached == rep.mentioned == 12  # 年姐, @空, W and 夕 beside 夕阳 included
 
 
+def test_the_person_a_message_is_written_to_is_left_unjudged(maker: KeyMaker) -> None:
+    """The sets do not label the operator a message is written to: 「夕，…」 firing 夕 is
+    neither a false trigger nor a reach there, while every other entry is judged as before."""
+    said = [{"text": "夕，你画里那个人是不是陈", "mentions": [{"id": "chen"}]}]
+    judged = lint(entries(maker), said, lambda x: x)
+    assert [f.person for f in judged.false] == ["dusk"] and judged.fires == 2
+    rep = lint(entries(maker), [{**said[0], "unjudged": ["dusk"]}], lambda x: x)
+    assert rep.false == [] and rep.fires == 1 and rep.reached == rep.mentioned == 1
+
+
 def test_sillytavern_itself_fires_the_same_entries() -> None:
     """Its own matchKeys (tests/support/sillytavern.py), on every message: the lint's
     emulation and SillyTavern agree."""

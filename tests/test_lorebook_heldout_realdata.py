@@ -42,14 +42,22 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5 = (
+HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6 = (
     "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl", "lorebook_dev3.jsonl",
-    "lorebook_dev4.jsonl", "lorebook_dev5.jsonl",
+    "lorebook_dev4.jsonl", "lorebook_dev5.jsonl", "lorebook_dev6.jsonl",
 )  # fmt: skip
-MAX_FALSE = {HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.06, DEV3: 0.01, DEV4: 0.045, DEV5: 0.03}
-MIN_REACH = {HELD_OUT: 0.88, DEV: 0.95, DEV2: 0.95, DEV3: 0.9, DEV4: 0.87, DEV5: 0.88}
-CHAT_MAX_FALSE = {HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01, DEV3: 0.045, DEV4: 0.045, DEV5: 0.025}
-CHAT_MIN_REACH = {HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95, DEV3: 0.91, DEV4: 0.95, DEV5: 0.95}
+MAX_FALSE = {
+    HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.06, DEV3: 0.01, DEV4: 0.045, DEV5: 0.03, DEV6: 0.04,
+}  # fmt: skip
+MIN_REACH = {
+    HELD_OUT: 0.88, DEV: 0.95, DEV2: 0.95, DEV3: 0.93, DEV4: 0.89, DEV5: 0.91, DEV6: 0.82,
+}  # fmt: skip
+CHAT_MAX_FALSE = {
+    HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01, DEV3: 0.045, DEV4: 0.045, DEV5: 0.025, DEV6: 0.035,
+}  # fmt: skip
+CHAT_MIN_REACH = {
+    HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95, DEV3: 0.92, DEV4: 0.95, DEV5: 0.95, DEV6: 0.93,
+}  # fmt: skip
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
@@ -81,8 +89,11 @@ as a player community and role-play chats talk) measured 3.2% false and 75% reac
 (word names 55%), 6.3% and 95% in a chat; after its rules (a word of the game anywhere in the
 message, evaluations after a name, 我家/你家 before a kinship word) 2.5% and 89%, 1.8% and 96%.
 Each held at what it reaches, with a margin, or at the target it meets."""
-SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, HELD_OUT])
-TAGS = {HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_"}
+SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, HELD_OUT])
+TAGS = {
+    HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_",
+    DEV6: "dev6_",
+}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

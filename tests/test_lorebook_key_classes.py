@@ -222,3 +222,30 @@ HAS = [Person("absinthe", ("苦艾",)), Person("ash", ("灰烬",)), Person("flin
 def test_what_she_carries_and_how_she_fights_mark_a_word_name(text: str, who: set[str]) -> None:
     maker = KeyMaker(HAS)
     assert {p.id for p in HAS if fires(Matchable(tuple(maker.keys(p.id).keys)), text)} == who
+
+
+SIXTH = [
+    Person("heavyrain", ("暴雨",)), Person("skyfire", ("天火",)), Person("indigo", ("深靛",)),
+    Person("reed", ("苇草",)), Person("papyrus", ("莎草",)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("群里有没有大佬 h12-4 用暴雨能过吗", {"heavyrain"}),  # a stage code is game talk
+        ("天火 s2 清杂还是香", {"skyfire"}),  # her second skill, as players write it
+        ("这期PV里那个背影是不是深靛", {"indigo"}),
+        ("说实话我一直以为深靛是男的", {"indigo"}),  # only a person is a man or a woman
+        ("暴雨天下了3-1小时", set()),  # digits and a dash alone are no stage
+        ("天火烧了三天三夜", set()),
+        ("深靛色的布料", set()),
+        ("苇草和莎草长在池塘边", set()),  # 和 after a word that is a name: two plants
+        ("他和莎草一起出任务", {"papyrus"}),  # 和 after a person still marks her
+        ("苇草跟莎草这俩是什么关系", {"reed", "papyrus"}),  # what says it is about people
+        ("苇草和莎草名字太像了", {"reed", "papyrus"}),
+    ],
+)
+def test_each_class_of_the_sixth_development_set(text: str, who: set[str]) -> None:
+    maker = KeyMaker(SIXTH)
+    assert {p.id for p in SIXTH if fires(Matchable(tuple(maker.keys(p.id).keys)), text)} == who

@@ -18,9 +18,14 @@ def named_mentions(
     person a message means only by a kinship or role word (「你舅舅最近好吗」, tagged
     ``kinship``, none of her names in it). With every entry of the world book and no chat,
     nothing tells whose uncle 你舅舅 is; her own card's book keys those words, and the chat
-    mode counts these mentions."""
+    mode counts these mentions.
+
+    A message written to an operator (``chat_with``) does not label her, though it may call
+    her by name (「银灰，你小妹…」): keys only leaves her entry unjudged on it."""
     out, left = [], 0
     for r in records:
+        if r.get("chat_with"):
+            r = {**r, "unjudged": [r["chat_with"]]}
         if "kinship" not in r.get("tags", ()):
             out.append(r)
             continue

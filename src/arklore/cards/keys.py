@@ -338,6 +338,11 @@ class KeyMaker:
         self._titles = _containing(cjk, self._topics)  # 长夜临光 holds 临光, 怀黍离 黍
         self._overlaps = {n: o for n in cjk if len(n) > 1 and (o := _overlaps(n))}
         self._unsafe = {n: self._why_unsafe(n) for n in self._all_names}
+        words = {fold(n) for p in people if p.operator for n in p.names if n}
+        self._after_word = "".join(
+            f"(?<!(?:{alts})[和跟同])"
+            for alts in _by_width(n for n in words if not is_latin(n) and self._confirmed(n))
+        )
         self._sets: dict[str, KeySet] = {}
 
     # -- names ----------------------------------------------------------------------------------
@@ -454,7 +459,8 @@ class KeyMaker:
             # it game talk, where a word name is the operator and no thing (危机合约放了陨星,
             # 抽了个陨星, 同人图里的银灰)
             return (
-                f"/(?={esc})(?:(?:{_PERSON_BEFORE}){bare}|{lone}{head}{esc}(?={_PERSON_AFTER})"
+                f"/(?={esc})(?:(?:{_PERSON_BEFORE}){self._after_word}{bare}"
+                f"|{lone}{head}{esc}(?={_PERSON_AFTER})"
                 f"|{bare}(?={IN_LINE}(?:{_GAME})){_joined_before(bare, words, plain)}"
                 f"{_joined_after(bare, words, plain)})|(?:{_GAME}){IN_LINE}{bare}/"
             )
@@ -577,12 +583,14 @@ BEFORE_PERSON: tuple[str, ...] = (
     "找", "模仿", "练",
 )  # fmt: skip
 """What before a name that is a word marks a person: @, a verb whose object is a person (和,
-陪, 告诉), a word of the game (抽到, 练了). 和 joins two things too (白雪和初雪), but players
-join two operators with it far more often (白金和流星谁好用: the fourth development set)."""
+陪, 告诉), a word of the game (抽到, 练了). 和 joins two things too: right after another name
+that is a word it does not mark her (白雪和初雪, 苇草和莎草: the sixth development set), and
+two operators joined so are reached where the message is about people or the game
+(:data:`ABOUT_PEOPLE`, :data:`GAME_WORDS`: 白金和流星谁好用)."""
 PERSON_THINGS: tuple[str, ...] = (
     "盾", "刀", "剑", "枪", "弓", "弩", "箭", "法杖", "伤", "信", "演唱会", "演出", "新歌",
     "双刀", "拳", "锤", "电锯", "狙击", "手套", "剑术", "手里剑", "薙刀", "拐杖", "生日",
-    "触手",
+    "触手", "腿",
 )  # fmt: skip
 """What a person of the game has, after 的 (暴雨的盾, 空的演唱会): her, not the word."""
 PERSON_DOES: tuple[str, ...] = (
@@ -601,9 +609,11 @@ names a word-named operator mostly so."""
 TALK_AFTER: tuple[str, ...] = (
     *GAME_TALK, *(f"的{t}" for t in GAME_TALK), "那个", "上线", "专精", "好帅",
     "一拳", "一锤", "一箭", "举盾", "补刀", "开了技能", *(f"{n}技能" for n in "一二三123"),
-    "这个名字", "这名字", "这个人", "这人", "让你", "让我", "上次",
+    "这个名字", "这名字", "这个人", "这人", "让你", "让我", "上次", "开口",
+    *(f"是{s}{n}" for s in ("", "个") for n in ("男的", "女的", "男生", "女生")),
     *(f"{d}{t}" for d in ("那把", "这把") for t in ("刀", "剑", "枪", "弓", "弩", "锤", "伞")),
     *(f"{d}{a}" for d in ("好", "真", "很", "太", "最", "真的") for a in ("强", "帅", "可爱", "肉")),
+    "永远的神", "天下第一", "帅死", "帅炸", "我的我的",
 )  # fmt: skip
 """Game talk after her name: 流星那个减防, 夜莺三技能, 莎草上线了, 洋灰这个名字, 真理让你去."""
 GAME_WORDS: tuple[str, ...] = (
@@ -614,11 +624,23 @@ GAME_WORDS: tuple[str, ...] = (
     "限定", "六星", "五星", "新皮", "声优", "同人", "cos", "周边", "手办", "立牌", "抱枕", "配队",
     "阵容", "主力", "奶妈", "练度", "满级", "强度", "伤害", "治疗量", "贸易站", "制造站", "精英",
     "萌新", "新人", "打图", "新出", "攻略", "角色", "设定", "上场", "近战", "法盾", "法术盾",
+    "出场", "本命", "副官", "助理", "清杂", "群伤", "新手", "配音", "戏份", "特效", "嗑",
+    *(f"{s}{n}" for s in "sS" for n in "123"), "PV", "pv", "CG", "cg", "BGM", "bgm", "CP", "cp",
+    "这关", "龙门币", "赛高", "yyds", "人设", "画师",
 )  # fmt: skip
 """Words of the game: one anywhere in a message, before or after a name that is a word, makes
 the message game talk, where the name is the operator (夜烟是我第一个精二的术师, 危机合约放了陨星,
 肉鸽抓了个异客). The development sets written the way players chat name a word-named operator
-so far more often than they talk of the weather in a line about 精二."""
+so far more often than they talk of the weather in a line about 精二. The world's places and
+peoples (萨尔贡, 乌萨斯) are no such word: a role-play chat is set there (今年喀兰的初雪下得早吗)."""
+ABOUT_PEOPLE: tuple[str, ...] = (
+    "这俩", "那俩", "她俩", "他俩", "她们俩", "他们俩", "两个人", "关系", "谁更", "谁比较", "谁强",
+    "谁厉害", "谁好用", "谁的", "名字",
+)  # fmt: skip
+"""What says a message is about people (折光跟隐现这俩是什么关系, 暴雨和泥岩谁更肉): anywhere on
+her line, like a word of the game."""
+STAGE_CODE = "[A-Za-z]{1,3}[0-9]{0,2}-[0-9]{1,2}"
+"""A stage code (h12-4, CE-5, 1-7 is left out: a score or a date): a word of the game too."""
 IN_LINE = "[^\\n]*?"
 """Anything on the same line: SillyTavern scans each message as one ``Name: text`` line."""
 MEASURES = "个只些群"
@@ -702,7 +724,7 @@ def _js_escape(text: str) -> str:
 _PERSON_BEFORE, _PERSON_AFTER = _any_before(BEFORE_PERSON), _any_of(AFTER_PERSON)
 _TITLE_BEFORE = _any_before((*rules.ADDRESS_PREFIXES, *rules.GAME_CUES))
 _TITLE_AFTER = _any_of((*rules.GAME_CUES, *(f"的{w}" for w in rules.GAME_CUES)))
-_GAME = _any_of(GAME_WORDS)
+_GAME = f"{_any_of((*GAME_WORDS, *ABOUT_PEOPLE))}|{STAGE_CODE}"
 _JOIN = f"(?:{_any_of(JOINS)})"
 
 

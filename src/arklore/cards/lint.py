@@ -196,16 +196,21 @@ def lint(
 ) -> LintReport:
     """Run every entry over every labelled message (``records``: ``{"text", "mentions":
     [{"id"}]}``); ``person_of`` maps a labelled operator id to the person id entries use
-    (her base form, her graph node)."""
+    (her base form, her graph node). A record's ``unjudged`` ids are people its labels say
+    nothing about (the operator a message is written to, whom the sets do not label): their
+    entries are neither counted nor judged on it."""
     records = list(records)
     rep = LintReport(len(entries), len(records))
     people = {e.person for e in entries}
     for rec in records:
         text = rec["text"]
         there = {person_of(m["id"]) for m in rec.get("mentions") or ()}
+        unjudged = {person_of(i) for i in rec.get("unjudged") or ()} - there
         rep.mentioned += len(there & people)
         reached: set[str] = set()
         for e in entries:
+            if e.person in unjudged:
+                continue
             key = fires(e.match, text)
             if key is None:
                 continue

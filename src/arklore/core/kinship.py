@@ -139,6 +139,12 @@ TERMS: tuple[Term, ...] = (
 )  # fmt: skip
 """Every term, family first. A form belongs to one term only (checked by the tests)."""
 
+BIRTH_ORDER: dict[str, str] = {"小妹": "youngest", "大姐": "eldest", "大哥": "eldest"}
+"""Forms that pick one of her siblings by birth order (银灰's 小妹 is 崖心, not 初雪): the graph
+layer narrows the people a term means by who is whose elder (:func:`arklore.graph.named.
+kin_people`), when that leaves one."""
+ELDER_TERMS = _ELDER
+"""The terms that make one sibling the other's elder."""
 BLOCKERS: tuple[str, ...] = (
     "小姐", "姑娘", "新娘", "大叔", "大妈", "大爷", "大娘", "小弟", "哥伦比亚", "格拉斯哥",
     "师兄弟", "老爷子", "老爷车", "老大爷", "老大难", "哥们", "姐们", "老师傅", "小朋友",

@@ -38,7 +38,9 @@ from functools import cache
 from typing import Any
 
 from arklore.core.kinship import (
+    BIRTH_ORDER,
     BY_NAME,
+    ELDER_TERMS,
     KIN_PREDICATES,
     TERMS,
     Term,
@@ -109,7 +111,7 @@ def people_named(
     for term, start, end in find_terms(text):
         if not _hers(text, start, end, names):
             continue
-        spans += [(nid, start, end) for nid in kin_people(graph, node, term)]
+        spans += [(nid, start, end) for nid in kin_people(graph, node, term, text[start:end])]
     spans.sort(key=lambda s: (s[1], s[2]))
     return [s for s in spans if s[0] not in (node, DOCTOR_ID)]
 
@@ -203,8 +205,26 @@ def _fits(term: Term, predicate: str) -> bool:
     return not (term.above and predicate in DIRECTED)
 
 
-def kin_people(graph: RelationGraph, node: str, term: Term) -> list[str]:
-    """The people a kinship or role word means for ``node`` (module doc), in her anchor order."""
+def kin_people(graph: RelationGraph, node: str, term: Term, word: str = "") -> list[str]:
+    """The people a kinship or role word means for ``node`` (module doc), in her anchor order;
+    ``word``: the form the message uses, which may pick one by birth order (小妹)."""
+    found = _kin_people(graph, node, term)
+    order = BIRTH_ORDER.get(word)
+    if order is None or len(found) < 2:
+        return found
+    elder = {p: set(_elders(graph, p)) & set(found) for p in found}
+    if order == "youngest":  # nobody's elder among them
+        picked = [p for p in found if not any(p in elder[q] for q in found)]
+    else:  # nobody is her elder among them
+        picked = [p for p in found if not elder[p]]
+    return picked if len(picked) == 1 else found
+
+
+def _elders(graph: RelationGraph, node: str) -> list[str]:
+    return [p for t in ELDER_TERMS for p in _kin_people(graph, node, BY_NAME[t])]
+
+
+def _kin_people(graph: RelationGraph, node: str, term: Term) -> list[str]:
     node = graph.resolve(node) or node
     names = wanted(term)
     hits: list[str] = []
@@ -248,10 +268,10 @@ def kin_words(graph: RelationGraph, node: str) -> dict[str, list[tuple[str, Term
     for term in TERMS:
         if not term.said or term.name in PAIR_TERMS:
             continue
-        people = [p for p in kin_people(graph, node, term) if p != DOCTOR_ID]
         for word in dict.fromkeys((*term.forms, *term.words)):
-            for p in people:
-                out.setdefault(p, []).append((word, term))
+            for p in kin_people(graph, node, term, word):
+                if p != DOCTOR_ID:
+                    out.setdefault(p, []).append((word, term))
     return out
 
 
