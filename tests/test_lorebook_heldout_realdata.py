@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from support.lorebook_sets import named_mentions
@@ -46,18 +46,26 @@ HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6 = (
     "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl", "lorebook_dev3.jsonl",
     "lorebook_dev4.jsonl", "lorebook_dev5.jsonl", "lorebook_dev6.jsonl",
 )  # fmt: skip
-MAX_FALSE = {
-    HELD_OUT: 0.03, DEV: 0.01, DEV2: 0.06, DEV3: 0.01, DEV4: 0.045, DEV5: 0.03, DEV6: 0.04,
-}  # fmt: skip
-MIN_REACH = {
-    HELD_OUT: 0.88, DEV: 0.95, DEV2: 0.95, DEV3: 0.93, DEV4: 0.89, DEV5: 0.91, DEV6: 0.82,
-}  # fmt: skip
-CHAT_MAX_FALSE = {
-    HELD_OUT: 0.08, DEV: 0.015, DEV2: 0.01, DEV3: 0.045, DEV4: 0.045, DEV5: 0.025, DEV6: 0.035,
-}  # fmt: skip
-CHAT_MIN_REACH = {
-    HELD_OUT: 0.95, DEV: 0.95, DEV2: 0.95, DEV3: 0.92, DEV4: 0.95, DEV5: 0.95, DEV6: 0.93,
-}  # fmt: skip
+
+
+class Floor(NamedTuple):
+    """What a set is held at: keys only (false share of firings, reach) and in a chat."""
+
+    max_false: float
+    min_reach: float
+    chat_max_false: float
+    chat_min_reach: float
+
+
+FLOORS = {
+    HELD_OUT: Floor(0.03, 0.88, 0.08, 0.95),
+    DEV: Floor(0.01, 0.95, 0.015, 0.95),
+    DEV2: Floor(0.06, 0.95, 0.01, 0.95),
+    DEV3: Floor(0.01, 0.93, 0.045, 0.92),
+    DEV4: Floor(0.045, 0.89, 0.045, 0.95),
+    DEV5: Floor(0.03, 0.91, 0.025, 0.95),
+    DEV6: Floor(0.04, 0.82, 0.035, 0.93),
+}
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
 celebrity names, Latin words, kinship in her chat) at the issue's targets where they are met
@@ -142,8 +150,8 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str)
             f"lorebook_{tag}reach_share": rep.reach,
         },
     )
-    assert rep.false_rate <= MAX_FALSE[name], [(f.person, f.text) for f in rep.false]
-    assert rep.reached / rep.mentioned >= MIN_REACH[name], rep.line()
+    assert rep.false_rate <= FLOORS[name].max_false, [(f.person, f.text) for f in rep.false]
+    assert rep.reached / rep.mentioned >= FLOORS[name].min_reach, rep.line()
     # SillyTavern's own matchKeys fires exactly what the emulation fires
     book = [{"uid": e.person, "key": list(e.match.keys), "keysecondary": []} for e in entries]
     texts = [f"User: {r['text']}" for r in records]
@@ -184,7 +192,7 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> No
     metrics(
         f"lorebook in a chat with her: {len(records)} messages to {len(books)} operators, "
         f"{fired} firings, {false} false ({false / fired:.1%}); fires for {reached}/{mentioned} "
-        f"of her people mentioned ({reached / mentioned:.0%}) [{name}]",
+        f"of her people mentioned ({reached / mentioned:.1%}) [{name}]",
         **{
             f"lorebook_{tag}chat_messages": len(records),
             f"lorebook_{tag}chat_fires": fired,
@@ -195,7 +203,8 @@ def test_the_keys_in_a_chat_with_her(ws: Any, metrics: Metrics, name: str) -> No
             f"lorebook_{tag}chat_reach_share": reached / mentioned,
         },
     )
-    assert false / fired <= CHAT_MAX_FALSE[name] and reached / mentioned >= CHAT_MIN_REACH[name]
+    floor = FLOORS[name]
+    assert false / fired <= floor.chat_max_false and reached / mentioned >= floor.chat_min_reach
     # SillyTavern's own matchKeys fires exactly what the emulation fires, kinship keys included
     _, by_st = Rules(sillytavern_root(), scans=scans).run()
     assert [set(st) for st in by_st] == expected

@@ -227,7 +227,7 @@ def measured_figures(record: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(value, float) and key.endswith("_rate"):
             figs[f"suite.{key}"] = _pct(value, 1)
         elif isinstance(value, float) and key.endswith("_share"):
-            figs[f"suite.{key}"] = _pct(value, 0 if key.startswith("lorebook") else 1)
+            figs[f"suite.{key}"] = _pct(value, 1)  # 94.6% is not the 95% a target asks
         elif isinstance(value, int):
             figs[f"suite.{key}"] = _count(value)
         else:

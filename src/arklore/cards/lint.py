@@ -172,7 +172,7 @@ class LintReport:
             f"lorebook key lint: {self.entries} entries x {self.messages} messages: "
             f"{self.fires} firings, {len(self.false)} false "
             f"({self.false_rate:.1%}, limit {MAX_FALSE_RATE:.0%}); fires for "
-            f"{self.reached}/{self.mentioned} people mentioned ({self.reach:.0%})"
+            f"{self.reached}/{self.mentioned} people mentioned ({self.reach:.1%})"
         )
 
     def to_dict(self) -> dict[str, Any]:
