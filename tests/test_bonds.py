@@ -63,7 +63,7 @@ def test_every_form_belongs_to_one_term_and_every_named_term_exists():
         ("你的两个妹妹们还好吗？", ["妹妹"]),
         ("你老哥又在忙家族的事吗？", ["哥哥"]),
         ("你爸还在照顾花店吗？", ["父亲"]),
-        ("你们二队长有消息吗？", ["队长"]),
+        ("你们二队长有消息吗？", []),  # a title of one captain, not her 队长
         ("爸还好吗？", []),  # one character: only right after 你/您
         ("我姐姐也来了", []),  # the Doctor's own relative
         ("她妹妹呢？", []),  # someone else's
@@ -78,6 +78,12 @@ def test_every_form_belongs_to_one_term_and_every_named_term_exists():
         ("你的助手今天加班了", ["部下"]),
         ("你的家人还好吗？", ["家人"]),
         ("你那位老搭档呢？", ["搭档"]),
+        ("你们以前是同事吗", []),  # says what they are, names nobody
+        ("你是她的老朋友吧", []),  # 她的老…: someone else's
+        ("我妹妹最近也总顶嘴，妹妹长大了都这样", []),  # the second is no more hers
+        ("我妹妹也来了，你妹妹呢", ["妹妹"]),  # 你 before it: hers again
+        ("你跟你那两个姐妹谁最能喝", ["兄弟姐妹"]),  # with 你 in its clause
+        ("年和夕是姐妹吗", []),
     ],
 )
 def test_message_words(text: str, terms: list[str]):
@@ -211,6 +217,7 @@ def test_her_little_sister_is_the_youngest_of_her_sisters():
     sisters = K.BY_NAME["妹妹"]
     assert set(kin_people(g, ME, sisters)) == {"npc:戊", "char_300_op"}
     assert kin_people(g, ME, sisters, "小妹") == ["char_300_op"]
+    assert kin_people(g, ME, sisters, "大妹妹") == ["npc:戊"]  # the elder of the two
     assert [s[0] for s in people_named(g, ME, "你小妹最近好吗？", [])] == ["char_300_op"]
     assert {s[0] for s in people_named(g, ME, "你妹妹最近好吗？", [])} == {"npc:戊", "char_300_op"}
     unordered = _g([

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from arklore.cards import png
 from arklore.cards.card import mes_example, scene_example
 from arklore.cards.facade import read_card, write_png
-from arklore.cards.lint import fires, lint
+from arklore.cards.lint import Matchable, fires, lint
 from arklore.cli.app import app
 from arklore.core.blocks import EXEMPLARS, Block
 from arklore.core.errors import UsageError
@@ -320,6 +320,28 @@ def test_her_own_book_keys_her_people_by_what_she_calls_them(exported: Path) -> 
         assert fires(match, "你的两个妹妹最近还好吗")
         for other in ("我妹妹在上学", "她是银灰的妹妹吗", "年和夕是姐妹吗", "小姐姐你好"):
             assert not fires(match, other), (sister, other)
+
+
+def test_her_own_book_keys_a_shared_name_for_the_one_she_calls_so(
+    tmp_path: Path,
+) -> None:
+    """Both sisters are called 「小崖崖」 in the story, so the shared name keys neither in a
+    world book; 银灰 calls 崖心 so five times and 初雪 never: in his own book it keys 崖心."""
+    home = make_sisters_kb(tmp_path / "home")
+    write_gamedata(tmp_path / "gamedata", charword_table()["charWords"])
+    for cid, name, who in ((CLIFFHEART, "崖心", "银灰 5 次"), (PRAMANIX, "初雪", "角峰 3 次")):
+        speech = f"- 别人叫{name}「小崖崖」（{who}） —— story:x#1:00000000"
+        draft = render_profile(
+            name=name, char_id=cid, generated_at="2026-07-20T09:30:00Z",
+            sections=[("锚", f"- 代号：{name}"), ("说话方式", speech)], tier=TIER_B,
+        )  # fmt: skip
+        (home / "chars" / f"{cid}.char").write_text(draft, encoding="utf-8")
+    with workspace((home, tmp_path / "gamedata")) as ws:
+        assert "小崖崖" in ws.cards.keymaker().keys(CLIFFHEART).shared
+        entries = {e.meta["person"]: e for e in ws.cards.relation_entries("银灰")}
+    said = "小崖崖今天又去攀岩了吗"
+    assert fires(Matchable(tuple(entries[CLIFFHEART].keys)), said)
+    assert not fires(Matchable(tuple(entries[PRAMANIX].keys)), said)
 
 
 def test_her_relation_entries_alone_are_the_ones_her_card_holds(kb) -> None:

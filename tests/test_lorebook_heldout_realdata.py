@@ -42,9 +42,9 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6 = (
+HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7 = (
     "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl", "lorebook_dev3.jsonl",
-    "lorebook_dev4.jsonl", "lorebook_dev5.jsonl", "lorebook_dev6.jsonl",
+    "lorebook_dev4.jsonl", "lorebook_dev5.jsonl", "lorebook_dev6.jsonl", "lorebook_dev7.jsonl",
 )  # fmt: skip
 
 
@@ -61,10 +61,11 @@ FLOORS = {
     HELD_OUT: Floor(0.03, 0.88, 0.08, 0.95),
     DEV: Floor(0.01, 0.95, 0.015, 0.95),
     DEV2: Floor(0.06, 0.95, 0.01, 0.95),
-    DEV3: Floor(0.01, 0.93, 0.045, 0.92),
-    DEV4: Floor(0.045, 0.89, 0.045, 0.95),
-    DEV5: Floor(0.03, 0.91, 0.025, 0.95),
-    DEV6: Floor(0.04, 0.82, 0.035, 0.93),
+    DEV3: Floor(0.01, 0.93, 0.015, 0.92),
+    DEV4: Floor(0.03, 0.91, 0.045, 0.95),
+    DEV5: Floor(0.025, 0.91, 0.025, 0.95),
+    DEV6: Floor(0.04, 0.82, 0.035, 0.95),
+    DEV7: Floor(0.01, 0.94, 0.065, 0.9),
 }
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
@@ -97,10 +98,10 @@ as a player community and role-play chats talk) measured 3.2% false and 75% reac
 (word names 55%), 6.3% and 95% in a chat; after its rules (a word of the game anywhere in the
 message, evaluations after a name, 我家/你家 before a kinship word) 2.5% and 89%, 1.8% and 96%.
 Each held at what it reaches, with a margin, or at the target it meets."""
-SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, HELD_OUT])
+SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, HELD_OUT])
 TAGS = {
     HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_",
-    DEV6: "dev6_",
+    DEV6: "dev6_", DEV7: "dev7_",
 }  # fmt: skip
 
 

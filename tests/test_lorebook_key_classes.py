@@ -11,7 +11,7 @@ from support.lorebook_sets import named_mentions
 
 from arklore.cards.keys import KeyMaker, Person, ascii_form, key_data, kin_key, nickname_ok
 from arklore.cards.lint import Matchable, fires
-from arklore.core.kinship import TERMS
+from arklore.core.kinship import TERMS, find_terms
 
 PEOPLE = [
     Person("ray", ("ray", "莱伊")),
@@ -249,3 +249,36 @@ SIXTH = [
 def test_each_class_of_the_sixth_development_set(text: str, who: set[str]) -> None:
     maker = KeyMaker(SIXTH)
     assert {p.id for p in SIXTH if fires(Matchable(tuple(maker.keys(p.id).keys)), text)} == who
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你们以前是同事吗",
+        "你是她的老朋友吧",
+        "我妹妹最近也总顶嘴，妹妹长大了都这样",
+        "我妹妹也来了，你妹妹呢",
+        "你跟你那两个姐妹谁最能喝",
+        "年和夕是姐妹吗",
+        "你们二队长有消息吗？",
+        "舅舅最近身体还好吗？",
+        "你那位老搭档呢？",
+        "我妹妹最近也总跟我顶嘴，你说妹妹是不是长大了都这样",
+        "我妹妹也来了，你那个爱画画的妹妹呢",
+        "你那个爱画画的妹妹呢",
+        "我的老战友来了，你那两个老战友呢",
+        "我姐说你的朋友很多",
+        "你大妹妹最近回信了吗",
+        "你小妹呢",
+    ],
+)
+def test_her_book_reads_a_kinship_word_as_her_turns_do(text: str) -> None:
+    """kin_key (the lorebook) and find_terms (arklore's own turns) agree on which kinship
+    words of a message are hers."""
+    said = {t.name for t, _, _ in find_terms(text)}
+    keyed = {
+        t.name
+        for t in TERMS
+        if t.said and any(f in text and fires(Matchable((kin_key(f, t),)), text) for f in t.forms)
+    }
+    assert keyed == said

@@ -53,6 +53,7 @@ from arklore.cards.spec import V3_SPEC, BookEntry, card_chunks, dumps, world_inf
 from arklore.chat.facade import ChatFacade
 from arklore.core.blocks import book_title
 from arklore.core.errors import ArkloreError, UsageError
+from arklore.core.kinship import term_of
 from arklore.core.model import DOCTOR
 from arklore.corpus.story import StoryView
 from arklore.events.facade import EventsFacade
@@ -65,7 +66,7 @@ from arklore.names.facade import NamesFacade
 from arklore.profiles.charfile import SPEECH as SPEECH_SECTION
 from arklore.profiles.facade import ProfilesFacade
 from arklore.profiles.persona import until as persona_until
-from arklore.profiles.speech import called_forms
+from arklore.profiles.speech import called_by, called_forms
 from arklore.rag.context import known_at
 from arklore.rag.docs import ANCHOR_K
 from arklore.rag.facade import RagFacade
@@ -179,6 +180,33 @@ class CardsFacade:
         found = [called_forms(s.text) for s in sections if s.title == SPEECH_SECTION]
         return [f for forms in found for f in forms if nickname_ok(f)]
 
+    def _her_calls(self, people: Sequence[str], names: Sequence[str]) -> dict[str, str]:
+        """What she (any of ``names``) calls her people in the story, by their profiles'
+        ``## 说话方式`` (别人叫歌蕾蒂娅「二队长」（斯卡蒂 9 次）): form -> the one she calls so
+        most (a tie: nobody). In her own card's book these key that one, though another
+        person is called so too (二队长: 歌蕾蒂娅 for 斯卡蒂)."""
+        mine = set(names)
+        best: dict[str, tuple[int, str]] = {}
+        tied: set[str] = set()
+        for pid in people:
+            try:
+                sections = self.profiles.persona(pid).sections
+            except ArkloreError:
+                continue
+            for sec in sections:
+                if sec.title != SPEECH_SECTION:
+                    continue
+                for form, who in called_by(sec.text).items():
+                    n = sum(c for sp, c in who.items() if sp in mine)
+                    if not n or not nickname_ok(form):
+                        continue
+                    if form in best and best[form][0] == n:
+                        tied.add(form)
+                    elif form not in best or best[form][0] < n:
+                        best[form] = (n, pid)
+                        tied.discard(form)
+        return {f: pid for f, (_, pid) in best.items() if f not in tied}
+
     def keymaker(self) -> KeyMaker:
         """The key rules for this workspace's people and stage titles (built once: it scans
         the dictionary)."""
@@ -227,6 +255,7 @@ class CardsFacade:
         # right before the name of another of her people, a kinship word is about that one
         # (你妹妹崖心 is not her other sister; 你的搭档菲亚梅塔 is not 能天使)
         hers = {r.target_id for r in rels if r.target_id in km.people}
+        calls = self._her_calls(sorted(hers), km.people[node].names) if kin else {}
         out = []
         for rel in rels:
             r = known_at(rel, view.knows_lines) if view is not None else rel  # at the point
@@ -235,6 +264,11 @@ class CardsFacade:
             ks = km.keys(r.target_id)
             others = [n for o in sorted(hers - {r.target_id}) for n in km.people[o].names]
             words = [kin_key(w, t, others) for w, t in kin_of.get(r.target_id, ())]
+            words += [  # what she herself calls this one in the story (斯卡蒂's 二队长)
+                kin_key(f, term, others) if (term := term_of(f)) else km.regex_key(f)
+                for f, who in calls.items()
+                if who == r.target_id and f not in ks.keys
+            ]
             if words:
                 ks = replace(ks, keys=list(dict.fromkeys([*ks.keys, *words])))
             out.append(

@@ -75,8 +75,13 @@ import ahocorasick
 from arklore.cards.lint import AND_ANY
 from arklore.core.kinship import (
     BLOCKERS,
+    EPITHETS,
+    FILLERS,
     OWNERS_OTHER,
     OWNERS_YOURS,
+    PREDICATE,
+    RELATIVE,
+    TERMS,
     Term,
     is_term_word,
 )
@@ -274,18 +279,28 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     blocked = {b[: -k] for b in BLOCKERS for k in range(1, len(word) + 1)
                if len(b) > k and b.endswith(word[:k])}  # fmt: skip
     blocked |= {b[: b.find(word)] for b in BLOCKERS if word in b and b.find(word) > 0}
+    # a longer word that ends with it is that word (大妹妹 picks one sister: not 妹妹)
+    blocked |= {f[: -len(word)] for t in TERMS for f in t.forms if f.endswith(word) and f != word}
     held = sorted(b[len(word) :] for b in BLOCKERS if b.startswith(word) and b != word)
     if held:  # 老爷子 is somebody's old man, not her lord
         esc += f"(?!{'|'.join(map(_js_escape, held))})"
     if len(word) == 1:
         yours = _by_width(OWNERS_YOURS)
         return f"/(?:{'|'.join(f'(?<={alts})' for alts in yours)}){esc}/"
-    other = "".join(f"(?<!{alts})" for alts in _by_width([*OWNERS_OTHER, *blocked]))
+    owners = [o + e for o in OWNERS_OTHER for e in ("", *EPITHETS)]  # 我妹妹, 她的老朋友
+    said = [PREDICATE + e for e in ("", *EPITHETS)]  # 你们以前是同事: what someone is
+    not_theirs = "".join(f"(?<!{alts})" for alts in _by_width([*owners, *said, *blocked]))
     # after 的 it is somebody's (银灰的妹妹), unless the 的 is 你的/您的
-    other += "(?<![^你您们]的)"
+    other = not_theirs + "(?<![^你您们]的)"
+    # 你 right before it (你那两个老…), or a clause closed by 的 (你那个爱画画的妹妹): hers
+    strict = f"[你您][{FILLERS}]{{0,6}}{other}{esc}|{RELATIVE}{not_theirs}{esc}"
+    # else hers only where her line has not said someone else's first (我妹妹也总顶嘴，你说
+    # 妹妹长大了都这样): a line of the scan runs from its start or a newline
+    theirs = f"(?:{_any_of(owners)})(?:{_any_of(f for t in TERMS for f in t.forms)})"
+    line = f"(?:^|\\n)(?:(?!{theirs})[^\\n])*?"
     if term.owned:  # 战友, 家人: hers only with 你/您 before it in its clause (你那两个老战友)
-        return f"/[你您]{BEFORE_IN_CLAUSE}{other}{esc}/"
-    return f"/{other}{esc}/"
+        return f"/{strict}|{line}[你您]{BEFORE_IN_CLAUSE}{other}{esc}/"
+    return f"/{strict}|{line}{other}{esc}/"
 
 
 BEFORE_IN_CLAUSE = "[^，。！？；,.!?;\\n]{0,8}?"
@@ -613,7 +628,7 @@ TALK_AFTER: tuple[str, ...] = (
     *(f"是{s}{n}" for s in ("", "个") for n in ("男的", "女的", "男生", "女生")),
     *(f"{d}{t}" for d in ("那把", "这把") for t in ("刀", "剑", "枪", "弓", "弩", "锤", "伞")),
     *(f"{d}{a}" for d in ("好", "真", "很", "太", "最", "真的") for a in ("强", "帅", "可爱", "肉")),
-    "永远的神", "天下第一", "帅死", "帅炸", "我的我的",
+    "永远的神", "天下第一", "帅死", "帅炸", "我的我的", "那孩子", "那丫头", "那小子", "那家伙",
 )  # fmt: skip
 """Game talk after her name: 流星那个减防, 夜莺三技能, 莎草上线了, 洋灰这个名字, 真理让你去."""
 GAME_WORDS: tuple[str, ...] = (

@@ -65,10 +65,10 @@ TERMS: tuple[Term, ...] = (
          above=True, kin=True),
     Term("哥哥", KIN, ("哥哥", "哥", "兄长", "兄", "老哥", "大哥", "二哥"), inverse=_YOUNGER,
          above=True, kin=True),
-    Term("妹妹", KIN, ("妹妹", "妹", "小妹", "老妹"), inverse=_ELDER, kin=True),
+    Term("妹妹", KIN, ("妹妹", "妹", "小妹", "老妹", "大妹妹", "大妹"), inverse=_ELDER, kin=True),
     Term("弟弟", KIN, ("弟弟", "弟"), inverse=_ELDER, kin=True),
     Term("兄弟姐妹", KIN, ("兄弟姐妹", "姐妹", "兄弟", "兄妹", "姐弟", "同胞"),
-         inverse=("兄弟姐妹",), includes=(*_ELDER, *_YOUNGER), kin=True),
+         inverse=("兄弟姐妹",), includes=(*_ELDER, *_YOUNGER), kin=True, owned=True),
     Term("父亲", KIN, ("父亲", "爸爸", "爸", "老爸", "爹", "老爹", "父王", "家父"),
          inverse=_CHILDREN, above=True, kin=True),
     Term("母亲", KIN, ("母亲", "妈妈", "妈", "老妈", "娘", "母后"), inverse=_CHILDREN,
@@ -120,12 +120,13 @@ TERMS: tuple[Term, ...] = (
          predicates=(("in", "上下级"),), above=True),
     Term("主君", SUPERIOR, ("殿下", "陛下", "主君", "旧主", "主人", "老爷", "大小姐", "少爷"),
          inverse=("侍从",), predicates=(("in", "主仆"),), above=True),
-    Term("部下", SUPERIOR, ("部下", "下属", "手下", "队员", "部属", "属下", "助手"),
+    Term("部下", SUPERIOR, ("部下", "下属", "手下", "队员", "部属", "属下", "助手", "团员"),
          inverse=("上级", "队长", "老板"), predicates=(("out", "上下级"),), owned=True,
          includes=("侍从",)),  # 你的手下: her retainers too
-    Term("侍从", SUPERIOR, ("侍从", "家臣", "侍卫", "护卫", "侍女", "女仆", "管家", "仆人"),
+    Term("侍从", SUPERIOR, ("侍从", "家臣", "侍卫", "护卫", "侍女", "女仆", "管家", "仆人",
+                            "保镖"),
          inverse=("主君",), predicates=(("out", "主仆"),), owned=True),
-    Term("搭档", SUPERIOR, ("搭档", "战友", "伙伴", "老搭档", "同伴"), inverse=("搭档",),
+    Term("搭档", SUPERIOR, ("搭档", "战友", "伙伴", "老搭档", "同伴", "队友"), inverse=("搭档",),
          predicates=(("out", "战友"),), owned=True),
     # -- friends and peers -----------------------------------------------------------------
     Term("朋友", FRIEND, ("朋友", "好友", "挚友", "旧友", "知己", "密友", "闺蜜"),
@@ -139,7 +140,9 @@ TERMS: tuple[Term, ...] = (
 )  # fmt: skip
 """Every term, family first. A form belongs to one term only (checked by the tests)."""
 
-BIRTH_ORDER: dict[str, str] = {"小妹": "youngest", "大姐": "eldest", "大哥": "eldest"}
+BIRTH_ORDER: dict[str, str] = {
+    "小妹": "youngest", "大妹": "eldest", "大妹妹": "eldest", "大姐": "eldest", "大哥": "eldest",
+}  # fmt: skip
 """Forms that pick one of her siblings by birth order (银灰's 小妹 is 崖心, not 初雪): the graph
 layer narrows the people a term means by who is whose elder (:func:`arklore.graph.named.
 kin_people`), when that leaves one."""
@@ -148,11 +151,11 @@ ELDER_TERMS = _ELDER
 BLOCKERS: tuple[str, ...] = (
     "小姐", "姑娘", "新娘", "大叔", "大妈", "大爷", "大娘", "小弟", "哥伦比亚", "格拉斯哥",
     "师兄弟", "老爷子", "老爷车", "老大爷", "老大难", "哥们", "姐们", "老师傅", "小朋友",
-    "朋友圈", "主人公", "主人翁",
+    "朋友圈", "主人公", "主人翁", "一队长", "二队长", "三队长", "副队长", "大队长",
 )  # fmt: skip
 """Words that hold a term's character without naming a relative (哥伦比亚 is a country, 小姐
-a courtesy title, 哥们 a buddy, 朋友圈 a feed, 主人公 a protagonist): matched as words and
-dropped, so the 哥 inside is never a brother."""
+a courtesy title, 哥们 a buddy, 朋友圈 a feed, 主人公 a protagonist, 二队长 another captain
+than her 队长): matched as words and dropped, so the 哥 inside is never a brother."""
 
 OWNERS_YOURS: tuple[str, ...] = ("你们的", "您的", "你的", "你们", "你家", "您家", "你", "您")
 """What may stand right before a one-character word (你爸, 你的哥): only then is it hers."""
@@ -160,7 +163,18 @@ OWNERS_OTHER: tuple[str, ...] = (
     "我们的", "我们", "我的", "咱们", "我", "咱", "他的", "她的", "他们", "她们", "他", "她",
     "我家", "我们家", "咱家", "他家", "她家",
 )  # fmt: skip
-"""A word right after these is someone else's relative (我姐姐, 她妹妹), never hers."""
+"""A word right after these is someone else's relative (我姐姐, 她妹妹), never hers; so is one
+with 老 or 好 between (她的老朋友)."""
+EPITHETS = ("老", "好")
+FILLERS = "们的那这两三四五几个位些老好家"
+"""What may stand between 你/您 and a word it owns (你们的, 你那两个老…): 你 right before
+those alone makes the word hers even where the message spoke of someone else's first."""
+RELATIVE = "[你您]们?[那这](?:个|位|些|两个|几个)[^，。！？；,.!?;\n]{0,10}?的"
+"""你那个爱画画的…: a clause between, closed by 的, that still says whose."""
+_STRICT = re.compile(f"(?:[你您][{FILLERS}]{{0,6}}|{RELATIVE})$")
+PREDICATE = "是"
+"""Right before a word (possibly with an epithet between): the word says what someone is (你们以前
+是同事, 你们是姐妹吗), it does not name anyone."""
 
 BY_NAME: dict[str, Term] = {t.name: t for t in TERMS}
 
@@ -198,6 +212,11 @@ def _form_re() -> re.Pattern[str]:
 @cache
 def _word_re() -> re.Pattern[str]:
     return _alternation([*_word_index(), *BLOCKERS])
+
+
+def term_of(word: str) -> Term | None:
+    """The term a kinship or role word belongs to (队长 -> 队长, 小妹 -> 妹妹), else None."""
+    return _word_index().get(word) or _form_index().get(word)
 
 
 def is_term_word(word: str) -> bool:
@@ -249,19 +268,27 @@ def find_terms(text: str) -> list[tuple[Term, int, int]]:
     end): leftmost-longest, blockers dropped, a word right after 我/我们/他/她 (someone
     else's relative) dropped, a one-character word (你爸, 你哥) only right after 你/您, and a
     word that alone means the speaker's own (:attr:`Term.owned`: 家人, 朋友, 搭档…) only with
-    你/您 before it in its clause."""
+    你/您 before it in its clause. A word right after 是 says what someone is (你们是姐妹吗),
+    and once the message has said someone else's (我妹妹), a word is hers only with 你/您
+    right before it (:data:`FILLERS` between, or a clause closed by 的: :data:`RELATIVE`)."""
     words = _word_index()
     out: list[tuple[Term, int, int]] = []
+    others = False  # a word of someone else's was said earlier in the message
     for m in _word_re().finditer(text):
         word, start = m.group(), m.start()
         term = words.get(word)
         if term is None:
             continue
-        before = text[max(0, start - 3) : start]
-        if any(before.endswith(o) for o in OWNERS_OTHER):
+        before = text[max(0, start - 4) : start]
+        if any(before.endswith(o + e) for o in OWNERS_OTHER for e in ("", *EPITHETS)):
+            others = True
+            continue
+        if any(before.endswith(PREDICATE + e) for e in ("", *EPITHETS)):
             continue
         if len(word) == 1 and not any(before.endswith(o) for o in OWNERS_YOURS):
             continue
+        if others and not _STRICT.search(text, max(0, start - 24), start):
+            continue  # 我妹妹也这样，你说妹妹…: the second is no more hers than the first
         if term.owned and not any(o in clause_before(text, start) for o in ("你", "您")):
             continue
         out.append((term, start, m.end()))

@@ -255,18 +255,13 @@ def _kin_people(graph: RelationGraph, node: str, term: Term) -> list[str]:
     return sorted(found, key=lambda n: (order.get(n, len(order)), found.index(n)))
 
 
-PAIR_TERMS = frozenset({"兄弟姐妹"})
-"""Terms whose words mostly say how two others are related (年和夕是姐妹, 重岳和年是兄妹): a
-lorebook cannot tell that from a word about her people, so it keys none of them."""
-
-
 def kin_words(graph: RelationGraph, node: str) -> dict[str, list[tuple[str, Term]]]:
     """For each person of hers, the kinship and role words a message says for that person
     (:func:`kin_people` for every term a message may use: 陈's 舅舅 -> 魏彦吾; 银灰's 妹妹 ->
     初雪 and 崖心), each with its term (whose rules say where the word counts as hers)."""
     out: dict[str, list[tuple[str, Term]]] = {}
     for term in TERMS:
-        if not term.said or term.name in PAIR_TERMS:
+        if not term.said:
             continue
         for word in dict.fromkeys((*term.forms, *term.words)):
             for p in kin_people(graph, node, term, word):

@@ -204,6 +204,23 @@ def called_forms(section: str) -> list[str]:
     return []
 
 
+_CALLED_BY = re.compile(r"「([^」]+)」（([^）]*)）")
+_SPEAKER = re.compile(r"([^\s，、（）0-9][^\s，、（）]*) ([0-9]+) 次")
+
+
+def called_by(section: str) -> dict[str, dict[str, int]]:
+    """Who calls her each of those forms and how often, as the same fact tells it
+    (「二队长」（斯卡蒂 9 次）): form -> speaker -> times, for the speakers it names."""
+    for line in section.split("\n"):
+        fact = parse_fact_line(line)
+        if fact is not None and fact[0].startswith("别人叫"):
+            return {
+                f: {sp: int(n) for sp, n in _SPEAKER.findall(who)}
+                for f, who in _CALLED_BY.findall(fact[0])
+            }
+    return {}
+
+
 def render_section(facts: Sequence[Fact]) -> str:
     """The body of ``## 说话方式``: one bullet per fact, in :data:`KINDS` order."""
     order = {k: i for i, k in enumerate(KINDS)}
