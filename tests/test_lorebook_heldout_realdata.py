@@ -18,8 +18,12 @@ between): keys only 5.3% false and 76% reached before any; 3.1%, 80% after the f
 (4 of 205) and 90% (201 of 223, 13 mentions by a kinship word alone left to the chat mode;
 85% of all 236) after the third (``lorebook_dev3``); 1.9% (4 of 206) and 91% (202 of 223; 86%
 of 236) after the fourth (``lorebook_dev4``); 1.9% (4 of 208) and 91% (204 of 223; 86% of 236)
-after the fifth (``lorebook_dev5``). In a chat 6.7% (5 of 75) and 97% after the first two;
-6.6% (5 of 76) and 99% (71 of 72) after the third, the fourth and the fifth. The reach in a chat meets
+after the fifth (``lorebook_dev5``); 1.4% (3 of 214) and 94.6% (211 of 223; 89.4% of 236)
+after the sixth (``lorebook_dev6``; counted as before, with the operator a message is written
+to judged too, 1.9%: 4 of 215) and the same after the seventh (``lorebook_dev7``). In a chat
+6.7% (5 of 75) and 97% after the first two; 6.6% (5 of 76) and 99% (71 of 72) after the third,
+the fourth and the fifth; 6.5% (5 of 77) and 100% (72 of 72) after the sixth and the seventh,
+whose rules took its own chat-mode false share from 10.7% to 5.4%. The reach in a chat meets
 the target and is held at it; the other three are held at what was measured, with a margin,
 so a change that loses ground fails. The development sets are held at the targets they meet,
 else at what they reach.
@@ -58,7 +62,7 @@ class Floor(NamedTuple):
 
 
 FLOORS = {
-    HELD_OUT: Floor(0.03, 0.88, 0.08, 0.95),
+    HELD_OUT: Floor(0.02, 0.93, 0.075, 0.98),
     DEV: Floor(0.01, 0.95, 0.015, 0.95),
     DEV2: Floor(0.06, 0.95, 0.01, 0.95),
     DEV3: Floor(0.01, 0.93, 0.015, 0.92),
@@ -97,7 +101,15 @@ before any of her people's names) 3.9% and 85%, 3.5% and 97%; after the fifth se
 as a player community and role-play chats talk) measured 3.2% false and 75% reached keys only
 (word names 55%), 6.3% and 95% in a chat; after its rules (a word of the game anywhere in the
 message, evaluations after a name, 我家/你家 before a kinship word) 2.5% and 89%, 1.8% and 96%.
-Each held at what it reaches, with a margin, or at the target it meets."""
+The sixth (``data/lorebook_dev6.jsonl``, 575 messages over 209 operators by a fourth writer, as
+Bilibili comments, Tieba, QQ groups and role-play chats talk) measured 3.4% false and 75.9%
+reached keys only (74.3% before the rule of her people joined to her name), 2.6% and 94.9% in
+a chat; after its rules (words about people and more words of the game, 和 after another
+word-name, birth order for 小妹) 3.1% and 83.9%. The seventh (``data/lorebook_dev7.jsonl``,
+456 messages, 370 of them role-play turns to 78 operators) measured 2.1% and 94.0% keys only,
+10.7% and 88.4% in a chat; after its rules (kinship after 是, someone else's said first,
+what she calls them in the story) 0.5% and 95.1%, 5.4% and 91.1%. Each held at what it
+reaches, with a margin, or at the target it meets."""
 SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, HELD_OUT])
 TAGS = {
     HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_",
