@@ -46,9 +46,10 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7 = (
+HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8 = (
     "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl", "lorebook_dev3.jsonl",
     "lorebook_dev4.jsonl", "lorebook_dev5.jsonl", "lorebook_dev6.jsonl", "lorebook_dev7.jsonl",
+    "lorebook_dev8.jsonl",
 )  # fmt: skip
 
 
@@ -70,6 +71,7 @@ FLOORS = {
     DEV5: Floor(0.025, 0.91, 0.025, 0.95),
     DEV6: Floor(0.04, 0.82, 0.035, 0.95),
     DEV7: Floor(0.01, 0.94, 0.065, 0.9),
+    DEV8: Floor(0.04, 0.94, 0.06, 0.92),
 }
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
@@ -110,10 +112,10 @@ word-name, birth order for 小妹) 3.1% and 83.9%. The seventh (``data/lorebook_
 10.7% and 88.4% in a chat; after its rules (kinship after 是, someone else's said first,
 what she calls them in the story) 0.5% and 95.1%, 5.4% and 91.1%. Each held at what it
 reaches, with a margin, or at the target it meets."""
-SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, HELD_OUT])
+SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, HELD_OUT])
 TAGS = {
     HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_",
-    DEV6: "dev6_", DEV7: "dev7_",
+    DEV6: "dev6_", DEV7: "dev7_", DEV8: "dev8_",
 }  # fmt: skip
 
 

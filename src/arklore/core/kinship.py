@@ -86,7 +86,7 @@ TERMS: tuple[Term, ...] = (
     Term("外甥", KIN, ("外甥",), inverse=("舅舅", "阿姨"), kin=True),
     Term("外甥女", KIN, ("外甥女",), inverse=("舅舅", "阿姨"), kin=True),
     Term("侄子", KIN, ("侄子", "侄儿"), inverse=("叔叔", "伯伯", "姑姑"), kin=True),
-    Term("侄女", KIN, ("侄女",), inverse=("叔叔", "伯伯", "姑姑"), kin=True),
+    Term("侄女", KIN, ("侄女", "大侄女", "小侄女"), inverse=("叔叔", "伯伯", "姑姑"), kin=True),
     Term("爷爷", KIN, ("爷爷", "祖父", "外公", "姥爷"), inverse=("孙子", "孙女"), above=True,
          kin=True),
     Term("奶奶", KIN, ("奶奶", "祖母", "外婆", "姥姥"), inverse=("孙子", "孙女"), above=True,
@@ -142,6 +142,7 @@ TERMS: tuple[Term, ...] = (
 
 BIRTH_ORDER: dict[str, str] = {
     "小妹": "youngest", "大妹": "eldest", "大妹妹": "eldest", "大姐": "eldest", "大哥": "eldest",
+    "大侄女": "eldest", "小侄女": "youngest",
 }  # fmt: skip
 """Forms that pick one of her siblings by birth order (银灰's 小妹 is 崖心, not 初雪): the graph
 layer narrows the people a term means by who is whose elder (:func:`arklore.graph.named.
@@ -151,7 +152,8 @@ ELDER_TERMS = _ELDER
 BLOCKERS: tuple[str, ...] = (
     "小姐", "姑娘", "新娘", "大叔", "大妈", "大爷", "大娘", "小弟", "哥伦比亚", "格拉斯哥",
     "师兄弟", "老爷子", "老爷车", "老大爷", "老大难", "哥们", "姐们", "老师傅", "小朋友",
-    "朋友圈", "主人公", "主人翁", "一队长", "二队长", "三队长", "副队长", "大队长",
+    "朋友圈", "主人公", "主人翁", "一队长", "二队长", "三队长", "副队长", "大队长", "学生团",
+    "学生会",
 )  # fmt: skip
 """Words that hold a term's character without naming a relative (哥伦比亚 is a country, 小姐
 a courtesy title, 哥们 a buddy, 朋友圈 a feed, 主人公 a protagonist, 二队长 another captain
