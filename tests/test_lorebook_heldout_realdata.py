@@ -20,10 +20,10 @@ between): keys only 5.3% false and 76% reached before any; 3.1%, 80% after the f
 of 236) after the fourth (``lorebook_dev4``); 1.9% (4 of 208) and 91% (204 of 223; 86% of 236)
 after the fifth (``lorebook_dev5``); 1.4% (3 of 214) and 94.6% (211 of 223; 89.4% of 236)
 after the sixth (``lorebook_dev6``; counted as before, with the operator a message is written
-to judged too, 1.9%: 4 of 215) and the same after the seventh (``lorebook_dev7``). In a chat
+to judged too, 1.9%: 4 of 215) and the same after the seventh and the eighth. In a chat
 6.7% (5 of 75) and 97% after the first two; 6.6% (5 of 76) and 99% (71 of 72) after the third,
-the fourth and the fifth; 6.5% (5 of 77) and 100% (72 of 72) after the sixth and the seventh,
-whose rules took its own chat-mode false share from 10.7% to 5.4%. The reach in a chat meets
+the fourth and the fifth; 6.5% (5 of 77) and 100% (72 of 72) after the sixth, the seventh
+(whose rules took its own chat-mode false share from 10.7% to 5.4%) and the eighth. The reach in a chat meets
 the target and is held at it; the other three are held at what was measured, with a margin,
 so a change that loses ground fails. The development sets are held at the targets they meet,
 else at what they reach.
@@ -110,8 +110,12 @@ a chat; after its rules (words about people and more words of the game, 和 afte
 word-name, birth order for 小妹) 3.1% and 83.9%. The seventh (``data/lorebook_dev7.jsonl``,
 456 messages, 370 of them role-play turns to 78 operators) measured 2.1% and 94.0% keys only,
 10.7% and 88.4% in a chat; after its rules (kinship after 是, someone else's said first,
-what she calls them in the story) 0.5% and 95.1%, 5.4% and 91.1%. Each held at what it
-reaches, with a margin, or at the target it meets."""
+what she calls them in the story) 0.5% and 95.1%, 5.4% and 91.1%. The eighth
+(``data/lorebook_dev8.jsonl``, 469 messages: longer role-play turns, group posts naming
+several operators, ordinary words next to game talk) measured 5.0% and 95.1% keys only, 6.6%
+and 93.4% in a chat; after its data (chat words for the weather, dates and drinks, 艾丽萨,
+鲁珀, 学生团, 大侄女) and three labels corrected, 3.3% and 95.2%, 4.6% and 93.5%. Each held at
+what it reaches, with a margin, or at the target it meets."""
 SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, HELD_OUT])
 TAGS = {
     HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_",
