@@ -34,7 +34,8 @@ def maker() -> KeyMaker:
 
 
 def fired(maker: KeyMaker, text: str) -> set[str]:
-    return {p.id for p in PEOPLE if fires(Matchable(tuple(maker.keys(p.id).keys)), text)}
+    """Whose entries fire on ``text``, each person keyed as ``maker`` keys her."""
+    return {pid for pid in maker.people if fires(Matchable(tuple(maker.keys(pid).keys)), text)}
 
 
 @pytest.mark.parametrize(
@@ -138,7 +139,7 @@ def third() -> KeyMaker:
     ],
 )
 def test_each_class_of_the_third_development_set(third: KeyMaker, text: str, who: set[str]) -> None:
-    got = {p.id for p in THIRD if fires(Matchable(tuple(third.keys(p.id).keys)), text)}
+    got = fired(third, text)
     assert got == who, [k for p in THIRD for k in third.keys(p.id).keys]
 
 
@@ -195,7 +196,7 @@ def bonded() -> KeyMaker:
 def test_a_word_name_joined_to_one_of_her_people_is_her(
     bonded: KeyMaker, text: str, who: set[str]
 ) -> None:
-    got = {p.id for p in BONDED if fires(Matchable(tuple(bonded.keys(p.id).keys)), text)}
+    got = fired(bonded, text)
     assert got == who, [k for p in BONDED for k in bonded.keys(p.id).keys]
 
 
@@ -221,7 +222,7 @@ HAS = [Person("absinthe", ("苦艾",)), Person("ash", ("灰烬",)), Person("flin
 )
 def test_what_she_carries_and_how_she_fights_mark_a_word_name(text: str, who: set[str]) -> None:
     maker = KeyMaker(HAS)
-    assert {p.id for p in HAS if fires(Matchable(tuple(maker.keys(p.id).keys)), text)} == who
+    assert fired(maker, text) == who
 
 
 SIXTH = [
@@ -248,7 +249,7 @@ SIXTH = [
 )
 def test_each_class_of_the_sixth_development_set(text: str, who: set[str]) -> None:
     maker = KeyMaker(SIXTH)
-    assert {p.id for p in SIXTH if fires(Matchable(tuple(maker.keys(p.id).keys)), text)} == who
+    assert fired(maker, text) == who
 
 
 @pytest.mark.parametrize(
