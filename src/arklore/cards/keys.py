@@ -290,17 +290,19 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     owners = [o + e for o in OWNERS_OTHER for e in ("", *EPITHETS)]  # 我妹妹, 她的老朋友
     said = [PREDICATE + e for e in ("", *EPITHETS)]  # 你们以前是同事: what someone is
     not_theirs = "".join(f"(?<!{alts})" for alts in _by_width([*owners, *said, *blocked]))
-    # after 的 it is somebody's (银灰的妹妹), unless the 的 is 你的/您的
-    other = not_theirs + "(?<![^你您们]的)"
-    # 你 right before it (你那两个老…), or a clause closed by 的 (你那个爱画画的妹妹): hers
-    strict = f"[你您][{FILLERS}]{{0,6}}{other}{esc}|{RELATIVE}{not_theirs}{esc}"
+    mine = "(?<![^你您们]的)"  # after 的 it is somebody's (银灰的妹妹), unless 你的/您的
+    # 你 right before it (你那两个老…), or a clause closed by 的 (你那个爱画画的妹妹): hers;
     # else hers only where her line has not said someone else's first (我妹妹也总顶嘴，你说
-    # 妹妹长大了都这样): a line of the scan runs from its start or a newline
-    theirs = f"(?:{_any_of(owners)})(?:{_any_of(f for t in TERMS for f in t.forms)})"
+    # 妹妹长大了都这样): a line of the scan runs from its start or a newline. The ways in
+    # share one tail, so the lookbehinds are written once.
+    theirs = (
+        f"(?:{_any_of(OWNERS_OTHER)})(?:{_any_of(EPITHETS)})?"
+        f"(?:{_any_of(f for t in TERMS for f in t.forms)})"
+    )
     line = f"(?:^|\\n)(?:(?!{theirs})[^\\n])*?"
     if term.owned:  # 战友, 家人: hers only with 你/您 before it in its clause (你那两个老战友)
-        return f"/{strict}|{line}[你您]{BEFORE_IN_CLAUSE}{other}{esc}/"
-    return f"/{strict}|{line}{other}{esc}/"
+        line += f"[你您]{BEFORE_IN_CLAUSE}"
+    return f"/(?:[你您][{FILLERS}]{{0,6}}{mine}|{RELATIVE}|{line}{mine}){not_theirs}{esc}/"
 
 
 BEFORE_IN_CLAUSE = "[^，。！？；,.!?;\\n]{0,8}?"
