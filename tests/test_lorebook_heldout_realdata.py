@@ -116,6 +116,10 @@ several operators, ordinary words next to game talk) measured 5.0% and 95.1% key
 and 93.4% in a chat; after its data (chat words for the weather, dates and drinks, 艾丽萨,
 鲁珀, 学生团, 大侄女) and three labels corrected, 3.3% and 95.2%, 4.6% and 93.5%. Each held at
 what it reaches, with a margin, or at the target it meets."""
+MATCHED_BY_SILLYTAVERN = (HELD_OUT, DEV7, DEV8)
+"""Keys only, the sets whose every message SillyTavern's own matchKeys also scans (about 1,250
+messages; all nine took a minute more of the suite for the same answer: the two engines agree
+on a regex or they do not). In a chat, every set is scanned."""
 SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, HELD_OUT])
 TAGS = {
     HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_",
@@ -171,6 +175,8 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str)
     )
     assert rep.false_rate <= FLOORS[name].max_false, [(f.person, f.text) for f in rep.false]
     assert rep.reached / rep.mentioned >= FLOORS[name].min_reach, rep.line()
+    if name not in MATCHED_BY_SILLYTAVERN:
+        return
     # SillyTavern's own matchKeys fires exactly what the emulation fires
     book = [{"uid": e.person, "key": list(e.match.keys), "keysecondary": []} for e in entries]
     texts = [f"User: {r['text']}" for r in records]
