@@ -173,12 +173,15 @@ class CardsFacade:
     def nicknames(self, char_id: str) -> list[str]:
         """What the story's others call her (her profile's ``## 说话方式``: 陈sir, 小玫, 丽兹),
         as names a key may use (:func:`~arklore.cards.keys.nickname_ok`)."""
+        return [f for text in self._speech(char_id) for f in called_forms(text) if nickname_ok(f)]
+
+    def _speech(self, char_id: str) -> list[str]:
+        """The bodies of her profile's ``## 说话方式``; none without a profile."""
         try:
             sections = self.profiles.persona(char_id).sections
         except ArkloreError:
             return []
-        found = [called_forms(s.text) for s in sections if s.title == SPEECH_SECTION]
-        return [f for forms in found for f in forms if nickname_ok(f)]
+        return [s.text for s in sections if s.title == SPEECH_SECTION]
 
     def _her_calls(self, people: Sequence[str], names: Sequence[str]) -> dict[str, str]:
         """What she (any of ``names``) calls her people in the story, by their profiles'
@@ -189,14 +192,8 @@ class CardsFacade:
         best: dict[str, tuple[int, str]] = {}
         tied: set[str] = set()
         for pid in people:
-            try:
-                sections = self.profiles.persona(pid).sections
-            except ArkloreError:
-                continue
-            for sec in sections:
-                if sec.title != SPEECH_SECTION:
-                    continue
-                for form, who in called_by(sec.text).items():
+            for text in self._speech(pid):
+                for form, who in called_by(text).items():
                     n = sum(c for sp, c in who.items() if sp in mine)
                     if not n or not nickname_ok(form):
                         continue

@@ -79,9 +79,10 @@ from arklore.core.kinship import (
     FILLERS,
     OWNERS_OTHER,
     OWNERS_YOURS,
-    PREDICATE,
     RELATIVE,
+    SAYS_WHAT,
     TERMS,
+    THEIRS,
     Term,
     is_term_word,
 )
@@ -287,9 +288,8 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     if len(word) == 1:
         yours = _by_width(OWNERS_YOURS)
         return f"/(?:{'|'.join(f'(?<={alts})' for alts in yours)}){esc}/"
-    owners = [o + e for o in OWNERS_OTHER for e in ("", *EPITHETS)]  # 我妹妹, 她的老朋友
-    said = [PREDICATE + e for e in ("", *EPITHETS)]  # 你们以前是同事: what someone is
-    not_theirs = "".join(f"(?<!{alts})" for alts in _by_width([*owners, *said, *blocked]))
+    # someone else's (我妹妹, 她的老朋友) or what someone is (你们以前是同事): not her people
+    not_theirs = "".join(f"(?<!{alts})" for alts in _by_width([*THEIRS, *SAYS_WHAT, *blocked]))
     mine = "(?<![^你您们]的)"  # after 的 it is somebody's (银灰的妹妹), unless 你的/您的
     # 你 right before it (你那两个老…), or a clause closed by 的 (你那个爱画画的妹妹): hers;
     # else hers only where her line has not said someone else's first (我妹妹也总顶嘴，你说
@@ -556,13 +556,14 @@ class KeyMaker:
         unsafe = {n: self._unsafe[n] for n in names if self._unsafe.get(n, "")}
         ks = KeySet(person_id, [n for n in names if n not in unsafe], unsafe=unsafe)
         ks.shared.extend(shared)
+        partners = self.partner_names(person_id) if unsafe else []
         for n in unsafe:
             # a person of the story who is not an operator and whose name is a word is
             # nobody in particular (主教, 奶奶): no key
             if not p.operator and not is_latin(n) and rules.classify(n) == "risky":
                 ks.unreachable.append(n)
             else:
-                ks.keys.append(self.regex_key(n, self.partner_names(person_id)))
+                ks.keys.append(self.regex_key(n, partners))
         self._sets[person_id] = ks
         return ks
 

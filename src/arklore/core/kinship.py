@@ -168,6 +168,9 @@ OWNERS_OTHER: tuple[str, ...] = (
 """A word right after these is someone else's relative (我姐姐, 她妹妹), never hers; so is one
 with 老 or 好 between (她的老朋友)."""
 EPITHETS = ("老", "好")
+THEIRS: tuple[str, ...] = tuple(o + e for o in OWNERS_OTHER for e in ("", *EPITHETS))
+"""Right before a word, what makes it someone else's: :data:`OWNERS_OTHER`, with 老 or 好
+between or not (我妹妹, 她的老朋友)."""
 FILLERS = "们的那这两三四五几个位些老好家"
 """What may stand between 你/您 and a word it owns (你们的, 你那两个老…): 你 right before
 those alone makes the word hers even where the message spoke of someone else's first."""
@@ -175,8 +178,9 @@ RELATIVE = "[你您]们?[那这](?:个|位|些|两个|几个)[^，。！？；,.
 """你那个爱画画的…: a clause between, closed by 的, that still says whose."""
 _STRICT = re.compile(f"(?:[你您][{FILLERS}]{{0,6}}|{RELATIVE})$")
 PREDICATE = "是"
-"""Right before a word (possibly with an epithet between): the word says what someone is (你们以前
-是同事, 你们是姐妹吗), it does not name anyone."""
+SAYS_WHAT: tuple[str, ...] = tuple(PREDICATE + e for e in ("", *EPITHETS))
+"""Right before a word (是, 是老, 是好): the word says what someone is (你们以前是同事,
+你们是姐妹吗), it does not name anyone."""
 
 BY_NAME: dict[str, Term] = {t.name: t for t in TERMS}
 
@@ -282,10 +286,10 @@ def find_terms(text: str) -> list[tuple[Term, int, int]]:
         if term is None:
             continue
         before = text[max(0, start - 4) : start]
-        if any(before.endswith(o + e) for o in OWNERS_OTHER for e in ("", *EPITHETS)):
+        if before.endswith(THEIRS):
             others = True
             continue
-        if any(before.endswith(PREDICATE + e) for e in ("", *EPITHETS)):
+        if before.endswith(SAYS_WHAT):
             continue
         if len(word) == 1 and not any(before.endswith(o) for o in OWNERS_YOURS):
             continue

@@ -208,7 +208,12 @@ def _fits(term: Term, predicate: str) -> bool:
 def kin_people(graph: RelationGraph, node: str, term: Term, word: str = "") -> list[str]:
     """The people a kinship or role word means for ``node`` (module doc), in her anchor order;
     ``word``: the form the message uses, which may pick one by birth order (小妹)."""
-    found = _kin_people(graph, node, term)
+    return _by_birth(graph, _kin_people(graph, node, term), word)
+
+
+def _by_birth(graph: RelationGraph, found: list[str], word: str) -> list[str]:
+    """``found`` narrowed to the one ``word`` picks by birth order (小妹: the youngest), where
+    the graph says who is whose elder and that leaves one; else ``found``."""
     order = BIRTH_ORDER.get(word)
     if order is None or len(found) < 2:
         return found
@@ -263,10 +268,10 @@ def kin_words(graph: RelationGraph, node: str) -> dict[str, list[tuple[str, Term
     for term in TERMS:
         if not term.said:
             continue
+        people = [p for p in _kin_people(graph, node, term) if p != DOCTOR_ID]
         for word in dict.fromkeys((*term.forms, *term.words)):
-            for p in kin_people(graph, node, term, word):
-                if p != DOCTOR_ID:
-                    out.setdefault(p, []).append((word, term))
+            for p in _by_birth(graph, people, word):
+                out.setdefault(p, []).append((word, term))
     return out
 
 

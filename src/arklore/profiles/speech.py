@@ -194,14 +194,20 @@ def parse_fact_line(line: str) -> tuple[str, list[str]] | None:
 _CALLED_FORM = re.compile(r"「([^」]+)」")
 
 
-def called_forms(section: str) -> list[str]:
-    """The forms the others call her by, read back from a ``## 说话方式`` body (the fact
-    :func:`called_fact` writes: 别人叫陈「陈长官」（…）、「陈sir」（…）), most frequent first."""
+def _called(section: str) -> str:
+    """The fact :func:`called_fact` writes in a ``## 说话方式`` body (别人叫陈「陈长官」（…）…),
+    "" when the body has none."""
     for line in section.split("\n"):
         fact = parse_fact_line(line)
         if fact is not None and fact[0].startswith("别人叫"):
-            return _CALLED_FORM.findall(fact[0])
-    return []
+            return fact[0]
+    return ""
+
+
+def called_forms(section: str) -> list[str]:
+    """The forms the others call her by, read back from a ``## 说话方式`` body (the fact
+    :func:`called_fact` writes: 别人叫陈「陈长官」（…）、「陈sir」（…）), most frequent first."""
+    return _CALLED_FORM.findall(_called(section))
 
 
 _CALLED_BY = re.compile(r"「([^」]+)」（([^）]*)）")
@@ -211,14 +217,10 @@ _SPEAKER = re.compile(r"([^\s，、（）0-9][^\s，、（）]*) ([0-9]+) 次")
 def called_by(section: str) -> dict[str, dict[str, int]]:
     """Who calls her each of those forms and how often, as the same fact tells it
     (「二队长」（斯卡蒂 9 次）): form -> speaker -> times, for the speakers it names."""
-    for line in section.split("\n"):
-        fact = parse_fact_line(line)
-        if fact is not None and fact[0].startswith("别人叫"):
-            return {
-                f: {sp: int(n) for sp, n in _SPEAKER.findall(who)}
-                for f, who in _CALLED_BY.findall(fact[0])
-            }
-    return {}
+    return {
+        f: {sp: int(n) for sp, n in _SPEAKER.findall(who)}
+        for f, who in _CALLED_BY.findall(_called(section))
+    }
 
 
 def render_section(facts: Sequence[Fact]) -> str:
