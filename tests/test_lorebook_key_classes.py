@@ -245,6 +245,10 @@ SIXTH = [
         ("他和莎草一起出任务", {"papyrus"}),  # 和 after a person still marks her
         ("苇草跟莎草这俩是什么关系", {"reed", "papyrus"}),  # what says it is about people
         ("苇草和莎草名字太像了", {"reed", "papyrus"}),
+        ("天火 一开全屏都是火", {"skyfire"}),  # set apart by a space: a name
+        ("莎草 和 苇草 是同一个活动的吗", {"reed", "papyrus"}),
+        ("今天下暴雨了", set()),
+        ("窗外 下起了暴雨", set()),  # a space elsewhere on the line is no mark
     ],
 )
 def test_each_class_of_the_sixth_development_set(text: str, who: set[str]) -> None:

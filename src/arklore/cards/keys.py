@@ -54,7 +54,9 @@ What the development sets written the way players chat showed, as one more rule:
 join the names of people who belong together (夜莺和闪灵, 年和夕, 银灰崖心初雪), so a name that is
 a word is her where it is joined to one of her people (the relations her card describes, both
 ways: ``bonds``, :meth:`KeyMaker.partner_names`); a partner whose name is itself a word needs
-a joining word (霜叶红于二月花 is the leaves).
+a joining word (霜叶红于二月花 is the leaves). A name that is a word set apart by spaces, at
+the start of a line or between words (惊蛰 老婆, 莎草 和 裁度 是…), is her too: Chinese writes
+no spaces between words, so players space out the name they mean (:data:`SET_APART`).
 
 ``arklore export lint`` (:mod:`arklore.cards.lint`) measures what this rule lets through on
 labelled chat messages, and the suite runs SillyTavern's own ``matchKeys`` on them.
@@ -478,6 +480,7 @@ class KeyMaker:
             return (
                 f"/(?={esc})(?:(?:{_PERSON_BEFORE}){self._after_word}{bare}"
                 f"|{lone}{head}{esc}(?={_PERSON_AFTER})"
+                f"|{SET_APART}{bare}(?={SPACE})"
                 f"|{bare}(?={IN_LINE}(?:{_GAME})){_joined_before(bare, words, plain)}"
                 f"{_joined_after(bare, words, plain)})|(?:{_GAME}){IN_LINE}{bare}/"
             )
@@ -661,6 +664,10 @@ STAGE_CODE = "[A-Za-z]{1,3}[0-9]{0,2}-[0-9]{1,2}"
 """A stage code (h12-4, CE-5, 1-7 is left out: a score or a date): a word of the game too."""
 IN_LINE = "[^\\n]*?"
 """Anything on the same line: SillyTavern scans each message as one ``Name: text`` line."""
+SPACE = "[ \u3000]"
+SET_APART = "(?<![^\\n \u3000])"
+"""Before a name that is a word, the start of a line or a space: with a space after it, the
+name stands apart (惊蛰 老婆), as no word does in Chinese (module doc)."""
 MEASURES = "个只些群"
 NOUN_BEFORE = f"有的{MEASURES}"
 """Before a name that is a word, what makes it the thing (窗外的夜莺, 有夜莺, 一只夜莺): a
