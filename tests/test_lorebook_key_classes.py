@@ -218,6 +218,10 @@ HAS = [Person("absinthe", ("苦艾",)), Person("ash", ("灰烬",)), Person("flin
         ("苦艾酒喝多了头疼", set()),
         ("炉子里只剩一点灰烬", set()),
         ("燧石可以用来打火", set()),
+        ("说真的，你们抽苦艾了吗", {"absinthe"}),  # a pull: game talk
+        ("燧石练满了没", {"flint"}),
+        ("烟灰缸里全是灰烬，我爸又抽烟了", set()),  # 抽烟 is no pull
+        ("排练的时候燧石掉在地上", set()),  # 排练 is no levelling
     ],
 )
 def test_what_she_carries_and_how_she_fights_mark_a_word_name(text: str, who: set[str]) -> None:

@@ -641,7 +641,7 @@ GAME_WORDS: tuple[str, ...] = (
     *rules.GAME_CUES, "专精", "开荒", "先锋", "近卫", "重装", "术师", "狙击", "医疗", "辅助",
     "特种", "三星", "四星", "奶盾", "群奶", "单奶", "回费", "站场", "挂机", "复活", "阻挡", "部署",
     "攻速", "法抗", "减防", "减速", "血量", "大招", "剧情", "保底", "危机合约", "关卡",
-    "池子", "十连", "基建", "输出", "联动", "打群", "抽", "练", "肉鸽", "集成战略", "干员", "卡池",
+    "池子", "十连", "基建", "输出", "联动", "打群", "肉鸽", "集成战略", "干员", "卡池",
     "限定", "六星", "五星", "新皮", "声优", "同人", "cos", "周边", "手办", "立牌", "抱枕", "配队",
     "阵容", "主力", "奶妈", "练度", "满级", "强度", "伤害", "治疗量", "贸易站", "制造站", "精英",
     "萌新", "新人", "打图", "新出", "攻略", "角色", "设定", "上场", "近战", "法盾", "法术盾",
@@ -660,6 +660,8 @@ ABOUT_PEOPLE: tuple[str, ...] = (
 )  # fmt: skip
 """What says a message is about people (折光跟隐现这俩是什么关系, 暴雨和泥岩谁更肉): anywhere on
 her line, like a word of the game."""
+PULL_OR_TRAIN = "抽(?![烟屉筋风空象签水])|(?<![排训操演熟磨锻历])练(?![习琴字得舞歌功车])"
+"""抽 (a pull) and 练 (to level her) as words of the game, not in 抽烟 or 排练, 练琴."""
 STAGE_CODE = "[A-Za-z]{1,3}[0-9]{0,2}-[0-9]{1,2}"
 """A stage code (h12-4, CE-5, 1-7 is left out: a score or a date): a word of the game too."""
 IN_LINE = "[^\\n]*?"
@@ -749,7 +751,7 @@ def _js_escape(text: str) -> str:
 _PERSON_BEFORE, _PERSON_AFTER = _any_before(BEFORE_PERSON), _any_of(AFTER_PERSON)
 _TITLE_BEFORE = _any_before((*rules.ADDRESS_PREFIXES, *rules.GAME_CUES))
 _TITLE_AFTER = _any_of((*rules.GAME_CUES, *(f"的{w}" for w in rules.GAME_CUES)))
-_GAME = f"{_any_of((*GAME_WORDS, *ABOUT_PEOPLE))}|{STAGE_CODE}"
+_GAME = f"{_any_of((*GAME_WORDS, *ABOUT_PEOPLE))}|{STAGE_CODE}|{PULL_OR_TRAIN}"
 _JOIN = f"(?:{_any_of(JOINS)})"
 
 
