@@ -84,6 +84,12 @@ def test_every_form_belongs_to_one_term_and_every_named_term_exists():
         ("我妹妹也来了，你妹妹呢", ["妹妹"]),  # 你 before it: hers again
         ("你跟你那两个姐妹谁最能喝", ["兄弟姐妹"]),  # with 你 in its clause
         ("年和夕是姐妹吗", []),
+        ("队长说明天集合，今晚不能陪你了", []),  # a role above, bare: the speaker's own
+        ("我也在事务所打工，老板天天画饼", []),
+        ("你们队长又开会了", ["队长"]),
+        ("你那个总板着脸的老板呢", ["老板"]),  # a clause closed by 的 still says whose
+        ("妹妹最近好吗", ["妹妹"]),  # a family word, bare, in a chat with her: her family
+        ("我家那个弟弟也让我头疼", []),  # 我家那个: the speaker's
     ],
 )
 def test_message_words(text: str, terms: list[str]):
@@ -224,6 +230,20 @@ def test_her_little_sister_is_the_youngest_of_her_sisters():
         _e(ME, "npc:戊", "近亲", desc="妹妹"), _e(ME, "char_300_op", "近亲", desc="妹妹"),
     ])  # fmt: skip
     assert set(kin_people(unordered, ME, sisters, "小妹")) == {"npc:戊", "char_300_op"}
+
+
+def test_her_sisters_are_not_her_brothers():
+    """姐妹 are her sisters and 兄弟 her brothers, where 兄弟姐妹 is all of them."""
+    g = _g([
+        _e(ME, "npc:戊", "近亲", desc="她的妹妹"),
+        _e(ME, "npc:丁", "近亲", desc="她的弟弟"),
+        _e(ME, "char_300_op", "近亲", desc="她的哥哥"),
+    ])  # fmt: skip
+    siblings = K.BY_NAME["兄弟姐妹"]
+    assert set(kin_people(g, ME, siblings)) == {"npc:戊", "npc:丁", "char_300_op"}
+    assert kin_people(g, ME, siblings, "姐妹") == ["npc:戊"]
+    assert set(kin_people(g, ME, siblings, "兄弟")) == {"npc:丁", "char_300_op"}
+    assert [s[0] for s in people_named(g, ME, "你那两个姐妹呢？", [])] == ["npc:戊"]
 
 
 def test_a_word_in_or_after_a_name_or_about_others_is_not_hers():

@@ -279,6 +279,10 @@ def test_each_class_of_the_sixth_development_set(text: str, who: set[str]) -> No
         "我姐说你的朋友很多",
         "你大妹妹最近回信了吗",
         "你小妹呢",
+        "队长说明天集合，今晚不能陪你了",
+        "你们队长又开会了",
+        "你那个总板着脸的老板呢",
+        "我家那个弟弟也让我头疼",
     ],
 )
 def test_her_book_reads_a_kinship_word_as_her_turns_do(text: str) -> None:

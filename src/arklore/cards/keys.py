@@ -76,8 +76,8 @@ import ahocorasick
 
 from arklore.cards.lint import AND_ANY
 from arklore.core.kinship import (
+    BETWEEN_THEIRS,
     BLOCKERS,
-    EPITHETS,
     FILLERS,
     OWNERS_OTHER,
     OWNERS_YOURS,
@@ -298,10 +298,12 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     # 妹妹长大了都这样): a line of the scan runs from its start or a newline. The ways in
     # share one tail, so the lookbehinds are written once.
     theirs = (
-        f"(?:{_any_of(OWNERS_OTHER)})(?:{_any_of(EPITHETS)})?"
+        f"(?:{_any_of(OWNERS_OTHER)})(?:{_any_of(BETWEEN_THEIRS)})?"
         f"(?:{_any_of(f for t in TERMS for f in t.forms)})"
     )
     line = f"(?:^|\\n)(?:(?!{theirs})[^\\n])*?"
+    if term.yours_only:  # 队长说明天集合: the speaker's own captain as often as hers
+        return f"/(?:[你您][{FILLERS}]{{0,6}}{mine}|{RELATIVE}){not_theirs}{esc}/"
     if term.owned:  # 战友, 家人: hers only with 你/您 before it in its clause (你那两个老战友)
         line += f"[你您]{BEFORE_IN_CLAUSE}"
     return f"/(?:[你您][{FILLERS}]{{0,6}}{mine}|{RELATIVE}|{line}{mine}){not_theirs}{esc}/"

@@ -53,6 +53,14 @@ class Term:
     said: bool = True  # a message may use it (False: a description cue only)
     owned: bool = False  # alone it means the speaker's own (和家人去看山): needs 你/您 before
 
+    @property
+    def yours_only(self) -> bool:
+        """A role above someone (队长, 老板, 老师) said bare is the speaker's own as often as
+        hers (队长说明天集合): hers only with 你/您 right before it (:data:`FILLERS` between)
+        or a clause closed by 的 (:data:`RELATIVE`). A family word said bare in a chat with
+        her is her family (妹妹最近好吗); :attr:`owned` words need 你/您 in their clause."""
+        return not self.kin and not self.owned
+
 
 _ELDER = ("姐姐", "哥哥")
 _YOUNGER = ("妹妹", "弟弟")
@@ -149,6 +157,9 @@ layer narrows the people a term means by who is whose elder (:func:`arklore.grap
 kin_people`), when that leaves one."""
 ELDER_TERMS = _ELDER
 """The terms that make one sibling the other's elder."""
+NARROWER: dict[str, tuple[str, ...]] = {"姐妹": ("姐姐", "妹妹"), "兄弟": ("哥哥", "弟弟")}
+"""Forms of a broad term that mean some of its people only: 你那两个姐妹 are her sisters, not
+her brothers (the graph layer narrows them as it does by birth order)."""
 BLOCKERS: tuple[str, ...] = (
     "小姐", "姑娘", "新娘", "大叔", "大妈", "大爷", "大娘", "小弟", "哥伦比亚", "格拉斯哥",
     "师兄弟", "老爷子", "老爷车", "老大爷", "老大难", "哥们", "姐们", "老师傅", "小朋友",
@@ -168,9 +179,10 @@ OWNERS_OTHER: tuple[str, ...] = (
 """A word right after these is someone else's relative (我姐姐, 她妹妹), never hers; so is one
 with 老 or 好 between (她的老朋友)."""
 EPITHETS = ("老", "好")
-THEIRS: tuple[str, ...] = tuple(o + e for o in OWNERS_OTHER for e in ("", *EPITHETS))
-"""Right before a word, what makes it someone else's: :data:`OWNERS_OTHER`, with 老 or 好
-between or not (我妹妹, 她的老朋友)."""
+BETWEEN_THEIRS = (*EPITHETS, "那个", "这个", "那位", "这位")
+THEIRS: tuple[str, ...] = tuple(o + e for o in OWNERS_OTHER for e in ("", *BETWEEN_THEIRS))
+"""Right before a word, what makes it someone else's: :data:`OWNERS_OTHER`, with 老, 好 or
+那个 between or not (我妹妹, 她的老朋友, 我家那个弟弟)."""
 FILLERS = "们的那这两三四五几个位些老好家"
 """What may stand between 你/您 and a word it owns (你们的, 你那两个老…): 你 right before
 those alone makes the word hers even where the message spoke of someone else's first."""
@@ -182,6 +194,7 @@ SAYS_WHAT: tuple[str, ...] = tuple(PREDICATE + e for e in ("", *EPITHETS))
 """Right before a word (是, 是老, 是好): the word says what someone is (你们以前是同事,
 你们是姐妹吗), it does not name anyone."""
 
+_LONGEST_BEFORE = max(map(len, (*THEIRS, *SAYS_WHAT, *OWNERS_YOURS)))
 BY_NAME: dict[str, Term] = {t.name: t for t in TERMS}
 
 
@@ -276,7 +289,8 @@ def find_terms(text: str) -> list[tuple[Term, int, int]]:
     word that alone means the speaker's own (:attr:`Term.owned`: 家人, 朋友, 搭档…) only with
     你/您 before it in its clause. A word right after 是 says what someone is (你们是姐妹吗),
     and once the message has said someone else's (我妹妹), a word is hers only with 你/您
-    right before it (:data:`FILLERS` between, or a clause closed by 的: :data:`RELATIVE`)."""
+    right before it (:data:`FILLERS` between, or a clause closed by 的: :data:`RELATIVE`);
+    so is a role above someone in any message (:attr:`Term.yours_only`)."""
     words = _word_index()
     out: list[tuple[Term, int, int]] = []
     others = False  # a word of someone else's was said earlier in the message
@@ -285,7 +299,7 @@ def find_terms(text: str) -> list[tuple[Term, int, int]]:
         term = words.get(word)
         if term is None:
             continue
-        before = text[max(0, start - 4) : start]
+        before = text[max(0, start - _LONGEST_BEFORE) : start]
         if before.endswith(THEIRS):
             others = True
             continue
@@ -293,7 +307,7 @@ def find_terms(text: str) -> list[tuple[Term, int, int]]:
             continue
         if len(word) == 1 and not any(before.endswith(o) for o in OWNERS_YOURS):
             continue
-        if others and not _STRICT.search(text, max(0, start - 24), start):
+        if (others or term.yours_only) and not _STRICT.search(text, max(0, start - 24), start):
             continue  # 我妹妹也这样，你说妹妹…: the second is no more hers than the first
         if term.owned and not any(o in clause_before(text, start) for o in ("你", "您")):
             continue

@@ -42,6 +42,7 @@ from arklore.core.kinship import (
     BY_NAME,
     ELDER_TERMS,
     KIN_PREDICATES,
+    NARROWER,
     TERMS,
     Term,
     clause_before,
@@ -208,7 +209,17 @@ def _fits(term: Term, predicate: str) -> bool:
 def kin_people(graph: RelationGraph, node: str, term: Term, word: str = "") -> list[str]:
     """The people a kinship or role word means for ``node`` (module doc), in her anchor order;
     ``word``: the form the message uses, which may pick one by birth order (小妹)."""
-    return _by_birth(graph, _kin_people(graph, node, term), word)
+    return _by_word(graph, node, _kin_people(graph, node, term), word)
+
+
+def _by_word(graph: RelationGraph, node: str, found: list[str], word: str) -> list[str]:
+    """``found`` narrowed to those ``word`` means: 姐妹 her sisters only (:data:`NARROWER`),
+    小妹 the youngest by birth order (:func:`_by_birth`)."""
+    narrower = NARROWER.get(word)
+    if narrower:
+        some = {p for t in narrower for p in _kin_people(graph, node, BY_NAME[t])}
+        found = [p for p in found if p in some]
+    return _by_birth(graph, found, word)
 
 
 def _by_birth(graph: RelationGraph, found: list[str], word: str) -> list[str]:
@@ -270,7 +281,7 @@ def kin_words(graph: RelationGraph, node: str) -> dict[str, list[tuple[str, Term
             continue
         people = [p for p in _kin_people(graph, node, term) if p != DOCTOR_ID]
         for word in dict.fromkeys((*term.forms, *term.words)):
-            for p in _by_birth(graph, people, word):
+            for p in _by_word(graph, node, people, word):
                 out.setdefault(p, []).append((word, term))
     return out
 
