@@ -276,6 +276,16 @@ def test_cli_candidates_text_and_json(cli) -> None:
     assert r.exit_code != 0 and isinstance(r.exception, UnknownNameError)
 
 
+def test_cli_search_text_and_json(cli) -> None:
+    r = cli("curate", "search", "青禾", "--speaker", "霜铃", "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert [h["line_id"] for h in doc] == [lid(S1, 5), lid(S1, 7)]
+    assert any(c["focus"] and c["speaker"] == "霜铃" for c in doc[0]["context"])
+    r = cli("curate", "search", "青禾", "--speaker", "霜铃")
+    assert r.exit_code == 0 and lid(S1, 5) in r.stdout
+
+
 def test_cli_check_and_build_print_rejections(cli, tmp_path: Path) -> None:
     path = _check_matrix(tmp_path)
     r = cli("curate", "check", "--matrix", str(path), "--central", "3", "--json")

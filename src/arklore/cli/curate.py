@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
@@ -155,7 +156,7 @@ def search_cmd(
     """Primary-corpus lines containing TEXT, with their line ids and +-2 lines of context."""
     hits = workspace().graph.search_lines(text, speaker=speaker, near=near, limit=limit)
     if json:
-        print_json([h.__dict__ | {"context": [c.__dict__ for c in h.context]} for h in hits])
+        print_json([asdict(h) for h in hits])
         return
     for h in hits:
         console.print(f"{h.line_id}")
