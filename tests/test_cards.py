@@ -30,7 +30,7 @@ from arklore.cards.facade import read_card, write_png
 from arklore.cards.lint import Matchable, fires, lint
 from arklore.cli.app import app
 from arklore.core.blocks import EXEMPLARS, Block
-from arklore.core.errors import UsageError
+from arklore.core.errors import ArkloreError, UsageError
 from arklore.profiles.charfile import TIER_B, render_profile
 from arklore.profiles.greeting import choose_greeting
 from arklore.profiles.quotes import StoryLine, VoiceLine
@@ -291,6 +291,21 @@ def test_the_cli_exports_cards_lorebook_and_lints(kb, tmp_path: Path, monkeypatc
     assert json.loads(r.stdout)["entries"] == 2  # the two relation entries (people)
     r = CliRunner().invoke(app, ["export", "card"])
     assert isinstance(r.exception, UsageError)
+
+
+def test_the_cli_names_a_file_that_is_no_book_or_no_folder(kb, tmp_path: Path, monkeypatch) -> None:
+    home, gamedata = kb
+    monkeypatch.setenv("ARKLORE_HOME", str(home))
+    monkeypatch.setenv("ARKLORE_GAMEDATA", str(gamedata))
+    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+    other = tmp_path / "other.json"
+    other.write_text('{"foo": 1}', encoding="utf-8")
+    for path, says in ((other, "neither World Info"), (tmp_path / "gone.json", "no such file")):
+        r = CliRunner().invoke(app, ["export", "lint", str(path)])
+        assert isinstance(r.exception, ArkloreError) and r.exit_code != 0  # linted nothing
+        assert says in r.exception.one_line()
+    r = CliRunner().invoke(app, ["export", "card", "银灰", "--out", str(other)])
+    assert isinstance(r.exception, UsageError) and "is a file" in r.exception.one_line()
 
 
 def test_lint_reports_a_key_that_fires_on_a_message_not_about_her() -> None:

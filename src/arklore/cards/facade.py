@@ -398,6 +398,8 @@ class CardsFacade:
             raise UsageError("no operator to export", hint="name operators, or pass --all")
         self.profiles.require_tables(_TABLES_WHY)
         out = Path(out)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"{out} is a file", hint="--out names the folder the cards go to")
         out.mkdir(parents=True, exist_ok=True)
         reports = []
         for i, cid in enumerate(ops):
@@ -509,9 +511,14 @@ class CardsFacade:
             data = _load_json(path)
             if isinstance(data.get("entries"), dict):
                 raw = [(e, Matchable.from_world_entry(e)) for e in data["entries"].values()]
-            else:
-                book = (data.get("data") or {}).get("character_book") or {}
+            elif isinstance((data.get("data") or {}).get("character_book"), dict):
+                book = data["data"]["character_book"]
                 raw = [(e, Matchable.from_book_entry(e)) for e in book.get("entries") or []]
+            else:
+                raise png.CardFileError(
+                    f"{path}: neither World Info (an `entries` object) nor a card with a "
+                    "character book (`data.character_book`)"
+                )
         out = []
         for e, match in raw:
             person = ((e.get("extensions") or {}).get("arklore") or {}).get("person")
@@ -571,6 +578,10 @@ def _parse(text: str, where: str) -> dict[str, Any]:
 def _load_json(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise png.CardFileError(f"{path}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise png.CardFileError(f"{path}: a folder, not a card or World Info file") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise png.CardFileError(f"{path}: cannot read as UTF-8 text") from exc
     try:

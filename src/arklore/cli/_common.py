@@ -179,9 +179,9 @@ UntilOpt = Annotated[
     str | None,
     typer.Option(
         "--until",
-        help="The story point the chat is set at: a stage code (8-1 is R8-1, CW-ST-1), an "
-        "event or chapter name (孤星, 第十一章) or an id; nothing later reaches it "
-        "(default: ARKLORE_UNTIL, else the whole story).",
+        help="The story point the chat is set at: a stage code as the game shows it (R8-1, "
+        "CW-ST-1), an event or chapter name (孤星, 第十一章) or an id; nothing later reaches "
+        "it (default: ARKLORE_UNTIL, else the whole story).",
     ),
 ]
 

@@ -24,7 +24,7 @@ from arklore.cli._common import (
     say,
     workspace,
 )
-from arklore.core.errors import ArkloreError
+from arklore.core.errors import ArkloreError, UsageError
 from arklore.core.text import check_text
 
 app = typer.Typer()
@@ -34,7 +34,12 @@ HELP = """commands: /why (what this turn injected), /who <name> (talk with someo
 
 
 def _names(csv: str | None) -> list[str]:
-    return [x.strip() for x in (csv or "").replace("，", ",").split(",") if x.strip()]
+    """Comma-separated operators of an option; one given empty (``--group ""``) is an error,
+    not the option left out."""
+    names = [x.strip() for x in (csv or "").replace("，", ",").split(",") if x.strip()]
+    if csv is not None and not names:
+        raise UsageError("no operator named in the option", hint="give names, such as 陈,星熊")
+    return names
 
 
 @app.command("chat")

@@ -25,9 +25,9 @@ def candidates_cmd(
     with_: Annotated[
         str | None, typer.Option("--with", help="Only the candidate relation with this person.")
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="How many candidates.")] = 15,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many candidates.")] = 15,
     per_signal: Annotated[
-        int, typer.Option("--per-signal", help="Evidence lines shown per signal.")
+        int, typer.Option("--per-signal", min=0, help="Evidence lines shown per signal.")
     ] = 2,
     no_graph: Annotated[
         bool, typer.Option("--no-graph", help="Skip interaction signals from the graph.")
@@ -95,7 +95,7 @@ def _print_report(report: CandidateReport, brief: bool = False) -> None:
 
 @app.command("central")
 def central_cmd(
-    n: Annotated[int, typer.Argument(help="How many operators.")] = 60,
+    n: Annotated[int, typer.Argument(min=1, help="How many operators.")] = 60,
     json: JsonOpt = False,
 ) -> None:
     """The N operators with the most story lines (the set the shipped matrix covers)."""
@@ -114,7 +114,10 @@ def check_cmd(
         typer.Option("--matrix", help="Relationship matrix TOML (default: the packaged one)."),
     ] = None,
     central: Annotated[
-        int, typer.Option("--central", help="Also report coverage of the N most central operators.")
+        int,
+        typer.Option(
+            "--central", min=0, help="Also report coverage of the N most central operators."
+        ),
     ] = 60,
     json: JsonOpt = False,
 ) -> None:
@@ -150,7 +153,7 @@ def search_cmd(
         str | None,
         typer.Option("--near", help="Only lines with this person speaking within +-2 lines."),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
     json: JsonOpt = False,
 ) -> None:
     """Primary-corpus lines containing TEXT, with their line ids and +-2 lines of context."""

@@ -65,7 +65,7 @@ def find(
     """Operator mentions in a text, with how each was matched."""
     names = workspace().names
     text = read_message(text, names.max_message_chars)
-    ctx = {"speaking_to": names.resolve(speaking_to)} if speaking_to else None
+    ctx = {"speaking_to": names.resolve(speaking_to)} if speaking_to is not None else None
     mentions = names.find_mentions(text, ctx)
     rows = [
         {

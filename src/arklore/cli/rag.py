@@ -22,22 +22,39 @@ from arklore.cli._common import (
     say,
     workspace,
 )
+from arklore.rag.embedders import EMBEDDER_NAMES
 from arklore.rag.index import RagIndexMissingError
 
 app = typer.Typer()
 rag_app = group("rag", "The relation RAG index (ChromaDB).")
 
 
+def _known_embedder(name: str | None) -> str | None:
+    """An --embedder arklore has, checked before a dry run too (it builds nothing)."""
+    if name is not None and name not in EMBEDDER_NAMES:
+        raise typer.BadParameter(
+            f"unknown embedder {name!r}: use one of {', '.join(EMBEDDER_NAMES)}"
+        )
+    return name
+
+
 @rag_app.command("build")
 def rag_build(
     graph: Annotated[
         Path | None,
-        typer.Option("--graph", help="Graph file (default: $ARKLORE_HOME/relation_graph.json)."),
+        typer.Option(
+            "--graph",
+            exists=True,
+            dir_okay=False,
+            help="Graph file (default: $ARKLORE_HOME/relation_graph.json).",
+        ),
     ] = None,
     embedder: Annotated[
         str | None,
         typer.Option(
-            "--embedder", help="e5-small | bge-small-zh | hash (default: ARKLORE_EMBEDDER)."
+            "--embedder",
+            callback=_known_embedder,
+            help=f"{' | '.join(EMBEDDER_NAMES)} (default: ARKLORE_EMBEDDER).",
         ),
     ] = None,
     no_llm: Annotated[

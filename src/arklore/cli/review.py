@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from arklore.cli import group
-from arklore.cli._common import CharsDirOpt, OperatorArg, StageArg, console, emit, workspace
+from arklore.cli._common import OperatorArg, StageArg, console, emit, workspace
 
 app = group("review", "Human review of extracted data and profile drafts.")
 
@@ -50,7 +50,15 @@ def review_approve(
         bool,
         typer.Option("--accept-edits", help="Approve a draft a person edited since generation."),
     ] = False,
-    out: CharsDirOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            exists=True,
+            file_okay=False,
+            help="Folder of the generated .char files (default $ARKLORE_HOME/chars).",
+        ),
+    ] = None,
 ) -> None:
     """Promote her tier-B draft to tier A ([AUTO-DRAFT] -> [AUTO]) after a person looked at
     it; refuses a draft edited by hand unless --accept-edits."""

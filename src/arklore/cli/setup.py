@@ -70,6 +70,10 @@ def config_set(
     (ARKLORE_GAMEDATA, ARKLORE_ASTR, ARKLORE_HOME), and for the data so does a
     ../shared/arknights next to a source checkout."""
     key = _key(key)
+    if not path.strip():
+        raise UsageError(
+            f"no folder given for {key}", hint=f"give the folder: arklore config set {key} PATH"
+        )
     value = absolute(path)
     if key in ("gamedata", "astr"):
         roots = DataRoots(**{key: value})

@@ -141,15 +141,32 @@ class UnknownNameError(ArkloreError):
     default_hint = "check the spelling"
 
 
+SHOWN = 40
+"""How much of a name a message repeats: a pasted page is not echoed back whole."""
+
+
+def shown(name: str) -> str:
+    """``name`` quoted for a message, cut to :data:`SHOWN` characters with its length told."""
+    if len(name) <= SHOWN:
+        return repr(name)
+    return f"{name[:SHOWN]!r}… ({len(name):,} characters)"
+
+
 class UnknownOperatorError(UnknownNameError):
     """No operator has this name; carries the closest names (the names layer's one rule)."""
 
     def __init__(self, name: str, closest: list[str], *, add_alias: str = "") -> None:
         """``add_alias``: how to teach arklore the name (the names layer knows the file; the
         local hint: the service's clients cannot edit it)."""
-        hint = ("did you mean " + ", ".join(closest) + "?") if closest else "check the spelling"
-        super().__init__(f"no operator is called {name!r}", hint=hint)
-        self.local_hint = add_alias
+        if not name.strip():
+            super().__init__(
+                "no operator name given",
+                hint="give her name or id, such as 银灰 or char_172_svrash",
+            )
+        else:
+            hint = ("did you mean " + ", ".join(closest) + "?") if closest else "check the spelling"
+            super().__init__(f"no operator is called {shown(name)}", hint=hint)
+            self.local_hint = add_alias if len(name) <= SHOWN else ""
         self.name = name
         self.closest = closest
 

@@ -56,7 +56,8 @@ PROTECTED = "tier S profile"
 
 
 def parse_tasks(spec: Iterable[str]) -> list[str]:
-    """``A``, ``b``, ``all``, ``A,C`` -> the task letters in order; ValueError when unknown."""
+    """``A``, ``b``, ``all``, ``A,C`` -> the task letters in order; ValueError when unknown
+    or when none is named (``--task ""``)."""
     out: set[str] = set()
     for raw in spec:
         for part in str(raw).replace(",", " ").split():
@@ -67,6 +68,8 @@ def parse_tasks(spec: Iterable[str]) -> list[str]:
                 out.add(p)
             else:
                 raise ValueError(f"unknown task {part!r}")
+    if not out:
+        raise ValueError("no task named")
     return [t for t in TASKS if t in out]
 
 

@@ -211,6 +211,7 @@ class ProfilesFacade:
             raise UsageError(
                 f"{target} is not a folder", hint="pass the folder of your .char files"
             )
+        self.names.aliases()  # no store: one NotBuiltError, not one "maps to nobody" per file
         user = self.user_files(Path(target))
         assert user is not None
         out: list[FileCheck] = []
