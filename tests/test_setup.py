@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cli import run_main
@@ -222,6 +223,29 @@ def test_doctor_says_where_each_root_came_from_and_exits_0_when_the_build_can_ru
     assert {"embedder", "chroma", "web", "chromium"} <= set(checks)
     code, out, _ = run_main(monkeypatch, capsys, "doctor")
     assert code == 0 and "sk-secret" not in out and "[checkout]" in out
+
+
+def test_doctor_says_a_graph_built_after_the_index_leaves_the_home_stale(
+    user: Path, set_data: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """`arklore graph build` by hand after a build: turns read the old relation index, so
+    the home is not "built" until `arklore build` runs again."""
+    monkeypatch.setenv("ARKLORE_HOME", str(user / "home"))
+
+    def built() -> dict[str, Any]:
+        _, out, _ = run_main(monkeypatch, capsys, "doctor", "--json")
+        checks: dict[str, dict[str, Any]] = {c["name"]: c for c in json.loads(out)["checks"]}
+        return checks["built"]
+
+    assert run_main(monkeypatch, capsys, "build")[0] == 0
+    assert built()["ok"]
+    graph = user / "home" / "relation_graph.json"
+    graph.write_bytes(graph.read_bytes().replace(b"{", b"{ ", 1))  # another graph
+    stale = built()
+    assert not stale["ok"] and "relation graph changed" in stale["found"], stale
+    assert stale["fix"] == "run `arklore build`"
+    assert run_main(monkeypatch, capsys, "build")[0] == 0
+    assert built()["ok"]
 
 
 def test_doctor_says_a_build_stopped_part_way_left_the_home_incomplete(

