@@ -295,3 +295,26 @@ def test_her_book_reads_a_kinship_word_as_her_turns_do(text: str) -> None:
         if t.said and any(f in text and fires(Matchable((kin_key(f, t),)), text) for f in t.forms)
     }
     assert keyed == said
+
+
+TRADITIONAL = [
+    Person("kaltsit", ("凯尔希",)), Person("chen", ("陈",)), Person("nightingale", ("夜莺",)),
+    Person("shining", ("闪灵",)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("凱爾希醫生又在加班", {"kaltsit"}),  # a plain name, in traditional script too
+        ("陳又加班了", {"chen"}),
+        ("我想吃點陳皮糖", set()),  # the lookarounds hold in either script
+        ("夜鶯和閃靈誰的奶更穩", {"nightingale", "shining"}),  # joined to one of her people
+        ("窗外的夜鶯在叫", set()),
+    ],
+)
+def test_a_name_written_in_traditional_script_is_keyed_like_the_simplified(
+    text: str, who: set[str]
+) -> None:
+    maker = KeyMaker(TRADITIONAL, bonds={"nightingale": {"shining"}, "shining": {"nightingale"}})
+    assert fired(maker, text) == who

@@ -56,7 +56,9 @@ a word is her where it is joined to one of her people (the relations her card de
 ways: ``bonds``, :meth:`KeyMaker.partner_names`); a partner whose name is itself a word needs
 a joining word (霜叶红于二月花 is the leaves). A name that is a word set apart by spaces, at
 the start of a line or between words (惊蛰 老婆, 莎草 和 裁度 是…), is her too: Chinese writes
-no spaces between words, so players space out the name they mean (:data:`SET_APART`).
+no spaces between words, so players space out the name they mean (:data:`SET_APART`). Every
+name is keyed in traditional script as well (銀灰, 夜鶯: :func:`both_scripts`), as players on
+the Taiwan and Hong Kong servers write it; the words around it stay simplified.
 
 ``arklore export lint`` (:mod:`arklore.cards.lint`) measures what this rule lets through on
 labelled chat messages, and the suite runs SillyTavern's own ``matchKeys`` on them.
@@ -67,12 +69,13 @@ from __future__ import annotations
 import re
 import tomllib
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
 import ahocorasick
+import opencc
 
 from arklore.cards.lint import AND_ANY
 from arklore.core.kinship import (
@@ -453,7 +456,7 @@ class KeyMaker:
                 head += PREPOSITIONS
             return f"/{head}{_js_escape(name)}{tail}/i"
         before, after, held = self._contexts(name)
-        esc = _js_escape(name)
+        esc = both_scripts(name)
         behind: dict[int, list[str]] = {}
         for pre in [*before, *(DEGREE if len(name) == 1 else ())]:
             behind.setdefault(len(pre), []).append(_js_escape(pre))
@@ -559,7 +562,9 @@ class KeyMaker:
         shared = [n for n in names if len(self._owners.get(n, ())) > 1]
         names = [n for n in names if n not in shared]
         unsafe = {n: self._unsafe[n] for n in names if self._unsafe.get(n, "")}
-        ks = KeySet(person_id, [n for n in names if n not in unsafe], unsafe=unsafe)
+        plain = [n for n in names if n not in unsafe]
+        plain += [t for n in plain if (t := traditional(n)) != n and t not in plain]
+        ks = KeySet(person_id, plain, unsafe=unsafe)
         ks.shared.extend(shared)
         partners = self.partner_names(person_id) if unsafe else []
         for n in unsafe:
@@ -694,8 +699,8 @@ def _joined_before(bare: str, words: Sequence[str], plain: Sequence[str]) -> str
     """The alternative of a word-name key where one of her people follows her in a list
     (夜莺和闪灵, 年和夕). ``plain``: her people's names that are no word, which need no
     joining word (银灰崖心初雪); ``words``: the others, which do (霜叶红于二月花 is leaves)."""
-    alts = [f"{_JOIN}?(?:{_any_of(plain)})"] if plain else []
-    alts += [f"{_JOIN}(?:{_any_of(words)})"] if words else []
+    alts = [f"{_JOIN}?(?:{_any_name(plain)})"] if plain else []
+    alts += [f"{_JOIN}(?:{_any_name(words)})"] if words else []
     return f"|{bare}(?={'|'.join(alts)})" if alts else ""
 
 
@@ -710,10 +715,15 @@ def _joined_after(bare: str, words: Sequence[str], plain: Sequence[str]) -> str:
                 got[0].add(n)
                 got[1].add(j)
     behind = [
-        f"(?<=(?:{_any_of(ns)}){f'(?:{_any_of(js)})' if any(js) else ''})"
+        f"(?<=(?:{_any_name(ns)}){f'(?:{_any_of(js)})' if any(js) else ''})"
         for _, (ns, js) in sorted(widths.items())
     ]
     return f"|(?:{'|'.join(behind)}){bare}" if behind else ""
+
+
+def _any_name(names: Iterable[str]) -> str:
+    """Names of people as one alternation, longest first, each in both scripts."""
+    return "|".join(both_scripts(n) for n in sorted(set(names), key=lambda n: (-len(n), n)))
 
 
 def _any_before(words: Iterable[str]) -> str:
@@ -741,6 +751,29 @@ def ascii_form(name: str) -> str:
         if not unicodedata.combining(c)
     )  # fmt: skip
     return bare if bare.isascii() else ""
+
+
+@cache
+def _to_traditional() -> Callable[[str], str]:
+    return opencc.OpenCC("s2t").convert
+
+
+def traditional(text: str) -> str:
+    """``text`` in traditional script, character by character (银灰 -> 銀灰): players on the
+    Taiwan and Hong Kong servers, and many elsewhere, write names so."""
+    convert = _to_traditional()
+    return "".join(convert(c) for c in text)
+
+
+def both_scripts(name: str) -> str:
+    """``name`` escaped as a pattern that matches it in simplified and traditional script,
+    each character that differs as a class of both (银灰 -> ``[银銀]灰``): one character
+    wide, so lookbehinds keep their width."""
+    out = []
+    for c in name:
+        t = traditional(c)
+        out.append(f"[{c}{t}]" if len(t) == 1 and t != c else _js_escape(c))
+    return "".join(out)
 
 
 def _js_escape(text: str) -> str:
