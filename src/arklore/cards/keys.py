@@ -852,6 +852,7 @@ __all__ = [
     "KeySet",
     "Person",
     "ascii_form",
+    "both_scripts",
     "is_latin",
     "is_transliterated",
     "key_data",
@@ -859,5 +860,6 @@ __all__ = [
     "nickname_ok",
     "people_from_table",
     "topic_key",
+    "traditional",
     "word_hosts",
 ]
