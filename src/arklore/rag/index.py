@@ -649,4 +649,5 @@ __all__ = [
     "open_active",
     "pointer_path",
     "read_pointer",
+    "stale_reason",
 ]
