@@ -246,6 +246,26 @@ def test_her_sisters_are_not_her_brothers():
     assert [s[0] for s in people_named(g, ME, "你那两个姐妹呢？", [])] == ["npc:戊"]
 
 
+def test_a_particular_form_means_whom_her_description_calls_so():
+    """家臣 is those her relations call her 家臣, not her 护卫, though both serve her; a form of
+    rank (二哥) is the one called so, and nobody where no description says who is second."""
+    g = _g([
+        _e(ME, "npc:丁", "主仆", desc="忠心的家臣"),
+        _e(ME, "npc:戊", "主仆", desc="随行的护卫"),
+        _e(ME, "char_300_op", "近亲", desc="她的二哥"),
+        _e(ME, "char_200_op", "近亲", desc="她的大哥"),
+        _e(ME, "npc:庚", "近亲", desc="她的姐姐"),
+    ])  # fmt: skip
+    retainers = K.BY_NAME["侍从"]
+    assert set(kin_people(g, ME, retainers)) == {"npc:丁", "npc:戊"}
+    assert kin_people(g, ME, retainers, "家臣") == ["npc:丁"]
+    assert set(kin_people(g, ME, retainers, "管家")) == {"npc:丁", "npc:戊"}  # nobody says so
+    brothers = K.BY_NAME["哥哥"]
+    assert kin_people(g, ME, brothers, "二哥") == ["char_300_op"]
+    assert set(kin_people(g, ME, brothers, "哥哥")) == {"char_300_op", "char_200_op"}
+    assert kin_people(g, ME, K.BY_NAME["姐姐"], "二姐") == []  # who is second is not told
+
+
 def test_a_word_in_or_after_a_name_or_about_others_is_not_hers():
     g = _family()
     spans = [("char_200_op", 0, 1)]  # 丙姐姐: 丙 with a title, not her sister

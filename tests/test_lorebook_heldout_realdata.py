@@ -48,10 +48,10 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8 = (
+HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, DEV9 = (
     "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl", "lorebook_dev3.jsonl",
     "lorebook_dev4.jsonl", "lorebook_dev5.jsonl", "lorebook_dev6.jsonl", "lorebook_dev7.jsonl",
-    "lorebook_dev8.jsonl",
+    "lorebook_dev8.jsonl", "lorebook_dev9.jsonl",
 )  # fmt: skip
 
 
@@ -74,6 +74,7 @@ FLOORS = {
     DEV6: Floor(0.03, 0.86, 0.035, 0.95),
     DEV7: Floor(0.01, 0.94, 0.065, 0.9),
     DEV8: Floor(0.03, 0.95, 0.065, 0.93),
+    DEV9: Floor(0.02, 0.88, 0.02, 0.95),
 }
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
@@ -125,14 +126,16 @@ reached, dev8 2.6% false and 95.9%; in a chat more of her people reached (dev7 9
 93.7%) and more false (dev1 3 of 95, dev5 4 of 118, dev8 16 of 254), the new relations firing
 where a writer meant one of several (你的管家: 角峰, not 讯使) or a group (你们兄弟姐妹). Each
 held at what it reaches, with a margin, or at the target it meets."""
-MATCHED_BY_SILLYTAVERN = (HELD_OUT, DEV7, DEV8)
+MATCHED_BY_SILLYTAVERN = (HELD_OUT, DEV8, DEV9)
 """Keys only, the sets whose every message SillyTavern's own matchKeys also scans (about 1,250
 messages; all nine took a minute more of the suite for the same answer: the two engines agree
 on a regex or they do not). In a chat, every set is scanned."""
-SETS = pytest.mark.parametrize("name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, HELD_OUT])
+SETS = pytest.mark.parametrize(
+    "name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, DEV9, HELD_OUT]
+)
 TAGS = {
     HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_",
-    DEV6: "dev6_", DEV7: "dev7_", DEV8: "dev8_",
+    DEV6: "dev6_", DEV7: "dev7_", DEV8: "dev8_", DEV9: "dev9_",
 }  # fmt: skip
 
 

@@ -73,8 +73,9 @@ TERMS: tuple[Term, ...] = (
          above=True, kin=True),
     Term("哥哥", KIN, ("哥哥", "哥", "兄长", "兄", "老哥", "大哥", "二哥"), inverse=_YOUNGER,
          above=True, kin=True),
-    Term("妹妹", KIN, ("妹妹", "妹", "小妹", "老妹", "大妹妹", "大妹"), inverse=_ELDER, kin=True),
-    Term("弟弟", KIN, ("弟弟", "弟"), inverse=_ELDER, kin=True),
+    Term("妹妹", KIN, ("妹妹", "妹", "小妹", "老妹", "大妹妹", "大妹", "二妹"), inverse=_ELDER,
+         kin=True),
+    Term("弟弟", KIN, ("弟弟", "弟", "二弟"), inverse=_ELDER, kin=True),
     Term("兄弟姐妹", KIN, ("兄弟姐妹", "姐妹", "兄弟", "兄妹", "姐弟", "同胞"),
          inverse=("兄弟姐妹",), includes=(*_ELDER, *_YOUNGER), kin=True, owned=True),
     Term("父亲", KIN, ("父亲", "爸爸", "爸", "老爸", "爹", "老爹", "父王", "家父"),
@@ -157,6 +158,10 @@ layer narrows the people a term means by who is whose elder (:func:`arklore.grap
 kin_people`), when that leaves one."""
 ELDER_TERMS = _ELDER
 """The terms that make one sibling the other's elder."""
+RANKED = "二"
+"""A form that starts with this (二姐, 二哥, 二弟, 二妹) picks one sibling by rank: it means only
+the one her own description calls so, and nobody where none does (the story rarely says who
+is second)."""
 NARROWER: dict[str, tuple[str, ...]] = {"姐妹": ("姐姐", "妹妹"), "兄弟": ("哥哥", "弟弟")}
 """Forms of a broad term that mean some of its people only: 你那两个姐妹 are her sisters, not
 her brothers (the graph layer narrows them as it does by birth order)."""
@@ -263,6 +268,15 @@ def description_terms(description: str | None) -> list[Term]:
         if t is not None and t not in out:
             out.append(t)
     return out
+
+
+def head_forms(description: str | None) -> list[str]:
+    """The kinship and role forms a description's head uses, as written (他的二哥 -> 二哥,
+    忠心耿耿的家臣 -> 家臣; blockers dropped)."""
+    if not description:
+        return []
+    forms = _form_index()
+    return [w for m in _form_re().finditer(head(description)) if (w := m.group()) in forms]
 
 
 def description_bond(description: str | None) -> int | None:

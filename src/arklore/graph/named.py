@@ -33,7 +33,7 @@ entry 星熊与博士交集不多 for it).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -43,11 +43,13 @@ from arklore.core.kinship import (
     ELDER_TERMS,
     KIN_PREDICATES,
     NARROWER,
+    RANKED,
     TERMS,
     Term,
     clause_before,
     description_terms,
     find_terms,
+    head_forms,
     wanted,
 )
 from arklore.core.predicates import DIRECTED
@@ -209,17 +211,44 @@ def _fits(term: Term, predicate: str) -> bool:
 def kin_people(graph: RelationGraph, node: str, term: Term, word: str = "") -> list[str]:
     """The people a kinship or role word means for ``node`` (module doc), in her anchor order;
     ``word``: the form the message uses, which may pick one by birth order (小妹)."""
-    return _by_word(graph, node, _kin_people(graph, node, term), word)
+    found = _kin_people(graph, node, term)
+    return _by_word(graph, node, found, word, term, _called_so(graph, node))
 
 
-def _by_word(graph: RelationGraph, node: str, found: list[str], word: str) -> list[str]:
-    """``found`` narrowed to those ``word`` means: 姐妹 her sisters only (:data:`NARROWER`),
-    小妹 the youngest by birth order (:func:`_by_birth`)."""
+def _by_word(
+    graph: RelationGraph,
+    node: str,
+    found: list[str],
+    word: str,
+    term: Term,
+    called: Mapping[str, set[str]],
+) -> list[str]:
+    """``found`` narrowed to those ``word`` means: those her own description calls so, when
+    ``word`` is a particular form (二哥, 家臣: ``called``, :func:`_called_so`; a form of rank,
+    二姐, means nobody else: :data:`RANKED`); 姐妹 her
+    sisters only (:data:`NARROWER`); 小妹 the youngest by birth order (:func:`_by_birth`)."""
+    if word and word != term.name and len(word) > 1:
+        said = [p for p in found if p in called.get(word, ())]
+        found = said if said or word.startswith(RANKED) else found
     narrower = NARROWER.get(word)
     if narrower:
         some = {p for t in narrower for p in _kin_people(graph, node, BY_NAME[t])}
         found = [p for p in found if p in some]
     return _by_birth(graph, found, word)
+
+
+def _called_so(graph: RelationGraph, node: str) -> dict[str, set[str]]:
+    """For each form the head of a relation from ``node`` uses, the people it calls so, as
+    written (重岳's 二弟 is 望; 银灰's 家臣 are 角峰 and 讯使, not his 护卫 锏). Not read for a
+    term's own name (妹妹): a description that says 小妹 of one sister and 妹妹 of the other
+    makes both her 妹妹."""
+    node = graph.resolve(node) or node
+    out: dict[str, set[str]] = {}
+    for e in graph.out_edges(node):
+        if _labelled(e):
+            for form in head_forms(e.description):
+                out.setdefault(form, set()).add(e.target)
+    return out
 
 
 def _by_birth(graph: RelationGraph, found: list[str], word: str) -> list[str]:
@@ -276,12 +305,13 @@ def kin_words(graph: RelationGraph, node: str) -> dict[str, list[tuple[str, Term
     (:func:`kin_people` for every term a message may use: 陈's 舅舅 -> 魏彦吾; 银灰's 妹妹 ->
     初雪 and 崖心), each with its term (whose rules say where the word counts as hers)."""
     out: dict[str, list[tuple[str, Term]]] = {}
+    called = _called_so(graph, node)
     for term in TERMS:
         if not term.said:
             continue
         people = [p for p in _kin_people(graph, node, term) if p != DOCTOR_ID]
         for word in dict.fromkeys((*term.forms, *term.words)):
-            for p in _by_word(graph, node, people, word):
+            for p in _by_word(graph, node, people, word, term, called):
                 out.setdefault(p, []).append((word, term))
     return out
 
