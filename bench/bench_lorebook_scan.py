@@ -1,4 +1,5 @@
-"""What her people in a word-name key cost SillyTavern: one World Info scan, in node.
+"""What her people in a word-name key, and names in both scripts, cost SillyTavern: one World
+Info scan, in node.
 
     python -m bench bench_lorebook_scan        # env: ARKLORE_HOME (built), ARKLORE_GAMEDATA
 
@@ -9,18 +10,23 @@ per key per scan, V8 caching the compiled pattern), over one chat of 60 developm
 messages (``博士: …`` lines), with the keys built with and without her people: each set in
 a fresh node process (one process holding both sets measured the second up to 3.5x slower,
 V8's caches of compiled patterns, not the keys), the two in turn, three rounds, the best of
-five scans. Printed: ms per scan and the ratio.
+five scans. A third set adds the traditional script to every name (``[银銀]灰``:
+:func:`arklore.cards.keys.both_scripts`), as the export keys them; the first two are built
+simplified only. Printed: ms per scan and the ratios to the first set.
 Needs node and a workspace whose graph is built (``arklore build``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
+from arklore.cards import keys as keys_module
 from arklore.cards.keys import KeyMaker
 
 ROUNDS = 3
@@ -51,6 +57,18 @@ def regex_keys(maker: KeyMaker) -> list[str]:
     return [k for ks in maker.all().values() for k in ks.keys if k.startswith("/")]
 
 
+@contextlib.contextmanager
+def simplified_only() -> Iterator[None]:
+    """Keys built as before traditional script was keyed: each name in simplified only."""
+    saved = keys_module.both_scripts, keys_module.traditional
+    keys_module.both_scripts = keys_module._js_escape
+    keys_module.traditional = lambda text: text
+    try:
+        yield
+    finally:
+        keys_module.both_scripts, keys_module.traditional = saved
+
+
 def main() -> None:
     from arklore.settings import Settings
     from arklore.workspace import Workspace
@@ -63,13 +81,17 @@ def main() -> None:
         if ws.graph.current_or_none() is None:
             print("no graph under ARKLORE_HOME: run `arklore build` first")
             return
-        joined = ws.cards.keymaker()
-        alone = KeyMaker(ws.cards.people(), ws.events.stage_titles())
-        sets = [regex_keys(alone), regex_keys(joined)]
+        people, titles = ws.cards.people(), ws.events.stage_titles()
+        bonds = ws.cards._bonds(people)
+        with simplified_only():
+            alone = regex_keys(KeyMaker(people, titles))
+            joined = regex_keys(KeyMaker(people, titles, bonds))
+        both = regex_keys(KeyMaker(people, titles, bonds))
+        sets = [alone, joined, both]
     finally:
         ws.close()
     text = chat()
-    best, fired = [float("inf"), float("inf")], [0, 0]
+    best, fired = [float("inf")] * len(sets), [0] * len(sets)
     with tempfile.TemporaryDirectory(prefix="bench-lorebook-") as tmp:
         for _ in range(ROUNDS):  # one fresh node per set and round, the two sets in turn
             for i, keys in enumerate(sets):
@@ -83,14 +105,12 @@ def main() -> None:
                     return
                 out = json.loads(done.stdout)
                 best[i], fired[i] = min(best[i], out["best"]), out["fired"]
-    a, b = best
-    fa, fb = fired
-    size = [sum(map(len, s)) for s in sets]
-    print(f"{len(sets[1])} regex keys over a {len(text)}-character chat (node; best of "
+    print(f"{len(sets[-1])} regex keys over a {len(text)}-character chat (node; best of "
           f"{ROUNDS} processes x 5 scans each)")  # fmt: skip
-    print(f"  without her people: {a:7.1f} ms per scan, {size[0]:,} key characters, {fa} fire")
-    print(f"  with her people:    {b:7.1f} ms per scan, {size[1]:,} key characters, {fb} fire")
-    print(f"  ratio {b / a:.2f}x the keys without her people")
+    labels = ("without her people", "with her people", "and in both scripts")
+    for label, ms, n, keys in zip(labels, best, fired, sets, strict=True):
+        print(f"  {label:<20} {ms:7.1f} ms per scan ({ms / best[0]:.2f}x), "
+              f"{sum(map(len, keys)):,} key characters, {n} fire")  # fmt: skip
 
 
 if __name__ == "__main__":
