@@ -125,7 +125,7 @@ and 22 curated relations (余 and his siblings, 灰毫's 团长, 黑's 老板…
 reached, dev8 2.6% false and 95.9%; in a chat more of her people reached (dev7 92.4%, dev8
 93.7%) and more false (dev1 3 of 95, dev5 4 of 118, dev8 16 of 254), the new relations firing
 where a writer meant one of several (你的管家: 角峰, not 讯使) or a group (你们兄弟姐妹); names
-keyed in traditional script too, dev6 87.1%. The ninth (``data/lorebook_dev9.jsonl``, 572
+keyed in traditional script too, dev6 86.8%. The ninth (``data/lorebook_dev9.jsonl``, 572
 messages, 216 role-play turns to 57 operators, 63 in traditional script) measured 1.7% and
 88.7% keys only, 2.5% and 95.2% in a chat; after its rules (a particular form means whom her
 description calls so, a form of rank nobody where none says who is second) and three dev7

@@ -309,7 +309,7 @@ TRADITIONAL = [
         ("凱爾希醫生又在加班", {"kaltsit"}),  # a plain name, in traditional script too
         ("陳又加班了", {"chen"}),
         ("我想吃點陳皮糖", set()),  # the lookarounds hold in either script
-        ("夜鶯和閃靈誰的奶更穩", {"nightingale", "shining"}),  # joined to one of her people
+        ("夜鶯的技能", {"nightingale"}),
         ("窗外的夜鶯在叫", set()),
     ],
 )

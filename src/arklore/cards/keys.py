@@ -58,7 +58,9 @@ a joining word (霜叶红于二月花 is the leaves). A name that is a word set 
 the start of a line or between words (惊蛰 老婆, 莎草 和 裁度 是…), is her too: Chinese writes
 no spaces between words, so players space out the name they mean (:data:`SET_APART`). Every
 name is keyed in traditional script as well (銀灰, 夜鶯: :func:`both_scripts`), as players on
-the Taiwan and Hong Kong servers write it; the words around it stay simplified.
+the Taiwan and Hong Kong servers write it; the words around it, and her people's names
+joined to hers, stay simplified (in both scripts they cost a scan a sixth more time:
+``bench_lorebook_scan``).
 
 ``arklore export lint`` (:mod:`arklore.cards.lint`) measures what this rule lets through on
 labelled chat messages, and the suite runs SillyTavern's own ``matchKeys`` on them.
@@ -699,8 +701,8 @@ def _joined_before(bare: str, words: Sequence[str], plain: Sequence[str]) -> str
     """The alternative of a word-name key where one of her people follows her in a list
     (夜莺和闪灵, 年和夕). ``plain``: her people's names that are no word, which need no
     joining word (银灰崖心初雪); ``words``: the others, which do (霜叶红于二月花 is leaves)."""
-    alts = [f"{_JOIN}?(?:{_any_name(plain)})"] if plain else []
-    alts += [f"{_JOIN}(?:{_any_name(words)})"] if words else []
+    alts = [f"{_JOIN}?(?:{_any_of(plain)})"] if plain else []
+    alts += [f"{_JOIN}(?:{_any_of(words)})"] if words else []
     return f"|{bare}(?={'|'.join(alts)})" if alts else ""
 
 
@@ -715,15 +717,10 @@ def _joined_after(bare: str, words: Sequence[str], plain: Sequence[str]) -> str:
                 got[0].add(n)
                 got[1].add(j)
     behind = [
-        f"(?<=(?:{_any_name(ns)}){f'(?:{_any_of(js)})' if any(js) else ''})"
+        f"(?<=(?:{_any_of(ns)}){f'(?:{_any_of(js)})' if any(js) else ''})"
         for _, (ns, js) in sorted(widths.items())
     ]
     return f"|(?:{'|'.join(behind)}){bare}" if behind else ""
-
-
-def _any_name(names: Iterable[str]) -> str:
-    """Names of people as one alternation, longest first, each in both scripts."""
-    return "|".join(both_scripts(n) for n in sorted(set(names), key=lambda n: (-len(n), n)))
 
 
 def _any_before(words: Iterable[str]) -> str:
