@@ -21,7 +21,7 @@ from typing import Any
 from arklore.base.buildmark import BuildMark
 from arklore.build import STEPS, BuildState
 from arklore.core.errors import EXIT_CONFIG, EXIT_OK, ArkloreError
-from arklore.rag.index import stale_reason
+from arklore.rag.index import REBUILD, stale_reason
 from arklore.settings import Settings
 from arklore.sources.roots import DataRoots
 from arklore.workspace import Paths
@@ -138,10 +138,7 @@ def _home(settings: Settings, error: ArkloreError | None) -> list[Check]:
     elif stale := stale_reason(Paths(home).rag, Paths(home).graph):
         # a graph built by hand (`arklore graph build`) after the last build: turns read the
         # old index until `arklore build` runs again
-        fix = "run `arklore build`"
-        checks.append(
-            Check("built", False, f"finished once, but {stale.removesuffix(f' ({fix})')}", fix)
-        )
+        checks.append(Check("built", False, f"finished once, but {stale}", REBUILD))
     else:
         checks.append(Check("built", True, "every step of `arklore build` finished"))
     return checks

@@ -298,7 +298,10 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     # someone else's (我妹妹, 她的老朋友) or what someone is (你们以前是同事): not her people
     not_theirs = "".join(f"(?<!{alts})" for alts in _by_width([*THEIRS, *SAYS_WHAT, *blocked]))
     mine = "(?<![^你您们]的)"  # after 的 it is somebody's (银灰的妹妹), unless 你的/您的
-    # 你 right before it (你那两个老…), or a clause closed by 的 (你那个爱画画的妹妹): hers;
+    # 你 right before it (你那两个老…), or a clause closed by 的 (你那个爱画画的妹妹): hers
+    strict = f"[你您][{FILLERS}]{{0,6}}{mine}|{RELATIVE}"
+    if term.yours_only:  # 队长说明天集合: the speaker's own captain as often as hers
+        return f"/(?:{strict}){not_theirs}{esc}/"
     # else hers only where her line has not said someone else's first (我妹妹也总顶嘴，你说
     # 妹妹长大了都这样): a line of the scan runs from its start or a newline. The ways in
     # share one tail, so the lookbehinds are written once.
@@ -307,11 +310,9 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
         f"(?:{_any_of(f for t in TERMS for f in t.forms)})"
     )
     line = f"(?:^|\\n)(?:(?!{theirs})[^\\n])*?"
-    if term.yours_only:  # 队长说明天集合: the speaker's own captain as often as hers
-        return f"/(?:[你您][{FILLERS}]{{0,6}}{mine}|{RELATIVE}){not_theirs}{esc}/"
     if term.owned:  # 战友, 家人: hers only with 你/您 before it in its clause (你那两个老战友)
         line += f"[你您]{BEFORE_IN_CLAUSE}"
-    return f"/(?:[你您][{FILLERS}]{{0,6}}{mine}|{RELATIVE}|{line}{mine}){not_theirs}{esc}/"
+    return f"/(?:{strict}|{line}{mine}){not_theirs}{esc}/"
 
 
 BEFORE_IN_CLAUSE = "[^，。！？；,.!?;\\n]{0,8}?"

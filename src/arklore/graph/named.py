@@ -212,7 +212,14 @@ def kin_people(graph: RelationGraph, node: str, term: Term, word: str = "") -> l
     """The people a kinship or role word means for ``node`` (module doc), in her anchor order;
     ``word``: the form the message uses, which may pick one by birth order (小妹)."""
     found = _kin_people(graph, node, term)
-    return _by_word(graph, node, found, word, term, _called_so(graph, node))
+    called = _called_so(graph, node) if _particular(word, term) else {}
+    return _by_word(graph, node, found, word, term, called)
+
+
+def _particular(word: str, term: Term) -> bool:
+    """A form more particular than the term's own name (二哥, 家臣; not 妹妹, not 姐): what her
+    descriptions call her people is read for it (:func:`_called_so`)."""
+    return bool(word) and word != term.name and len(word) > 1
 
 
 def _by_word(
@@ -227,7 +234,7 @@ def _by_word(
     ``word`` is a particular form (二哥, 家臣: ``called``, :func:`_called_so`; a form of rank,
     二姐, means nobody else: :data:`RANKED`); 姐妹 her
     sisters only (:data:`NARROWER`); 小妹 the youngest by birth order (:func:`_by_birth`)."""
-    if word and word != term.name and len(word) > 1:
+    if _particular(word, term):
         said = [p for p in found if p in called.get(word, ())]
         found = said if said or word.startswith(RANKED) else found
     narrower = NARROWER.get(word)

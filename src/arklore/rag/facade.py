@@ -54,6 +54,7 @@ from arklore.rag.embedders import Embedder, embedder_signature, make_embedder
 from arklore.rag.exemplars import ExemplarIndex, Scene, ScenesReport
 from arklore.rag.index import (
     EMBED_CACHE_FILE,
+    REBUILD,
     BuildReport,
     build_index,
     disk_bytes,
@@ -507,7 +508,8 @@ class RagFacade:
     def stale(self, ptr: dict[str, Any] | None = None) -> str | None:
         """Why the live index no longer matches the saved graph, or None when it does (or
         when there is no graph or no index to compare)."""
-        return stale_reason(self.root, self.graph.path, ptr)
+        why = stale_reason(self.root, self.graph.path, ptr)
+        return f"{why} ({REBUILD})" if why else None
 
     def warnings(self) -> list[str]:
         """What a relation context should say about the index it came from."""

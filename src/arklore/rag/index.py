@@ -106,10 +106,15 @@ def make_client(root: Path, host: str | None = None, port: int = 8000) -> Any:
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
+REBUILD = "run `arklore build`"
+"""What makes a stale index current again (:func:`stale_reason`)."""
+
+
 def stale_reason(root: Path, graph_path: Path, ptr: dict[str, Any] | None = None) -> str | None:
     """Why the live index under ``root`` no longer matches the graph saved at ``graph_path``,
-    or None when it does (or when there is no graph or no index to compare). Reads the
-    pointer and the graph's size and time; hashes the graph only when those changed."""
+    or None when it does (or when there is no graph or no index to compare); the fix is
+    :data:`REBUILD`. Reads the pointer and the graph's size and time; hashes the graph only
+    when those changed."""
     ptr = ptr if ptr is not None else read_pointer(root)
     if ptr is None or not graph_path.is_file():
         return None
@@ -121,7 +126,7 @@ def stale_reason(root: Path, graph_path: Path, ptr: dict[str, Any] | None = None
         return None
     if file_fingerprint(graph_path)["sha256"] == built.get("sha256"):
         return None
-    return "the relation graph changed since the index was built (run `arklore build`)"
+    return "the relation graph changed since the index was built"
 
 
 def read_pointer(root: Path) -> dict[str, Any] | None:
@@ -636,6 +641,7 @@ def doc_citations(
 __all__ = [
     "BuildReport",
     "ChromaUnreachableError",
+    "REBUILD",
     "RagBuildBusyError",
     "RagIndexError",
     "RagIndexMissingError",
