@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.measured import Metrics
+from support.service_world import make_kb
 from support.tree_world import make_workspace
 
 if TYPE_CHECKING:
@@ -61,6 +62,21 @@ def _no_user_config(_user_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(_user_dirs / "data"))
     monkeypatch.setenv("ARKLORE_IGNORE_CHECKOUT", "1")  # the commands tests start, too
     monkeypatch.setattr(locations, "package_checkout", lambda: None)
+
+
+LLM_VARS = ("LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL", "LLM_CHAT_API_KEY", "LLM_CHAT_BASE_URL")
+
+
+@pytest.fixture
+def kb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The invented knowledge base (support/service_world.py) as ARKLORE_HOME, the hash
+    embedder, and no LLM configured: what the command-line tests run against."""
+    home = make_kb(tmp_path / "home")
+    monkeypatch.setenv("ARKLORE_HOME", str(home))
+    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+    for var in LLM_VARS:
+        monkeypatch.delenv(var, raising=False)
+    return home
 
 
 @pytest.fixture(scope="session")

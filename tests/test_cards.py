@@ -272,12 +272,17 @@ def test_the_lorebook_covers_every_operator_with_relations(kb, tmp_path: Path) -
     assert rep.operators == 2  # 银灰 (tier A) and 崖心 (tier B)
 
 
-def test_the_cli_exports_cards_lorebook_and_lints(kb, tmp_path: Path, monkeypatch) -> None:
+@pytest.fixture
+def kb_cli(kb, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line on the invented knowledge base and its game tables."""
     home, gamedata = kb
     monkeypatch.setenv("ARKLORE_HOME", str(home))
     monkeypatch.setenv("ARKLORE_GAMEDATA", str(gamedata))
     monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
     monkeypatch.delenv("ARKLORE_CHARS_DIR", raising=False)
+
+
+def test_the_cli_exports_cards_lorebook_and_lints(kb_cli, tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["export", "card", "银灰", "--out", str(tmp_path), "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["cards"][0]["relations"] == 2
@@ -293,11 +298,7 @@ def test_the_cli_exports_cards_lorebook_and_lints(kb, tmp_path: Path, monkeypatc
     assert isinstance(r.exception, UsageError)
 
 
-def test_the_cli_names_a_file_that_is_no_book_or_no_folder(kb, tmp_path: Path, monkeypatch) -> None:
-    home, gamedata = kb
-    monkeypatch.setenv("ARKLORE_HOME", str(home))
-    monkeypatch.setenv("ARKLORE_GAMEDATA", str(gamedata))
-    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+def test_the_cli_names_a_file_that_is_no_book_or_no_folder(kb_cli, tmp_path: Path) -> None:
     other = tmp_path / "other.json"
     other.write_text('{"foo": 1}', encoding="utf-8")
     for path, says in ((other, "neither World Info"), (tmp_path / "gone.json", "no such file")):

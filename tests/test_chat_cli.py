@@ -8,22 +8,10 @@ from pathlib import Path
 import orjson
 import pytest
 from support.llm_stub import Reply, StubServer, stub_env
-from support.service_world import AMIYA, KALTS, make_kb
+from support.service_world import AMIYA, KALTS
 from typer.testing import CliRunner
 
 from arklore.cli.app import app
-
-LLM_VARS = ("LLM_API_KEY", "LLM_BASE_URL", "LLM_MODEL", "LLM_CHAT_API_KEY", "LLM_CHAT_BASE_URL")
-
-
-@pytest.fixture
-def kb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = make_kb(tmp_path / "home")
-    monkeypatch.setenv("ARKLORE_HOME", str(home))
-    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
-    for var in LLM_VARS:
-        monkeypatch.delenv(var, raising=False)
-    return home
 
 
 def test_turn_json_and_text(kb_env: Path) -> None:

@@ -6,21 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.service_world import make_kb
 from typer.testing import CliRunner
 
 from arklore.cli.app import app
 from arklore.core.errors import ArkloreError, NotBuiltError, UsageError
 from arklore.profiles.facade import ProfilesFacade
-
-
-@pytest.fixture
-def kb_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = make_kb(tmp_path / "home")
-    monkeypatch.setenv("ARKLORE_HOME", str(home))
-    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    return home
 
 
 def run(*args: str):
