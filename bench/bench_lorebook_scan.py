@@ -11,7 +11,8 @@ messages (``博士: …`` lines), with the keys built with and without her peopl
 a fresh node process (one process holding both sets measured the second up to 3.5x slower,
 V8's caches of compiled patterns, not the keys), the two in turn, three rounds, the best of
 five scans. A third set adds the traditional script to every name (``[银銀]灰``:
-:func:`arklore.cards.keys.both_scripts`), as the export keys them; the first two are built
+:func:`arklore.cards.keys.both_scripts`) and to the words of the game anywhere on her line
+(:func:`arklore.cards.keys.game_talk`), as the export keys them; the first two are built
 simplified only. Printed: ms per scan and the ratios to the first set.
 Needs node and a workspace whose graph is built (``arklore build``)."""
 
@@ -59,14 +60,16 @@ def regex_keys(maker: KeyMaker) -> list[str]:
 
 @contextlib.contextmanager
 def simplified_only() -> Iterator[None]:
-    """Keys built as before traditional script was keyed: each name in simplified only."""
-    saved = keys_module.both_scripts, keys_module.traditional
+    """Keys built as before traditional script was keyed: each name and the words of the
+    game in simplified only."""
+    saved = keys_module.both_scripts, keys_module.traditional, keys_module._GAME
     keys_module.both_scripts = keys_module._js_escape
     keys_module.traditional = lambda text: text
+    keys_module._GAME = keys_module.game_talk(None)
     try:
         yield
     finally:
-        keys_module.both_scripts, keys_module.traditional = saved
+        keys_module.both_scripts, keys_module.traditional, keys_module._GAME = saved
 
 
 def main() -> None:

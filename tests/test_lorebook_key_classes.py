@@ -311,6 +311,9 @@ TRADITIONAL = [
         ("我想吃點陳皮糖", set()),  # the lookarounds hold in either script
         ("夜鶯的技能", {"nightingale"}),
         ("窗外的夜鶯在叫", set()),
+        ("這期危機合約全靠夜鶯", {"nightingale"}),  # a word of the game in traditional script
+        ("夜鶯的傷害不高但是很穩", {"nightingale"}),
+        ("窗外有夜鶯，我在練琴", set()),
     ],
 )
 def test_a_name_written_in_traditional_script_is_keyed_like_the_simplified(
