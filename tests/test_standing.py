@@ -8,6 +8,7 @@ from pathlib import Path
 
 from support.service_world import S3, kb_workspace, make_kb
 
+from arklore.chat.turn import render_why
 from arklore.corpus.store import StageInfo
 from arklore.events.appearances import Appearance
 from arklore.events.standing import LATEST, OFFICE_TAKEN, PLACE, Standing, standing
@@ -107,6 +108,8 @@ def test_the_now_block_says_it_is_newer_than_the_archive_and_names_the_stage(
             "- AT-1 幕间 《夜谈》（测试活动）：阿米娅和陈在夜里聊起了过去。"
         )
         assert [s.path for s in block.stages] == [S3] and block.tokens <= block.budget
+        why = render_why(ws.chat.turn("阿米娅", "你好"))  # the trace names each entry
+        assert "      - latest: 阿米娅和陈在夜里聊起了过去。\n" in why
         tiny = kb_workspace(ws.paths.home, now_token_budget=10).chat.turn("阿米娅", "你好")
         assert tiny.block("now").empty and "budget" in tiny.block("now").reason
         nobody = ws.chat.turn("独行者", "你好").block("now")

@@ -122,6 +122,10 @@ def preamble(sp: Speaker, present: Sequence[Speaker]) -> str:
     return text
 
 
+ITEM_CHARS = 40
+"""How much of a sentence a ``/why`` line shows (the stage is on the ``stages`` line)."""
+
+
 def render_why(turn: Turn) -> str:
     """What a turn injected, block by block, for people (``/why``)."""
     out = [
@@ -166,6 +170,9 @@ def _item_label(block: str, it: Mapping[str, Any]) -> str:
         return f"{it['from_name']}→{it['target_name']} {it['predicate']} {it['strength']:.2f}"
     if block == "speech":
         return str(it["text"])
+    if block == "now":  # why it was kept (latest, office, place), her record, its sentence
+        record = ", her record" if it.get("own_record") else ""
+        return f"{it['why']}{record}: {str(it['text'])[:ITEM_CHARS]}"
     if block == "doctor":
         if it.get("kind") == "relation":
             return f"relation: {it['predicate']} {it['strength']:.2f} [{it['source']}]"
