@@ -85,7 +85,7 @@ def main() -> None:
             print("no graph under ARKLORE_HOME: run `arklore build` first")
             return
         people, titles = ws.cards.people(), ws.events.stage_titles()
-        bonds = ws.cards._bonds(people)
+        bonds = ws.cards.bonds(people)
         with simplified_only():
             alone = regex_keys(KeyMaker(people, titles))
             joined = regex_keys(KeyMaker(people, titles, bonds))

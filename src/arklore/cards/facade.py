@@ -209,10 +209,10 @@ class CardsFacade:
         the dictionary)."""
         if self._keys is None:
             people = self.people()
-            self._keys = KeyMaker(people, self.events.stage_titles(), self._bonds(people))
+            self._keys = KeyMaker(people, self.events.stage_titles(), self.bonds(people))
         return self._keys
 
-    def _bonds(self, people: list[Person]) -> dict[str, set[str]]:
+    def bonds(self, people: list[Person]) -> dict[str, set[str]]:
         """Each person's people, both ways: the relations her card describes (her anchors
         and every strong one). Joined to one of them, her name is her (夜莺和闪灵)."""
         graph = self.graph.current_or_none()
