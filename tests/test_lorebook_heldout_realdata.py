@@ -21,7 +21,8 @@ of 236) after the fourth (``lorebook_dev4``); 1.9% (4 of 208) and 91% (204 of 22
 after the fifth (``lorebook_dev5``); 1.4% (3 of 214) and 94.6% (211 of 223; 89.4% of 236)
 after the sixth (``lorebook_dev6``; counted as before, with the operator a message is written
 to judged too, 1.9%: 4 of 215) and the same after the seventh and the eighth; 1.4% (3 of 213)
-and 94.2% (210 of 223) after the rules below that no new set brought. In a chat
+and 94.2% (210 of 223) after the rules below that no new set brought, and the same after
+a word of the game in traditional script. In a chat
 6.7% (5 of 75) and 97% after the first two; 6.6% (5 of 76) and 99% (71 of 72) after the third,
 the fourth and the fifth; 6.5% (5 of 77) and 100% (72 of 72) after the sixth, the seventh
 (whose rules took its own chat-mode false share from 10.7% to 5.4%), the eighth and the rules
@@ -71,10 +72,10 @@ FLOORS = {
     DEV3: Floor(0.01, 0.93, 0.015, 0.92),
     DEV4: Floor(0.03, 0.91, 0.045, 0.95),
     DEV5: Floor(0.02, 0.91, 0.035, 0.95),
-    DEV6: Floor(0.03, 0.86, 0.035, 0.95),
+    DEV6: Floor(0.03, 0.87, 0.035, 0.95),
     DEV7: Floor(0.01, 0.94, 0.065, 0.9),
     DEV8: Floor(0.03, 0.95, 0.065, 0.93),
-    DEV9: Floor(0.02, 0.88, 0.02, 0.95),
+    DEV9: Floor(0.02, 0.89, 0.02, 0.95),
 }
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
@@ -129,8 +130,9 @@ keyed in traditional script too, dev6 86.8%. The ninth (``data/lorebook_dev9.jso
 messages, 216 role-play turns to 57 operators, 63 in traditional script) measured 1.7% and
 88.7% keys only, 2.5% and 95.2% in a chat; after its rules (a particular form means whom her
 description calls so, a form of rank nobody where none says who is second) and three dev7
-labels corrected (二姐 is 均, no operator), 1.2% and 95.8% in a chat, dev7 4.3%. Each held at
-what it reaches, with a margin, or at the target it meets."""
+labels corrected (二姐 is 均, no operator), 1.2% and 95.8% in a chat, dev7 4.3%. Then a word
+of the game in traditional script too (這期危機合約全靠夜鶯): keys only dev6 87.3%, dev9 89.8%,
+no new false trigger. Each held at what it reaches, with a margin, or at the target it meets."""
 MATCHED_BY_SILLYTAVERN = (HELD_OUT, DEV8, DEV9)
 """Keys only, the sets whose every message SillyTavern's own matchKeys also scans (about 1,350
 messages; all nine took a minute more of the suite for the same answer: the two engines agree
