@@ -58,9 +58,10 @@ a joining word (霜叶红于二月花 is the leaves). A name that is a word set 
 the start of a line or between words (惊蛰 老婆, 莎草 和 裁度 是…), is her too: Chinese writes
 no spaces between words, so players space out the name they mean (:data:`SET_APART`). Every
 name is keyed in traditional script as well (銀灰, 夜鶯: :func:`both_scripts`), as players on
-the Taiwan and Hong Kong servers write it; the words around it, and her people's names
-joined to hers, stay simplified (in both scripts they cost a scan a sixth more time:
-``bench_lorebook_scan``).
+the Taiwan and Hong Kong servers write it, and so is a word of the game anywhere on her line
+(:func:`game_talk`: 這期危機合約全靠夜鶯); the words right beside a name, and her people's
+names joined to hers, stay simplified (in both scripts they made the keys far longer or a
+scan slower for a mention or two: ``bench_lorebook_scan``, docs/sillytavern.md).
 
 ``arklore export lint`` (:mod:`arklore.cards.lint`) measures what this rule lets through on
 labelled chat messages, and the suite runs SillyTavern's own ``matchKeys`` on them.
@@ -320,12 +321,12 @@ BEFORE_IN_CLAUSE = "[^，。！？；,.!?;\\n]{0,8}?"
 as :func:`arklore.core.kinship.find_terms` reads it: the same clause."""
 
 
-def _by_width(words: Iterable[str], escape: Callable[[str], str] | None = None) -> list[str]:
+def _by_width(words: Iterable[str]) -> list[str]:
     """``words`` as alternations of one width each (Python's ``re`` takes only fixed-width
-    lookbehinds), shortest first; ``escape`` spells each (default: literally)."""
+    lookbehinds), shortest first."""
     widths: dict[int, list[str]] = {}
     for w in sorted(set(words)):
-        widths.setdefault(len(w), []).append((escape or _js_escape)(w))
+        widths.setdefault(len(w), []).append(_js_escape(w))
     return ["|".join(ws) for _, ws in sorted(widths.items())]
 
 
@@ -724,15 +725,16 @@ def _joined_after(bare: str, words: Sequence[str], plain: Sequence[str]) -> str:
     return f"|(?:{'|'.join(behind)}){bare}" if behind else ""
 
 
-def _any_before(words: Iterable[str], escape: Callable[[str], str] | None = None) -> str:
+def _any_before(words: Iterable[str]) -> str:
     """``words`` as positive lookbehinds, one per width (Python's ``re`` takes only fixed-width
     ones): the name right after any of them."""
-    return "|".join(f"(?<={alts})" for alts in _by_width(words, escape))
+    return "|".join(f"(?<={alts})" for alts in _by_width(words))
 
 
 def _any_of(words: Iterable[str], escape: Callable[[str], str] | None = None) -> str:
     """``words`` as one alternation, longest first (的妹妹 before 的), ties in order: the same
-    key on every run."""
+    key on every run; ``escape`` spells each (default: literally, :func:`both_scripts` for
+    both scripts)."""
     spell = escape or _js_escape
     return "|".join(spell(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
 
@@ -782,8 +784,7 @@ def _js_escape(text: str) -> str:
 
 
 # the markers as the keys spell them, built once for every key
-_PERSON_BEFORE = _any_before(BEFORE_PERSON)
-_PERSON_AFTER = _any_of(AFTER_PERSON)
+_PERSON_BEFORE, _PERSON_AFTER = _any_before(BEFORE_PERSON), _any_of(AFTER_PERSON)
 _TITLE_BEFORE = _any_before((*rules.ADDRESS_PREFIXES, *rules.GAME_CUES))
 _TITLE_AFTER = _any_of((*rules.GAME_CUES, *(f"的{w}" for w in rules.GAME_CUES)))
 
