@@ -80,7 +80,7 @@ def workspace(kb: tuple[Path, Path], **kw) -> Workspace:
 def exported(kb: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("out")
     with workspace(kb) as ws:
-        reports = ws.cards.export_cards(["恩希欧迪斯", "崖心"], out)
+        reports = ws.cards.export_cards(["恩希欧迪斯", "崖心"], out).cards
     assert [r.name for r in reports] == ["银灰", "崖心"]
     return out
 

@@ -21,9 +21,11 @@ from support.gamedata import write_gamedata
 from support.lines import line
 from support.service_world import write_store
 from support.sillytavern import parse_examples, sillytavern_root
+from typer.testing import CliRunner
 
 from arklore.cards.card import (
     DOCTOR,
+    NOTHING_OF_HERS,
     USER,
     description,
     mes_example,
@@ -32,8 +34,9 @@ from arklore.cards.card import (
     scenario,
     scene_example,
 )
+from arklore.cli.app import app
 from arklore.core.blocks import EXEMPLARS, Block, StageRef
-from arklore.core.errors import EXIT_CONFIG
+from arklore.core.errors import EXIT_CONFIG, DataNotFoundError
 from arklore.core.model import Source, Stage
 from arklore.core.operators import Operator
 from arklore.events.standing import Standing
@@ -266,16 +269,24 @@ FORMS = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def forms_home(tmp_path: Path) -> tuple[Path, Path]:
-    home = tmp_path / "home"
+def write_forms_home(root: Path, *, amiya_speaks: bool = False) -> tuple[Path, Path]:
+    """:data:`FORMS` over one stage of narration (and, with ``amiya_speaks``, one line of
+    阿米娅's): (home, gamedata)."""
+    home = root / "home"
     home.mkdir()
     deck = "activities/act_deck/st01"
     stage = Stage(deck, Source.AVG, f"{deck}.txt", "act_deck", "甲板", "ACTIVITY", "DK-1",
                   "行动前", "甲板", "风很大。", content_hash="d")  # fmt: skip
-    write_store(home, operators=FORMS, stages=[(stage, 1)],
-                lines={deck: [line(deck, 1, "", "甲板上风很大。")]})  # fmt: skip
-    return home, write_gamedata(tmp_path / "gamedata")
+    lines = [line(deck, 1, "", "甲板上风很大。")]
+    if amiya_speaks:
+        lines.append(line(deck, 2, "阿米娅", "博士，风这么大，我们回舱里吧。"))
+    write_store(home, operators=FORMS, stages=[(stage, len(lines))], lines={deck: lines})
+    return home, write_gamedata(root / "gamedata")
+
+
+@pytest.fixture
+def forms_home(tmp_path: Path) -> tuple[Path, Path]:
+    return write_forms_home(tmp_path)
 
 
 def test_two_forms_of_one_name_export_two_cards_with_names_that_tell_them_apart(
@@ -283,7 +294,7 @@ def test_two_forms_of_one_name_export_two_cards_with_names_that_tell_them_apart(
 ) -> None:
     home, gamedata = forms_home
     with Workspace(Settings(home=home, gamedata=gamedata, embedder="hash")) as ws:
-        reports = ws.cards.export_cards([DUSK, DUSK2, AMIYA, AMIYA_GUARD], tmp_path / "out")
+        reports = ws.cards.export_cards([DUSK, DUSK2, AMIYA, AMIYA_GUARD], tmp_path / "out").cards
     names = [r.name for r in reports]
     assert names == ["暮落", "暮落（异格）", "阿米娅", "阿米娅（近卫）"]
     on_disk = [
@@ -296,6 +307,44 @@ def test_two_forms_of_one_name_export_two_cards_with_names_that_tell_them_apart(
     for r in reports:  # nothing of hers anywhere: still a first message and a scenario
         data = json.loads(Path(r.json).read_text(encoding="utf-8"))["data"]
         assert data["first_mes"] and data["scenario"]
+
+
+def test_export_all_leaves_out_an_operator_with_nothing_of_hers_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A card of only a name and the setting is not one to play: ``--all`` leaves it out and
+    lists it; named, she is written and the report says what her card lacks."""
+    home, gamedata = write_forms_home(tmp_path, amiya_speaks=True)
+    monkeypatch.setenv("ARKLORE_HOME", str(home))
+    monkeypatch.setenv("ARKLORE_GAMEDATA", str(gamedata))
+    monkeypatch.setenv("ARKLORE_EMBEDDER", "hash")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["export", "card", "--all", "--out", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    done = json.loads(r.stdout)
+    written = [c["name"] for c in done["cards"]]
+    assert written == ["阿米娅", "阿米娅（近卫）"]  # her other form speaks with her lines
+    assert sorted(x["name"] for x in done["left_out"]) == ["暮落", "暮落（异格）"]
+    assert {x["why"] for x in done["left_out"]} == {NOTHING_OF_HERS}
+    assert {p.stem for p in out.iterdir()} == {"阿米娅", "阿米娅（近卫）"}
+    r = CliRunner().invoke(app, ["export", "card", "--all", "--out", str(out)])
+    assert r.exit_code == 0 and "left out 2 operators" in r.output and "暮落（异格）" in r.output
+    r = CliRunner().invoke(app, ["export", "card", DUSK, "--out", str(out), "--json"])
+    (card,) = json.loads(r.stdout)["cards"]
+    assert {"what": "everything of hers", "why": NOTHING_OF_HERS} in card["skipped"]
+    assert (out / "暮落.png").exists()
+
+
+def test_export_all_with_nothing_of_anyone_fails_naming_the_data(
+    forms_home: tuple[Path, Path], tmp_path: Path
+) -> None:
+    home, gamedata = forms_home
+    with (
+        Workspace(Settings(home=home, gamedata=gamedata, embedder="hash")) as ws,
+        pytest.raises(DataNotFoundError, match="nothing of any operator"),
+    ):
+        ws.cards.export_cards(None, tmp_path / "out")
+    assert not list((tmp_path / "out").glob("*.png"))
 
 
 def test_export_without_the_game_tables_fails_with_exit_2_naming_the_variable(

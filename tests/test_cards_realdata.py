@@ -27,7 +27,7 @@ def ws(real_workspace, real_graph_built, real_index_built):
 
 
 def test_silverash_card_on_the_real_corpus(ws, tmp_path: Path, metrics) -> None:
-    (report,) = ws.cards.export_cards(["银灰"], tmp_path)
+    (report,) = ws.cards.export_cards(["银灰"], tmp_path).cards
     card = tavern_card.parse_png_card((tmp_path / "银灰.png").read_bytes())
     assert card["spec"] == "chara_card_v3" and card["data"]["name"] == "银灰"
     entries = card["data"]["character_book"]["entries"]

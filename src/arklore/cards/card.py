@@ -151,6 +151,9 @@ class Built:
 
     card: dict[str, Any]
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
+    empty: bool = False
+    """Nothing of hers in the data: no archive or profile text, no line of hers, no scene, no
+    person or memory in her book; the card would hold only her name and the setting."""
 
 
 # -- fields ---------------------------------------------------------------------------------
@@ -437,6 +440,10 @@ def _creator_notes(inp: CardInputs, example_sources: list[str], example_kind: st
     return "\n".join(out)
 
 
+NOTHING_OF_HERS = "no archive, voice line or story line of hers in this data"
+"""Why a card holds only her name and the setting (:attr:`Built.empty`)."""
+
+
 def assemble(
     inp: CardInputs,
     *,
@@ -503,7 +510,10 @@ def assemble(
         skipped.append(("first_mes of her own words", "no line of hers anywhere: narrated"))
     if not examples:
         skipped.append(("mes_example", "no scene and no voice line of hers"))
-    return Built(card_v3(data), skipped)
+    empty = not (data["description"] or data["personality"] or inp.greeting or examples or entries)
+    if empty:
+        skipped.append(("everything of hers", NOTHING_OF_HERS))
+    return Built(card_v3(data), skipped, empty)
 
 
 __all__ = [
@@ -511,6 +521,7 @@ __all__ = [
     "CardInputs",
     "Built",
     "MemoryInput",
+    "NOTHING_OF_HERS",
     "RelationInput",
     "assemble",
     "description",

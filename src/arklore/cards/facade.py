@@ -32,6 +32,7 @@ from arklore.cards import png
 from arklore.cards.card import (
     MEMORY_CHARS,
     MEMORY_ITEMS_PER_EVENT,
+    NOTHING_OF_HERS,
     Built,
     CardInputs,
     MemoryInput,
@@ -52,7 +53,7 @@ from arklore.cards.lint import LintEntry, LintReport, Matchable, lint
 from arklore.cards.spec import V3_SPEC, BookEntry, card_chunks, dumps, world_info
 from arklore.chat.facade import ChatFacade
 from arklore.core.blocks import book_title
-from arklore.core.errors import ArkloreError, UsageError
+from arklore.core.errors import ArkloreError, DataNotFoundError, UsageError
 from arklore.core.kinship import term_of
 from arklore.core.model import DOCTOR
 from arklore.corpus.story import StoryView
@@ -105,6 +106,21 @@ class CardReport:
             "relations": self.relations,
             "memories": self.memories,
             "skipped": [{"what": w, "why": y} for w, y in self.skipped],
+        }
+
+
+@dataclass
+class CardsExport:
+    """The cards written, and the operators ``--all`` left out with why (nothing of theirs
+    in this data: their card would hold only a name and the setting)."""
+
+    cards: list[CardReport]
+    left_out: list[tuple[str, str, str]] = field(default_factory=list)  # (char id, name, why)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cards": [r.to_dict() for r in self.cards],
+            "left_out": [{"char_id": c, "name": n, "why": y} for c, n, y in self.left_out],
         }
 
 
@@ -385,9 +401,11 @@ class CardsFacade:
         *,
         progress: Progress | None = None,
         until: str | None = None,
-    ) -> list[CardReport]:
+    ) -> CardsExport:
         """``<name>.png`` and ``<name>.json`` in ``out`` per operator (None: every operator a
-        chat may use, the manifest applied); ``until``: the story point the cards are set at."""
+        chat may use, the manifest applied, but one with nothing of hers in this data:
+        :attr:`Built.empty`, left out with why; named, she is written, the report says what
+        her card lacks); ``until``: the story point the cards are set at."""
         self.chat.layers.story_view(until)  # an unknown point fails before any file is written
         if operators is None:
             m = self.chat.manifest()
@@ -401,26 +419,36 @@ class CardsFacade:
         if out.exists() and not out.is_dir():
             raise UsageError(f"{out} is a file", hint="--out names the folder the cards go to")
         out.mkdir(parents=True, exist_ok=True)
-        reports = []
+        done = CardsExport([])
         for i, cid in enumerate(ops):
             name = self.names.unique_name(cid)  # one name per card: SillyTavern's files collide
             stem = _file_stem(name)
             png_path, json_path = out / f"{stem}.png", out / f"{stem}.json"
             built = self.card(cid, earlier=_earlier(json_path, png_path), name=name, until=until)
-            image = self.image(built.card)
-            atomic_write_bytes(png_path, write_png(built.card, image))
-            atomic_write_text(json_path, dumps(built.card))
-            book = built.card["data"]["character_book"]["entries"]
-            kinds = [e["extensions"]["arklore"]["kind"] for e in book]
-            reports.append(
-                CardReport(cid, name, str(png_path), str(json_path),
-                           built.card["data"]["extensions"]["arklore"]["tier"],
-                           kinds.count("relation"), len(kinds) - kinds.count("relation"),
-                           built.skipped)
-            )  # fmt: skip
+            if built.empty and operators is None:
+                done.left_out.append((cid, name, NOTHING_OF_HERS))
+            else:
+                done.cards.append(self._write(built, png_path, json_path))
             if progress is not None:
                 progress("cards", i + 1, len(ops))
-        return reports
+        if not done.cards:
+            raise DataNotFoundError(
+                f"nothing of any operator in this data ({NOTHING_OF_HERS}): no card written"
+            )
+        return done
+
+    def _write(self, built: Built, png_path: Path, json_path: Path) -> CardReport:
+        """Her card as ``png_path`` and ``json_path`` (each written whole or not at all)."""
+        image = self.image(built.card)
+        atomic_write_bytes(png_path, write_png(built.card, image))
+        atomic_write_text(json_path, dumps(built.card))
+        data = built.card["data"]
+        kinds = [e["extensions"]["arklore"]["kind"] for e in data["character_book"]["entries"]]
+        ark = data["extensions"]["arklore"]
+        return CardReport(
+            ark["char_id"], data["name"], str(png_path), str(json_path), ark["tier"],
+            kinds.count("relation"), len(kinds) - kinds.count("relation"), built.skipped,
+        )  # fmt: skip
 
     def image(self, card: dict[str, Any]) -> bytes:
         """Her card image: her name on a plain background (no game art)."""
@@ -638,7 +666,15 @@ def _memory_line(m: MemoryItem) -> str:
     return f"- {where}：{text}" if text else f"- {where or m.stage_path}"
 
 
-__all__ = ["CardFile", "CardReport", "CardsFacade", "LorebookReport", "read_card", "write_png"]
+__all__ = [
+    "CardFile",
+    "CardReport",
+    "CardsExport",
+    "CardsFacade",
+    "LorebookReport",
+    "read_card",
+    "write_png",
+]
 
 
 def _described(ranked: list[Edge]) -> list[Edge]:

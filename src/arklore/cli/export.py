@@ -56,7 +56,12 @@ def card_cmd(
         typer.Argument(help="Operators (any name the alias table knows, or an id)."),
     ] = None,
     all_: Annotated[
-        bool, typer.Option("--all", help="Every operator a chat may use (the manifest applies).")
+        bool,
+        typer.Option(
+            "--all",
+            help="Every operator a chat may use (the manifest applies) but those with nothing "
+            "of theirs in this data (listed as left out).",
+        ),
     ] = False,
     out: Annotated[
         Path, typer.Option("--out", help="Folder for <name>.png and <name>.json.")
@@ -81,19 +86,24 @@ def card_cmd(
         )
     ws = _complete(workspace(), allow_incomplete)
     with progress_bar(not json) as progress:
-        reports = ws.cards.export_cards(
+        done = ws.cards.export_cards(
             None if all_ else operators, out, progress=progress, until=until
         )
     if json:
-        print_json({"cards": [r.to_dict() for r in reports]})
+        print_json(done.to_dict())
         return
-    for r in reports:
+    for r in done.cards:
         console.print(
             f"{r.name} ({r.char_id}, tier {r.tier}): {counted(r.relations, 'relation')}, "
             f"{counted(r.memories, 'memory')} -> {r.png}"
         )
         for what, why in r.skipped:
             console.print(f"  without {what}: {why}")
+    if done.left_out:
+        names = "、".join(name for _, name, _ in done.left_out)
+        console.print(
+            f"left out {counted(len(done.left_out), 'operator')} ({done.left_out[0][2]}): {names}"
+        )
 
 
 @app.command("lorebook")
