@@ -129,7 +129,8 @@ def _text(content: Any) -> str:
 
 def unsent(text: str, known: str, nickname: str = "博士") -> tuple[str, list[str]]:
     """A block's ``text`` without its fact lines ``known`` (flattened: :func:`_flat`) holds,
-    and those lines. A heading (``【…】``, ``## …``, ``〔…〕``) goes with the last of its lines;
+    and those lines. A heading (``【…】``, ``## …``, ``〔…〕``, a label line ending on a colon)
+    goes with the last of its lines;
     "" when no fact is left."""
     if not known:
         return text, []
@@ -162,8 +163,10 @@ def unsent(text: str, known: str, nickname: str = "博士") -> tuple[str, list[s
 
 
 def _heading(line: str) -> bool:
+    """A heading or a label that introduces the lines under it (``银灰说过的话：``): it goes
+    with the last of them."""
     s = line.strip()
-    return s.startswith(("【", "〔", "#")) or not s
+    return s.startswith(("【", "〔", "#")) or s.endswith(("：", ":")) or not s
 
 
 def _flat(text: str) -> str:
