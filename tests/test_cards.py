@@ -102,7 +102,8 @@ def test_silverash_card_read_by_an_independent_reader(exported: Path) -> None:
     assert "银灰与身边人的关系" in card["data"]["character_book"]["description"]
     sisters = {e["comment"]: e for e in book}
     assert "崖心" in sisters["银灰→崖心（近亲）"]["keys"]
-    assert sisters["银灰→初雪（近亲）"]["content"] == SILVERASH_ON_PRAMANIX
+    # the entry says whom it is about: several fire at once in one prompt
+    assert sisters["银灰→初雪（近亲）"]["content"] == f"初雪：{SILVERASH_ON_PRAMANIX}"
     # 初雪 is also a word ("first snow"): her key is a regex that wants a person beside it
     pram = sisters["银灰→初雪（近亲）"]
     assert any(k.startswith("/") and "初雪" in k for k in pram["keys"])
@@ -118,6 +119,29 @@ def test_silverash_card_read_by_an_independent_reader(exported: Path) -> None:
     v2 = tavern_card.parse_png_card(only_v2)
     assert v2["spec"] == "chara_card_v2" and v2["data"]["name"] == "银灰"
     assert v2["data"]["character_book"] == card["data"]["character_book"]
+
+
+def test_her_lorebook_is_linked_to_her_and_goes_in_right_before_the_last_message(
+    kb, exported: Path, tmp_path: Path
+) -> None:
+    """What SillyTavern 1.12.6 reads of it (its importer's field names): the card links the
+    book by name (its embedded-book import saves the book but not the link, so without it
+    the book never fires), and every entry goes in at depth 1, so what fires for a message
+    changes the prompt only there and the card, examples and history before it stay one
+    cached prefix."""
+    data = json.loads((exported / "银灰.json").read_text(encoding="utf-8"))["data"]
+    assert data["extensions"]["world"] == data["character_book"]["name"] == "银灰的人际与记忆"
+    for e in data["character_book"]["entries"]:
+        ext = e["extensions"]
+        assert (ext["position"], ext["depth"], ext["role"]) == (4, 1, 0), e["comment"]
+    path = tmp_path / "银灰.json"
+    card = json.loads((exported / "银灰.json").read_text(encoding="utf-8"))
+    card["data"]["extensions"]["world"] = "我自己的世界书"
+    path.write_text(json.dumps(card, ensure_ascii=False), encoding="utf-8")
+    with workspace(kb) as ws:  # a book the user linked instead is kept
+        ws.cards.export_cards(["银灰"], tmp_path)
+    again = json.loads(path.read_text(encoding="utf-8"))["data"]
+    assert again["extensions"]["world"] == "我自己的世界书"
 
 
 def _match(entry: dict[str, Any]):
@@ -265,6 +289,8 @@ def test_the_lorebook_covers_every_operator_with_relations(kb, tmp_path: Path) -
     assert report.operators == 4 and report.entries == len(data["entries"])
     pram = next(e for e in by_op[SILVERASH] if e["comment"].startswith("银灰→初雪"))
     assert any(k.startswith("/") and "初雪" in k for k in pram["key"]) and not pram["selective"]
+    assert (pram["position"], pram["depth"], pram["role"]) == (4, 1, 0)  # as in her card
+    assert pram["content"].startswith("初雪：")
     with workspace(kb) as ws:  # the chat's tier rule: no profile, no relations
         _, rep = ws.cards.lorebook_entries()
     left = dict(rep.left_out)

@@ -106,6 +106,9 @@ class RelationInput:
     doc_id: str | None
     line_ids: list[str]
     keys: KeySet
+    label: str = ""
+    """How the entry names the person (初雪（恩雅）, as the chat's relations block does);
+    default ``name``."""
 
 
 @dataclass
@@ -345,7 +348,9 @@ def mes_example(block: Block, voices: Sequence[VoiceLine]) -> tuple[str, list[st
 def relation_entry(me: str, r: RelationInput) -> BookEntry:
     return BookEntry(
         keys=list(r.keys.keys),
-        content=user_text(r.text),
+        # the entry names whom it is about: several fire at once, and a description alone
+        # (他的大妹妹，……) does not say whose it is
+        content=f"{r.label or r.name}：{user_text(r.text)}",
         comment=f"{me}→{r.name}（{r.predicate}）",
         order=RELATION_ORDER + round(r.strength * 100),
         secondary=list(r.keys.secondary),
@@ -440,6 +445,9 @@ def _creator_notes(inp: CardInputs, example_sources: list[str], example_kind: st
     return "\n".join(out)
 
 
+WORLD = "world"
+"""The card extension SillyTavern reads as the name of the lorebook linked to her."""
+
 NOTHING_OF_HERS = "no archive, voice line or story line of hers in this data"
 """Why a card holds only her name and the setting (:attr:`Built.empty`)."""
 
@@ -468,6 +476,11 @@ def assemble(
         ],
     }
     extensions: dict[str, Any] = {k: v for k, v in (keep_extensions or {}).items() if k != CREATOR}
+    if book["entries"]:
+        # the lorebook SillyTavern links her to: its embedded-book import saves the book under
+        # this name but not the link, so without it her lorebook never fires until the
+        # character is saved again (SillyTavern 1.12.6); a link the user set is kept
+        extensions.setdefault(WORLD, book["name"])
     extensions[CREATOR] = {
         "char_id": inp.char_id,
         "tier": inp.persona.tier,

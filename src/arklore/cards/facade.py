@@ -286,7 +286,8 @@ class CardsFacade:
                 ks = replace(ks, keys=list(dict.fromkeys([*ks.keys, *words])))
             out.append(
                 RelationInput(r.target_id, r.target_name, r.predicate, r.strength, r.text,
-                              r.source, r.doc_id, list(r.evidence_line_ids), ks)
+                              r.source, r.doc_id, list(r.evidence_line_ids), ks,
+                              self.names.named(r.target_id, r.target_name))
             )  # fmt: skip
         return out
 

@@ -38,10 +38,16 @@ from arklore.cards.lint import AND_ANY
 V2_SPEC, V2_VERSION = "chara_card_v2", "2.0"
 V3_SPEC, V3_VERSION = "chara_card_v3", "3.0"
 
-POSITION_AFTER_CHAR = 1
-"""SillyTavern's numeric World Info position "after character definitions"."""
-DEPTH = 4
-"""SillyTavern's default depth for an entry inserted at depth (kept for its importer)."""
+POSITION_AT_DEPTH = 4
+"""SillyTavern's numeric World Info position "at depth": inserted among the chat messages."""
+DEPTH = 1
+"""Where an entry goes at depth: right before the last message. What fires changes every
+message, so anywhere higher (SillyTavern's "after character definitions") it changes the
+prompt ahead of the examples and the whole history, and the provider's prompt cache reuses
+only the card; here every turn's prompt opens with the last one's up to its last message
+(SillyTavern 1.12.6's own client, ten turns with 银灰: docs/sillytavern.md)."""
+ROLE_SYSTEM = 0
+"""SillyTavern's role of an entry at depth: a system message (its default)."""
 SCAN_DEPTH = 2
 """Messages an entry scans for its keys: only the last two, so a person named long ago, who
 has left the scene, no longer pulls her entry in."""
@@ -73,7 +79,8 @@ def book_entry(e: BookEntry, uid: int, extra: Mapping[str, Any] | None = None) -
     ext: dict[str, Any] = dict(extra or {})
     ext.update(
         {
-            "position": POSITION_AFTER_CHAR,
+            "position": POSITION_AT_DEPTH,
+            "role": ROLE_SYSTEM,
             "selectiveLogic": e.logic,
             "match_whole_words": e.whole_words,
             "case_sensitive": False,
@@ -120,7 +127,7 @@ def world_entry(e: BookEntry, uid: int) -> dict[str, Any]:
         "selectiveLogic": e.logic,
         "addMemo": True,
         "order": e.order,
-        "position": POSITION_AFTER_CHAR,
+        "position": POSITION_AT_DEPTH,
         "disable": False,
         "excludeRecursion": True,
         "preventRecursion": True,
@@ -136,7 +143,7 @@ def world_entry(e: BookEntry, uid: int) -> dict[str, Any]:
         "matchWholeWords": e.whole_words,
         "useGroupScoring": None,
         "automationId": "",
-        "role": None,
+        "role": ROLE_SYSTEM,
         "sticky": 0,
         "cooldown": 0,
         "delay": 0,
@@ -178,7 +185,7 @@ def card_chunks(card: Mapping[str, Any]) -> tuple[str, str]:
 
 __all__ = [
     "DEPTH",
-    "POSITION_AFTER_CHAR",
+    "POSITION_AT_DEPTH",
     "SCAN_DEPTH",
     "V2_SPEC",
     "V2_VERSION",
