@@ -144,6 +144,24 @@ def test_her_lorebook_is_linked_to_her_and_goes_in_right_before_the_last_message
     assert again["extensions"]["world"] == "我自己的世界书"
 
 
+def test_her_entry_in_her_card_and_in_the_world_info_file_goes_in_once(
+    kb, exported: Path, tmp_path: Path
+) -> None:
+    """Both books enabled, both entries on 初雪 fire: they share one inclusion group, of
+    which SillyTavern puts one entry in the prompt (seen in its own client: without it the
+    model got her entry twice)."""
+    card = json.loads((exported / "银灰.json").read_text(encoding="utf-8"))["data"]
+    in_card = {e["comment"]: e["extensions"]["group"] for e in card["character_book"]["entries"]}
+    with workspace(kb) as ws:
+        ws.cards.export_lorebook(tmp_path / "w.json")
+    world = json.loads((tmp_path / "w.json").read_text(encoding="utf-8"))["entries"].values()
+    in_world = {e["comment"]: e["group"] for e in world if e["comment"].startswith("银灰→")}
+    assert in_world and all(in_world[c] == in_card[c] for c in in_world)
+    groups = [g for g in in_card.values() if g]
+    assert len(set(groups)) == len(groups) >= 2  # one group per person, never shared
+    assert not any("," in g for g in groups)  # SillyTavern splits group names on commas
+
+
 def _match(entry: dict[str, Any]):
     from arklore.cards.lint import Matchable
 

@@ -55,6 +55,8 @@ MESSAGES = (
 REPLY = "（他点了点头）嗯。"
 _WI = re.compile(r"\[WI\] Entry \d+ activation successful.*comment: ([^}]*)\}")
 _MARK = re.compile(r"^\s*(?:[-*•]\s*)")
+_OWN_MARK = re.compile(r"^\[[^\]]*\]$")
+"""SillyTavern's own markers, sent once per example block ([Example Chat])."""
 MIN_LINE = 8
 """Characters of a line of arklore's knowledge checked for a second copy."""
 
@@ -100,15 +102,23 @@ def reuse(a: str, b: str) -> int:
 
 def twice(body: dict[str, Any]) -> list[str]:
     """Lines of arklore's knowledge (its system message, the part ahead of the last user
-    message) that the app's own messages also carry."""
+    message) that the app's own system messages also carry, and lines the app sends in two
+    of them (her card's book and a World Info file inserting one entry twice)."""
     msgs = body["messages"]
     ours = msgs[0]["content"]
     last = msgs[-1]["content"]
     if isinstance(last, str) and last.startswith(KNOWLEDGE_HEAD):
         ours += "\n" + last.split(MESSAGE_HEAD)[0]
-    theirs = "\n".join(str(m["content"]) for m in msgs[1:-1])
+    theirs = [str(m["content"]) for m in msgs[1:-1] if m["role"] == "system"]
     lines = [_MARK.sub("", ln).strip() for ln in ours.split("\n")]
-    return [ln for ln in lines if len(ln) >= MIN_LINE and ln in theirs]
+    out = [ln for ln in lines if len(ln) >= MIN_LINE and any(ln in t for t in theirs)]
+    seen: set[str] = set()  # and a line the app itself sends in two of its messages
+    for t in theirs:
+        here = {ln.strip() for ln in t.split("\n") if len(ln.strip()) >= MIN_LINE}
+        here = {ln for ln in here if not _OWN_MARK.match(ln)}
+        out += sorted(here & seen)
+        seen |= here
+    return out
 
 
 def play(a: argparse.Namespace) -> int:
@@ -156,6 +166,16 @@ def play(a: argparse.Namespace) -> int:
             page.get_by_text("embedded World/Lorebook").wait_for(timeout=20000)
             page.locator("dialog.popup .popup-button-ok").first.click()
             page.get_by_text("has been imported").wait_for(timeout=20000)
+            if a.world:  # arklore's World Info file as well, enabled for every chat
+                page.set_input_files("#world_import_file", str(a.world))
+                time.sleep(2)
+                page.evaluate(
+                    """(name) => { const s = $('#world_info');
+                    s.find('option').filter((_, o) => o.text === name).prop('selected', true);
+                    s.trigger('change'); }""",
+                    a.world.stem,
+                )
+                time.sleep(1)
             for text in a.message or MESSAGES:
                 before, seen = len(stub.requests), len(console)
                 page.fill("#send_textarea", text)
@@ -198,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="SillyTavern's folder (the one holding server.js)")  # fmt: skip
     ap.add_argument("--card", type=Path, required=True, help="an `arklore export card` PNG")
     ap.add_argument("--home", type=Path, help="ARKLORE_HOME for `arklore serve`")
+    ap.add_argument("--world", type=Path, help="an `arklore export lorebook` file, enabled too")
     ap.add_argument("--message", action="append", help="a message to send (repeat)")
     ap.add_argument("--port", type=int, default=8123, help="SillyTavern's; arklore's is +1")
     ap.add_argument("--out", type=Path, help="write every request the model got here")

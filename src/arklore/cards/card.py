@@ -109,6 +109,9 @@ class RelationInput:
     label: str = ""
     """How the entry names the person (初雪（恩雅）, as the chat's relations block does);
     default ``name``."""
+    group: str = ""
+    """SillyTavern's inclusion group of her entry on this person, the same in her card's book
+    and in the World Info file: with both enabled, it goes into the prompt once."""
 
 
 @dataclass
@@ -356,6 +359,7 @@ def relation_entry(me: str, r: RelationInput) -> BookEntry:
         secondary=list(r.keys.secondary),
         logic=r.keys.logic,
         whole_words=r.keys.whole_words,
+        group=r.group,
         meta={
             "key": f"relation:{r.person}",
             "kind": "relation",

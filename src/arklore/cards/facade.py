@@ -287,7 +287,8 @@ class CardsFacade:
             out.append(
                 RelationInput(r.target_id, r.target_name, r.predicate, r.strength, r.text,
                               r.source, r.doc_id, list(r.evidence_line_ids), ks,
-                              self.names.named(r.target_id, r.target_name))
+                              self.names.named(r.target_id, r.target_name),
+                              _group(self.names.family(cid)[0], r.target_id))
             )  # fmt: skip
         return out
 
@@ -648,6 +649,12 @@ def _kept_extensions(
         if key:
             per_entry[key] = ext
     return card_ext, per_entry
+
+
+def _group(her: str, person: str) -> str:
+    """The inclusion group of her entry on ``person`` (ids: no comma, which SillyTavern
+    splits group names on)."""
+    return f"arklore:{her}→{person}".replace(",", "，")
 
 
 def _file_stem(name: str) -> str:

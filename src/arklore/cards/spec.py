@@ -65,6 +65,7 @@ class BookEntry:
     secondary: list[str] = field(default_factory=list)
     logic: int = AND_ANY
     whole_words: bool = False
+    group: str = ""  # SillyTavern's inclusion group: of several that fire, one goes in
     meta: dict[str, Any] = field(default_factory=dict)  # extensions.arklore
     characters: list[str] = field(default_factory=list)  # World Info: only in these chats
 
@@ -81,6 +82,7 @@ def book_entry(e: BookEntry, uid: int, extra: Mapping[str, Any] | None = None) -
         {
             "position": POSITION_AT_DEPTH,
             "role": ROLE_SYSTEM,
+            "group": e.group,
             "selectiveLogic": e.logic,
             "match_whole_words": e.whole_words,
             "case_sensitive": False,
@@ -135,7 +137,7 @@ def world_entry(e: BookEntry, uid: int) -> dict[str, Any]:
         "probability": 100,
         "useProbability": True,
         "depth": DEPTH,
-        "group": "",
+        "group": e.group,
         "groupOverride": False,
         "groupWeight": 100,
         "scanDepth": SCAN_DEPTH,
