@@ -35,3 +35,11 @@ def test_a_label_with_a_line_left_under_it_stays() -> None:
         "银灰说给博士或说起博士的原话：",
         "- 「届时，我希望能与你再下一局棋，博士。」",
     ]
+
+
+def test_a_field_the_app_gives_in_longer_words_is_not_sent_again() -> None:
+    persona = "【银灰的人设】\n## 锚\n- 矿石病感染情况：非感染者\n- 生日：未公开"
+    card = "代号：银灰\n矿石病感染情况：参照医学检测报告，确认为非感染者。\n生日：2月15日\n种族：未公开"
+    text, dropped = unsent(persona, card)
+    assert dropped == ["- 矿石病感染情况：非感染者"]
+    assert text == "【银灰的人设】\n## 锚\n- 生日：未公开"  # another value: said, whatever else is

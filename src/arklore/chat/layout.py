@@ -184,7 +184,24 @@ def _sent(line: str, known: str, nickname: str) -> bool:
         return True
     label = _LABEL.match(fact)
     tail = fact[label.end() :] if label else ""
-    return len(tail) >= MIN_TAIL_CHARS and _holds(known, tail, nickname)
+    if len(tail) >= MIN_TAIL_CHARS and _holds(known, tail, nickname):
+        return True
+    return label is not None and _field(known, label.group(0), tail)
+
+
+def _field(known: str, label: str, value: str) -> bool:
+    """Does ``known`` give the field ``label`` (``矿石病感染情况：``) a value that holds
+    ``value`` (非感染者 in 参照医学检测报告，确认为非感染者。: the anchor shortens a field the
+    card gives whole)?"""
+    if not value:
+        return False
+    at = known.find(label)
+    while at >= 0:
+        end = known.find("\n", at)
+        if value in known[at + len(label) : end if end >= 0 else None]:
+            return True
+        at = known.find(label, at + 1)
+    return False
 
 
 def _holds(known: str, fact: str, nickname: str) -> bool:
