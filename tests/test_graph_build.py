@@ -20,7 +20,7 @@ from arklore.core.operators import Operator
 from arklore.corpus.store import Store
 from arklore.graph import interaction, story
 from arklore.graph.build import build_graph
-from arklore.graph.io import dumps_graph, load_graph, save_graph
+from arklore.graph.io import dumps_graph, load_graph, loads_graph, save_graph
 from arklore.graph.matrix import default_matrix_path
 from arklore.graph.model import DOCTOR_ID, INTERACTION, Edge, Node, RelationGraph
 from arklore.graph.people import Admission, People
@@ -427,6 +427,11 @@ def test_a_users_matrix_layers_over_the_shipped_one_and_wins_on_its_pairs(
     assert mine.curated_from == str(user)  # where a chat's document says it came from
     (kept,) = [e for e in g.get_relation(SUP, MOX) if "matrix" in e.origins]
     assert kept.predicate == "相识" and kept.curated_from == str(shipped)
+    # the lines its curator cited, apart from the story's evidence the edge also holds
+    assert kept.curated_evidence == [make_line_id("test/s1", 6, "苏珀", "我带路。")]
+    assert loads_graph(dumps_graph(g)).get_relation(SUP, MOX)[0].curated_evidence == (
+        kept.curated_evidence
+    )
     # the shipped file may name people this corpus lacks: left out, counted, not fatal
     assert g.meta["matrix"] == {
         "path": "mine.toml", "paths": ["shipped.toml", "mine.toml"], "relations": 2,
@@ -659,7 +664,7 @@ def test_an_edge_kept_for_the_next_build_comes_back_whole() -> None:
     """The graph build keeps its edges pickled (Edge.__reduce__): every field returns."""
     e = Edge("char_002_amiya", "char_010_chen", "战友", 0.91, ["matrix", "story"],
              {"turns": 3, "mentions": 2}, ["obt/main/a#1:00000000"], "一起巡逻的同伴。",
-             ["obt/main/a"], "/home/me/matrix.toml", "obt/main/a")  # fmt: skip
+             ["obt/main/a"], "/home/me/matrix.toml", "obt/main/a", ["obt/main/a#1:00000000"])  # fmt: skip
     assert all(v for v in vars_of(e))  # no field left at its default
     again = pickle.loads(pickle.dumps({"kept": [e, e]}, protocol=5))["kept"]
     assert again[0] == e and again[1] is again[0]

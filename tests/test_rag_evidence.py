@@ -29,7 +29,7 @@ from arklore.graph.interaction import ScanLine
 from arklore.graph.model import DOCTOR_ID, Edge, Node, RelationGraph
 from arklore.rag import docs as D
 from arklore.rag.docs import RelationDoc, SourceContext, collect_documents, doc_rank, fact_pairs
-from arklore.rag.evidence import evidence_text, pick_exchange, pick_exchanges
+from arklore.rag.evidence import curated_text, evidence_text, pick_exchange, pick_exchanges
 
 
 def make_store_with(tmp_path: Path, stages: Stages):
@@ -118,6 +118,28 @@ def name_of(names: dict[str, str]) -> Callable[[str | None], str]:
         return names[node]
 
     return name
+
+
+def test_a_curated_relation_quotes_the_lines_its_curator_cited_before_the_storys() -> None:
+    """The edge holds the story's evidence too (their cooking lesson); the quote comes from
+    the lines the curator cited for what the description says (the sister she finds)."""
+    a, b = ("char_1", "char_2")
+    cook = [
+        _scan_line("s/a", 1, a, "教我做饭吧，拜你为师！"),
+        _scan_line("s/a", 2, b, "难为你了。"),
+    ]
+    found = [
+        _scan_line("s/b", 7, a, "我还能突然多一个妹妹。"),
+        _scan_line("s/b", 8, b, "哪里有这样的姐妹。"),
+    ]
+    f = PairFacts(a, b, turns=2, stage_turns=[("s/a", 1), ("s/b", 1)],
+                  exchanges=[(cook[0], cook[1]), (found[0], found[1])])  # fmt: skip
+    e = Edge(a, b, "近亲", 0.99, ["matrix", "interaction"], {"matrix": 1},
+             sorted([cook[1].line_id, found[0].line_id]), "认下的妹妹。", ["s/a", "s/b"],
+             "matrix.toml", "s/b", [found[0].line_id])  # fmt: skip
+    got = curated_text("认下的妹妹。", e, f, name_of({a: "甲", b: "乙"}))
+    assert got.line_ids == [found[0].line_id, found[1].line_id]
+    assert got.text == "认下的妹妹。甲：「我还能突然多一个妹妹。」乙：「哪里有这样的姐妹。」"
 
 
 def test_the_exchange_is_verbatim_at_most_two_lines_with_the_players_name_rendered():

@@ -11,7 +11,7 @@ layer does not load the others; the package's namespace holds nothing else (a te
 
 import importlib as _importlib
 
-__version__ = "0.6.0"
+__version__ = "0.6.1"
 
 _PUBLIC: dict[str, str] = {
     "ArkloreError": "arklore.core.errors",

@@ -317,4 +317,7 @@ def _edge(pair: tuple[str, str], n: _Named | None, ps: interaction.PairStats | N
         stages=sorted(stages),
         curated_from=n.matrix.path if n is not None and n.matrix is not None else None,
         since=n.matrix.since if n is not None and n.matrix is not None else "",
+        curated_evidence=(
+            list(n.matrix.evidence_line_ids) if n is not None and n.matrix is not None else []
+        ),
     )

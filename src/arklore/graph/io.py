@@ -62,6 +62,7 @@ def edge_record(e: Edge) -> dict[str, Any]:
         # only on curated edges: the other ~18k records stay as they were
         **({"curated_from": e.curated_from} if e.curated_from else {}),
         **({"since": e.since} if e.since else {}),
+        **({"curated_evidence": list(e.curated_evidence)} if e.curated_evidence else {}),
     }
 
 
@@ -127,6 +128,7 @@ def _loads(data: bytes, where: str) -> RelationGraph:
                 e["stages"],
                 e.get("curated_from"),
                 e.get("since", ""),
+                e.get("curated_evidence", []),
             )  # fmt: skip
             for e in doc["edges"]
         ]

@@ -62,6 +62,7 @@ class Edge:
     stages: list[str] = field(default_factory=list)
     curated_from: str | None = None  # the matrix file its curated relation was read from
     since: str = ""  # its curated relation's first stage (see arklore.graph.matrix)
+    curated_evidence: list[str] = field(default_factory=list)  # the lines its curator cited
 
     def __reduce__(self) -> tuple[type[Edge], tuple[Any, ...]]:
         """Pickled as its fields, in order: the graph build keeps about 18,000 edges for the

@@ -336,9 +336,12 @@ def curated_text(
 ) -> PairText:
     """A curated description (the matrix, written in our words) with one verbatim exchange of
     the pair after it when one fits :data:`MAX_CHARS`, those with a line the entry cites
-    first: the sentence says what she feels, the exchange shows how she says it to them."""
+    first (its curator's lines, not the story's evidence the edge also holds: 煌 on 行箸 is
+    the sister she finds in OR-8, not their cooking lesson in OR-3): the sentence says what
+    she feels, the exchange shows how she says it to them."""
     room = MAX_CHARS - len(description)
-    lines = pick_exchange(f, name, room, set(edge.evidence_line_ids))
+    cited = edge.curated_evidence or edge.evidence_line_ids
+    lines = pick_exchange(f, name, room, set(cited))
     return PairText(description + render_exchange(lines, name), [ln.line_id for ln in lines])
 
 
