@@ -24,7 +24,7 @@ import openai
 import orjson
 import pytest
 from fastapi.testclient import TestClient
-from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionSystemMessageParam
 from support.gamedata import write_gamedata
 from support.llm_stub import TEST_KEY, Recorded, Reply, StubServer
 from support.service_world import kb_settings, kb_workspace, make_kb
@@ -279,6 +279,42 @@ def test_group_chat_through_participants(base: str, llm_stub: StubServer) -> Non
     system, message = (m["content"] for m in llm_stub.calls("一起")[0].body["messages"])
     assert "这是一场群聊，在场的干员有：银灰、崖心" in system
     assert f"银灰→崖心：{SILVERASH_ON_CLIFFHEART}" in message  # the group: this message's
+
+
+def _sillytavern_main(speaker: str, cast: str) -> ChatCompletionSystemMessageParam:
+    """SillyTavern 1.12.6's default main prompt as its client fills it in."""
+    return {"role": "system",
+            "content": f"Write {speaker}'s next reply in a fictional chat between {cast} and 博士."}  # fmt: skip
+
+
+def test_sillytavern_naming_another_operator_plays_her_with_the_group_present(
+    base: str, llm_stub: StubServer
+) -> None:
+    """SillyTavern sends every turn of a group chat under the connection's one model id,
+    and keeps that id when the user opens another card; the operator its main prompt asks a
+    reply of is the one arklore plays, the group's other operators present."""
+    llm_stub.script("一起", Reply.text("嗯。"))
+    for cast in ("崖心", "银灰, 崖心"):  # her chat opened with 银灰's model id; the group
+        r = sdk(base).chat.completions.with_raw_response.create(
+            model="银灰",
+            messages=[_sillytavern_main("崖心", cast), {"role": "user", "content": "你们一起去吗？"}],
+        )  # fmt: skip
+        assert r.headers["x-arklore-operator"] == CLIFFHEART
+    solo, group = (c.body["messages"][0]["content"] for c in llm_stub.calls("一起"))
+    assert "干员崖心的身份" in solo and "群聊" not in solo
+    assert "干员崖心的身份" in group and "这是一场群聊，在场的干员有：崖心、银灰" in group
+
+
+def test_a_name_sillytavern_plays_that_is_no_operator_leaves_the_model(
+    base: str, llm_stub: StubServer
+) -> None:
+    llm_stub.script("雪山", Reply.text("嗯。"))
+    r = sdk(base).chat.completions.with_raw_response.create(
+        model="银灰",
+        messages=[_sillytavern_main("Alice", "Alice, 崖心"), {"role": "user", "content": "雪山冷吗"}],
+    )  # fmt: skip
+    assert r.headers["x-arklore-operator"] == SILVERASH
+    assert "群聊" not in llm_stub.calls("雪山")[0].body["messages"][0]["content"]
 
 
 def test_content_parts_and_a_prefill_after_the_last_user_message(

@@ -159,7 +159,7 @@ def play(a: argparse.Namespace) -> int:
             page.select_option("#main_api", "openai")
             page.select_option("#chat_completion_source", "custom")
             page.fill("#custom_api_url_text", ark_url + "/v1/")  # the slash users type
-            page.fill("#custom_model_id", name)
+            page.fill("#custom_model_id", a.model or name)
             page.click("#api_button_openai")
             page.click("#rightNavDrawerIcon")
             page.locator(".character_select", has_text=name).first.click()
@@ -219,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--card", type=Path, required=True, help="an `arklore export card` PNG")
     ap.add_argument("--home", type=Path, help="ARKLORE_HOME for `arklore serve`")
     ap.add_argument("--world", type=Path, help="an `arklore export lorebook` file, enabled too")
+    ap.add_argument("--model", help="the connection's model id (default: the card's name)")
     ap.add_argument("--message", action="append", help="a message to send (repeat)")
     ap.add_argument("--port", type=int, default=8123, help="SillyTavern's; arklore's is +1")
     ap.add_argument("--out", type=Path, help="write every request the model got here")

@@ -12,7 +12,9 @@ knowledge in the prompt. No code in the app.
   Every other message (the card, World Info, the history) is only passed on, untouched
   whatever its length or control characters (only a lone surrogate, which is not text, is a
   400); the body limit bounds them. Group chat through the extra body field ``participants``
-  (the other operators present), ``l3_targets`` as on ``/v1/turn``. The turn is assembled
+  (the other operators present), ``l3_targets`` as on ``/v1/turn``; SillyTavern's default
+  main prompt, naming the character it writes for and a group's members, stands in for
+  ``model`` and ``participants`` when it names an operator (:func:`played`). The turn is assembled
   (:meth:`~arklore.chat.facade.ChatFacade.turn`) and placed in the client's messages by
   :func:`arklore.chat.layout.messages` (``ARKLORE_PROMPT_LAYOUT``; ``cache``: the steady
   knowledge opens the system message, this message's knowledge goes ahead of the last user
@@ -52,6 +54,7 @@ import hashlib
 import hmac
 import ipaddress
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
@@ -481,6 +484,49 @@ def _forwarded_text(content: Any) -> str:
     return "".join(out)
 
 
+SILLYTAVERN_MAIN = re.compile(
+    r"Write (?P<speaker>[^\n]{1,80}?)'s next reply in a fictional chat between "
+    r"(?P<cast>[^\n]{1,800}?) and [^\n]{1,80}?\."
+)
+"""SillyTavern's default main prompt (1.12.6, ``Write {{char}}'s next reply in a fictional chat
+between {{charIfNotGroup}} and {{user}}.``): whose reply it asks for, and in a group chat
+every member, joined by ``, ``."""
+
+
+def sillytavern_cast(messages: Sequence[dict[str, Any]]) -> tuple[str, list[str]] | None:
+    """(speaker, members) as SillyTavern's main prompt names them in the client's system
+    messages; None without one (another app, or a prompt the user rewrote)."""
+    for m in messages:
+        if m.get("role") in ("system", "developer"):
+            hit = SILLYTAVERN_MAIN.search(_forwarded_text(m.get("content")))
+            if hit is not None:
+                return hit["speaker"].strip(), [n.strip() for n in hit["cast"].split(", ")]
+    return None
+
+
+def played(
+    st: ServiceState, model: str, messages: Sequence[dict[str, Any]], participants: Sequence[str]
+) -> tuple[str, list[str]]:
+    """The operator whose reply this is and the others present: the request's ``model`` and
+    ``participants``, unless SillyTavern's main prompt asks for another operator's reply. A
+    group chat there sends every member's turn under the connection's one model id, and a
+    chat with another card keeps the id set for the last one: the operator it names plays,
+    with the group's other members who are operators present (an explicit ``participants``
+    wins). A name that is no operator (the user's own character) changes nothing."""
+    cast = sillytavern_cast(messages)
+    if cast is None:
+        return model, list(participants)
+    speaker, members = cast
+    known = {}
+    for name in dict.fromkeys([speaker, *members]):
+        with contextlib.suppress(ArkloreError):
+            known[name] = st.ws.names.resolve(name)
+    if speaker not in known:
+        return model, list(participants)
+    others = [n for n in members if n in known and known[n] != known[speaker]]
+    return speaker, list(participants) or others
+
+
 def check_participants(st: ServiceState, model: str, participants: Sequence[str]) -> None:
     """The operator, then each participant, resolved: an error names the field at fault."""
     st.ws.chat.speaker(operator_name(st, model))
@@ -525,11 +571,11 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Res
     model, until = model_and_point(body.model)
     until = (body.arklore.until if body.arklore else None) or until
     check_participants(st, model, body.participants)
+    model, present = played(st, model, body.messages, body.participants)
     cache = settings.prompt_layout == "cache"
     turn = await turn_runner(request).run(
         turns.turn, operator_name(st, model), message, (),
-        [operator_name(st, p) for p in body.participants], body.l3_targets, steady=cache,
-        until=until,
+        [operator_name(st, p) for p in present], body.l3_targets, steady=cache, until=until,
     )  # fmt: skip
     request.app.state.metrics.observe_turn(turn)
     messages = layout.messages(turn, body.messages, last, settings.prompt_layout,
