@@ -305,6 +305,25 @@ def test_sillytavern_naming_another_operator_plays_her_with_the_group_present(
     assert "干员崖心的身份" in group and "这是一场群聊，在场的干员有：崖心、银灰" in group
 
 
+def test_a_sillytavern_group_turn_as_its_client_sends_it(base: str, llm_stub: StubServer) -> None:
+    """The prompts of a group chat as SillyTavern 1.12.6's own client sent them (its preset's
+    main prompt names the speaker only; the member list and the nudge are its group's)."""
+    llm_stub.script("聊聊", Reply.text("嗯。"))
+    r = sdk(base).chat.completions.with_raw_response.create(
+        model="银灰",
+        messages=[
+            _sillytavern_main("崖心", "崖心"),
+            {"role": "system", "content": "[Start a new group chat. Group members: 银灰, 崖心]"},
+            {"role": "assistant", "content": "银灰: 我在这里，盟友。"},
+            {"role": "user", "content": "你哥哥在这里，你们聊聊吧。"},
+            {"role": "system", "content": "[Write the next reply only as 崖心.]"},
+        ],
+    )  # fmt: skip
+    assert r.headers["x-arklore-operator"] == CLIFFHEART
+    system = llm_stub.calls("聊聊")[0].body["messages"][0]["content"]
+    assert "干员崖心的身份" in system and "这是一场群聊，在场的干员有：崖心、银灰" in system
+
+
 def test_a_name_sillytavern_plays_that_is_no_operator_leaves_the_model(
     base: str, llm_stub: StubServer
 ) -> None:

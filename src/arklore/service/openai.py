@@ -13,8 +13,8 @@ knowledge in the prompt. No code in the app.
   whatever its length or control characters (only a lone surrogate, which is not text, is a
   400); the body limit bounds them. Group chat through the extra body field ``participants``
   (the other operators present), ``l3_targets`` as on ``/v1/turn``; SillyTavern's default
-  main prompt, naming the character it writes for and a group's members, stands in for
-  ``model`` and ``participants`` when it names an operator (:func:`played`). The turn is assembled
+  prompts, naming the character it writes for and a group's members, stand in for ``model``
+  and ``participants`` when they name an operator (:func:`played`). The turn is assembled
   (:meth:`~arklore.chat.facade.ChatFacade.turn`) and placed in the client's messages by
   :func:`arklore.chat.layout.messages` (``ARKLORE_PROMPT_LAYOUT``; ``cache``: the steady
   knowledge opens the system message, this message's knowledge goes ahead of the last user
@@ -488,20 +488,38 @@ SILLYTAVERN_MAIN = re.compile(
     r"Write (?P<speaker>[^\n]{1,80}?)'s next reply in a fictional chat between "
     r"(?P<cast>[^\n]{1,800}?) and [^\n]{1,80}?\."
 )
-"""SillyTavern's default main prompt (1.12.6, ``Write {{char}}'s next reply in a fictional chat
-between {{charIfNotGroup}} and {{user}}.``): whose reply it asks for, and in a group chat
-every member, joined by ``, ``."""
+"""SillyTavern's main prompt (1.12.6's preset: ``Write {{char}}'s next reply in a fictional
+chat between {{char}} and {{user}}.``, ``{{charIfNotGroup}}`` for the second in its prompt
+manager's default, which lists a group's members joined by ``, ``)."""
+SILLYTAVERN_GROUP = re.compile(
+    r"\[Start a new group chat\. Group members: (?P<cast>[^\]\n]{1,800})\]"
+)
+SILLYTAVERN_NUDGE = re.compile(r"\[Write the next reply only as (?P<speaker>[^\]\n]{1,80}?)\.\]")
+"""What its group chat adds (``[Start a new group chat. Group members: {{group}}]``, and
+after the last message ``[Write the next reply only as {{char}}.]``)."""
 
 
 def sillytavern_cast(messages: Sequence[dict[str, Any]]) -> tuple[str, list[str]] | None:
-    """(speaker, members) as SillyTavern's main prompt names them in the client's system
-    messages; None without one (another app, or a prompt the user rewrote)."""
+    """(speaker, members) as SillyTavern's prompts name them in the client's system messages
+    (the group's nudge and member list before its main prompt); None without them (another
+    app, or prompts the user rewrote)."""
+    speaker: str | None = None
+    cast: str | None = None
+    main: re.Match[str] | None = None
     for m in messages:
-        if m.get("role") in ("system", "developer"):
-            hit = SILLYTAVERN_MAIN.search(_forwarded_text(m.get("content")))
-            if hit is not None:
-                return hit["speaker"].strip(), [n.strip() for n in hit["cast"].split(", ")]
-    return None
+        if m.get("role") not in ("system", "developer"):
+            continue
+        text = _forwarded_text(m.get("content"))
+        main = main or SILLYTAVERN_MAIN.search(text)
+        if (nudge := SILLYTAVERN_NUDGE.search(text)) is not None:
+            speaker = nudge["speaker"]
+        if (group := SILLYTAVERN_GROUP.search(text)) is not None:
+            cast = group["cast"]
+    if main is not None:
+        speaker, cast = speaker or main["speaker"], cast or main["cast"]
+    if speaker is None:
+        return None
+    return speaker.strip(), [n.strip() for n in (cast or speaker).split(", ")]
 
 
 def played(
