@@ -935,7 +935,13 @@ def test_alternate_forms_are_models_by_readable_names(tmp_path: Path, llm_stub: 
                 extra_body={"participants": ["暮落（异格）"]},
             )  # fmt: skip
             assert r.headers["x-arklore-operator"] == AMIYA_GUARD
-    assert len(llm_stub.calls("近卫")) == 2
+        # SillyTavern names the card it writes for, a form's card by its model id
+        r = c.chat.completions.with_raw_response.create(
+            model="阿米娅", messages=[_sillytavern_main("阿米娅（近卫）", "阿米娅（近卫）"),
+                                   {"role": "user", "content": "近卫来了吗"}],
+        )  # fmt: skip
+        assert r.headers["x-arklore-operator"] == AMIYA_GUARD
+    assert len(llm_stub.calls("近卫")) == 3
 
 
 DOSSIER = (

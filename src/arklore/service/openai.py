@@ -538,7 +538,7 @@ def played(
     known = {}
     for name in dict.fromkeys([speaker, *members]):
         with contextlib.suppress(ArkloreError):
-            known[name] = st.ws.names.resolve(name)
+            known[name] = st.ws.names.resolve(operator_name(st, name))  # a card's name
     if speaker not in known:
         return model, list(participants)
     others = [n for n in members if n in known and known[n] != known[speaker]]
