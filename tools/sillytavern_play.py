@@ -94,10 +94,7 @@ def flat(body: dict[str, Any]) -> str:
 
 def reuse(a: str, b: str) -> int:
     """Tokens of ``a`` that open ``b`` unchanged."""
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return count_tokens(a[:n])
+    return count_tokens(os.path.commonprefix([a, b]))
 
 
 def twice(body: dict[str, Any]) -> list[str]:

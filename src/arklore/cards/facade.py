@@ -269,6 +269,7 @@ class CardsFacade:
         # (你妹妹崖心 is not her other sister; 你的搭档菲亚梅塔 is not 能天使)
         hers = {r.target_id for r in rels if r.target_id in km.people}
         calls = self._her_calls(sorted(hers), km.people[node].names) if kin else {}
+        base = self.names.family(cid)[0]  # her entries' inclusion groups: one per person
         out = []
         for rel in rels:
             r = known_at(rel, view.knows_lines) if view is not None else rel  # at the point
@@ -288,7 +289,7 @@ class CardsFacade:
                 RelationInput(r.target_id, r.target_name, r.predicate, r.strength, r.text,
                               r.source, r.doc_id, list(r.evidence_line_ids), ks,
                               self.names.named(r.target_id, r.target_name),
-                              _group(self.names.family(cid)[0], r.target_id))
+                              _group(base, r.target_id))
             )  # fmt: skip
         return out
 
