@@ -22,7 +22,7 @@ after the fifth (``lorebook_dev5``); 1.4% (3 of 214) and 94.6% (211 of 223; 89.4
 after the sixth (``lorebook_dev6``; counted as before, with the operator a message is written
 to judged too, 1.9%: 4 of 215) and the same after the seventh and the eighth; 1.4% (3 of 213)
 and 94.2% (210 of 223) after the rules below that no new set brought, and the same after
-a word of the game in traditional script. In a chat
+a word of the game in traditional script, and after traits of a person. In a chat
 6.7% (5 of 75) and 97% after the first two; 6.6% (5 of 76) and 99% (71 of 72) after the third,
 the fourth and the fifth; 6.5% (5 of 77) and 100% (72 of 72) after the sixth, the seventh
 (whose rules took its own chat-mode false share from 10.7% to 5.4%), the eighth and the rules
@@ -132,7 +132,11 @@ messages, 216 role-play turns to 57 operators, 63 in traditional script) measure
 description calls so, a form of rank nobody where none says who is second) and three dev7
 labels corrected (二姐 is 均, no operator), 1.2% and 95.8% in a chat, dev7 4.3%. Then a word
 of the game in traditional script too (這期危機合約全靠夜鶯): keys only dev6 87.3%, dev9 89.8%,
-no new false trigger. Each held at what it reaches, with a margin, or at the target it meets."""
+no new false trigger. Then what only a person is, right after a word name (深靛好冷淡, 银灰真
+男人, 铃兰也挺可爱), 老婆是 before one, 一个人 and 托我 after, and no mark in a cry with nobody
+called (窗外夜莺在叫): keys only dev3 95.3%, dev5 1.2% and 92.7%, dev6 2.2%, dev7 95.1%, dev9
+1.4% and 90.6%, 3 false triggers fewer and 10 mentions more over the nine sets; the held-out
+set unchanged. Each held at what it reaches, with a margin, or at the target it meets."""
 MATCHED_BY_SILLYTAVERN = (HELD_OUT, DEV8, DEV9)
 """Keys only, the sets whose every message SillyTavern's own matchKeys also scans (about 1,350
 messages; all nine took a minute more of the suite for the same answer: the two engines agree

@@ -321,3 +321,26 @@ def test_a_name_written_in_traditional_script_is_keyed_like_the_simplified(
 ) -> None:
     maker = KeyMaker(TRADITIONAL, bonds={"nightingale": {"shining"}, "shining": {"nightingale"}})
     assert fired(maker, text) == who
+
+
+TRAITS = [
+    Person("nightingale", ("夜莺",)), Person("indigo", ("深靛",)), Person("heavyrain", ("暴雨",)),
+    Person("deepcolor", ("深海色",)), Person("suzuran", ("铃兰",)), Person("vulcan", ("火神",)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("深靛好冷淡啊", {"indigo"}),  # what only a person is, right after her name
+        ("铃兰也挺可爱的", {"suzuran"}),
+        ("暴雨好猛，出不了门", set()),  # fierce is the rain's too: no mark
+        ("我老婆是铃兰", {"suzuran"}),
+        ("火神一个人堵一条路", {"vulcan"}),
+        ("深海色的衣服好看", set()),  # a colour's clothes
+        ("半夜窗外夜莺在叫", set()),  # a cry with nobody called: the bird
+        ("夜莺在叫你过去", {"nightingale"}),
+    ],
+)
+def test_a_trait_of_a_person_after_a_word_name_marks_her(text: str, who: set[str]) -> None:
+    assert fired(KeyMaker(TRAITS), text) == who

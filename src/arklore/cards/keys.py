@@ -488,7 +488,7 @@ class KeyMaker:
             # 抽了个陨星, 同人图里的银灰)
             return (
                 f"/(?={esc})(?:(?:{_PERSON_BEFORE}){self._after_word}{bare}"
-                f"|{lone}{head}{esc}(?={_PERSON_AFTER})"
+                f"|{lone}{head}{esc}{NOT_A_CALL}(?={_PERSON_AFTER})"
                 f"|{SET_APART}{bare}(?={SPACE})"
                 f"|{bare}(?={IN_LINE}(?:{_GAME})){_joined_before(bare, words, plain)}"
                 f"{_joined_after(bare, words, plain)})|(?:{_GAME}){IN_LINE}{bare}/"
@@ -612,7 +612,7 @@ DEGREE = (
 """Before a single-character name, a degree word makes it an adjective (很红, 不空, 太黑)."""
 BEFORE_PERSON: tuple[str, ...] = (
     *rules.ADDRESS_PREFIXES, *rules.PERSON_PRECEDERS_STRONG, *rules.GAME_CUES, "我家", "我们家",
-    "找", "模仿", "练",
+    "找", "模仿", "练", "老婆是", "老公是", "本命是",
 )  # fmt: skip
 """What before a name that is a word marks a person: @, a verb whose object is a person (和,
 陪, 告诉), a word of the game (抽到, 练了). 和 joins two things too: right after another name
@@ -622,15 +622,23 @@ two operators joined so are reached where the message is about people or the gam
 PERSON_THINGS: tuple[str, ...] = (
     "盾", "刀", "剑", "枪", "弓", "弩", "箭", "法杖", "伤", "信", "演唱会", "演出", "新歌",
     "双刀", "拳", "锤", "电锯", "狙击", "手套", "剑术", "手里剑", "薙刀", "拐杖", "生日",
-    "触手", "腿",
+    "触手", "腿", "造型", "笑容", "乐器", "料理", "药箱",
 )  # fmt: skip
-"""What a person of the game has, after 的 (暴雨的盾, 空的演唱会): her, not the word."""
+"""What a person of the game has, after 的 (暴雨的盾, 空的演唱会, 芙蓉的料理): her, not the word.
+Not clothes or hair: 深海色的衣服 is the colour's."""
 PERSON_DOES: tuple[str, ...] = (
     "做", "配", "骑", "扛", "射", "带队", "带着", "给你", "给我", "找你", "找我", "来看", "来找",
-    "把", "被", "去", "和她", "和他", "和你", "跟她", "跟他",
+    "把", "被", "去", "和她", "和他", "和你", "跟她", "跟他", "陪我", "陪你", "托我", "一个人",
 )  # fmt: skip
 """Verbs after a name that a person does to somebody or with something (远山给我算了一卦,
 末药配的药, 灰烬带队): her, not the word."""
+DEGREE_SAID = ("好", "真", "很", "太", "最", "挺", "超", "真的", "也太", "也挺", "也好")
+PERSON_TRAITS = (
+    "强", "帅", "可爱", "肉", "酷", "温柔", "冷淡", "高冷", "靠谱", "能打", "能扛", "男人",
+)  # fmt: skip
+"""What players call an operator right after her name (银灰真男人, 深靛好冷淡, 九色鹿也挺可爱):
+words of a person or of how she plays, none of a thing the name also is (no 好看, 好美: 极光
+好美 is the sky; no 猛, 凶: 暴雨好猛 is the rain)."""
 GAME_TALK: tuple[str, ...] = (
     "剧情", "大招", "配音", "档案", "召唤物", "陷阱", "无人机", "人设", "台词", "强度", "故事",
     "过去", "连锁", "奶量", "机制", "尾巴", "耳朵",
@@ -644,7 +652,6 @@ TALK_AFTER: tuple[str, ...] = (
     "这个名字", "这名字", "这个人", "这人", "让你", "让我", "上次", "开口",
     *(f"是{s}{n}" for s in ("", "个") for n in ("男的", "女的", "男生", "女生")),
     *(f"{d}{t}" for d in ("那把", "这把") for t in ("刀", "剑", "枪", "弓", "弩", "锤", "伞")),
-    *(f"{d}{a}" for d in ("好", "真", "很", "太", "最", "真的") for a in ("强", "帅", "可爱", "肉")),
     "永远的神", "天下第一", "帅死", "帅炸", "我的我的", "那孩子", "那丫头", "那小子", "那家伙",
 )  # fmt: skip
 """Game talk after her name: 流星那个减防, 夜莺三技能, 莎草上线了, 洋灰这个名字, 真理让你去."""
@@ -681,6 +688,9 @@ SPACE = "[ \u3000]"
 SET_APART = "(?<![^\\n \u3000])"
 """Before a name that is a word, the start of a line or a space: with a space after it, the
 name stands apart (惊蛰 老婆), as no word does in Chinese (module doc)."""
+NOT_A_CALL = "(?!在?叫(?![你我他她]))"
+"""After a name that is a word, 叫 with nobody called is the creature's cry (窗外夜莺在叫); 夜莺
+在叫你 is her."""
 MEASURES = "个只些群"
 NOUN_BEFORE = f"有的{MEASURES}"
 """Before a name that is a word, what makes it the thing (窗外的夜莺, 有夜莺, 一只夜莺): a
@@ -784,7 +794,9 @@ def _js_escape(text: str) -> str:
 
 
 # the markers as the keys spell them, built once for every key
-_PERSON_BEFORE, _PERSON_AFTER = _any_before(BEFORE_PERSON), _any_of(AFTER_PERSON)
+_PERSON_BEFORE = _any_before(BEFORE_PERSON)
+# a degree and a trait as two groups: spelled out, every pair made the keys 13% longer
+_PERSON_AFTER = f"{_any_of(AFTER_PERSON)}|(?:{_any_of(DEGREE_SAID)})(?:{_any_of(PERSON_TRAITS)})"
 _TITLE_BEFORE = _any_before((*rules.ADDRESS_PREFIXES, *rules.GAME_CUES))
 _TITLE_AFTER = _any_of((*rules.GAME_CUES, *(f"的{w}" for w in rules.GAME_CUES)))
 
