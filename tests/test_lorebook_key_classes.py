@@ -326,6 +326,7 @@ def test_a_name_written_in_traditional_script_is_keyed_like_the_simplified(
 TRAITS = [
     Person("nightingale", ("夜莺",)), Person("indigo", ("深靛",)), Person("heavyrain", ("暴雨",)),
     Person("deepcolor", ("深海色",)), Person("suzuran", ("铃兰",)), Person("vulcan", ("火神",)),
+    Person("ling", ("令",)),
 ]  # fmt: skip
 
 
@@ -340,7 +341,9 @@ TRAITS = [
         ("深海色的衣服好看", set()),  # a colour's clothes
         ("半夜窗外夜莺在叫", set()),  # a cry with nobody called: the bird
         ("夜莺在叫你过去", {"nightingale"}),
+        ("令昨晚又喝醉了", {"ling"}),  # when she did it
+        ("命令刚才下达了", set()),
     ],
 )
-def test_a_trait_of_a_person_after_a_word_name_marks_her(text: str, who: set[str]) -> None:
+def test_what_a_person_is_or_did_after_a_word_name_marks_her(text: str, who: set[str]) -> None:
     assert fired(KeyMaker(TRAITS), text) == who

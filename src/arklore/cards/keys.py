@@ -632,6 +632,9 @@ PERSON_DOES: tuple[str, ...] = (
 )  # fmt: skip
 """Verbs after a name that a person does to somebody or with something (远山给我算了一卦,
 末药配的药, 灰烬带队): her, not the word."""
+WHEN_AFTER = ("昨晚", "今晚", "刚才", "刚刚", "前天")
+"""When she did something, right after her name (令昨晚又喝醉了), as 今天 and 昨天 are
+(:data:`arklore.names.rules.SUBJECT_FOLLOWERS`)."""
 DEGREE_SAID = ("好", "真", "很", "太", "最", "挺", "超", "真的", "也太", "也挺", "也好")
 PERSON_TRAITS = (
     "强", "帅", "可爱", "肉", "酷", "温柔", "冷淡", "高冷", "靠谱", "能打", "能扛", "男人",
@@ -698,7 +701,7 @@ marker after it does not make it her there."""
 AFTER_PERSON: tuple[str, ...] = (
     *rules.HONORIFIC_SUFFIXES, *rules.SUBJECT_FOLLOWERS, *rules.GAME_CUES, *PERSON_DOES,
     *(f"的{n}" for n in rules.PERSON_NOUNS), *(f"的{w}" for w in rules.GAME_CUES),
-    *(f"的{t}" for t in PERSON_THINGS), "，你", ",你", *TALK_AFTER,
+    *(f"的{t}" for t in PERSON_THINGS), "，你", ",你", *TALK_AFTER, *WHEN_AFTER,
 )  # fmt: skip
 """What after it does: a title (姐, 小姐), a verb a person does (说, 最近, 喝, 给你), a word of
 the game (精二, 技能, 的皮肤), 的 and a person noun (的妹妹) or what a person has (的盾), a
