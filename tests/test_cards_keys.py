@@ -199,3 +199,24 @@ def test_lint_figure_on_the_labelled_messages(gamedata_root: Path, metrics) -> N
     for f in rep.false:
         print(f"  {f.person}: {f.key!r} in {f.text!r}")
     assert rep.false_rate <= MAX_FALSE_RATE, rep.line()
+
+
+def test_her_own_book_keys_a_foreign_or_one_character_name_of_her_story() -> None:
+    """The world book leaves out a person of the story whose name the dictionary holds (玛丽
+    could be anyone's); her own card's book keys a foreign name and a one-character name,
+    never a role word (主教) or a numeral (九)."""
+    people = [
+        Person("npc:juana", ("胡安娜",), operator=False),
+        Person("npc:ji", ("绩",), operator=False),
+        Person("npc:bishop", ("主教",), operator=False),
+        Person("npc:nine", ("九",), operator=False),
+    ]
+    maker = KeyMaker(people)
+    assert all(maker.keys(p.id).empty for p in people)  # the world book: nobody in particular
+
+    def fired(pid: str, text: str) -> bool:
+        return fires(Matchable(tuple(maker.her_book_keys(pid).keys)), text)
+
+    assert fired("npc:juana", "胡安娜最近还好吗")
+    assert fired("npc:ji", "绩又来找你了") and not fired("npc:ji", "这次成绩不错")
+    assert maker.her_book_keys("npc:bishop").empty and maker.her_book_keys("npc:nine").empty

@@ -275,7 +275,7 @@ class CardsFacade:
             r = known_at(rel, view.knows_lines) if view is not None else rel  # at the point
             if r is None or r.target_id not in km.people:
                 continue
-            ks = km.keys(r.target_id)
+            ks = km.her_book_keys(r.target_id) if kin else km.keys(r.target_id)
             others = [n for o in sorted(hers - {r.target_id}) for n in km.people[o].names]
             words = [kin_key(w, t, others) for w, t in kin_of.get(r.target_id, ())]
             words += [  # what she herself calls this one in the story (斯卡蒂's 二队长)

@@ -73,7 +73,7 @@ import re
 import tomllib
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 
@@ -130,6 +130,12 @@ name, not as a word."""
 def is_transliterated(name: str) -> bool:
     """Whether a CJK name is spelled in transliteration characters only (:data:`TRANSLITERATION`)."""
     return len(name) > 1 and all(c in TRANSLITERATION for c in name)
+
+
+def _one_char_name(name: str) -> bool:
+    """A single CJK character that is no numeral: a name (绩, 颉), not 九."""
+    pos = rules.word_freqs().get(name)
+    return len(name) == 1 and not is_latin(name) and (pos is None or pos[1] != "m")
 
 
 def is_latin(key: str) -> bool:
@@ -580,6 +586,23 @@ class KeyMaker:
                 ks.keys.append(self.regex_key(n, partners))
         self._sets[person_id] = ks
         return ks
+
+    def her_book_keys(self, person_id: str) -> KeySet:
+        """:meth:`keys`, and in her own card's book the names of the story's others that the
+        world book leaves out as words: a foreign name the dictionary holds (安妮塔, 胡安娜,
+        贝尔德) and a one-character name (绩, 颉), keyed as an operator's would be (the one
+        character only beside what marks a person). In the world book 玛丽 could be anyone's;
+        in a chat with 斯卡蒂 or 棘刺 it is the one of her story. A role or a kin word that
+        is no name (主教, 奶奶, 镜头) and a numeral (九) stay without a key."""
+        ks = self.keys(person_id)
+        named = [n for n in ks.unreachable if is_transliterated(n) or _one_char_name(n)]
+        if not named:
+            return ks
+        return replace(
+            ks,
+            keys=[*ks.keys, *(self.regex_key(n) for n in named)],
+            unreachable=[n for n in ks.unreachable if n not in named],
+        )
 
     def all(self) -> dict[str, KeySet]:
         return {pid: self.keys(pid) for pid in self.people}
