@@ -11,9 +11,9 @@ messages (``博士: …`` lines), with the keys built with and without her peopl
 a fresh node process (one process holding both sets measured the second up to 3.5x slower,
 V8's caches of compiled patterns, not the keys), the two in turn, three rounds, the best of
 five scans. A third set adds the traditional script to every name (``[银銀]灰``:
-:func:`arklore.cards.keys.both_scripts`) and to the words of the game anywhere on her line
-(:func:`arklore.cards.keys.game_talk`), as the export keys them; the first two are built
-simplified only. Printed: ms per scan and the ratios to the first set.
+:func:`arklore.cards.keys.both_scripts`), to the words that hold a name (夕陽 as 夕阳) and to
+the words of the game anywhere on her line (:func:`arklore.cards.keys.game_talk`), as the
+export keys them; the first two are built simplified only. Printed: ms per scan and the ratios to the first set.
 Needs node and a workspace whose graph is built (``arklore build``)."""
 
 from __future__ import annotations

@@ -299,7 +299,7 @@ def test_her_book_reads_a_kinship_word_as_her_turns_do(text: str) -> None:
 
 TRADITIONAL = [
     Person("kaltsit", ("凯尔希",)), Person("chen", ("陈",)), Person("nightingale", ("夜莺",)),
-    Person("shining", ("闪灵",)),
+    Person("shining", ("闪灵",)), Person("dusk", ("夕",)), Person("nian", ("年",)),
 ]  # fmt: skip
 
 
@@ -314,6 +314,9 @@ TRADITIONAL = [
         ("這期危機合約全靠夜鶯", {"nightingale"}),  # a word of the game in traditional script
         ("夜鶯的傷害不高但是很穩", {"nightingale"}),
         ("窗外有夜鶯，我在練琴", set()),
+        ("夕陽好美，拍了好多照片", set()),  # the word that holds her name, in either script
+        ("年輕人不要熬夜", set()),
+        ("夕又在畫畫了", {"dusk"}),
     ],
 )
 def test_a_name_written_in_traditional_script_is_keyed_like_the_simplified(

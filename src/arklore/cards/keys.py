@@ -468,15 +468,18 @@ class KeyMaker:
         before, after, held = self._contexts(name)
         esc = both_scripts(name)
         behind: dict[int, list[str]] = {}
+        # the words that hold the name in both scripts too: 夕陽 is the sunset as 夕阳 is
         for pre in [*before, *(DEGREE if len(name) == 1 else ())]:
-            behind.setdefault(len(pre), []).append(_js_escape(pre))
+            behind.setdefault(len(pre), []).append(both_scripts(pre))
         for pre, post in held:
-            behind.setdefault(len(pre), []).append(f"{_js_escape(pre)}(?={esc}{_js_escape(post)})")
+            behind.setdefault(len(pre), []).append(
+                f"{both_scripts(pre)}(?={esc}{both_scripts(post)})"
+            )
         # one lookbehind per width: Python's re (the lint) takes only fixed-width ones
         head = "".join(f"(?<!{'|'.join(alts)})" for _, alts in sorted(behind.items()))
         if len(name) == 1:  # 3年; 老板姓陈: the surname, nobody in particular; 那些年
             head = f"(?<![{DIGITS}{SURNAME_OF}{MEASURES}])" + head
-        tail = f"(?!{'|'.join(_js_escape(a) for a in after)})" if after else ""
+        tail = f"(?!{'|'.join(dict.fromkeys(both_scripts(a) for a in after))})" if after else ""
         if self._confirmed(name):  # 初雪 the first snow: only where a person is meant
             bare = f"{head}{esc}{tail}"
             if rules.is_title(name):
