@@ -63,6 +63,7 @@ MESSAGES = [
     ("@空 来唱歌吗", ["sora"]),
     ("阿米娅和夜刀一起巡逻", ["amiya", "yato"]),
     ("抽到W了，好开心", ["w"]),
+    ("月薪两W，够不够活", []),  # a Chinese numeral before a letter: a unit
     ("我和夕去看夕阳了", ["dusk"]),  # a NOT ANY blocker would kill the entry here
     ("三年过去了，3年又3年", []),
 ]
@@ -102,7 +103,8 @@ def test_a_name_that_is_a_word_or_inside_one_is_a_regex_key_with_lookarounds(
     assert "阳" in dusk and "七" in dusk  # 夕阳, 七夕: whole words, not her
     assert (
         sets["w"].keys[-1]
-        == "/(?<![a-z0-9])(?<!in |at |to |of |on )(?<!the )(?<!from )w(?![a-z型形字号键])/i"
+        == "/(?<![a-z0-9一二两三四五六七八九十几百千万])(?<!in |at |to |of |on )(?<!the )(?<!from )"
+        "w(?![a-z型形字号键])/i"
     )
 
 

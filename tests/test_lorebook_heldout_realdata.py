@@ -3,7 +3,8 @@ messages written for this measure, never used to pick a key), under SillyTavern'
 rule (tests/support/sillytavern.py) and the lint's emulation of it: every person of the real
 inventory and graph keyed as the export keys her, each message scanned as ``User: message``.
 
-Two modes, as the issue measures them: **keys only** (every person's keys on every message)
+Two modes, as the issue measures them: **keys only** (every person's keys on every message;
+the story's others' entries, 鼠王 or PRTS, judged only on a set that labels them, the second)
 and **in a chat with her** (the messages written to an operator, ``chat_with``: her card's
 relation entries, keyed by her people's names and by the kinship words that mean them for
 her). Each prints the false triggers (a share of all firings) and the reach (people mentioned
@@ -49,10 +50,10 @@ from arklore.cards.lint import LintEntry, Matchable, fires, lint
 
 pytestmark = pytest.mark.realdata
 
-HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, DEV9 = (
+HELD_OUT, DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, DEV9, DEV10 = (
     "lorebook_eval.jsonl", "lorebook_dev.jsonl", "lorebook_dev2.jsonl", "lorebook_dev3.jsonl",
     "lorebook_dev4.jsonl", "lorebook_dev5.jsonl", "lorebook_dev6.jsonl", "lorebook_dev7.jsonl",
-    "lorebook_dev8.jsonl", "lorebook_dev9.jsonl",
+    "lorebook_dev8.jsonl", "lorebook_dev9.jsonl", "lorebook_dev10.jsonl",
 )  # fmt: skip
 
 
@@ -76,6 +77,7 @@ FLOORS = {
     DEV7: Floor(0.01, 0.94, 0.065, 0.9),
     DEV8: Floor(0.03, 0.95, 0.065, 0.93),
     DEV9: Floor(0.02, 0.89, 0.02, 0.95),
+    DEV10: Floor(0.045, 0.9, 0.11, 0.78),
 }
 """Per set: the held-out floors above; the development set (``data/lorebook_dev.jsonl``, 430
 messages over 144 operators written to tune the keys on: nicknames, word names, shop and
@@ -136,17 +138,28 @@ no new false trigger. Then what only a person is, right after a word name (深�
 男人, 铃兰也挺可爱), 老婆是 before one, 一个人 and 托我 after, and no mark in a cry with nobody
 called (窗外夜莺在叫): keys only dev3 95.3%, dev5 1.2% and 92.7%, dev6 2.2%, dev7 95.1%, dev9
 1.4% and 90.6%, 3 false triggers fewer and 10 mentions more over the nine sets; the held-out
+set unchanged. The tenth (``data/lorebook_dev10.jsonl``, 597 messages over 205 operators, 217
+role-play turns to 60, 57 in traditional script; a writer who read no rule or set, working
+from an operator table of 2021, so 令, 黍 and later operators are never labelled) measured
+5.8% false and 90.9% reached keys only, 10.1% and 76.7% in a chat (role words the writer
+used that her relations do not hold: 你的三个队员 to 灰烬, 你手下那三个团员 to 凛冬); after
+its rules (the words that hold a name in both scripts, 夕陽; a Chinese numeral before a
+letter, 两W; 配 only as making up, 可颂配咖啡; brands and sayings that hold a name, 雷蛇鼠标,
+温蒂汉堡, 凛冬将至, the tarot's 战车正位; a partner a longer word holds joins bare, 凛冬真理;
+the curated relations of 彩虹小队) and with the story's others' entries unjudged on a set that
+labels operators only (鼠王, PRTS and 整合运动 fired where named: dev8 14 to 11 false, dev10 2
+fewer) 3.8% and 90.9%, in a chat 9.8% and 79.1%; dev4 92.3%, dev9 1.1% false. The held-out
 set unchanged. Each held at what it reaches, with a margin, or at the target it meets."""
 MATCHED_BY_SILLYTAVERN = (HELD_OUT, DEV8, DEV9)
 """Keys only, the sets whose every message SillyTavern's own matchKeys also scans (about 1,350
 messages; all nine took a minute more of the suite for the same answer: the two engines agree
 on a regex or they do not). In a chat, every set is scanned."""
 SETS = pytest.mark.parametrize(
-    "name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, DEV9, HELD_OUT]
+    "name", [DEV, DEV2, DEV3, DEV4, DEV5, DEV6, DEV7, DEV8, DEV9, DEV10, HELD_OUT]
 )
 TAGS = {
     HELD_OUT: "", DEV: "dev_", DEV2: "dev2_", DEV3: "dev3_", DEV4: "dev4_", DEV5: "dev5_",
-    DEV6: "dev6_", DEV7: "dev7_", DEV8: "dev8_", DEV9: "dev9_",
+    DEV6: "dev6_", DEV7: "dev7_", DEV8: "dev8_", DEV9: "dev9_", DEV10: "dev10_",
 }  # fmt: skip
 
 
@@ -180,12 +193,19 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str)
     ]
     names_of = {pid: p.names for pid, p in maker.people.items()}
     named, kin_only = named_mentions(records, names_of, ws.cards._person_of)
-    rep = lint(entries, named, ws.cards._person_of)
+    # a set that labels operators only (all but the second) cannot judge the story's others'
+    # entries: 鼠王, PRTS, 整合运动 fire where a message names them, which no label says
+    labels_others = any(m["id"].startswith("npc:") for r in records for m in r["mentions"])
+    judged = [e for e in entries if labels_others or maker.people[e.person].operator]
+    unjudged = [e for e in entries if not (labels_others or maker.people[e.person].operator)]
+    others = sum(1 for r in named for e in unjudged if fires(e.match, r["text"]))
+    rep = lint(judged, named, ws.cards._person_of)
     tag = TAGS[name]
     metrics(
         rep.line() + f" [{name}, keys only; {kin_only} mentions by a kinship word alone "
-        "left to the chat mode]",
+        f"left to the chat mode; {others} firings of others' entries, unjudged]",
         **{
+            f"lorebook_{tag}others_fires": others,
             f"lorebook_{tag}kin_only": kin_only,
             f"lorebook_{tag}messages": len(records),
             f"lorebook_{tag}fires": rep.fires,

@@ -350,3 +350,34 @@ TRAITS = [
 )
 def test_what_a_person_is_or_did_after_a_word_name_marks_her(text: str, who: set[str]) -> None:
     assert fired(KeyMaker(TRAITS), text) == who
+
+
+TENTH = [
+    Person("liskam", ("雷蛇",)), Person("croissant", ("可颂",)), Person("myrrh", ("末药",)),
+    Person("tachanka", ("战车",)), Person("headbr", ("凛冬",)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("雷蛇的鼠标好用吗，想换一个", set()),  # the brand (data/lorebook_keys.toml)
+        ("雷蛇鼠标好用吗", set()),
+        ("雷蛇今天又加班了", {"liskam"}),
+        ("早餐吃了可颂配咖啡", set()),  # 配 as pairing food is no mark
+        ("末药配的药很苦", {"myrrh"}),  # 配 as making up medicine is hers
+        ("塔罗牌抽到了战车正位，是好兆头吗", set()),  # the tarot card, though 抽到 is a pull
+        ("凛冬将至，大家记得加衣服", set()),
+    ],
+)
+def test_what_the_tenth_development_set_showed(text: str, who: set[str]) -> None:
+    assert fired(KeyMaker(TENTH), text) == who
+
+
+def test_a_partner_a_longer_word_holds_still_joins_without_a_join_word() -> None:
+    """凛冬 is held by 凛冬将至 (data/lorebook_keys.toml), so her key has a lookaround, but she
+    is no word: 凛冬真理 lists two people, as 闪灵夜莺 does."""
+    people = [Person("headbr", ("凛冬",)), Person("glassb", ("真理",))]
+    maker = KeyMaker(people, bonds={"glassb": {"headbr"}, "headbr": {"glassb"}})
+    assert fired(maker, "凛冬真理古米，自治团全员到齐") == {"headbr", "glassb"}
+    assert fired(maker, "凛冬将至，真理永存") == set()

@@ -457,9 +457,9 @@ class KeyMaker:
         if is_latin(name):
             head = "(?<![a-z])" if is_latin(name[0]) else ""
             tail = "(?![a-z])" if is_latin(name[-1]) else ""
-            if len(name) < MIN_LATIN and tail:  # W型, V字, 3W字: a letter or a unit, not her
+            if len(name) < MIN_LATIN and tail:  # W型, V字, 3W字, 两W: a letter or a unit
                 tail = f"(?![a-z{SHAPES}])"
-                head = "(?<![a-z0-9])" if head else head
+                head = f"(?<![a-z0-9{NUMERALS}])" if head else head
             if name in key_data().english:
                 return self._english_key(name, head, tail)
             if head:  # lives in Texas: after an English preposition, a place or a thing
@@ -490,7 +490,9 @@ class KeyMaker:
                     f"/(?={esc})(?:(?:{_TITLE_BEFORE}){bare}|{lone}{head}{esc}(?={_TITLE_AFTER}))/"
                 )
             lone = f"(?<![{NOUN_BEFORE}])" if len(name) > 1 else ""  # 窗外的夜莺, 有夜莺: the thing
-            plain = [n for n in partners if not self._unsafe.get(n) and len(n) > 1]
+            # a partner that is no word joins bare (闪灵夜莺), one a longer word holds too
+            # (凛冬 of 凛冬将至: 凛冬真理); one that is a word needs a joining word
+            plain = [n for n in partners if not self._confirmed(n) and len(n) > 1]
             words = [n for n in partners if n not in plain]
             # a word of the game anywhere in her message (one line of the scanned chat) makes
             # it game talk, where a word name is the operator and no thing (危机合约放了陨星,
@@ -614,6 +616,8 @@ class KeyMaker:
 PREPOSITIONS = "(?<!in |at |to |of |on )(?<!the )(?<!from )"
 """Before a Latin name, an English preposition makes it a place or a thing (lives in Texas,
 the book of Saga); her name follows other English words (Nian and Dusk are sisters)."""
+NUMERALS = "一二两三四五六七八九十几百千万"
+"""Before a Latin name of one or two letters, a Chinese numeral makes it a unit (月薪两W)."""
 DIGITS = "0-9０-９"
 """Before a single-character name, a digit makes it a count or a date (3年, 7号)."""
 SURNAME_OF = "姓"
@@ -653,11 +657,12 @@ PERSON_THINGS: tuple[str, ...] = (
 """What a person of the game has, after 的 (暴雨的盾, 空的演唱会, 芙蓉的料理): her, not the word.
 Not clothes or hair: 深海色的衣服 is the colour's."""
 PERSON_DOES: tuple[str, ...] = (
-    "做", "配", "骑", "扛", "射", "带队", "带着", "给你", "给我", "找你", "找我", "来看", "来找",
+    "做", "配的", "配了", "配药", "骑", "扛", "射", "带队", "带着", "给你", "给我", "找你", "找我", "来看", "来找",
     "把", "被", "去", "和她", "和他", "和你", "跟她", "跟他", "陪我", "陪你", "托我", "一个人",
 )  # fmt: skip
 """Verbs after a name that a person does to somebody or with something (远山给我算了一卦,
-末药配的药, 灰烬带队): her, not the word."""
+末药配的药, 灰烬带队): her, not the word. 配 only as making up (配的, 配药): 可颂配咖啡 is
+breakfast."""
 WHEN_AFTER = ("昨晚", "今晚", "刚才", "刚刚", "前天")
 """When she did something, right after her name (令昨晚又喝醉了), as 今天 and 昨天 are
 (:data:`arklore.names.rules.SUBJECT_FOLLOWERS`)."""
