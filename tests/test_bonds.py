@@ -90,6 +90,9 @@ def test_every_form_belongs_to_one_term_and_every_named_term_exists():
         ("你那个总板着脸的老板呢", ["老板"]),  # a clause closed by 的 still says whose
         ("妹妹最近好吗", ["妹妹"]),  # a family word, bare, in a chat with her: her family
         ("我家那个弟弟也让我头疼", []),  # 我家那个: the speaker's
+        ("妳們隊長今天來找過妳", ["队长"]),  # traditional script, and 妳
+        ("妳姊姊最近好嗎", ["姐姐"]),  # 姊姊 is 姐姐
+        ("我們隊長說明天集合", []),  # 我們: the speaker's, in traditional script too
     ],
 )
 def test_message_words(text: str, terms: list[str]):

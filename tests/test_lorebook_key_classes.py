@@ -11,7 +11,7 @@ from support.lorebook_sets import named_mentions
 
 from arklore.cards.keys import KeyMaker, Person, ascii_form, key_data, kin_key, nickname_ok
 from arklore.cards.lint import Matchable, fires
-from arklore.core.kinship import TERMS, find_terms
+from arklore.core.kinship import BY_NAME, TERMS, find_terms, simplified
 
 PEOPLE = [
     Person("ray", ("ray", "莱伊")),
@@ -283,16 +283,22 @@ def test_each_class_of_the_sixth_development_set(text: str, who: set[str]) -> No
         "你们队长又开会了",
         "你那个总板着脸的老板呢",
         "我家那个弟弟也让我头疼",
+        "妳們隊長今天來找過妳",  # traditional script, and 妳
+        "妳姊姊最近好嗎",
+        "你那兩個弟弟妹妹又吵架了",
+        "我們隊長說明天集合",
+        "我姊姊也來了，妳那個愛畫畫的妹妹呢",
     ],
 )
 def test_her_book_reads_a_kinship_word_as_her_turns_do(text: str) -> None:
     """kin_key (the lorebook) and find_terms (arklore's own turns) agree on which kinship
-    words of a message are hers."""
+    words of a message are hers, in either script."""
     said = {t.name for t, _, _ in find_terms(text)}
+    plain = simplified(text)
     keyed = {
         t.name
         for t in TERMS
-        if t.said and any(f in text and fires(Matchable((kin_key(f, t),)), text) for f in t.forms)
+        if t.said and any(f in plain and fires(Matchable((kin_key(f, t),)), text) for f in t.forms)
     }
     assert keyed == said
 
@@ -381,3 +387,12 @@ def test_a_partner_a_longer_word_holds_still_joins_without_a_join_word() -> None
     maker = KeyMaker(people, bonds={"glassb": {"headbr"}, "headbr": {"glassb"}})
     assert fired(maker, "凛冬真理古米，自治团全员到齐") == {"headbr", "glassb"}
     assert fired(maker, "凛冬将至，真理永存") == set()
+
+
+def test_a_kinship_word_in_traditional_script_before_her_name_is_about_her_alone() -> None:
+    """妳姊姊年 is 年, not her other sisters: the name after the word, in either script."""
+    key = kin_key("姐姐", BY_NAME["姐姐"], others=["年", "令"])
+    assert not fires(Matchable((key,)), "妳姊姊年又在甲板上放鞭炮了")
+    assert fires(Matchable((key,)), "妳姊姊又在甲板上放鞭炮了")
+    one = kin_key("姐", BY_NAME["姐姐"], others=["年", "令"])
+    assert not fires(Matchable((one,)), "妳姊姊年又在甲板上放鞭炮了")

@@ -91,6 +91,7 @@ from arklore.core.kinship import (
     SAYS_WHAT,
     TERMS,
     THEIRS,
+    YOU,
     Term,
     is_term_word,
 )
@@ -287,10 +288,10 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     (你那两个老战友), and not where a blocker holds it (小姐姐 is no 姐姐, 老爷子 no 老爷).
     ``others``: the names of her other people; right before one of them the word is about that
     one (你妹妹崖心 is not her other sister, 你的搭档菲亚梅塔 not 能天使)."""
-    esc = _js_escape(word)
+    esc = _kin_spelling(word)  # 隊長, 姊姊: traditional script too
     named = sorted({n for n in others if n and not is_latin(n)}, key=lambda n: (-len(n), n))
     if named:  # 妹 of 你妹妹崖心: its doubled form too
-        esc += f"(?!{_js_escape(word[-1])}*(?:{'|'.join(map(_js_escape, named))}))"
+        esc += f"(?!{_kin_spelling(word[-1])}*(?:{'|'.join(map(_js_escape, named))}))"
     blocked = {b[: -k] for b in BLOCKERS for k in range(1, len(word) + 1)
                if len(b) > k and b.endswith(word[:k])}  # fmt: skip
     blocked |= {b[: b.find(word)] for b in BLOCKERS if word in b and b.find(word) > 0}
@@ -304,9 +305,9 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
         return f"/(?:{'|'.join(f'(?<={alts})' for alts in yours)}){esc}/"
     # someone else's (我妹妹, 她的老朋友) or what someone is (你们以前是同事): not her people
     not_theirs = "".join(f"(?<!{alts})" for alts in _by_width([*THEIRS, *SAYS_WHAT, *blocked]))
-    mine = "(?<![^你您们]的)"  # after 的 it is somebody's (银灰的妹妹), unless 你的/您的
+    mine = "(?<![^你您妳们們]的)"  # after 的 it is somebody's (银灰的妹妹), unless 你的/您的
     # 你 right before it (你那两个老…), or a clause closed by 的 (你那个爱画画的妹妹): hers
-    strict = f"[你您][{FILLERS}]{{0,6}}{mine}|{RELATIVE}"
+    strict = f"{YOU}[{FILLERS}]{{0,6}}{mine}|{RELATIVE}"
     if term.yours_only:  # 队长说明天集合: the speaker's own captain as often as hers
         return f"/(?:{strict}){not_theirs}{esc}/"
     # else hers only where her line has not said someone else's first (我妹妹也总顶嘴，你说
@@ -318,8 +319,13 @@ def kin_key(word: str, term: Term, others: Iterable[str] = ()) -> str:
     )
     line = f"(?:^|\\n)(?:(?!{theirs})[^\\n])*?"
     if term.owned:  # 战友, 家人: hers only with 你/您 before it in its clause (你那两个老战友)
-        line += f"[你您]{BEFORE_IN_CLAUSE}"
+        line += f"{YOU}{BEFORE_IN_CLAUSE}"
     return f"/(?:{strict}|{line}{mine}){not_theirs}{esc}/"
+
+
+def _kin_spelling(word: str) -> str:
+    """A kinship word as a pattern in both scripts (隊長), 姊 as 姐 (姊姊: Taiwan's 姐姐)."""
+    return both_scripts(word).replace("姐", "[姐姊]")
 
 
 BEFORE_IN_CLAUSE = "[^，。！？；,.!?;\\n]{0,8}?"

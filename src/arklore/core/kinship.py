@@ -22,6 +22,7 @@ No I/O and no arklore imports: :mod:`arklore.graph.named` resolves "her 舅舅" 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -175,25 +176,34 @@ BLOCKERS: tuple[str, ...] = (
 a courtesy title, 哥们 a buddy, 朋友圈 a feed, 主人公 a protagonist, 二队长 another captain
 than her 队长): matched as words and dropped, so the 哥 inside is never a brother."""
 
-OWNERS_YOURS: tuple[str, ...] = ("你们的", "您的", "你的", "你们", "你家", "您家", "你", "您")
-"""What may stand right before a one-character word (你爸, 你的哥): only then is it hers."""
+OWNERS_YOURS: tuple[str, ...] = (
+    "你们的", "您的", "你的", "你们", "你家", "您家", "你", "您",
+    "你們的", "妳們的", "妳的", "你們", "妳們", "妳家", "妳",
+)  # fmt: skip
+"""What may stand right before a one-character word (你爸, 你的哥): only then is it hers; in
+traditional script too (妳們, 你們: a chat in it is read as the simplified, :func:`simplified`;
+the lorebook's keys spell both)."""
 OWNERS_OTHER: tuple[str, ...] = (
     "我们的", "我们", "我的", "咱们", "我", "咱", "他的", "她的", "他们", "她们", "他", "她",
-    "我家", "我们家", "咱家", "他家", "她家",
+    "我家", "我们家", "咱家", "他家", "她家", "我們的", "我們", "咱們", "他們", "她們", "我們家",
 )  # fmt: skip
 """A word right after these is someone else's relative (我姐姐, 她妹妹), never hers; so is one
 with 老 or 好 between (她的老朋友)."""
 EPITHETS = ("老", "好")
-BETWEEN_THEIRS = (*EPITHETS, "那个", "这个", "那位", "这位")
+BETWEEN_THEIRS = (*EPITHETS, "那个", "这个", "那位", "这位", "那個", "這個", "這位")
 THEIRS: tuple[str, ...] = tuple(o + e for o in OWNERS_OTHER for e in ("", *BETWEEN_THEIRS))
 """Right before a word, what makes it someone else's: :data:`OWNERS_OTHER`, with 老, 好 or
 那个 between or not (我妹妹, 她的老朋友, 我家那个弟弟)."""
-FILLERS = "们的那这两三四五几个位些老好家"
+FILLERS = "们的那这两三四五几个位些老好家們這兩幾個"
 """What may stand between 你/您 and a word it owns (你们的, 你那两个老…): 你 right before
 those alone makes the word hers even where the message spoke of someone else's first."""
-RELATIVE = "[你您]们?[那这](?:个|位|些|两个|几个)[^，。！？；,.!?;\n]{0,10}?的"
+YOU = "[你您妳]"
+"""你, 您, and 妳 (you, to a woman: common in traditional script, in simplified too)."""
+RELATIVE = (
+    f"{YOU}[们們]?[那这這](?:[个個]|位|些|[两兩][个個]|[几幾][个個])[^，。！？；,.!?;\n]{{0,10}}?的"
+)
 """你那个爱画画的…: a clause between, closed by 的, that still says whose."""
-_STRICT = re.compile(f"(?:[你您][{FILLERS}]{{0,6}}|{RELATIVE})$")
+_STRICT = re.compile(f"(?:{YOU}[{FILLERS}]{{0,6}}|{RELATIVE})$")
 PREDICATE = "是"
 SAYS_WHAT: tuple[str, ...] = tuple(PREDICATE + e for e in ("", *EPITHETS))
 """Right before a word (是, 是老, 是好): the word says what someone is (你们以前是同事,
@@ -296,6 +306,24 @@ def clause_before(text: str, start: int) -> str:
     return text[i:start]
 
 
+_VARIANTS = str.maketrans({"妳": "你", "姊": "姐"})
+
+
+@cache
+def _t2s() -> Callable[[str], str]:
+    import opencc
+
+    return opencc.OpenCC("t2s").convert
+
+
+def simplified(text: str) -> str:
+    """``text`` in simplified script, character for character (隊長 -> 队长, 妳們 -> 你们,
+    姊姊 -> 姐姐), so offsets stay those of ``text``; unchanged where a character would not
+    map to one."""
+    out = _t2s()(text).translate(_VARIANTS)
+    return out if len(out) == len(text) else text
+
+
 def find_terms(text: str) -> list[tuple[Term, int, int]]:
     """Kinship and role words of a chat message that may mean *her* people, as (term, start,
     end): leftmost-longest, blockers dropped, a word right after 我/我们/他/她 (someone
@@ -304,7 +332,9 @@ def find_terms(text: str) -> list[tuple[Term, int, int]]:
     你/您 before it in its clause. A word right after 是 says what someone is (你们是姐妹吗),
     and once the message has said someone else's (我妹妹), a word is hers only with 你/您
     right before it (:data:`FILLERS` between, or a clause closed by 的: :data:`RELATIVE`);
-    so is a role above someone in any message (:attr:`Term.yours_only`)."""
+    so is a role above someone in any message (:attr:`Term.yours_only`). A message in
+    traditional script is read as the simplified (:func:`simplified`: 妳們隊長 is 你们队长)."""
+    text = simplified(text)
     words = _word_index()
     out: list[tuple[Term, int, int]] = []
     others = False  # a word of someone else's was said earlier in the message
@@ -323,7 +353,7 @@ def find_terms(text: str) -> list[tuple[Term, int, int]]:
             continue
         if (others or term.yours_only) and not _STRICT.search(text, max(0, start - 24), start):
             continue  # 我妹妹也这样，你说妹妹…: the second is no more hers than the first
-        if term.owned and not any(o in clause_before(text, start) for o in ("你", "您")):
+        if term.owned and not any(o in clause_before(text, start) for o in ("你", "您", "妳")):
             continue
         out.append((term, start, m.end()))
     return out
