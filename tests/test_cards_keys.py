@@ -217,7 +217,7 @@ def test_her_own_book_keys_a_foreign_or_one_character_name_of_her_story() -> Non
     assert all(maker.keys(p.id).empty for p in people)  # the world book: nobody in particular
 
     def fired(pid: str, text: str) -> bool:
-        return fires(Matchable(tuple(maker.her_book_keys(pid).keys)), text)
+        return fires(Matchable(tuple(maker.her_book_keys(pid).keys)), text) is not None
 
     assert fired("npc:juana", "胡安娜最近还好吗")
     assert fired("npc:ji", "绩又来找你了") and not fired("npc:ji", "这次成绩不错")
