@@ -663,8 +663,9 @@ PERSON_THINGS: tuple[str, ...] = (
 """What a person of the game has, after 的 (暴雨的盾, 空的演唱会, 芙蓉的料理): her, not the word.
 Not clothes or hair: 深海色的衣服 is the colour's."""
 PERSON_DOES: tuple[str, ...] = (
-    "做", "配的", "配了", "配药", "骑", "扛", "射", "带队", "带着", "给你", "给我", "找你", "找我", "来看", "来找",
-    "把", "被", "去", "和她", "和他", "和你", "跟她", "跟他", "陪我", "陪你", "托我", "一个人",
+    "做", "配的", "配了", "配药", "骑", "扛", "射", "带队", "带着", "给你", "给我", "找你", "找我",
+    "来看", "来找", "把", "被", "去", "和她", "和他", "和你", "跟她", "跟他", "陪我", "陪你", "托我",
+    "一个人",
 )  # fmt: skip
 """Verbs after a name that a person does to somebody or with something (远山给我算了一卦,
 末药配的药, 灰烬带队): her, not the word. 配 only as making up (配的, 配药): 可颂配咖啡 is
