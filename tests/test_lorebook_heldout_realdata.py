@@ -196,8 +196,9 @@ def test_the_keys_on_the_held_out_messages(ws: Any, metrics: Metrics, name: str)
     # a set that labels operators only (all but the second) cannot judge the story's others'
     # entries: 鼠王, PRTS, 整合运动 fire where a message names them, which no label says
     labels_others = any(m["id"].startswith("npc:") for r in records for m in r["mentions"])
-    judged = [e for e in entries if labels_others or maker.people[e.person].operator]
-    unjudged = [e for e in entries if not (labels_others or maker.people[e.person].operator)]
+    judges = {e.person: labels_others or maker.people[e.person].operator for e in entries}
+    judged = [e for e in entries if judges[e.person]]
+    unjudged = [e for e in entries if not judges[e.person]]
     others = sum(1 for r in named for e in unjudged if fires(e.match, r["text"]))
     rep = lint(judged, named, ws.cards._person_of)
     tag = TAGS[name]

@@ -485,7 +485,7 @@ class KeyMaker:
         head = "".join(f"(?<!{'|'.join(alts)})" for _, alts in sorted(behind.items()))
         if len(name) == 1:  # 3年; 老板姓陈: the surname, nobody in particular; 那些年
             head = f"(?<![{DIGITS}{SURNAME_OF}{MEASURES}])" + head
-        tail = f"(?!{'|'.join(dict.fromkeys(both_scripts(a) for a in after))})" if after else ""
+        tail = f"(?!{'|'.join(both_scripts(a) for a in after)})" if after else ""
         if self._confirmed(name):  # 初雪 the first snow: only where a person is meant
             bare = f"{head}{esc}{tail}"
             if rules.is_title(name):
